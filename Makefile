@@ -1,0 +1,101 @@
+# apctools - one GNU Makefile.  Sources are found by wildcard: a new file
+# in lib/, formats/, cmd/, tools/ or tests/unit/ needs no edit here.
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+DESTDIR ?=
+CC      ?= cc
+PKG_CONFIG ?= pkg-config
+VERSION := 0.1.0
+
+ifeq ($(SANITIZE),1)
+BUILD   ?= build/san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD   ?= build/rel
+SANFLAGS :=
+endif
+
+PKGS    := libxml-2.0 zlib libarchive
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+OPT     ?= -O2 -g
+CFLAGS  ?= $(OPT)
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DAPC_VERSION='"$(VERSION)"' $(WARN) $(CFLAGS) $(SANFLAGS) \
+	-Ilib -Iformats $(PKG_CFLAGS) -MMD -MP
+ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
+LIBS    := $(PKG_LIBS) -lm
+
+LIB_SRC   := $(wildcard lib/*.c formats/*.c)
+CMD_SRC   := $(wildcard cmd/*.c)
+TOOL_SRC  := $(wildcard tools/*.c)
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_HELP := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
+
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIBA      := $(BUILD)/libapc.a
+CMDS      := $(CMD_SRC:cmd/%.c=$(BUILD)/bin/%)
+TOOLS     := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
+UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_HOBJ := $(UNIT_HELP:%.c=$(BUILD)/%.o)
+
+.PHONY: all deps check unit bats demo bench fuzz install uninstall clean
+all: $(CMDS) $(TOOLS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIBA): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/bin/%: $(BUILD)/cmd/%.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+$(BUILD)/tools/%: $(BUILD)/tools/%.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(UNIT_HOBJ) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(UNIT_HOBJ) $(LIBA) $(LIBS)
+
+deps:
+	@sh scripts/deps.sh
+
+# The README's test command.  deps first, so a fresh machine works.
+check: deps
+	@$(MAKE) --no-print-directory all $(UNITS)
+	@BUILD=$(BUILD) sh tests/run.sh $(UNITS)
+
+unit: $(UNITS)
+	@BUILD=$(BUILD) sh tests/run.sh --unit-only $(UNITS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) sh scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all OPT="-O3 -g"
+	@BUILD=$(BUILD) sh scripts/bench.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 755 $(CMDS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(wildcard man/*.5) $(DESTDIR)$(MANDIR)/man5/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(CMDS)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(wildcard man/*.5)))
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

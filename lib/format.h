@@ -1,0 +1,77 @@
+/*
+ * format.h - the reader interface and the format table.
+ *
+ * Each input format is one file in formats/ that defines one
+ * `const struct apc_format` (as libarchive does with its format
+ * descriptors), listed once in formats/table.c.  The driver picks a
+ * format by asking each one to bid on the input, then pulls batches of
+ * events from it until APC_END.
+ */
+#ifndef APC_FORMAT_H
+#define APC_FORMAT_H
+
+#include "err.h"
+#include "input.h"
+#include "model.h"
+
+struct apc_reader;
+
+/* Options a reader may honour. */
+struct apc_read_opts {
+	int verbose;
+	uint64_t window_ns; /* reordering window for out-of-order sources */
+};
+
+struct apc_format {
+	const char *name;        /* "barman", used by -f/--from */
+	const char *description; /* one line for --list-formats */
+	const char *reads;       /* what it accepts: "file", "directory or archive" */
+	/*
+	 * bid() : how sure is this format that `in` is its kind?  0 = not
+	 * mine, 100 = magic matched.  Only peeks; never consumes input.
+	 */
+	int (*bid)(struct apc_input *in);
+	/*
+	 * open() : read headers and fill r->model->meta (cores, clock, target
+	 * name) and any counter declarations known up front.  r->priv is the
+	 * reader's own state.
+	 */
+	int (*open)(struct apc_reader *r);
+	/*
+	 * next() : append events to b (which the driver has reset) in time
+	 * order per core.  Returns APC_OK when it added events (b may be
+	 * partly filled), APC_END when there are no more, or a negative
+	 * status with r->err set; events already in b are valid and will be
+	 * kept (salvage), and next() is not called again.
+	 */
+	int (*next)(struct apc_reader *r, struct apc_batch *b);
+	/* close() : free r->priv.  Called once, even after failures. */
+	void (*close)(struct apc_reader *r);
+};
+
+struct apc_reader {
+	const struct apc_format *fmt;
+	struct apc_input **inputs; /* inputs[0] is the main input */
+	size_t ninputs;            /* >1 only for formats that take several */
+	struct apc_model *model;
+	struct apc_read_opts opts;
+	struct apc_err err;
+	void *priv;
+	/* Set by readers that know them: bytes consumed / total (progress). */
+	uint64_t progress_done, progress_total;
+	/* Data damage after which the reader salvaged and stopped. */
+	int damaged;
+};
+
+/* The table of formats present in this build, NULL-terminated
+ * (formats/table.c). */
+const struct apc_format *const *apc_format_list(void);
+
+const struct apc_format *apc_format_find(const char *name);
+/*
+ * apc_format_detect() : the format with the highest bid (>0) for `in`,
+ * or NULL.  *bid receives the winning bid.
+ */
+const struct apc_format *apc_format_detect(struct apc_input *in, int *bid);
+
+#endif

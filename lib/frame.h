@@ -1,0 +1,159 @@
+/*
+ * frame.h - APC frames: reading the 0000000000 file frame by frame and
+ * decoding each frame's messages into named fields.
+ *
+ * Shared by the APC reader (frames -> model), apcdump (listing) and
+ * apcverify (checks).  Every length and packed integer is checked against
+ * what remains before use; failures carry the file offset.
+ */
+#ifndef APC_FRAME_H
+#define APC_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "input.h"
+
+/* Frame codes (packed32 at the start of each frame). */
+enum apc_frame_type {
+	APC_FRAME_SUMMARY = 1,
+	APC_FRAME_BACKTRACE = 2,
+	APC_FRAME_NAME = 3,
+	APC_FRAME_COUNTER = 4,
+	APC_FRAME_BLOCK_COUNTER = 5,
+	APC_FRAME_ANNOTATE = 6,
+	APC_FRAME_SCHED_TRACE = 7,
+	APC_FRAME_IDLE = 9,
+	APC_FRAME_EXTERNAL = 10,
+	APC_FRAME_PROC = 11, /* gatord 6.8; perf attrs in 9.x */
+	APC_FRAME_PERF_DATA = 12,
+	APC_FRAME_ACTIVITY_TRACE = 13,
+	APC_FRAME_TYPE_14 = 14,
+	APC_FRAME_TYPE_15 = 15
+};
+
+/* Largest frame body we accept (gator's are well under 1 MiB). */
+#define APC_FRAME_MAX (64u << 20)
+
+#define APC_NEWLINE_CANARY "1\n2\r\n3\r4\n\r5"
+
+/* Name of a frame type ("summary", "block_counter", ...; "type_N" if unknown). */
+const char *apc_frame_type_name(int type);
+/* 1 if frames of this type carry a core field after the type. */
+int apc_frame_has_core(int type);
+/* 1 for types the spec or real gatord files define. */
+int apc_frame_type_known(int type);
+
+/* One frame as read from the data file. */
+struct apc_frame {
+	uint64_t index;     /* 0-based frame number */
+	uint64_t offset;    /* file offset of the frame's int32 length */
+	uint32_t len;       /* body length */
+	const uint8_t *body;/* len bytes, valid until the next read */
+	int32_t type;       /* decoded frame code, or -1 if the body is empty */
+	int32_t core;       /* core field, or -1 */
+	uint32_t hdr_len;   /* bytes of code (+ core) at the start of body */
+};
+
+struct apc_frame_reader;
+
+/* Start reading frames from s (not owned). */
+int apc_frame_reader_new(struct apc_stream *s, struct apc_frame_reader **out,
+			 struct apc_err *err);
+void apc_frame_reader_free(struct apc_frame_reader *fr);
+/*
+ * apc_frame_read() : the next frame.  APC_OK, APC_END at a clean end of
+ * file, APC_EDATA for a truncated length word or body, a negative length
+ * or one over APC_FRAME_MAX (err names the offset), APC_EIO on read
+ * errors.  A bad code/core packed integer is not an error here:
+ * f->type = -1 and the verifier reports it.
+ */
+int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_err *err);
+
+/* ---- messages -------------------------------------------------------- */
+
+enum apc_field_kind {
+	APC_F_INT,    /* i */
+	APC_F_HEX,    /* i, shown in hex (keys, cookies, cpuid) */
+	APC_F_STR,    /* s, len (not NUL-terminated) */
+	APC_F_BYTES,  /* s, len (raw, shown as hex / length) */
+	APC_F_PAIRS   /* s, len: a run of (packed32 cookie, packed64 offset) pairs; i = count */
+};
+
+struct apc_field {
+	const char *name;  /* static */
+	uint8_t kind;
+	int64_t i;
+	const uint8_t *s;
+	uint32_t len;
+};
+
+#define APC_MSG_MAX_FIELDS 24
+
+/*
+ * One message.  `name` is the message type name used by apcdump and the
+ * JSON schema ("summary", "core_name", "cookie_name", "thread_name",
+ * "counter", "block_counter", "backtrace", "sched_switch",
+ * "thread_exit", "link", "activity_switch", "task_exit", "idle",
+ * "external", "external_disconnect", "proc", "annotate", "opaque").
+ */
+struct apc_msg {
+	int frame_type;
+	const char *name;
+	int code;           /* message code within the frame, -1 if none */
+	int32_t core;       /* message core (frame core, or its own field), -1 */
+	int has_ts;
+	int64_t ts;         /* as written (zero-based ns) */
+	uint64_t offset;    /* file offset of the message's first byte */
+	size_t nfields;
+	struct apc_field f[APC_MSG_MAX_FIELDS];
+};
+
+/* Iterates the messages of one frame. */
+struct apc_msg_iter {
+	const struct apc_frame *frame;
+	size_t pos;          /* offset in body */
+	int32_t bc_core;     /* block counter state: current core, pid, ts */
+	int32_t bc_pid;
+	int64_t bc_ts;
+	int bc_have_ts;
+	int summary_version; /* 0 unknown; clocks in the Summary (3 or 4) */
+	int done;
+};
+
+/*
+ * apc_msg_iter_init() : start on frame f.  summary_clocks is 3 for
+ * protocols < 910 and 4 from 910 on (gatord 9.x Summary); pass 0 to guess
+ * from the data.
+ */
+void apc_msg_iter_init(struct apc_msg_iter *it, const struct apc_frame *f, int summary_clocks);
+/*
+ * apc_msg_next() : decode the next message.  APC_OK, APC_END at the end
+ * of the frame, APC_EDATA for an overlong or truncated packed integer or
+ * string, or an unknown message code (err names the offset; the rest of
+ * the frame is skipped).  Frames of types 11 (v9 perf attrs), 12, 14, 15
+ * yield one "opaque" message with the body as bytes.
+ */
+int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err);
+
+/* Find a field by name; NULL if absent. */
+const struct apc_field *apc_msg_field(const struct apc_msg *m, const char *name);
+
+/* ---- encoding (used by the APC writer and test generators) ------------ */
+
+/* A growable byte buffer. */
+struct apc_buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+int apc_buf_reserve(struct apc_buf *b, size_t more);
+void apc_buf_free(struct apc_buf *b);
+/* Append helpers; they assume apc_buf_reserve() made room (10 bytes per packed). */
+size_t apc_buf_put_packed32(struct apc_buf *b, int32_t v);
+size_t apc_buf_put_packed64(struct apc_buf *b, int64_t v);
+int apc_buf_put_bytes(struct apc_buf *b, const void *p, size_t n);
+/* packed32 length then bytes (the APC "string" type). */
+int apc_buf_put_string(struct apc_buf *b, const char *s, size_t n);
+
+#endif

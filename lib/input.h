@@ -1,0 +1,101 @@
+/*
+ * input.h - the input layer: a path becomes a stream or a tree.
+ *
+ * A plain file, stdin ("-"), or a gzip-compressed file (detected by its
+ * magic, not its name) is a single stream.  A directory, or a .tar,
+ * .tar.gz or .zip archive (libarchive; detected by content), is a tree of
+ * members addressed by relative path ("info/system.xml", "cpu/0").  When
+ * every member of an archive sits under one top-level folder (a trace
+ * folder or an .apc folder that was archived), that folder is stripped,
+ * so a tarball and the directory it came from look the same.  A tar
+ * stream on stdin is spooled to an unlinked temporary file first.
+ *
+ * Streams are read with read() into the caller's buffer; a small
+ * look-ahead (peek) lets format bids see the first bytes.
+ */
+#ifndef APC_INPUT_H
+#define APC_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+#define APC_PEEK_MAX 65536
+
+struct apc_input;
+struct apc_stream;
+
+/*
+ * apc_input_open() : open path ("-" = stdin).  On failure returns a
+ * negative status with err set ("cannot open FILE: No such file ...").
+ */
+int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err);
+void apc_input_close(struct apc_input *in);
+
+/* The path as given (for messages). */
+const char *apc_input_path(const struct apc_input *in);
+/* 1 for directories and archives, 0 for single streams. */
+int apc_input_is_tree(const struct apc_input *in);
+/* "file", "stdin", "gzip", "directory", "tar", "zip", ... */
+const char *apc_input_kind(const struct apc_input *in);
+
+/* Single-stream inputs: the stream (owned by the input). NULL for trees. */
+struct apc_stream *apc_input_stream(struct apc_input *in);
+
+/*
+ * Trees.  apc_input_members() lists member paths (regular files only),
+ * sorted, relative to the tree root; the array is owned by the input.
+ * apc_input_has() tells if a member exists.  apc_input_open_member()
+ * opens one as a stream the caller closes; several may be open at once
+ * (each archive member gets its own libarchive handle).
+ */
+int apc_input_members(struct apc_input *in, const char *const **names, size_t *n);
+int apc_input_has(struct apc_input *in, const char *rel);
+int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stream **out,
+			  struct apc_err *err);
+
+/*
+ * Open a single file as a stream directly (gzip detected), e.g. for
+ * --events=FILE.  "-" is stdin.
+ */
+int apc_stream_open_path(const char *path, struct apc_stream **out, struct apc_err *err);
+void apc_stream_close(struct apc_stream *s);
+
+/*
+ * apc_stream_peek() : make up to `want` (<= APC_PEEK_MAX) bytes visible
+ * at *p without consuming them.  Returns how many are available (fewer at
+ * end of input), or -1 on read error (err set).
+ */
+ssize_t apc_stream_peek(struct apc_stream *s, const uint8_t **p, size_t want,
+			struct apc_err *err);
+
+/*
+ * apc_stream_read() : read up to n bytes, looping over short reads.
+ * Returns bytes read (0 at end), or -1 with err set.
+ */
+ssize_t apc_stream_read(struct apc_stream *s, void *buf, size_t n, struct apc_err *err);
+
+/* Skip n bytes forward (reads and discards, or lseek for plain files). */
+int apc_stream_skip(struct apc_stream *s, uint64_t n, struct apc_err *err);
+
+/* Name for messages: "trace.tar.gz:cpu/0" for members, else the path. */
+const char *apc_stream_name(const struct apc_stream *s);
+/* Uncompressed bytes consumed so far (the offset errors refer to). */
+uint64_t apc_stream_offset(const struct apc_stream *s);
+/* Uncompressed size if known (plain files, archive members), else -1. */
+int64_t apc_stream_size(const struct apc_stream *s);
+/* Bytes of the underlying file consumed (for progress); -1 if unknown. */
+int64_t apc_stream_raw_offset(const struct apc_stream *s);
+/* Size of the underlying file (for progress); -1 if unknown. */
+int64_t apc_stream_raw_size(const struct apc_stream *s);
+
+/*
+ * apc_stream_slurp() : read a whole (small) stream into a malloc'd,
+ * NUL-terminated buffer, refusing more than `limit` bytes.
+ */
+int apc_stream_slurp(struct apc_stream *s, size_t limit, uint8_t **buf, size_t *len,
+		     struct apc_err *err);
+
+#endif

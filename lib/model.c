@@ -1,0 +1,304 @@
+/*
+ * model.c - the event model's containers: batches with an arena for the
+ * strings they point to, and the model's counter and attribute tables.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* Arena chunks are kept across resets; reset only rewinds them. */
+struct apc_arena_chunk {
+	struct apc_arena_chunk *next;
+	size_t used, cap;
+	unsigned char data[];
+};
+
+#define ARENA_CHUNK (256u * 1024)
+
+void apc_batch_init(struct apc_batch *b, size_t cap)
+{
+	b->ev = NULL;
+	b->n = 0;
+	b->cap = cap ? cap : 4096;
+	b->arena = NULL;
+}
+
+void apc_batch_reset(struct apc_batch *b)
+{
+	struct apc_arena_chunk *c, *next;
+
+	b->n = 0;
+	if (!b->arena)
+		return;
+	/* Keep the first chunk (the common case fits in one); free the rest
+	 * so one huge batch does not pin memory for the whole run. */
+	for (c = b->arena->next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	b->arena->next = NULL;
+	b->arena->used = 0;
+}
+
+void apc_batch_free(struct apc_batch *b)
+{
+	struct apc_arena_chunk *c, *next;
+
+	for (c = b->arena; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(b->ev);
+	b->ev = NULL;
+	b->arena = NULL;
+	b->n = 0;
+}
+
+struct apc_event *apc_batch_add(struct apc_batch *b, uint16_t type, uint64_t ts, int32_t core)
+{
+	struct apc_event *e;
+
+	if (!b->ev) {
+		b->ev = malloc(b->cap * sizeof *b->ev);
+		if (!b->ev)
+			return NULL;
+	}
+	if (b->n >= b->cap) {
+		/* Readers should stop at apc_batch_full(); growing keeps a
+		 * reader that emits several events per record correct. */
+		size_t ncap = b->cap * 2;
+		struct apc_event *ne = realloc(b->ev, ncap * sizeof *ne);
+		if (!ne)
+			return NULL;
+		b->ev = ne;
+		b->cap = ncap;
+	}
+	e = &b->ev[b->n++];
+	memset(e, 0, sizeof *e);
+	e->type = type;
+	e->ts = ts;
+	e->core = core;
+	return e;
+}
+
+void *apc_batch_alloc(struct apc_batch *b, size_t size)
+{
+	struct apc_arena_chunk *c = b->arena;
+	void *p;
+
+	size = (size + 15) & ~(size_t)15;
+	/* Newest chunk is at the head. */
+	if (!c || c->cap - c->used < size) {
+		size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+		struct apc_arena_chunk *nc = malloc(sizeof *nc + cap);
+		if (!nc)
+			return NULL;
+		nc->used = 0;
+		nc->cap = cap;
+		if (c && c->used == 0 && !c->next) {
+			/* Rewound first chunk too small: replace it. */
+			free(c);
+			c = NULL;
+		}
+		nc->next = c;
+		b->arena = nc;
+		c = nc;
+	}
+	p = c->data + c->used;
+	c->used += size;
+	return p;
+}
+
+char *apc_batch_strdup(struct apc_batch *b, const char *s, size_t len)
+{
+	char *p = apc_batch_alloc(b, len + 1);
+
+	if (!p)
+		return NULL;
+	if (len)
+		memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+void apc_model_init(struct apc_model *m)
+{
+	memset(m, 0, sizeof *m);
+	m->meta.created = -1;
+}
+
+static void decl_free(struct apc_counter_decl *d)
+{
+	free(d->type);
+	free(d->category);
+	free(d->counter_set);
+	free(d->title);
+	free(d->name);
+	free(d->description);
+	free(d->units);
+	for (size_t i = 0; i < d->nactivities; i++)
+		free(d->activities[i].name);
+	free(d->activities);
+}
+
+void apc_model_free(struct apc_model *m)
+{
+	for (uint32_t i = 0; m->meta.cores && i < m->meta.ncores; i++)
+		free(m->meta.cores[i].name);
+	free(m->meta.cores);
+	for (size_t i = 0; i < m->meta.nattrs; i++) {
+		free(m->meta.attrs[i].key);
+		free(m->meta.attrs[i].value);
+	}
+	free(m->meta.attrs);
+	free(m->meta.target_name);
+	free(m->meta.source_format);
+	for (size_t i = 0; i < m->ncounters; i++)
+		decl_free(&m->counters[i]);
+	free(m->counters);
+	for (size_t i = 0; i < m->nunmapped; i++)
+		free(m->unmapped[i].what);
+	apc_model_init(m);
+}
+
+int apc_strset(char **dst, const char *src)
+{
+	char *c = NULL;
+
+	if (src) {
+		c = strdup(src);
+		if (!c)
+			return APC_ENOMEM;
+	}
+	free(*dst);
+	*dst = c;
+	return APC_OK;
+}
+
+struct apc_counter_decl *apc_model_find_counter(struct apc_model *m, const char *type)
+{
+	/* Linear: models hold tens to a few thousand counters, and lookups
+	 * happen at declaration time, not per event. */
+	for (size_t i = 0; i < m->ncounters; i++)
+		if (strcmp(m->counters[i].type, type) == 0)
+			return &m->counters[i];
+	return NULL;
+}
+
+struct apc_counter_decl *apc_model_add_counter(struct apc_model *m, const char *type)
+{
+	struct apc_counter_decl *d = apc_model_find_counter(m, type);
+
+	if (d)
+		return d;
+	if (m->ncounters == m->counters_cap) {
+		size_t ncap = m->counters_cap ? m->counters_cap * 2 : 16;
+		struct apc_counter_decl *nc = realloc(m->counters, ncap * sizeof *nc);
+		if (!nc)
+			return NULL;
+		m->counters = nc;
+		m->counters_cap = ncap;
+	}
+	d = &m->counters[m->ncounters];
+	memset(d, 0, sizeof *d);
+	d->type = strdup(type);
+	if (!d->type)
+		return NULL;
+	d->id = (uint32_t)m->ncounters;
+	d->event = -1;
+	m->ncounters++;
+	return d;
+}
+
+int apc_model_set_cores(struct apc_model *m, uint32_t ncores)
+{
+	struct apc_core *c;
+
+	if (ncores > APC_MAX_CORES)
+		return APC_EDATA;
+	c = calloc(ncores ? ncores : 1, sizeof *c);
+	if (!c)
+		return APC_ENOMEM;
+	for (uint32_t i = 0; m->meta.cores && i < m->meta.ncores; i++)
+		free(m->meta.cores[i].name);
+	free(m->meta.cores);
+	for (uint32_t i = 0; i < ncores; i++)
+		c[i].cluster = -1;
+	m->meta.cores = c;
+	m->meta.ncores = ncores;
+	return APC_OK;
+}
+
+int apc_model_add_attr(struct apc_model *m, const char *key, const char *value)
+{
+	struct apc_attr *na = realloc(m->meta.attrs, (m->meta.nattrs + 1) * sizeof *na);
+
+	if (!na)
+		return APC_ENOMEM;
+	m->meta.attrs = na;
+	na[m->meta.nattrs].key = strdup(key);
+	na[m->meta.nattrs].value = strdup(value ? value : "");
+	if (!na[m->meta.nattrs].key || !na[m->meta.nattrs].value) {
+		free(na[m->meta.nattrs].key);
+		free(na[m->meta.nattrs].value);
+		return APC_ENOMEM;
+	}
+	m->meta.nattrs++;
+	return APC_OK;
+}
+
+void apc_model_unmapped(struct apc_model *m, const char *what, uint64_t n)
+{
+	size_t i;
+
+	for (i = 0; i < m->nunmapped; i++)
+		if (strcmp(m->unmapped[i].what, what) == 0) {
+			m->unmapped[i].count += n;
+			return;
+		}
+	if (m->nunmapped == APC_MAX_UNMAPPED - 1) {
+		/* Last slot collects everything else. */
+		what = "other";
+		for (i = 0; i < m->nunmapped; i++)
+			if (strcmp(m->unmapped[i].what, what) == 0) {
+				m->unmapped[i].count += n;
+				return;
+			}
+	}
+	if (m->nunmapped >= APC_MAX_UNMAPPED)
+		return;
+	m->unmapped[m->nunmapped].what = strdup(what);
+	if (!m->unmapped[m->nunmapped].what)
+		return;
+	m->unmapped[m->nunmapped].count = n;
+	m->nunmapped++;
+}
+
+const char *apc_class_name(enum apc_class c)
+{
+	static const char *const names[] = {"delta", "incident", "absolute", "activity"};
+	return (unsigned)c < 4 ? names[c] : "delta";
+}
+
+const char *apc_display_name(enum apc_display d)
+{
+	static const char *const names[] = {NULL, "accumulate", "hertz", "maximum", "average", "minimum"};
+	return (unsigned)d < 6 ? names[d] : NULL;
+}
+
+const char *apc_ev_type_name(int type)
+{
+	static const char *const names[APC_EV_TYPE_COUNT] = {
+		[APC_EV_COUNTER] = "counter",         [APC_EV_THREAD_NAME] = "thread_name",
+		[APC_EV_COOKIE_NAME] = "cookie_name", [APC_EV_LINK] = "link",
+		[APC_EV_ACTIVITY] = "activity",       [APC_EV_SCHED_SWITCH] = "sched_switch",
+		[APC_EV_THREAD_EXIT] = "thread_exit", [APC_EV_TASK_EXIT] = "task_exit",
+		[APC_EV_IDLE] = "idle",               [APC_EV_SAMPLE] = "sample",
+		[APC_EV_PROC] = "proc",               [APC_EV_ANNOTATION] = "annotation",
+		[APC_EV_RAW_FRAME] = "raw_frame",
+	};
+	if (type > 0 && type < APC_EV_TYPE_COUNT && names[type])
+		return names[type];
+	return "unknown";
+}

@@ -1,0 +1,288 @@
+/*
+ * model.h - the event model between readers and writers.
+ *
+ * Everything an APC capture can carry, in source-neutral terms.  Readers
+ * fill a struct apc_model (metadata, counter declarations) and batches of
+ * struct apc_event; writers consume them.  A reader never knows about APC
+ * frames; a writer never knows about Barman.
+ *
+ * Time: every event timestamp is nanoseconds on the capture's monotonic
+ * clock (absolute, not zero-based).  The reader converts ticks to ns.
+ * meta.monotonic_delta is what the APC writer subtracts to zero-base frame
+ * timestamps; annotation timestamps are written absolute, as gator does.
+ */
+#ifndef APC_MODEL_H
+#define APC_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define APC_MAX_CORES 4096
+#define APC_NO_PID INT32_MIN /* counter value not tied to a process */
+#define APC_NO_CORE (-1)
+
+/* ---- capture metadata ------------------------------------------------ */
+
+struct apc_core {
+	uint32_t cpuid;     /* e.g. 0x41d03 (implementer<<12 | part) */
+	char *name;         /* "Cortex-A53"; NULL if unknown */
+	int cluster;        /* -1 if unknown */
+};
+
+struct apc_attr {
+	char *key, *value;
+};
+
+struct apc_meta {
+	char *target_name;      /* captured.xml target name, Summary attribute */
+	uint32_t ncores;
+	struct apc_core *cores; /* ncores entries */
+	uint64_t wall_clock_ns; /* ns since the epoch at monotonic_delta; 0 unknown */
+	uint64_t uptime_ns;     /* Summary uptime; 0 unknown */
+	uint64_t monotonic_delta; /* subtracted from frame timestamps */
+	uint32_t sample_rate;   /* samples/s, 0 if none */
+	int64_t created;        /* captured.xml created (s since epoch), -1 = derive */
+	uint32_t protocol;      /* APC protocol the source speaks (0 = ours) */
+	size_t nattrs;          /* free key/value attributes (Summary) */
+	struct apc_attr *attrs;
+	char *source_format;    /* reader name, for the summary */
+};
+
+/* ---- counter declarations -------------------------------------------- */
+
+enum apc_class {
+	APC_CLASS_DELTA = 0,
+	APC_CLASS_INCIDENT,
+	APC_CLASS_ABSOLUTE,
+	APC_CLASS_ACTIVITY
+};
+
+enum apc_display {
+	APC_DISPLAY_DEFAULT = 0, /* omitted: class default */
+	APC_DISPLAY_ACCUMULATE,
+	APC_DISPLAY_HERTZ,
+	APC_DISPLAY_MAXIMUM,
+	APC_DISPLAY_AVERAGE,
+	APC_DISPLAY_MINIMUM
+};
+
+enum apc_series { APC_SERIES_DEFAULT = 0, APC_SERIES_STACKED, APC_SERIES_OVERLAY, APC_SERIES_LOG10 };
+enum apc_render { APC_RENDER_DEFAULT = 0, APC_RENDER_FILLED, APC_RENDER_LINE, APC_RENDER_BAR };
+
+/* Tri-state booleans for optional XML attributes. */
+enum apc_tri { APC_UNSET = 0, APC_NO = 1, APC_YES = 2 };
+
+struct apc_activity {
+	char *name;
+	uint32_t color;   /* 0xZZRRGGBB; has_color says if present */
+	int has_color;
+};
+
+/*
+ * One counter.  `type` is the counter name used in captured.xml (the
+ * counter= attribute of events.xml, e.g. "ARMv8_Cortex_A53_cnt0").
+ * `category` groups it in events.xml.  Strings are owned by the model.
+ */
+struct apc_counter_decl {
+	uint32_t id;          /* index in model->counters; events refer to it */
+	int32_t key;          /* APC key the writer should use; 0 = assign */
+	char *type;           /* required */
+	char *category;       /* events.xml category name; NULL = "apctools" */
+	char *counter_set;    /* e.g. "ARMv8_Cortex_A53_cnt" for PMU sets, or NULL */
+	int64_t event;        /* event number, -1 if none */
+	char *title, *name, *description, *units;
+	enum apc_class cls;
+	enum apc_display display;
+	enum apc_series series;
+	enum apc_render render;
+	double multiplier;    /* 0 = omit */
+	uint32_t color;  int has_color;
+	enum apc_tri per_cpu, average_selection, average_cores, percentage;
+	uint32_t cores;       /* activity: number of units; 0 = omit */
+	size_t nactivities;
+	struct apc_activity *activities;
+	uint64_t values;      /* filled by writers: values written */
+};
+
+/* ---- events ---------------------------------------------------------- */
+
+enum apc_ev_type {
+	APC_EV_COUNTER = 1,   /* u.counter: core, counter id, value (pid) */
+	APC_EV_THREAD_NAME,   /* u.name: tid, name */
+	APC_EV_COOKIE_NAME,   /* u.name: cookie (in id), image name */
+	APC_EV_LINK,          /* u.link: cookie, pid, tid */
+	APC_EV_ACTIVITY,      /* u.activity: core, counter id, activity, tid, wait */
+	APC_EV_SCHED_SWITCH,  /* u.sched: core, tid, state (Scheduler Trace) */
+	APC_EV_THREAD_EXIT,   /* u.sched: tid (Scheduler Trace exit) */
+	APC_EV_TASK_EXIT,     /* u.sched: tid (Activity Trace task exit) */
+	APC_EV_IDLE,          /* u.idle: core, state (-1 running, >=0 wfi) */
+	APC_EV_SAMPLE,        /* u.sample: core, pid, tid, cookie, call path */
+	APC_EV_PROC,          /* u.proc: pid, tid, image, comm */
+	APC_EV_ANNOTATION,    /* u.ann: one annotate-protocol message */
+	APC_EV_RAW_FRAME,     /* u.raw: a frame kept opaque (apc -> apc) */
+	APC_EV_TYPE_COUNT
+};
+
+/* Scheduler/activity wait states. */
+enum apc_wait { APC_WAIT_OTHER = 0, APC_WAIT_CONTENTION = 1, APC_WAIT_IO = 2 };
+
+struct apc_pc {
+	int32_t cookie;   /* image cookie (0 kernel, -1 unknown) */
+	int64_t offset;   /* offset in the image, or the address */
+};
+
+/*
+ * Annotation codes: the annotate protocol's message codes (v3..v5), so a
+ * model annotation maps 1:1 to an External-frame message.
+ */
+enum apc_ann_code {
+	APC_ANN_STR = 0x01,
+	APC_ANN_COLOR_STR = 0x02,
+	APC_ANN_CHANNEL = 0x03,
+	APC_ANN_GROUP = 0x04,
+	APC_ANN_VISUAL = 0x05,
+	APC_ANN_MARKER = 0x06,
+	APC_ANN_COLOR_MARKER = 0x07,
+	APC_ANN_COUNTER = 0x08,
+	APC_ANN_COUNTER_VALUE = 0x09,
+	APC_ANN_ACTIVITY_SWITCH = 0x0a,
+	APC_ANN_CAM_TRACK = 0x0b,
+	APC_ANN_CAM_JOB = 0x0c,
+	APC_ANN_CAM_VIEW = 0x0d,
+	APC_ANN_JOB_START = 0x0e, /* v4+ */
+	APC_ANN_JOB_DEPS = 0x0f,  /* v4+ */
+	APC_ANN_JOB_STOP = 0x10   /* v4+ */
+};
+
+/*
+ * One annotation message.  The source connection (tid, pid) identifies
+ * the client thread; the writer gives each connection its own External
+ * fd.  Which fields are meaningful depends on code, as in the protocol.
+ * For APC_ANN_COUNTER the declaration is in `counter` (title, name,
+ * units, description, class, display ... as in struct apc_counter_decl,
+ * with counter->key holding the client's key).
+ */
+struct apc_ann {
+	int32_t tid, pid;       /* source connection */
+	uint8_t code;           /* enum apc_ann_code */
+	uint8_t has_color;
+	uint32_t color;         /* the 4 wire bytes R,G,B,T as 0xRRGGBBTT */
+	int32_t channel, group; /* STR, COLOR_STR, CHANNEL, GROUP */
+	int32_t core, key, activity, act_tid; /* COUNTER_VALUE, ACTIVITY_SWITCH */
+	int64_t value;          /* COUNTER_VALUE */
+	int32_t view, track, parent, job, primary_dep; /* CAM_* */
+	uint64_t start, duration; /* CAM_JOB (ns); JOB_* use the event time */
+	uint32_t ndeps;
+	const int32_t *deps;
+	const char *text;       /* not NUL-terminated on the wire; here it is */
+	size_t text_len;
+	const uint8_t *data;    /* VISUAL image */
+	size_t data_len;
+	const struct apc_counter_decl *counter; /* COUNTER */
+};
+
+struct apc_event {
+	uint64_t ts;        /* ns, capture monotonic clock (absolute) */
+	uint16_t type;      /* enum apc_ev_type */
+	uint16_t flags;     /* APC_EVF_* */
+	int32_t core;       /* APC_NO_CORE where the event has none */
+	union {
+		struct { uint32_t counter; int32_t pid; int64_t value; } counter;
+		struct { int32_t id; const char *name; } name;
+		struct { int32_t cookie, pid, tid; } link;
+		struct { uint32_t counter; int32_t activity, tid, wait; } activity;
+		struct { int32_t tid, state; } sched;
+		struct { int32_t state; } idle;
+		struct {
+			int32_t pid, tid, cookie;
+			uint32_t depth;        /* entries in pcs */
+			const struct apc_pc *pcs;
+		} sample;
+		struct { int32_t pid, tid; const char *image, *comm; } proc;
+		const struct apc_ann *ann;
+		struct { int32_t frame_type; uint32_t len; const uint8_t *bytes; } raw;
+	} u;
+};
+
+/* flags */
+#define APC_EVF_NO_TS 0x1 /* event has no time of its own (names, decls) */
+
+/*
+ * A batch of events with an arena for the strings and arrays they point
+ * to.  Reset by the reader at the start of each next(); pointers are valid
+ * until the next reset.
+ */
+struct apc_batch {
+	struct apc_event *ev;
+	size_t n, cap;
+	struct apc_arena_chunk *arena;
+};
+
+void apc_batch_init(struct apc_batch *b, size_t cap);
+void apc_batch_reset(struct apc_batch *b);
+void apc_batch_free(struct apc_batch *b);
+/* Append an event; returns NULL only on allocation failure. */
+struct apc_event *apc_batch_add(struct apc_batch *b, uint16_t type, uint64_t ts, int32_t core);
+/* Copy bytes (NUL added) into the batch arena. */
+char *apc_batch_strdup(struct apc_batch *b, const char *s, size_t len);
+void *apc_batch_alloc(struct apc_batch *b, size_t size);
+static inline int apc_batch_full(const struct apc_batch *b) { return b->n >= b->cap; }
+
+/* ---- things a reader could not map ------------------------------------ */
+
+#define APC_MAX_UNMAPPED 64
+
+struct apc_unmapped {
+	char *what;        /* copied: "barman record type 7", ... */
+	uint64_t count;
+};
+
+/* ---- the model -------------------------------------------------------- */
+
+struct apc_model {
+	struct apc_meta meta;
+	struct apc_counter_decl *counters;
+	size_t ncounters, counters_cap;
+	/* Statistics filled in by readers and writers. */
+	uint64_t events_read;             /* all events handed to the pipeline */
+	uint64_t ev_count[APC_EV_TYPE_COUNT];
+	uint64_t records_read;            /* source records/messages read */
+	struct apc_unmapped unmapped[APC_MAX_UNMAPPED]; /* skipped, per kind */
+	size_t nunmapped;
+	uint64_t bytes_in;
+};
+
+void apc_model_init(struct apc_model *m);
+void apc_model_free(struct apc_model *m);
+
+/*
+ * apc_model_add_counter() : declare a counter named `type`.  Returns the
+ * new declaration (zeroed except id, type, event = -1, key = 0) or the
+ * existing one with that type.  NULL on allocation failure.  The pointer
+ * is valid until the next add; keep the id, not the pointer.
+ */
+struct apc_counter_decl *apc_model_add_counter(struct apc_model *m, const char *type);
+struct apc_counter_decl *apc_model_find_counter(struct apc_model *m, const char *type);
+
+/* Set the core count (allocates cores[]); returns APC_OK or APC_ENOMEM. */
+int apc_model_set_cores(struct apc_model *m, uint32_t ncores);
+int apc_model_add_attr(struct apc_model *m, const char *key, const char *value);
+
+/*
+ * apc_model_unmapped() : count `n` things of kind `what` (copied) that could not be mapped.
+ * Never fails: past
+ * APC_MAX_UNMAPPED kinds they are counted under "other".
+ */
+void apc_model_unmapped(struct apc_model *m, const char *what, uint64_t n);
+
+/* Replace *dst with a copy of src (NULL allowed); APC_OK or APC_ENOMEM. */
+int apc_strset(char **dst, const char *src);
+
+/* Names for enums, used by XML writers and dumps. */
+const char *apc_class_name(enum apc_class c);
+const char *apc_display_name(enum apc_display d);
+const char *apc_ev_type_name(int type);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * writer.h - the APC writer: model events -> an .apc capture.
+ *
+ * Output is a folder NAME.apc (captured.xml, session.xml, events.xml,
+ * 0000000000) written into a temporary sibling and renamed into place at
+ * apc_writer_finish(), or the same folder as an archive (.zip, .tar,
+ * .tar.gz by the output name) or a tar stream on stdout ("-").  A failed
+ * or aborted run leaves nothing behind.
+ *
+ * Frames: Summary first (with core names), then frames bounded in size.
+ * Per core, messages appear in time order across all frame types: an open
+ * frame is flushed before a frame of another type for the same core
+ * takes a message.  Events older than the last one written for their
+ * core are moved forward to that time and counted (stats.reordered).
+ * Output is deterministic: same model and events, same bytes.
+ */
+#ifndef APC_WRITER_H
+#define APC_WRITER_H
+
+#include "err.h"
+#include "model.h"
+
+struct apc_write_opts {
+	int overwrite;          /* replace an existing output */
+	const char *events_file;/* --events=FILE: extra/overriding events.xml */
+	int64_t created;        /* captured.xml created=; -1: model or SOURCE_DATE_EPOCH or 0 */
+	uint32_t frame_max;     /* flush frames at this body size; 0 = default */
+	int annotate_version;   /* External frames' annotate version; 0 = smallest that fits */
+};
+
+struct apc_write_stats {
+	uint64_t frames;            /* frames written */
+	uint64_t bytes;             /* bytes of 0000000000 */
+	uint64_t frames_by_type[16];
+	uint64_t messages;          /* messages written */
+	uint64_t reordered;         /* events moved forward to keep per-core order */
+	uint64_t dropped;           /* events the writer could not express (counted per kind in the model) */
+};
+
+struct apc_writer;
+
+/*
+ * apc_writer_open() : prepare output `out` (".apc" is appended to a
+ * folder name without it).  Fails if it exists, unless overwrite.
+ */
+int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_writer **w,
+		    struct apc_err *err);
+/* The output path actually used (with .apc added). */
+const char *apc_writer_path(const struct apc_writer *w);
+/*
+ * apc_writer_begin() : the model's metadata is complete; write the
+ * Summary and core names.  The model must outlive the writer (counter
+ * declarations may still be added until finish).
+ */
+int apc_writer_begin(struct apc_writer *w, struct apc_model *m, struct apc_err *err);
+int apc_writer_write(struct apc_writer *w, const struct apc_batch *b, struct apc_err *err);
+/* Flush, write the XML files, and move the capture into place. */
+int apc_writer_finish(struct apc_writer *w, struct apc_err *err);
+/* Discard everything written (temporary files removed) and free. */
+void apc_writer_abort(struct apc_writer *w);
+/* Free after finish. */
+void apc_writer_free(struct apc_writer *w);
+const struct apc_write_stats *apc_writer_stats(const struct apc_writer *w);
+
+#endif

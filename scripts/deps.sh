@@ -1,0 +1,48 @@
+#!/bin/sh
+# deps.sh - check the build and test dependencies; install them as root.
+#
+# Needs: a C compiler, make, pkg-config, the -dev packages of libxml2,
+# zlib and libarchive, and bats for the CLI tests.  As root, missing
+# Debian packages are installed with apt-get (running apt-get update
+# first if the install fails for want of package lists).  Otherwise the
+# exact apt-get line is printed and the script fails.
+set -u
+
+missing=""
+need() { missing="$missing $1"; }
+
+command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need gcc
+command -v make >/dev/null 2>&1 || need make
+command -v pkg-config >/dev/null 2>&1 || need pkg-config
+command -v bats >/dev/null 2>&1 || need bats
+command -v xmllint >/dev/null 2>&1 || need libxml2-utils
+if command -v pkg-config >/dev/null 2>&1; then
+	pkg-config --exists libxml-2.0 || need libxml2-dev
+	pkg-config --exists zlib || need zlib1g-dev
+	pkg-config --exists libarchive || need libarchive-dev
+else
+	need libxml2-dev; need zlib1g-dev; need libarchive-dev
+fi
+
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages:$missing" >&2
+	echo "deps: run as root:  $line" >&2
+	exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "deps: missing:$missing (and no apt-get on this machine)" >&2
+	exit 1
+fi
+echo "deps: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-get install -y -q $missing >&2; then
+	echo "deps: install failed; updating package lists and trying again" >&2
+	apt-get update -q >&2 && apt-get install -y -q $missing >&2 || {
+		echo "deps: could not install:$missing" >&2
+		exit 1
+	}
+fi
+exit 0

@@ -1,0 +1,48 @@
+#!/bin/sh
+# run.sh - run the C unit tests and the bats CLI tests, print each
+# result, and finish with one line "N passed, N failed, N skipped".
+# Usage: BUILD=build/rel sh tests/run.sh [--unit-only] UNIT_BINARIES...
+set -u
+BUILD=${BUILD:-build/rel}
+export APC_BIN="$PWD/$BUILD/bin" APC_TOOLS="$PWD/$BUILD/tools" APC_ROOT="$PWD"
+unit_only=0
+[ "${1:-}" = "--unit-only" ] && { unit_only=1; shift; }
+
+pass=0 fail=0 skip=0
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+
+count() {
+	# Count TAP-ish lines: "ok ..." (with "# skip" -> skipped), "not ok ...".
+	p=$(grep -E '^ok ' "$tmp" | grep -vc '# skip')
+	s=$(grep -E '^ok .*# skip' -c "$tmp")
+	f=$(grep -Ec '^not ok ' "$tmp")
+	pass=$((pass + p)); skip=$((skip + s)); fail=$((fail + f))
+}
+
+for t in "$@"; do
+	echo "== unit: $(basename "$t")"
+	"$t" >"$tmp" 2>&1
+	rc=$?
+	grep -v -E '^[0-9]+ passed, [0-9]+ failed' "$tmp"
+	count
+	# A unit binary that crashed before reporting counts as one failure.
+	if [ $rc -ne 0 ] && ! grep -qE '^not ok ' "$tmp"; then
+		echo "not ok - $(basename "$t") exited with status $rc"
+		fail=$((fail + 1))
+	fi
+done
+
+if [ $unit_only -eq 0 ]; then
+	if ls tests/*.bats >/dev/null 2>&1; then
+		echo "== bats"
+		bats --tap tests/*.bats >"$tmp" 2>&1
+		cat "$tmp"
+		count
+		# bats failing without any "not ok" (syntax error) is a failure.
+		if ! grep -qE '^(ok|not ok) ' "$tmp"; then fail=$((fail + 1)); fi
+	fi
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
