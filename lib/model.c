@@ -302,3 +302,68 @@ const char *apc_ev_type_name(int type)
 		return names[type];
 	return "unknown";
 }
+
+static char *batch_copy_str(struct apc_batch *b, const char *s, int *fail)
+{
+	char *c;
+
+	if (!s)
+		return NULL;
+	c = apc_batch_strdup(b, s, strlen(s));
+	if (!c)
+		*fail = 1;
+	return c;
+}
+
+struct apc_ann *apc_batch_copy_ann(struct apc_batch *b, const struct apc_ann *a)
+{
+	struct apc_ann *c = apc_batch_alloc(b, sizeof *c);
+	int fail = 0;
+
+	if (!c)
+		return NULL;
+	*c = *a;
+	if (a->text) {
+		char *t = apc_batch_strdup(b, a->text, a->text_len);
+		fail |= !t;
+		c->text = t;
+	}
+	if (a->data && a->data_len) {
+		uint8_t *d = apc_batch_alloc(b, a->data_len);
+		fail |= !d;
+		if (d)
+			memcpy(d, a->data, a->data_len);
+		c->data = d;
+	}
+	if (a->deps && a->ndeps) {
+		int32_t *d = apc_batch_alloc(b, a->ndeps * sizeof *d);
+		fail |= !d;
+		if (d)
+			memcpy(d, a->deps, a->ndeps * sizeof *d);
+		c->deps = d;
+	}
+	if (a->counter) {
+		struct apc_counter_decl *d = apc_batch_alloc(b, sizeof *d);
+		if (!d)
+			return NULL;
+		*d = *a->counter;
+		d->type = batch_copy_str(b, a->counter->type, &fail);
+		d->category = batch_copy_str(b, a->counter->category, &fail);
+		d->counter_set = batch_copy_str(b, a->counter->counter_set, &fail);
+		d->title = batch_copy_str(b, a->counter->title, &fail);
+		d->name = batch_copy_str(b, a->counter->name, &fail);
+		d->description = batch_copy_str(b, a->counter->description, &fail);
+		d->units = batch_copy_str(b, a->counter->units, &fail);
+		if (a->counter->nactivities) {
+			d->activities = apc_batch_alloc(b, a->counter->nactivities * sizeof *d->activities);
+			if (!d->activities)
+				return NULL;
+			for (size_t i = 0; i < a->counter->nactivities; i++) {
+				d->activities[i] = a->counter->activities[i];
+				d->activities[i].name = batch_copy_str(b, a->counter->activities[i].name, &fail);
+			}
+		}
+		c->counter = d;
+	}
+	return fail ? NULL : c;
+}

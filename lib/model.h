@@ -228,6 +228,12 @@ struct apc_event *apc_batch_add(struct apc_batch *b, uint16_t type, uint64_t ts,
 /* Copy bytes (NUL added) into the batch arena. */
 char *apc_batch_strdup(struct apc_batch *b, const char *s, size_t len);
 void *apc_batch_alloc(struct apc_batch *b, size_t size);
+/*
+ * apc_batch_copy_ann() : deep-copy an annotation (text, image, deps and
+ * counter declaration with its strings) into the batch arena, so it can
+ * outlive the decoder buffer it came from.  NULL on allocation failure.
+ */
+struct apc_ann *apc_batch_copy_ann(struct apc_batch *b, const struct apc_ann *a);
 static inline int apc_batch_full(const struct apc_batch *b) { return b->n >= b->cap; }
 
 /* ---- things a reader could not map ------------------------------------ */

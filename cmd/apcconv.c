@@ -1,0 +1,174 @@
+/*
+ * apcconv - convert Barman, LTT, TPTP, Annotate or APC input into an
+ * Arm Streamline .apc capture.  Options in, one call into the library
+ * (apc_convert), a summary out, an exit status.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pipeline.h"
+#include "report.h"
+#include "util.h"
+
+#define PROG "apcconv"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [OPTIONS] INPUT... [-o OUTPUT]\n"
+		"Convert a trace into an Arm Streamline capture (.apc folder or archive).\n\n"
+		"  -o, --output=PATH     NAME.apc folder, NAME.apc.zip|.tar|.tar.gz, or - (tar on stdout)\n"
+		"  -f, --from=FORMAT     input format (default: detected; see --list-formats)\n"
+		"      --list-formats    list the input formats and exit\n"
+		"      --overwrite       replace an existing output\n"
+		"      --events=FILE     extra or overriding counter definitions (events.xml)\n"
+		"      --begin=TIME      drop events before TIME after the first (1.5s, 20ms, 300us, ns)\n"
+		"      --end=TIME        drop events from TIME after the first\n"
+		"      --progress, --no-progress  force progress on stderr on or off\n"
+		"      --stats=json      print the run's figures as one JSON object\n"
+		"  -q, --quiet           no summary line\n"
+		"  -v, --verbose         more detail\n"
+		"  -h, --help            this help\n"
+		"  -V, --version         print the version\n"
+		"Exit status: 0 converted; 1 the input is damaged (what came before the\n"
+		"damage was converted); 2 usage or I/O error.\n");
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	apc_pipeline_interrupt();
+}
+
+struct progress {
+	double start, last;
+	int shown;
+};
+
+static void show_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	double now = apc_now(), el = now - p->start, rate;
+
+	if (now - p->last < 0.25)
+		return;
+	p->last = now;
+	rate = el > 0 ? (double)done / el : 0;
+	if (total) {
+		double pct = 100.0 * (double)done / (double)total;
+		double eta = rate > 0 ? (double)(total - (done < total ? done : total)) / rate : 0;
+		fprintf(stderr, "\r" PROG ": %5.1f%%  %8.1f MB/s  ETA %4.0f s ", pct, rate / 1e6, eta);
+	} else {
+		fprintf(stderr, "\r" PROG ": %10.1f MB  %8.1f MB/s ", (double)done / 1e6, rate / 1e6);
+	}
+	p->shown = 1;
+}
+
+static void list_formats(void)
+{
+	const struct apc_format *const *f = apc_format_list();
+
+	printf("%-10s %-28s %s\n", "FORMAT", "READS", "DESCRIPTION");
+	for (; *f; f++)
+		printf("%-10s %-28s %s\n", (*f)->name, (*f)->reads, (*f)->description);
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_LIST = 256, O_OVERWRITE, O_EVENTS, O_BEGIN, O_END, O_PROGRESS, O_NOPROGRESS, O_STATS };
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},   {"from", required_argument, NULL, 'f'},
+		{"list-formats", no_argument, NULL, O_LIST}, {"overwrite", no_argument, NULL, O_OVERWRITE},
+		{"events", required_argument, NULL, O_EVENTS}, {"begin", required_argument, NULL, O_BEGIN},
+		{"end", required_argument, NULL, O_END},     {"progress", no_argument, NULL, O_PROGRESS},
+		{"no-progress", no_argument, NULL, O_NOPROGRESS}, {"stats", required_argument, NULL, O_STATS},
+		{"quiet", no_argument, NULL, 'q'},           {"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	struct apc_conv_opts o = {0};
+	struct apc_conv_result res;
+	struct apc_err err;
+	struct progress prog = {0};
+	int c, quiet = 0, verbose = 0, progress = -1, stats_json = 0, rc, status;
+	char msg[2048];
+	double t0;
+
+	o.write.created = -1;
+	while ((c = getopt_long(argc, argv, "o:f:qvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.output = optarg; break;
+		case 'f': o.from = optarg; break;
+		case O_LIST: list_formats(); return 0;
+		case O_OVERWRITE: o.write.overwrite = 1; break;
+		case O_EVENTS: o.write.events_file = optarg; break;
+		case O_BEGIN:
+		case O_END: {
+			uint64_t ns;
+			if (apc_parse_time_ns(optarg, &ns) != 0) {
+				fprintf(stderr, PROG ": invalid time '%s' (use e.g. 1.5s, 20ms, 300us or ns)\n", optarg);
+				return 2;
+			}
+			if (c == O_BEGIN) { o.begin_ns = ns; o.have_begin = 1; }
+			else { o.end_ns = ns; o.have_end = 1; }
+			break;
+		}
+		case O_PROGRESS: progress = 1; break;
+		case O_NOPROGRESS: progress = 0; break;
+		case O_STATS:
+			if (strcmp(optarg, "json") != 0) {
+				fprintf(stderr, PROG ": --stats takes 'json'\n");
+				return 2;
+			}
+			stats_json = 1;
+			break;
+		case 'q': quiet = 1; break;
+		case 'v': verbose++; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf(PROG " (apctools) %s\n", APC_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, PROG ": no input given (try --help)\n");
+		return 2;
+	}
+	o.inputs = (const char *const *)argv + optind;
+	o.ninputs = (size_t)(argc - optind);
+	(void)verbose;
+
+	if (progress < 0)
+		progress = isatty(STDERR_FILENO) && !quiet;
+	if (progress) {
+		prog.start = prog.last = apc_now();
+		o.progress = show_progress;
+		o.progress_ctx = &prog;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	t0 = apc_now();
+	rc = apc_convert(&o, &res, &err);
+	if (prog.shown)
+		fputs("\r\033[K", stderr);
+	status = rc == APC_OK ? 0 : rc == APC_EDATA ? 1 : 2;
+	if (rc < 0) {
+		/* A closed pipe downstream ends the run quietly. */
+		if (!(rc == APC_EIO && strstr(err.msg, strerror(EPIPE))))
+			fprintf(stderr, PROG ": %s\n", apc_err_format(&err, msg, sizeof msg));
+	}
+	if (status != 2 && !quiet)
+		apc_report_line(stderr, PROG, o.inputs[0], &res, apc_now() - t0);
+	if (stats_json) {
+		FILE *out = (o.output && strcmp(o.output, "-") == 0) ? stderr : stdout;
+		apc_report_json(out, o.inputs[0], &res, apc_now() - t0, status);
+	}
+	apc_conv_result_free(&res);
+	return status;
+}

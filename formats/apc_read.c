@@ -1,0 +1,856 @@
+/*
+ * apc_read.c - the APC reader: a Streamline capture back into the event
+ * model, so `apcconv X.apc -o Y.apc` re-writes a capture (and the other
+ * tools share one way of reading captures).
+ *
+ * Input: an .apc folder or an archive of one (tree with 0000000000 and
+ * captured.xml, events.xml optional), or a bare 0000000000 stream (no
+ * XML: counters are named after their keys).  Frames are decoded by
+ * lib/frame.c; External frames are reassembled per fd and decoded by
+ * lib/annotate.c.  Frame types we cannot model (gatord 9.x perf frames)
+ * are carried through opaque.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "annotate.h"
+#include "format.h"
+#include "frame.h"
+#include "packed.h"
+
+#define APCR_XML_MAX (64u << 20)   /* captured.xml/events.xml size limit */
+#define APCR_PRE_SUMMARY_MAX 4096  /* frames allowed before the Summary */
+#define APCR_MAX_FD 65536          /* External ids we track */
+
+struct apcr_raw {
+	int32_t type;
+	uint32_t len;
+	uint8_t *bytes;
+};
+
+struct apcr_fd {
+	struct apc_ann_decoder *dec;
+	int32_t tid, pid;
+	uint64_t last_ts;
+	int broken; /* decoding failed: the rest of this fd is counted, not decoded */
+};
+
+struct apcr {
+	struct apc_stream *data;   /* 0000000000 */
+	int own_data;              /* opened as a member: close it */
+	struct apc_frame_reader *fr;
+	int summary_clocks;
+	/* key -> counter id + 1 (0 = unknown), grown on demand */
+	uint32_t *keymap;
+	size_t nkeys;
+	/* frames read before the Summary, emitted first as raw frames */
+	struct apcr_raw *pre;
+	size_t npre, pre_next;
+	/* the frame being decoded (when a batch filled up mid-frame) */
+	struct apc_frame frame;
+	struct apc_msg_iter it;
+	int in_frame;
+	uint8_t *frame_copy;       /* owned copy of frame.body while in_frame */
+	struct apcr_fd *fds;
+	size_t nfds;
+	uint64_t delta;
+	const char *name;
+};
+
+static int apcr_bid(struct apc_input *in)
+{
+	const uint8_t *p;
+	ssize_t n;
+	struct apc_err err;
+	static const uint8_t canary[] = "\x0b" APC_NEWLINE_CANARY;
+
+	if (apc_input_is_tree(in))
+		return apc_input_has(in, "0000000000") ? (apc_input_has(in, "captured.xml") ? 100 : 80) : 0;
+	n = apc_stream_peek(apc_input_stream(in), &p, APC_PEEK_MAX, &err);
+	if (n < 16)
+		return 0;
+	/* The canary follows the Summary codes in the first frames (after
+	 * any gatord 9.x perf-attr frames). */
+	if (memmem(p, (size_t)n, canary, sizeof canary - 1))
+		return 95;
+	return 0;
+}
+
+/* ---- XML: captured.xml and events.xml --------------------------------- */
+
+static char *apcr_attr(xmlNode *n, const char *name)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	char *c;
+
+	if (!v)
+		return NULL;
+	c = strdup((const char *)v);
+	xmlFree(v);
+	return c;
+}
+
+static int64_t apcr_attr_int(xmlNode *n, const char *name, int64_t dflt)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	char *end;
+	long long r;
+
+	if (!v)
+		return dflt;
+	r = strtoll((const char *)v, &end, 0);
+	if (end == (char *)v)
+		r = dflt;
+	xmlFree(v);
+	return r;
+}
+
+static xmlDoc *apcr_parse_xml(struct apc_reader *r, const char *member, int required)
+{
+	struct apc_stream *s;
+	uint8_t *buf;
+	size_t len;
+	xmlDoc *doc;
+
+	if (!apc_input_has(r->inputs[0], member)) {
+		if (required)
+			apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
+				    "capture has no %s", member);
+		return NULL;
+	}
+	if (apc_input_open_member(r->inputs[0], member, &s, &r->err) < 0)
+		return NULL;
+	if (apc_stream_slurp(s, APCR_XML_MAX, &buf, &len, &r->err) < 0) {
+		apc_stream_close(s);
+		return NULL;
+	}
+	doc = xmlReadMemory((const char *)buf, (int)len, member, NULL,
+			    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
+	if (!doc) {
+		const xmlError *e = xmlGetLastError();
+		apc_err_set(&r->err, APC_EDATA, apc_stream_name(s), APC_NO_OFFSET,
+			    "%s is not well-formed XML (line %d)", member, e ? e->line : 0);
+	}
+	free(buf);
+	apc_stream_close(s);
+	return doc;
+}
+
+static int apcr_map_key(struct apcr *a, int32_t key, uint32_t id)
+{
+	if (key < 0 || key >= 1 << 24)
+		return APC_EDATA;
+	if ((size_t)key >= a->nkeys) {
+		size_t n = (size_t)key + 64;
+		uint32_t *k = realloc(a->keymap, n * sizeof *k);
+		if (!k)
+			return APC_ENOMEM;
+		memset(k + a->nkeys, 0, (n - a->nkeys) * sizeof *k);
+		a->keymap = k;
+		a->nkeys = n;
+	}
+	a->keymap[key] = id + 1;
+	return APC_OK;
+}
+
+static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
+{
+	struct apc_model *m = r->model;
+	xmlNode *root = xmlDocGetRootElement(doc);
+
+	if (!root || xmlStrcmp(root->name, (const xmlChar *)"captured") != 0)
+		return apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
+				   "captured.xml has no <captured> root");
+	m->meta.protocol = (uint32_t)apcr_attr_int(root, "protocol", 0);
+	m->meta.created = apcr_attr_int(root, "created", -1);
+	/* gatord from protocol 910 on writes four clocks in the Summary. */
+	a->summary_clocks = m->meta.protocol >= 910 ? 4 : 3;
+	for (xmlNode *n = root->children; n; n = n->next) {
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		if (!xmlStrcmp(n->name, (const xmlChar *)"target")) {
+			char *name = apcr_attr(n, "name");
+			int64_t cores = apcr_attr_int(n, "cores", 0);
+			free(m->meta.target_name);
+			m->meta.target_name = name;
+			m->meta.sample_rate = (uint32_t)apcr_attr_int(n, "sample_rate", 0);
+			if (cores > 0 && cores <= APC_MAX_CORES) {
+				int64_t cpuid = apcr_attr_int(n, "cpuid", 0);
+				if (apc_model_set_cores(m, (uint32_t)cores) < 0)
+					return APC_ENOMEM;
+				for (uint32_t i = 0; i < m->meta.ncores; i++)
+					m->meta.cores[i].cpuid = (uint32_t)cpuid;
+			}
+		} else if (!xmlStrcmp(n->name, (const xmlChar *)"counters")) {
+			for (xmlNode *c = n->children; c; c = c->next) {
+				char *type;
+				struct apc_counter_decl *d;
+				int64_t key;
+
+				if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"counter"))
+					continue;
+				type = apcr_attr(c, "type");
+				key = apcr_attr_int(c, "key", -1);
+				if (!type || key < 0 || key > INT32_MAX) {
+					free(type);
+					apc_model_unmapped(m, "captured.xml counters without type or key", 1);
+					continue;
+				}
+				d = apc_model_add_counter(m, type);
+				free(type);
+				if (!d)
+					return APC_ENOMEM;
+				d->key = (int32_t)key;
+				d->event = apcr_attr_int(c, "event", -1);
+				d->cores = (uint32_t)apcr_attr_int(c, "cores", 0);
+				if (apcr_map_key(a, (int32_t)key, d->id) < 0)
+					apc_model_unmapped(m, "captured.xml counters with keys out of range", 1);
+			}
+		}
+	}
+	return APC_OK;
+}
+
+static enum apc_tri apcr_tri(xmlNode *n, const char *name, enum apc_tri dflt)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	enum apc_tri t = dflt;
+
+	if (v) {
+		t = (!xmlStrcmp(v, (const xmlChar *)"yes") || !xmlStrcmp(v, (const xmlChar *)"true")) ? APC_YES : APC_NO;
+		xmlFree(v);
+	}
+	return t;
+}
+
+static int apcr_enum(xmlNode *n, const char *name, const char *const *names, int count)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	int r = 0;
+
+	if (!v)
+		return 0;
+	for (int i = 1; i < count; i++)
+		if (names[i] && !xmlStrcmp(v, (const xmlChar *)names[i]))
+			r = i;
+	xmlFree(v);
+	return r;
+}
+
+/* Fill one declaration from an <event> of events.xml. */
+static int apcr_fill_decl(struct apc_counter_decl *d, xmlNode *cat, xmlNode *ev, const char *set)
+{
+	static const char *const classes[] = {"delta", "incident", "absolute", "activity"};
+	static const char *const displays[] = {NULL, "accumulate", "hertz", "maximum", "average", "minimum"};
+	static const char *const series[] = {NULL, "stacked", "overlay", "log10"};
+	static const char *const renders[] = {NULL, "filled", "line", "bar"};
+	xmlChar *v;
+	char key[32];
+
+	free(d->category);
+	d->category = apcr_attr(cat, "name");
+	free(d->counter_set);
+	d->counter_set = set ? strdup(set) : NULL;
+	free(d->title);
+	d->title = apcr_attr(ev, "title");
+	free(d->name);
+	d->name = apcr_attr(ev, "name");
+	free(d->description);
+	d->description = apcr_attr(ev, "description");
+	free(d->units);
+	d->units = apcr_attr(ev, "units");
+	d->cls = (enum apc_class)apcr_enum(ev, "class", classes, 4);
+	if (!xmlHasProp(ev, (const xmlChar *)"class"))
+		d->cls = APC_CLASS_DELTA;
+	d->display = (enum apc_display)apcr_enum(ev, "display", displays, 6);
+	d->series = (enum apc_series)apcr_enum(ev, "series_composition", series, 4);
+	d->render = (enum apc_render)apcr_enum(ev, "rendering_type", renders, 4);
+	v = xmlGetProp(ev, (const xmlChar *)"multiplier");
+	if (v) {
+		d->multiplier = strtod((const char *)v, NULL);
+		xmlFree(v);
+	}
+	if (xmlHasProp(ev, (const xmlChar *)"color")) {
+		d->color = (uint32_t)apcr_attr_int(ev, "color", 0);
+		d->has_color = 1;
+	}
+	d->per_cpu = apcr_tri(ev, "per_cpu", apcr_tri(cat, "per_cpu", APC_UNSET));
+	d->average_selection = apcr_tri(ev, "average_selection", APC_UNSET);
+	d->average_cores = apcr_tri(ev, "average_cores", APC_UNSET);
+	d->percentage = apcr_tri(ev, "percentage", APC_UNSET);
+	if (!d->cores)
+		d->cores = (uint32_t)apcr_attr_int(ev, "cores", 0);
+	for (int i = 1;; i++) {
+		struct apc_activity *na;
+		char *name;
+
+		snprintf(key, sizeof key, "activity%d", i);
+		name = apcr_attr(ev, key);
+		if (!name)
+			break;
+		na = realloc(d->activities, (d->nactivities + 1) * sizeof *na);
+		if (!na) {
+			free(name);
+			return APC_ENOMEM;
+		}
+		d->activities = na;
+		na[d->nactivities].name = name;
+		snprintf(key, sizeof key, "activity_color%d", i);
+		na[d->nactivities].has_color = xmlHasProp(ev, (const xmlChar *)key) != NULL;
+		na[d->nactivities].color = (uint32_t)apcr_attr_int(ev, key, 0);
+		d->nactivities++;
+	}
+	return APC_OK;
+}
+
+/* Does counter type `type` belong to counter set `set` (set + digits)? */
+static int apcr_in_set(const char *type, const char *set)
+{
+	size_t n = strlen(set);
+
+	if (strncmp(type, set, n) != 0 || !type[n])
+		return 0;
+	for (const char *p = type + n; *p; p++)
+		if (*p < '0' || *p > '9')
+			return 0;
+	return 1;
+}
+
+/*
+ * Describe the declared counters from events.xml: an <event counter=X>
+ * names X directly; an <event event=N> in a category with counter sets
+ * describes every counter of those sets configured with event N.
+ */
+static int apcr_events(struct apc_model *m, xmlDoc *doc)
+{
+	xmlNode *root = xmlDocGetRootElement(doc);
+
+	if (!root)
+		return APC_OK;
+	for (xmlNode *cat = root->children; cat; cat = cat->next) {
+		char *sets[16];
+		int nsets = 0;
+
+		if (cat->type != XML_ELEMENT_NODE || xmlStrcmp(cat->name, (const xmlChar *)"category"))
+			continue;
+		if ((sets[nsets] = apcr_attr(cat, "counter_set")))
+			nsets++;
+		for (xmlNode *c = cat->children; c && nsets < 16; c = c->next)
+			if (c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set") &&
+			    (sets[nsets] = apcr_attr(c, "name")))
+				nsets++;
+		for (xmlNode *ev = cat->children; ev; ev = ev->next) {
+			char *counter;
+			int64_t event;
+
+			if (ev->type != XML_ELEMENT_NODE || xmlStrcmp(ev->name, (const xmlChar *)"event"))
+				continue;
+			counter = apcr_attr(ev, "counter");
+			event = apcr_attr_int(ev, "event", -1);
+			for (size_t i = 0; i < m->ncounters; i++) {
+				struct apc_counter_decl *d = &m->counters[i];
+				int match = counter ? strcmp(d->type, counter) == 0 : 0;
+				const char *set = NULL;
+				for (int s = 0; !match && !counter && s < nsets; s++)
+					if (event >= 0 && d->event == event && apcr_in_set(d->type, sets[s])) {
+						match = 1;
+						set = sets[s];
+					}
+				if (match && apcr_fill_decl(d, cat, ev, set) < 0) {
+					free(counter);
+					for (int s = 0; s < nsets; s++)
+						free(sets[s]);
+					return APC_ENOMEM;
+				}
+			}
+			free(counter);
+		}
+		for (int s = 0; s < nsets; s++)
+			free(sets[s]);
+	}
+	return APC_OK;
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+static int64_t fval(const struct apc_msg *m, const char *name, int64_t dflt)
+{
+	const struct apc_field *f = apc_msg_field(m, name);
+	return f ? f->i : dflt;
+}
+
+static char *fstr(const struct apc_msg *m, const char *name)
+{
+	const struct apc_field *f = apc_msg_field(m, name);
+	char *s;
+
+	if (!f || !f->s)
+		return strdup("");
+	s = malloc(f->len + 1u);
+	if (s) {
+		memcpy(s, f->s, f->len);
+		s[f->len] = '\0';
+	}
+	return s;
+}
+
+static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_frame *f)
+{
+	struct apc_model *m = r->model;
+	struct apc_msg_iter it;
+	struct apc_msg msg;
+	int rc;
+
+	apc_msg_iter_init(&it, f, a->summary_clocks);
+	while ((rc = apc_msg_next(&it, &msg, &r->err)) == APC_OK) {
+		if (!strcmp(msg.name, "summary")) {
+			m->meta.wall_clock_ns = (uint64_t)fval(&msg, "timestamp", 0);
+			m->meta.uptime_ns = (uint64_t)fval(&msg, "uptime", 0);
+			m->meta.monotonic_delta = (uint64_t)fval(&msg, "monotonic_delta", 0);
+			a->delta = m->meta.monotonic_delta;
+			/* Attributes come as fields named "attr" pairs: key then value. */
+			for (size_t i = 0; i + 1 < msg.nfields; i++) {
+				if (strcmp(msg.f[i].name, "attr_key") || strcmp(msg.f[i + 1].name, "attr_value"))
+					continue;
+				char *k = strndup((const char *)msg.f[i].s, msg.f[i].len);
+				char *v = strndup((const char *)msg.f[i + 1].s, msg.f[i + 1].len);
+				if (k && v)
+					apc_model_add_attr(m, k, v);
+				free(k);
+				free(v);
+			}
+		} else if (!strcmp(msg.name, "core_name")) {
+			int64_t core = fval(&msg, "core", -1);
+			if (core < 0 || core >= APC_MAX_CORES) {
+				apc_model_unmapped(m, "core names for cores out of range", 1);
+				continue;
+			}
+			if ((uint64_t)core >= m->meta.ncores) {
+				/* grow, keeping what we have */
+				uint32_t old = m->meta.ncores;
+				struct apc_core *c = realloc(m->meta.cores, (size_t)(core + 1) * sizeof *c);
+				if (!c)
+					return APC_ENOMEM;
+				for (uint32_t i = old; i <= (uint32_t)core; i++)
+					c[i] = (struct apc_core){.cpuid = 0, .name = NULL, .cluster = -1};
+				m->meta.cores = c;
+				m->meta.ncores = (uint32_t)core + 1;
+			}
+			m->meta.cores[core].cpuid = (uint32_t)fval(&msg, "cpuid", 0);
+			free(m->meta.cores[core].name);
+			m->meta.cores[core].name = fstr(&msg, "name");
+		}
+	}
+	return rc == APC_END ? APC_OK : rc;
+}
+
+static int apcr_open(struct apc_reader *r)
+{
+	struct apcr *a = calloc(1, sizeof *a);
+	struct apc_input *in = r->inputs[0];
+	struct apc_frame f;
+	int rc;
+
+	if (!a)
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	r->priv = a;
+	a->summary_clocks = 0;
+	apc_strset(&r->model->meta.source_format, "apc");
+	if (apc_input_is_tree(in)) {
+		xmlDoc *doc = apcr_parse_xml(r, "captured.xml", 1);
+		if (!doc)
+			return r->err.status < 0 ? r->err.status : APC_EDATA;
+		rc = apcr_captured(r, a, doc);
+		xmlFreeDoc(doc);
+		if (rc < 0)
+			return rc;
+		doc = apcr_parse_xml(r, "events.xml", 0);
+		if (doc) {
+			rc = apcr_events(r->model, doc);
+			xmlFreeDoc(doc);
+			if (rc < 0)
+				return rc;
+		} else if (r->err.status < 0) {
+			return r->err.status;
+		}
+		rc = apc_input_open_member(in, "0000000000", &a->data, &r->err);
+		if (rc < 0)
+			return rc;
+		a->own_data = 1;
+	} else {
+		a->data = apc_input_stream(in);
+	}
+	a->name = apc_stream_name(a->data);
+	rc = apc_frame_reader_new(a->data, &a->fr, &r->err);
+	if (rc < 0)
+		return rc;
+
+	/* Find the Summary; keep any frames before it (gatord 9.x perf attrs). */
+	for (;;) {
+		rc = apc_frame_read(a->fr, &f, &r->err);
+		if (rc == APC_END)
+			return apc_err_set(&r->err, APC_EDATA, a->name, (int64_t)apc_stream_offset(a->data),
+					   "no summary frame in the capture");
+		if (rc < 0)
+			return rc;
+		if (f.type == APC_FRAME_SUMMARY)
+			return apcr_summary(r, a, &f);
+		if (a->npre >= APCR_PRE_SUMMARY_MAX)
+			return apc_err_set(&r->err, APC_EDATA, a->name, (int64_t)f.offset,
+					   "no summary frame in the first %d frames", APCR_PRE_SUMMARY_MAX);
+		struct apcr_raw *np = realloc(a->pre, (a->npre + 1) * sizeof *np);
+		if (!np)
+			return APC_ENOMEM;
+		a->pre = np;
+		np[a->npre].type = f.type;
+		np[a->npre].len = f.len - f.hdr_len;
+		np[a->npre].bytes = malloc(f.len ? f.len : 1);
+		if (!np[a->npre].bytes)
+			return APC_ENOMEM;
+		memcpy(np[a->npre].bytes, f.body + f.hdr_len, f.len - f.hdr_len);
+		a->npre++;
+	}
+}
+
+/* The counter id for an APC key, declaring an anonymous one if needed. */
+static int apcr_counter(struct apc_reader *r, struct apcr *a, int64_t key, uint32_t *id)
+{
+	char name[48];
+	struct apc_counter_decl *d;
+
+	if (key >= 0 && (uint64_t)key < a->nkeys && a->keymap[key]) {
+		*id = a->keymap[key] - 1;
+		return APC_OK;
+	}
+	if (key < 0 || key >= 1 << 24)
+		return APC_EDATA;
+	/* Not in captured.xml: keep the values under a name that says so. */
+	snprintf(name, sizeof name, "apc_key_0x%llx", (unsigned long long)key);
+	d = apc_model_add_counter(r->model, name);
+	if (!d)
+		return APC_ENOMEM;
+	d->key = (int32_t)key;
+	apc_model_unmapped(r->model, "counter keys not declared in captured.xml", 1);
+	if (apcr_map_key(a, (int32_t)key, d->id) < 0)
+		return APC_ENOMEM;
+	*id = d->id;
+	return APC_OK;
+}
+
+static struct apcr_fd *apcr_fd(struct apcr *a, int64_t fd)
+{
+	if (fd < 0 || fd >= APCR_MAX_FD)
+		return NULL;
+	if ((size_t)fd >= a->nfds) {
+		size_t n = (size_t)fd + 16;
+		struct apcr_fd *nf = realloc(a->fds, n * sizeof *nf);
+		if (!nf)
+			return NULL;
+		memset(nf + a->nfds, 0, (n - a->nfds) * sizeof *nf);
+		a->fds = nf;
+		a->nfds = n;
+	}
+	return &a->fds[fd];
+}
+
+/* Feed External bytes to the fd's annotate decoder; emit what completes. */
+static int apcr_external(struct apc_reader *r, struct apcr *a, struct apc_batch *b,
+			 const struct apc_msg *m)
+{
+	const struct apc_field *data = apc_msg_field(m, "data");
+	struct apcr_fd *fd = apcr_fd(a, fval(m, "fd", -1));
+	struct apc_ann_msg am;
+	struct apc_err e;
+	char name[64];
+	int rc;
+
+	if (!fd) {
+		apc_model_unmapped(r->model, "external frames with ids out of range", 1);
+		return APC_OK;
+	}
+	if (!data || !data->len || fd->broken)
+		return APC_OK;
+	if (!fd->dec) {
+		snprintf(name, sizeof name, "%s: external fd %lld", a->name, (long long)fval(m, "fd", -1));
+		fd->dec = apc_ann_decoder_new(name);
+		if (!fd->dec)
+			return APC_ENOMEM;
+	}
+	if (apc_ann_decoder_feed(fd->dec, data->s, data->len, &e) < 0) {
+		fd->broken = 1;
+		apc_model_unmapped(r->model, "annotate streams that could not be decoded", 1);
+		return APC_OK;
+	}
+	while ((rc = apc_ann_decoder_next(fd->dec, &am, &e)) != APC_END) {
+		struct apc_event *ev;
+		struct apc_ann *copy;
+
+		if (rc < 0) {
+			apc_model_unmapped(r->model, "annotate messages that could not be decoded", 1);
+			continue;
+		}
+		if (am.is_setup) {
+			fd->tid = am.ann.tid;
+			fd->pid = am.ann.pid;
+			continue;
+		}
+		if (am.has_ts)
+			fd->last_ts = am.ts;
+		am.ann.tid = fd->tid;
+		am.ann.pid = fd->pid;
+		copy = apc_batch_copy_ann(b, &am.ann);
+		ev = copy ? apc_batch_add(b, APC_EV_ANNOTATION, fd->last_ts, APC_NO_CORE) : NULL;
+		if (!ev)
+			return APC_ENOMEM;
+		if (!am.has_ts)
+			ev->flags |= APC_EVF_NO_TS;
+		ev->u.ann = copy;
+	}
+	return APC_OK;
+}
+
+static int apcr_pcs(struct apc_batch *b, struct apc_event *ev, const struct apc_field *f)
+{
+	struct apc_pc *pcs;
+	size_t pos = 0;
+
+	if (!f || f->i <= 0)
+		return APC_OK;
+	pcs = apc_batch_alloc(b, (size_t)f->i * sizeof *pcs);
+	if (!pcs)
+		return APC_ENOMEM;
+	for (int64_t i = 0; i < f->i; i++) {
+		int32_t c;
+		int64_t o;
+		int k = apc_unpack32(f->s + pos, f->len - pos, &c);
+		if (k <= 0)
+			break;
+		pos += (size_t)k;
+		k = apc_unpack64(f->s + pos, f->len - pos, &o);
+		if (k <= 0)
+			break;
+		pos += (size_t)k;
+		pcs[ev->u.sample.depth].cookie = c;
+		pcs[ev->u.sample.depth].offset = o;
+		ev->u.sample.depth++;
+	}
+	ev->u.sample.pcs = pcs;
+	return APC_OK;
+}
+
+/* Map one decoded message to model events. */
+static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *b,
+			const struct apc_msg *m)
+{
+	uint64_t ts = (uint64_t)(m->has_ts ? m->ts : 0) + a->delta;
+	struct apc_event *ev = NULL;
+	const char *n = m->name;
+	uint32_t id;
+	int rc;
+
+	if (!strcmp(n, "counter") || !strcmp(n, "block_counter")) {
+		int64_t key = fval(m, "key", -1);
+		rc = apcr_counter(r, a, key, &id);
+		if (rc == APC_EDATA) {
+			apc_model_unmapped(r->model, "counter values with keys out of range", 1);
+			return APC_OK;
+		}
+		if (rc < 0 || !(ev = apc_batch_add(b, APC_EV_COUNTER, ts, m->core)))
+			return APC_ENOMEM;
+		ev->u.counter.counter = id;
+		ev->u.counter.value = fval(m, "value", 0);
+		ev->u.counter.pid = (int32_t)fval(m, "pid", APC_NO_PID);
+		if (ev->u.counter.pid == 0 && !strcmp(n, "block_counter"))
+			ev->u.counter.pid = APC_NO_PID;
+	} else if (!strcmp(n, "thread_name") || !strcmp(n, "cookie_name")) {
+		int thread = n[0] == 't';
+		char *s = fstr(m, "name");
+		ev = s ? apc_batch_add(b, thread ? APC_EV_THREAD_NAME : APC_EV_COOKIE_NAME,
+				       thread ? ts : a->delta, m->core) : NULL;
+		if (ev) {
+			ev->u.name.id = (int32_t)fval(m, thread ? "tid" : "cookie", 0);
+			ev->u.name.name = apc_batch_strdup(b, s, strlen(s));
+			if (!thread)
+				ev->flags |= APC_EVF_NO_TS;
+		}
+		free(s);
+		if (!ev || !ev->u.name.name)
+			return APC_ENOMEM;
+	} else if (!strcmp(n, "link")) {
+		if (!(ev = apc_batch_add(b, APC_EV_LINK, ts, APC_NO_CORE)))
+			return APC_ENOMEM;
+		ev->u.link.cookie = (int32_t)fval(m, "cookie", 0);
+		ev->u.link.pid = (int32_t)fval(m, "pid", 0);
+		ev->u.link.tid = (int32_t)fval(m, "tid", 0);
+	} else if (!strcmp(n, "activity_switch")) {
+		rc = apcr_counter(r, a, fval(m, "key", -1), &id);
+		if (rc == APC_EDATA) {
+			apc_model_unmapped(r->model, "activity switches with keys out of range", 1);
+			return APC_OK;
+		}
+		if (rc < 0 || !(ev = apc_batch_add(b, APC_EV_ACTIVITY, ts, m->core)))
+			return APC_ENOMEM;
+		ev->u.activity.counter = id;
+		ev->u.activity.activity = (int32_t)fval(m, "activity", 0);
+		ev->u.activity.tid = (int32_t)fval(m, "tid", -1);
+		ev->u.activity.wait = (int32_t)fval(m, "wait_state", 0);
+	} else if (!strcmp(n, "task_exit") || !strcmp(n, "thread_exit") || !strcmp(n, "sched_switch")) {
+		int type = !strcmp(n, "task_exit") ? APC_EV_TASK_EXIT
+				: !strcmp(n, "thread_exit") ? APC_EV_THREAD_EXIT : APC_EV_SCHED_SWITCH;
+		if (!(ev = apc_batch_add(b, (uint16_t)type, ts, m->core)))
+			return APC_ENOMEM;
+		ev->u.sched.tid = (int32_t)fval(m, "tid", 0);
+		ev->u.sched.state = (int32_t)fval(m, "state", 0);
+	} else if (!strcmp(n, "idle")) {
+		if (!(ev = apc_batch_add(b, APC_EV_IDLE, ts, m->core)))
+			return APC_ENOMEM;
+		ev->u.idle.state = (int32_t)fval(m, "state", -1);
+	} else if (!strcmp(n, "backtrace")) {
+		if (!(ev = apc_batch_add(b, APC_EV_SAMPLE, ts, m->core)))
+			return APC_ENOMEM;
+		ev->u.sample.cookie = (int32_t)fval(m, "cookie", 0);
+		ev->u.sample.pid = (int32_t)fval(m, "pid", 0);
+		ev->u.sample.tid = (int32_t)fval(m, "tid", 0);
+		return apcr_pcs(b, ev, apc_msg_field(m, "frames"));
+	} else if (!strcmp(n, "proc")) {
+		char *img = fstr(m, "image"), *comm = fstr(m, "comm");
+		ev = img && comm ? apc_batch_add(b, APC_EV_PROC, a->delta, m->core) : NULL;
+		if (ev) {
+			ev->flags |= APC_EVF_NO_TS;
+			ev->u.proc.pid = (int32_t)fval(m, "pid", 0);
+			ev->u.proc.tid = (int32_t)fval(m, "tid", 0);
+			ev->u.proc.image = apc_batch_strdup(b, img, strlen(img));
+			ev->u.proc.comm = apc_batch_strdup(b, comm, strlen(comm));
+		}
+		free(img);
+		free(comm);
+		if (!ev)
+			return APC_ENOMEM;
+	} else if (!strcmp(n, "external")) {
+		return apcr_external(r, a, b, m);
+	} else if (!strcmp(n, "external_disconnect")) {
+		struct apcr_fd *fd = apcr_fd(a, fval(m, "fd", -1));
+		if (fd) {
+			if (fd->dec)
+				apc_ann_decoder_free(fd->dec);
+			memset(fd, 0, sizeof *fd);
+		}
+	} else if (!strcmp(n, "opaque")) {
+		const struct apc_field *f = apc_msg_field(m, "data");
+		uint8_t *copy = f && f->len ? apc_batch_alloc(b, f->len) : NULL;
+		if (f && f->len && !copy)
+			return APC_ENOMEM;
+		if (!(ev = apc_batch_add(b, APC_EV_RAW_FRAME, a->delta, APC_NO_CORE)))
+			return APC_ENOMEM;
+		if (copy)
+			memcpy(copy, f->s, f->len);
+		ev->flags |= APC_EVF_NO_TS;
+		ev->u.raw.frame_type = m->frame_type;
+		ev->u.raw.len = f ? f->len : 0;
+		ev->u.raw.bytes = copy;
+	} else if (!strcmp(n, "summary") || !strcmp(n, "core_name")) {
+		apc_model_unmapped(r->model, "summary frames after the first", 1);
+	} else {
+		apc_model_unmapped(r->model, "apc messages of other kinds (deprecated annotate frames)", 1);
+	}
+	return APC_OK;
+}
+
+static int apcr_next(struct apc_reader *r, struct apc_batch *b)
+{
+	struct apcr *a = r->priv;
+	struct apc_msg msg;
+	int rc;
+
+	/* Frames read before the Summary go first, as they came. */
+	while (a->pre_next < a->npre) {
+		struct apcr_raw *p = &a->pre[a->pre_next++];
+		struct apc_event *ev = apc_batch_add(b, APC_EV_RAW_FRAME, a->delta, APC_NO_CORE);
+		uint8_t *copy = apc_batch_alloc(b, p->len ? p->len : 1);
+		if (!ev || !copy)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		memcpy(copy, p->bytes, p->len);
+		ev->flags |= APC_EVF_NO_TS;
+		ev->u.raw.frame_type = p->type;
+		ev->u.raw.len = p->len;
+		ev->u.raw.bytes = copy;
+	}
+	while (!apc_batch_full(b)) {
+		if (!a->in_frame) {
+			rc = apc_frame_read(a->fr, &a->frame, &r->err);
+			if (rc == APC_END)
+				return b->n ? APC_OK : APC_END;
+			if (rc < 0) {
+				r->damaged = 1;
+				return rc;
+			}
+			r->model->records_read++;
+			if (a->frame.type == APC_FRAME_SUMMARY) {
+				apc_model_unmapped(r->model, "summary frames after the first", 1);
+				continue;
+			}
+			/* The frame reader's buffer is reused on the next read;
+			 * decoding may pause mid-frame when the batch fills. */
+			free(a->frame_copy);
+			a->frame_copy = malloc(a->frame.len ? a->frame.len : 1);
+			if (!a->frame_copy)
+				return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+			memcpy(a->frame_copy, a->frame.body, a->frame.len);
+			a->frame.body = a->frame_copy;
+			apc_msg_iter_init(&a->it, &a->frame, a->summary_clocks);
+			a->in_frame = 1;
+		}
+		while (!apc_batch_full(b)) {
+			rc = apc_msg_next(&a->it, &msg, &r->err);
+			if (rc == APC_END) {
+				a->in_frame = 0;
+				break;
+			}
+			if (rc < 0) {
+				r->damaged = 1;
+				return rc;
+			}
+			rc = apcr_message(r, a, b, &msg);
+			if (rc < 0)
+				return apc_err_set(&r->err, rc, NULL, APC_NO_OFFSET, "out of memory");
+		}
+	}
+	return APC_OK;
+}
+
+static void apcr_close(struct apc_reader *r)
+{
+	struct apcr *a = r->priv;
+
+	if (!a)
+		return;
+	if (a->fr)
+		apc_frame_reader_free(a->fr);
+	if (a->own_data && a->data)
+		apc_stream_close(a->data);
+	for (size_t i = 0; i < a->npre; i++)
+		free(a->pre[i].bytes);
+	free(a->pre);
+	for (size_t i = 0; i < a->nfds; i++)
+		if (a->fds[i].dec)
+			apc_ann_decoder_free(a->fds[i].dec);
+	free(a->fds);
+	free(a->keymap);
+	free(a->frame_copy);
+	free(a);
+	r->priv = NULL;
+}
+
+const struct apc_format apc_format_apc = {
+	.name = "apc",
+	.description = "Arm Streamline capture (gatord 6.x-9.x, apctools)",
+	.reads = ".apc folder, archive, 0000000000",
+	.bid = apcr_bid,
+	.open = apcr_open,
+	.next = apcr_next,
+	.close = apcr_close,
+};

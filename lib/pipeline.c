@@ -1,0 +1,283 @@
+/*
+ * pipeline.c - the conversion driver: inputs -> reader -> window -> writer.
+ *
+ * Readers deliver events in time order per core; the writer keeps that
+ * order per core across frame types.  This file only wires them
+ * together, applies --begin/--end, and keeps the accounting that the
+ * summary line and --stats=json report.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline.h"
+
+static volatile sig_atomic_t pipeline_stop;
+
+void apc_pipeline_interrupt(void)
+{
+	pipeline_stop = 1;
+}
+
+/* Strip a trailing '/' and the directory part. */
+static const char *base_name(const char *path, char *tmp, size_t len)
+{
+	size_t n;
+	const char *slash;
+
+	snprintf(tmp, len, "%s", path);
+	n = strlen(tmp);
+	while (n > 1 && tmp[n - 1] == '/')
+		tmp[--n] = '\0';
+	slash = strrchr(tmp, '/');
+	return slash ? slash + 1 : tmp;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+void apc_default_output(const char *input, char *out, size_t len)
+{
+	static const char *const wrappers[] = {".gz", ".tgz", ".tar", ".zip", NULL};
+	char tmp[4096];
+	const char *b;
+	char *dot;
+	int again = 1;
+
+	if (strcmp(input, "-") == 0) {
+		snprintf(out, len, "stdin.apc");
+		return;
+	}
+	b = base_name(input, tmp, sizeof tmp);
+	snprintf(out, len, "%s", b);
+	/* Peel archive/compression suffixes, then one format extension. */
+	while (again) {
+		again = 0;
+		for (int i = 0; wrappers[i]; i++)
+			if (ends_with(out, wrappers[i]) && strlen(out) > strlen(wrappers[i])) {
+				out[strlen(out) - strlen(wrappers[i])] = '\0';
+				again = 1;
+			}
+	}
+	dot = strrchr(out, '.');
+	if (dot && dot != out)
+		*dot = '\0';
+	if (strlen(out) + 5 < len)
+		strcat(out, ".apc");
+}
+
+/* Progress source: the reader's own figures, else the main stream's. */
+static void report_progress(const struct apc_conv_opts *o, struct apc_reader *r)
+{
+	uint64_t done = r->progress_done, total = r->progress_total;
+
+	if (!o->progress)
+		return;
+	if (!total && r->ninputs == 1 && !apc_input_is_tree(r->inputs[0])) {
+		struct apc_stream *s = apc_input_stream(r->inputs[0]);
+		int64_t d = s ? apc_stream_raw_offset(s) : -1, t = s ? apc_stream_raw_size(s) : -1;
+		if (d >= 0)
+			done = (uint64_t)d;
+		if (t > 0)
+			total = (uint64_t)t;
+	}
+	o->progress(o->progress_ctx, done, total);
+}
+
+static uint64_t input_bytes(struct apc_reader *r)
+{
+	uint64_t sum = 0;
+
+	if (r->progress_done)
+		return r->progress_done;
+	for (size_t i = 0; i < r->ninputs; i++) {
+		struct apc_stream *s = apc_input_is_tree(r->inputs[i]) ? NULL : apc_input_stream(r->inputs[i]);
+		int64_t d = s ? apc_stream_raw_offset(s) : -1;
+		if (d > 0)
+			sum += (uint64_t)d;
+	}
+	return sum;
+}
+
+/*
+ * Apply --begin/--end (relative to the first event time seen) in place,
+ * and keep the accounting.  Events without a time of their own (names,
+ * declarations) always pass: dropping them would orphan the events that
+ * refer to them.
+ */
+static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *res,
+			 struct apc_batch *b, uint64_t *origin, int *have_origin)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct apc_event *e = &b->ev[i];
+		int timed = !(e->flags & APC_EVF_NO_TS);
+
+		if (timed && !*have_origin) {
+			*origin = e->ts;
+			*have_origin = 1;
+		}
+		if (timed && (o->have_begin || o->have_end)) {
+			uint64_t rel = e->ts >= *origin ? e->ts - *origin : 0;
+			if ((o->have_begin && rel < o->begin_ns) || (o->have_end && rel >= o->end_ns)) {
+				res->events_cut++;
+				continue;
+			}
+		}
+		if (timed) {
+			if (!res->have_ts || e->ts < res->first_ts)
+				res->first_ts = e->ts;
+			if (!res->have_ts || e->ts > res->last_ts)
+				res->last_ts = e->ts;
+			res->have_ts = 1;
+		}
+		if (e->type < APC_EV_TYPE_COUNT)
+			res->model.ev_count[e->type]++;
+		res->model.events_read++;
+		if (w != i)
+			b->ev[w] = *e;
+		w++;
+	}
+	b->n = w;
+}
+
+int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, struct apc_err *err)
+{
+	struct apc_input **inputs = NULL;
+	struct apc_reader r;
+	struct apc_writer *w = NULL;
+	struct apc_batch b;
+	const struct apc_format *fmt;
+	char outbuf[4096];
+	uint64_t origin = 0;
+	int have_origin = 0, rc, read_rc = APC_OK, opened = 0;
+
+	memset(res, 0, sizeof *res);
+	apc_model_init(&res->model);
+	apc_err_clear(&res->data_err);
+	apc_err_clear(err);
+	memset(&r, 0, sizeof r);
+	apc_batch_init(&b, 8192);
+	pipeline_stop = 0;
+
+	if (o->ninputs == 0)
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "no input given");
+	inputs = calloc(o->ninputs, sizeof *inputs);
+	if (!inputs)
+		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	for (size_t i = 0; i < o->ninputs; i++) {
+		rc = apc_input_open(o->inputs[i], &inputs[i], err);
+		if (rc < 0)
+			goto out;
+	}
+
+	if (o->from) {
+		fmt = apc_format_find(o->from);
+		if (!fmt) {
+			rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					 "unknown format '%s' (see --list-formats)", o->from);
+			goto out;
+		}
+	} else {
+		int bid = 0;
+		fmt = apc_format_detect(inputs[0], &bid);
+		if (!fmt) {
+			rc = apc_err_set(err, APC_EDATA, o->inputs[0], APC_NO_OFFSET,
+					 "cannot tell the input format (try -f FORMAT; see --list-formats)");
+			goto out;
+		}
+	}
+	res->format = fmt;
+
+	r.fmt = fmt;
+	r.inputs = inputs;
+	r.ninputs = o->ninputs;
+	r.model = &res->model;
+	apc_err_clear(&r.err);
+	rc = fmt->open(&r);
+	opened = 1;
+	if (rc < 0) {
+		*err = r.err;
+		if (err->status >= 0)
+			apc_err_set(err, rc, o->inputs[0], APC_NO_OFFSET, "cannot read %s input", fmt->name);
+		err->status = rc;
+		goto out;
+	}
+	if (!res->model.meta.source_format)
+		apc_strset(&res->model.meta.source_format, fmt->name);
+
+	if (o->output) {
+		snprintf(outbuf, sizeof outbuf, "%s", o->output);
+	} else {
+		apc_default_output(o->inputs[0], outbuf, sizeof outbuf);
+	}
+	rc = apc_writer_open(outbuf, &o->write, &w, err);
+	if (rc < 0)
+		goto out;
+	snprintf(res->output, sizeof res->output, "%s", apc_writer_path(w));
+	rc = apc_writer_begin(w, &res->model, err);
+	if (rc < 0)
+		goto out;
+
+	for (;;) {
+		if (pipeline_stop) {
+			rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
+			goto out;
+		}
+		apc_batch_reset(&b);
+		read_rc = fmt->next(&r, &b);
+		window_batch(o, res, &b, &origin, &have_origin);
+		if (b.n) {
+			rc = apc_writer_write(w, &b, err);
+			if (rc < 0)
+				goto out;
+		}
+		report_progress(o, &r);
+		if (read_rc == APC_END)
+			break;
+		if (read_rc < 0) {
+			if (read_rc != APC_EDATA) {
+				*err = r.err;
+				err->status = read_rc;
+				rc = read_rc;
+				goto out;
+			}
+			/* Damage: keep what came before it. */
+			res->data_err = r.err;
+			res->data_err.status = APC_EDATA;
+			break;
+		}
+	}
+	rc = apc_writer_finish(w, err);
+	if (rc < 0)
+		goto out;
+	res->wstats = *apc_writer_stats(w);
+	apc_writer_free(w);
+	w = NULL;
+	rc = read_rc == APC_EDATA ? APC_EDATA : APC_OK;
+	if (rc == APC_EDATA)
+		*err = res->data_err;
+
+out:
+	if (w)
+		apc_writer_abort(w);
+	res->bytes_in = opened ? input_bytes(&r) : 0;
+	if (opened && fmt->close)
+		fmt->close(&r);
+	for (size_t i = 0; inputs && i < o->ninputs; i++)
+		if (inputs[i])
+			apc_input_close(inputs[i]);
+	free(inputs);
+	apc_batch_free(&b);
+	return rc;
+}
+
+void apc_conv_result_free(struct apc_conv_result *res)
+{
+	apc_model_free(&res->model);
+}

@@ -1,0 +1,62 @@
+/*
+ * pipeline.h - the conversion driver behind apcconv: open the inputs,
+ * pick a format, pull batches from its reader, keep the time window the
+ * user asked for, and push the events through the APC writer.
+ *
+ * Status contract: APC_OK; APC_EDATA when the input was damaged but what
+ * came before the damage was converted and written (the caller exits 1);
+ * APC_EIO / APC_ENOMEM when nothing was written (the output is removed;
+ * the caller exits 2).  An interrupt (apc_pipeline_interrupt) is APC_EIO.
+ */
+#ifndef APC_PIPELINE_H
+#define APC_PIPELINE_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "format.h"
+#include "model.h"
+#include "writer.h"
+
+struct apc_conv_opts {
+	const char *const *inputs; /* one or more input paths ("-" = stdin) */
+	size_t ninputs;
+	const char *from;          /* -f/--from, or NULL to detect */
+	const char *output;        /* -o, or NULL for the default name */
+	struct apc_write_opts write;
+	uint64_t begin_ns, end_ns; /* keep events with begin <= t - first < end; end 0 = no limit */
+	int have_begin, have_end;
+	/* Called about every batch with bytes done and total (0 if unknown). */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+};
+
+struct apc_conv_result {
+	const struct apc_format *format; /* the format used */
+	char output[4096];               /* the output path written */
+	struct apc_model model;          /* metadata, counters, counts, unmapped */
+	struct apc_write_stats wstats;
+	uint64_t bytes_in;               /* input bytes consumed */
+	uint64_t first_ts, last_ts;      /* time span of the events written */
+	uint64_t events_cut;             /* events outside --begin/--end */
+	int have_ts;
+	struct apc_err data_err;         /* the damage, when status is APC_EDATA */
+};
+
+/*
+ * apc_convert() : run one conversion.  res is filled (free it with
+ * apc_conv_result_free) whatever the outcome; err describes a failure.
+ */
+int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, struct apc_err *err);
+void apc_conv_result_free(struct apc_conv_result *res);
+
+/* Ask a running conversion to stop (async-signal-safe). */
+void apc_pipeline_interrupt(void);
+
+/*
+ * apc_default_output() : the input's base name with its extensions
+ * (.bin, .gz, .tar, ...) replaced by ".apc", in the current directory.
+ */
+void apc_default_output(const char *input, char *out, size_t len);
+
+#endif

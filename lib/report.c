@@ -1,0 +1,79 @@
+/*
+ * report.c - apcconv's summary line and --stats=json object.
+ */
+#include <inttypes.h>
+
+#include "json.h"
+#include "report.h"
+
+static void report_span(FILE *f, const struct apc_conv_result *r)
+{
+	uint64_t span = r->have_ts ? r->last_ts - r->first_ts : 0;
+	fprintf(f, "span %" PRIu64 ".%09" PRIu64 " s", span / 1000000000u, span % 1000000000u);
+}
+
+void apc_report_line(FILE *f, const char *prog, const char *input, const struct apc_conv_result *r,
+		     double seconds)
+{
+	const struct apc_model *m = &r->model;
+
+	fprintf(f, "%s: %s (%s) -> %s: %" PRIu64 " bytes in, %" PRIu64 " events, %" PRIu64
+		   " frames, %" PRIu64 " bytes written, ",
+		prog, input, r->format ? r->format->name : "?", r->output, r->bytes_in,
+		m->events_read, r->wstats.frames, r->wstats.bytes);
+	report_span(f, r);
+	fprintf(f, ", %.2f s", seconds);
+	if (r->events_cut)
+		fprintf(f, "; outside --begin/--end: %" PRIu64, r->events_cut);
+	if (r->wstats.reordered)
+		fprintf(f, "; moved forward to keep per-core order: %" PRIu64, r->wstats.reordered);
+	for (size_t i = 0; i < m->nunmapped; i++)
+		fprintf(f, "%s %s: %" PRIu64, i ? "," : "; not mapped:", m->unmapped[i].what,
+			m->unmapped[i].count);
+	fputc('\n', f);
+}
+
+void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r, double seconds,
+		     int status)
+{
+	const struct apc_model *m = &r->model;
+	int first = 1;
+
+	fputs("{\"input\":", f);
+	apc_json_cstr(f, input);
+	fputs(",\"format\":", f);
+	apc_json_cstr(f, r->format ? r->format->name : NULL);
+	fputs(",\"output\":", f);
+	apc_json_cstr(f, r->output[0] ? r->output : NULL);
+	fprintf(f, ",\"status\":%d,\"ok\":%s", status, status == 0 ? "true" : "false");
+	fprintf(f, ",\"bytes_in\":%" PRIu64 ",\"records_read\":%" PRIu64 ",\"events\":%" PRIu64,
+		r->bytes_in, m->records_read, m->events_read);
+	fputs(",\"events_by_type\":{", f);
+	for (int t = 1; t < APC_EV_TYPE_COUNT; t++) {
+		if (!m->ev_count[t])
+			continue;
+		fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", apc_ev_type_name(t), m->ev_count[t]);
+		first = 0;
+	}
+	fprintf(f, "},\"counters\":%zu", m->ncounters);
+	fprintf(f, ",\"frames\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"messages\":%" PRIu64,
+		r->wstats.frames, r->wstats.bytes, r->wstats.messages);
+	fprintf(f, ",\"reordered\":%" PRIu64 ",\"outside_window\":%" PRIu64, r->wstats.reordered,
+		r->events_cut);
+	fprintf(f, ",\"first_ts\":%" PRIu64 ",\"last_ts\":%" PRIu64 ",\"seconds\":%.3f",
+		r->have_ts ? r->first_ts : 0, r->have_ts ? r->last_ts : 0, seconds);
+	fputs(",\"not_mapped\":{", f);
+	for (size_t i = 0; i < m->nunmapped; i++) {
+		if (i)
+			fputc(',', f);
+		apc_json_cstr(f, m->unmapped[i].what);
+		fprintf(f, ":%" PRIu64, m->unmapped[i].count);
+	}
+	fputc('}', f);
+	if (r->data_err.status < 0) {
+		char buf[1024];
+		fputs(",\"damage\":", f);
+		apc_json_cstr(f, apc_err_format(&r->data_err, buf, sizeof buf));
+	}
+	fputs("}\n", f);
+}

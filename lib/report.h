@@ -1,0 +1,23 @@
+/*
+ * report.h - apcconv's end-of-run reports: the one summary line (like
+ * perf's) and the --stats=json object for CI.
+ */
+#ifndef APC_REPORT_H
+#define APC_REPORT_H
+
+#include <stdio.h>
+
+#include "pipeline.h"
+
+/*
+ * apc_report_line() : "INPUT (FORMAT) -> OUTPUT: N bytes in, N events,
+ * N frames, N bytes written, span S s[; not mapped: what N, ...]".
+ */
+void apc_report_line(FILE *f, const char *prog, const char *input, const struct apc_conv_result *r,
+		     double seconds);
+/* One JSON object with the same figures, the per-type event counts, the
+ * unmapped kinds and the damage (if any). */
+void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r, double seconds,
+		     int status);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * util.c - time parsing and clocks for the commands.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+int apc_parse_time_ns(const char *s, uint64_t *ns)
+{
+	static const struct { const char *suffix; uint64_t scale; int digits; } units[] = {
+		{"ns", 1, 0}, {"us", 1000, 3}, {"ms", 1000000, 6}, {"s", 1000000000, 9}, {"", 1, 0},
+	};
+	uint64_t ip = 0, frac = 0;
+	int fdigits = 0;
+	const char *p = s;
+
+	if (!*p)
+		return -1;
+	while (*p >= '0' && *p <= '9') {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return -1;
+		ip = ip * 10 + (uint64_t)(*p++ - '0');
+	}
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			if (fdigits < 9) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				fdigits++;
+			}
+			p++;
+		}
+	}
+	if (p == s)
+		return -1;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcmp(p, units[i].suffix) != 0)
+			continue;
+		/* Fractions finer than 1 ns are dropped. */
+		uint64_t f = frac;
+		int d = fdigits;
+		while (d < units[i].digits) {
+			f *= 10;
+			d++;
+		}
+		while (d > units[i].digits) {
+			f /= 10;
+			d--;
+		}
+		if (units[i].digits == 0 && fdigits)
+			return -1; /* fractions of a nanosecond */
+		if (ip > UINT64_MAX / units[i].scale)
+			return -1;
+		*ns = ip * units[i].scale + f;
+		return 0;
+	}
+	return -1;
+}
+
+double apc_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

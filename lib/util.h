@@ -1,0 +1,19 @@
+/*
+ * util.h - small helpers shared by the commands.
+ */
+#ifndef APC_UTIL_H
+#define APC_UTIL_H
+
+#include <stdint.h>
+
+/*
+ * apc_parse_time_ns() : "1500" (ns), "1.5s", "20ms", "3us", "7ns" ->
+ * nanoseconds, exactly (no floating point).  Returns 0 on success, -1 if
+ * the text is not a time.
+ */
+int apc_parse_time_ns(const char *s, uint64_t *ns);
+
+/* Monotonic wall time in seconds, for elapsed-time figures. */
+double apc_now(void);
+
+#endif
