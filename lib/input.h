@@ -40,6 +40,11 @@ const char *apc_input_path(const struct apc_input *in);
 int apc_input_is_tree(const struct apc_input *in);
 /* "file", "stdin", "gzip", "directory", "tar", "zip", ... */
 const char *apc_input_kind(const struct apc_input *in);
+/*
+ * Archive members left out because their path is absolute or climbs out
+ * with "..", or is not readable (for a warning); 0 for other inputs.
+ */
+size_t apc_input_skipped(const struct apc_input *in);
 
 /* Single-stream inputs: the stream (owned by the input). NULL for trees. */
 struct apc_stream *apc_input_stream(struct apc_input *in);

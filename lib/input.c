@@ -1,0 +1,1467 @@
+/*
+ * input.c - the input layer: files, stdin, gzip (zlib), directories and
+ * archives (libarchive) behind one stream/tree interface (see input.h).
+ *
+ * A stream has three layers: a raw source (a file descriptor read with
+ * read(2), or one archive member read with archive_read_data), an
+ * optional gzip decoder over it, and a look-ahead buffer on top so format
+ * bids can peek without consuming.  Every kind of input is decided from
+ * its first bytes, never from its name.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "input.h"
+
+/* Bytes peeked at open to decide what an input is (tar magic is at 257). */
+#define IN_SNIFF 512
+/* Compressed input buffer of the gzip decoder and the archive callbacks. */
+#define IN_BUFSZ 65536
+/* Bounds on what a tree may hold, so a hostile archive cannot exhaust memory. */
+#define IN_MAX_MEMBERS (1u << 20)
+#define IN_MAX_NAME 4096
+#define IN_MAX_DEPTH 64
+/* Largest single read(2)/inflate request, well below SSIZE_MAX and UINT_MAX. */
+#define IN_MAX_IO (1u << 30)
+
+enum stream_src { SRC_FD, SRC_ARCHIVE };
+
+/* What libarchive reads through: pread() on a shared descriptor. */
+struct arc_src {
+	int fd;
+	int64_t pos;
+	int64_t size;
+	uint8_t buf[IN_BUFSZ];
+};
+
+struct apc_stream {
+	char *name;
+	enum stream_src src;
+	int fd;            /* SRC_FD: descriptor (closed on close if own_fd) */
+	int own_fd;
+	int seekable;      /* regular file: skip may lseek */
+	uint64_t raw_pos;  /* bytes taken from the raw source */
+	int64_t raw_size;  /* size of the underlying file, or -1 */
+	int64_t size;      /* uncompressed size, or -1 */
+	uint64_t offset;   /* uncompressed bytes handed to the caller */
+	uint64_t produced; /* uncompressed bytes produced by the lower layers */
+
+	/* SRC_ARCHIVE */
+	struct archive *ar;
+	struct arc_src *asrc;
+
+	/* gzip decoder */
+	int gz;
+	int gz_member;     /* input fed since the last member ended */
+	int gz_done;
+	z_stream z;
+	uint8_t *zin;
+
+	/* look-ahead */
+	uint8_t *la;
+	size_t la_off, la_len;
+
+	int src_eof;
+	int failed;        /* sticky: every later read returns saved */
+	struct apc_err saved;
+};
+
+struct in_member {
+	char *name;    /* relative path as exposed */
+	char *orig;    /* archive entry pathname (NULL for directories) */
+	uint64_t index;/* entry index in the archive */
+};
+
+struct apc_input {
+	char *path;
+	const char *kind;
+	int tree;
+	struct apc_stream *stream; /* single-stream inputs */
+	int is_dir;
+	int arc_fd;                /* archives: the (possibly spooled) file */
+	int64_t arc_size;
+	char *label;               /* prefix of member stream names */
+	struct in_member *mem;
+	size_t nmem, capmem;
+	const char **names;
+	size_t skipped;            /* unsafe members left out */
+};
+
+/* ------------------------------------------------------------------ */
+/* errors */
+
+/* Record a failure on the stream; later reads return it again. */
+static int st_fail(struct apc_stream *s, int status, int64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int st_fail(struct apc_stream *s, int status, int64_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	apc_err_vset(&s->saved, status, s->name, off, fmt, ap);
+	va_end(ap);
+	s->failed = 1;
+	return status;
+}
+
+static void st_copy_err(const struct apc_stream *s, struct apc_err *err)
+{
+	if (err)
+		*err = s->saved;
+}
+
+static int in_nomem(struct apc_err *err)
+{
+	return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+}
+
+/* ------------------------------------------------------------------ */
+/* stream construction */
+
+static struct apc_stream *stream_new(const char *name)
+{
+	struct apc_stream *s = calloc(1, sizeof *s);
+
+	if (!s)
+		return NULL;
+	s->name = strdup(name);
+	if (!s->name) {
+		free(s);
+		return NULL;
+	}
+	s->fd = -1;
+	s->size = -1;
+	s->raw_size = -1;
+	apc_err_clear(&s->saved);
+	return s;
+}
+
+static struct apc_stream *stream_new_fd(int fd, const char *name, int own)
+{
+	struct apc_stream *s = stream_new(name);
+	struct stat st;
+
+	if (!s)
+		return NULL;
+	s->src = SRC_FD;
+	s->fd = fd;
+	s->own_fd = own;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t pos = lseek(fd, 0, SEEK_CUR);
+		s->seekable = 1;
+		s->raw_size = st.st_size;
+		/* stdin redirected from a file may not start at 0 */
+		s->size = st.st_size - (pos > 0 && pos <= st.st_size ? pos : 0);
+	}
+	return s;
+}
+
+void apc_stream_close(struct apc_stream *s)
+{
+	if (!s)
+		return;
+	if (s->gz)
+		inflateEnd(&s->z);
+	if (s->ar)
+		archive_read_free(s->ar);
+	if (s->asrc && s->asrc->fd >= 0)
+		close(s->asrc->fd);
+	free(s->asrc);
+	if (s->own_fd && s->fd >= 0)
+		close(s->fd);
+	free(s->zin);
+	free(s->la);
+	free(s->name);
+	free(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* raw source */
+
+static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
+{
+	ssize_t r;
+
+	if (n > IN_MAX_IO)
+		n = IN_MAX_IO;
+	if (s->src == SRC_FD) {
+		do
+			r = read(s->fd, buf, n);
+		while (r < 0 && errno == EINTR);
+		if (r < 0) {
+			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read %s: %s", s->name,
+				strerror(errno));
+			return -1;
+		}
+	} else {
+		la_ssize_t a = archive_read_data(s->ar, buf, n);
+		if (a < 0) {
+			const char *why = archive_error_string(s->ar);
+			st_fail(s, APC_EDATA, APC_NO_OFFSET, "cannot read member after %llu bytes: %s",
+				(unsigned long long)s->raw_pos, why ? why : "archive error");
+			return -1;
+		}
+		r = a;
+	}
+	s->raw_pos += (uint64_t)r;
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* gzip decoder */
+
+/*
+ * Turn a raw stream into a gzip stream.  Whatever was peeked so far is
+ * compressed input: it moves from the look-ahead into the decoder.
+ */
+static int gz_start(struct apc_stream *s, struct apc_err *err)
+{
+	size_t have = s->la_len - s->la_off;
+
+	s->zin = malloc(IN_BUFSZ > APC_PEEK_MAX ? IN_BUFSZ : APC_PEEK_MAX);
+	if (!s->zin)
+		return in_nomem(err);
+	memset(&s->z, 0, sizeof s->z);
+	/* 15+32: accept gzip (and zlib) headers, full window */
+	if (inflateInit2(&s->z, 15 + 32) != Z_OK)
+		return in_nomem(err);
+	s->gz = 1;
+	if (have)
+		memcpy(s->zin, s->la + s->la_off, have);
+	s->z.next_in = s->zin;
+	s->z.avail_in = (uInt)have;
+	s->la_off = s->la_len = 0;
+	s->size = -1;
+	s->src_eof = 0;
+	s->produced = 0; /* error offsets count decompressed bytes */
+	return APC_OK;
+}
+
+/*
+ * Inflate up to n bytes.  Concatenated gzip members are decoded one
+ * after another, as gzip(1) does.  Returns bytes produced; when an error
+ * stops decoding after some output, that output is returned and the
+ * error (sticky) comes with the next call.
+ */
+static ssize_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
+{
+	if (n > IN_MAX_IO)
+		n = IN_MAX_IO;
+	s->z.next_out = out;
+	s->z.avail_out = (uInt)n;
+	while (s->z.avail_out > 0 && !s->gz_done) {
+		int ret;
+
+		if (s->z.avail_in == 0) {
+			ssize_t r = raw_read(s, s->zin, IN_BUFSZ);
+			if (r < 0)
+				break;
+			if (r == 0) {
+				if (s->gz_member)
+					st_fail(s, APC_EDATA, APC_NO_OFFSET,
+						"truncated gzip stream after %llu bytes",
+						(unsigned long long)(s->produced + (n - s->z.avail_out)));
+				s->gz_done = 1;
+				break;
+			}
+			s->z.next_in = s->zin;
+			s->z.avail_in = (uInt)r;
+		}
+		s->gz_member = 1;
+		ret = inflate(&s->z, Z_NO_FLUSH);
+		if (ret == Z_STREAM_END) {
+			/* another member may follow; reset and let the loop refill */
+			s->gz_member = 0;
+			if (inflateReset(&s->z) != Z_OK) {
+				st_fail(s, APC_ENOMEM, APC_NO_OFFSET, "cannot reset gzip decoder");
+				break;
+			}
+			continue;
+		}
+		if (ret == Z_BUF_ERROR && s->z.avail_in == 0)
+			continue;
+		if (ret != Z_OK) {
+			st_fail(s, APC_EDATA, APC_NO_OFFSET, "gzip data corrupt after %llu bytes (%s)",
+				(unsigned long long)(s->produced + (n - s->z.avail_out)),
+				s->z.msg ? s->z.msg : "invalid data");
+			break;
+		}
+	}
+	size_t got = n - s->z.avail_out;
+	if (got == 0 && s->failed)
+		return -1;
+	return (ssize_t)got;
+}
+
+/* ------------------------------------------------------------------ */
+/* decoded source (below the look-ahead) */
+
+static ssize_t src_read(struct apc_stream *s, uint8_t *buf, size_t n)
+{
+	ssize_t r;
+
+	if (s->failed)
+		return -1;
+	if (s->src_eof || n == 0)
+		return 0;
+	r = s->gz ? gz_read(s, buf, n) : raw_read(s, buf, n);
+	if (r == 0 && !s->failed)
+		s->src_eof = 1;
+	if (r > 0)
+		s->produced += (uint64_t)r;
+	return r;
+}
+
+static int la_alloc(struct apc_stream *s, struct apc_err *err)
+{
+	if (!s->la) {
+		s->la = malloc(APC_PEEK_MAX);
+		if (!s->la)
+			return in_nomem(err);
+	}
+	return APC_OK;
+}
+
+/*
+ * apc_stream_peek() : see input.h.  Reads ahead into the look-ahead
+ * buffer; an error with some bytes already buffered is held back until
+ * those bytes have been consumed.
+ */
+ssize_t apc_stream_peek(struct apc_stream *s, const uint8_t **p, size_t want,
+			struct apc_err *err)
+{
+	size_t avail;
+
+	if (want > APC_PEEK_MAX)
+		want = APC_PEEK_MAX;
+	if (la_alloc(s, err) < 0)
+		return -1;
+	avail = s->la_len - s->la_off;
+	if (avail < want) {
+		if (s->la_off > 0) {
+			memmove(s->la, s->la + s->la_off, avail);
+			s->la_off = 0;
+			s->la_len = avail;
+		}
+		while (s->la_len < want) {
+			ssize_t r = src_read(s, s->la + s->la_len, APC_PEEK_MAX - s->la_len);
+			if (r < 0) {
+				if (s->la_len == 0) {
+					st_copy_err(s, err);
+					return -1;
+				}
+				break;
+			}
+			if (r == 0)
+				break;
+			s->la_len += (size_t)r;
+		}
+		avail = s->la_len - s->la_off;
+	}
+	*p = s->la + s->la_off;
+	return (ssize_t)(avail < want ? avail : want);
+}
+
+/*
+ * apc_stream_read() : see input.h.  Drains the look-ahead, then reads
+ * straight into the caller's buffer.
+ */
+ssize_t apc_stream_read(struct apc_stream *s, void *buf, size_t n, struct apc_err *err)
+{
+	uint8_t *out = buf;
+	size_t got = 0;
+
+	if (n > SSIZE_MAX)
+		n = SSIZE_MAX;
+	if (s->la_len > s->la_off) {
+		size_t k = s->la_len - s->la_off;
+		if (k > n)
+			k = n;
+		memcpy(out, s->la + s->la_off, k);
+		s->la_off += k;
+		got = k;
+	}
+	while (got < n) {
+		ssize_t r = src_read(s, out + got, n - got);
+		if (r < 0) {
+			if (got > 0)
+				break; /* the error comes with the next call */
+			st_copy_err(s, err);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	s->offset += got;
+	return (ssize_t)got;
+}
+
+/*
+ * apc_stream_skip() : see input.h.  Skipping past the end is an error
+ * (APC_EDATA, "cannot skip"), the stream is then at its end.
+ */
+int apc_stream_skip(struct apc_stream *s, uint64_t n, struct apc_err *err)
+{
+	uint64_t want = n;
+
+	if (s->la_len > s->la_off) {
+		size_t k = s->la_len - s->la_off;
+		if (k > n)
+			k = (size_t)n;
+		s->la_off += k;
+		s->offset += k;
+		n -= k;
+	}
+	if (n == 0)
+		return APC_OK;
+	if (s->src == SRC_FD && !s->gz && s->seekable && !s->failed && s->raw_size >= 0) {
+		off_t cur = lseek(s->fd, 0, SEEK_CUR);
+		if (cur >= 0) {
+			uint64_t left = cur < s->raw_size ? (uint64_t)(s->raw_size - cur) : 0;
+			uint64_t k = n < left ? n : left;
+			if (lseek(s->fd, (off_t)k, SEEK_CUR) >= 0) {
+				s->raw_pos += k;
+				s->produced += k;
+				s->offset += k;
+				n -= k;
+				if (n == 0)
+					return APC_OK;
+				s->src_eof = 1;
+			}
+		}
+	}
+	/* not seekable (pipe, gzip, archive member): read and discard */
+	if (la_alloc(s, err) < 0)
+		return APC_ENOMEM;
+	while (n > 0) {
+		size_t chunk = n < APC_PEEK_MAX ? (size_t)n : APC_PEEK_MAX;
+		ssize_t r = src_read(s, s->la, chunk);
+		if (r < 0) {
+			st_copy_err(s, err);
+			return s->saved.status;
+		}
+		if (r == 0)
+			break;
+		s->offset += (uint64_t)r;
+		n -= (uint64_t)r;
+	}
+	s->la_off = s->la_len = 0;
+	if (n > 0)
+		return apc_err_set(err, APC_EDATA, s->name, (int64_t)s->offset,
+				   "cannot skip %llu bytes: the stream ends %llu bytes early",
+				   (unsigned long long)want, (unsigned long long)n);
+	return APC_OK;
+}
+
+const char *apc_stream_name(const struct apc_stream *s)
+{
+	return s->name;
+}
+
+uint64_t apc_stream_offset(const struct apc_stream *s)
+{
+	return s->offset;
+}
+
+int64_t apc_stream_size(const struct apc_stream *s)
+{
+	return s->size;
+}
+
+/* For gzip: compressed bytes fed to the decoder; else what the caller consumed. */
+int64_t apc_stream_raw_offset(const struct apc_stream *s)
+{
+	if (s->src == SRC_ARCHIVE)
+		return s->ar ? (int64_t)archive_filter_bytes(s->ar, -1) : -1;
+	if (s->gz)
+		return (int64_t)(s->raw_pos - s->z.avail_in);
+	return (int64_t)s->offset;
+}
+
+int64_t apc_stream_raw_size(const struct apc_stream *s)
+{
+	return s->raw_size;
+}
+
+/*
+ * apc_stream_slurp() : see input.h.  Fails with APC_ENOMEM (a limit) if
+ * the stream holds more than limit bytes.
+ */
+int apc_stream_slurp(struct apc_stream *s, size_t limit, uint8_t **buf, size_t *len,
+		     struct apc_err *err)
+{
+	size_t cap, n = 0;
+	uint8_t *b;
+
+	*buf = NULL;
+	*len = 0;
+	if (s->size >= 0 && (uint64_t)s->size > s->offset + (uint64_t)limit)
+		return apc_err_set(err, APC_ENOMEM, s->name, APC_NO_OFFSET,
+				   "%lld bytes is more than the %zu bytes allowed",
+				   (long long)s->size, limit);
+	cap = s->size >= 0 ? (size_t)((uint64_t)s->size - s->offset) + 1 : 4096;
+	if (cap > limit + 1)
+		cap = limit + 1;
+	if (cap < 64)
+		cap = 64;
+	b = malloc(cap);
+	if (!b)
+		return in_nomem(err);
+	for (;;) {
+		ssize_t r;
+		if (n + 1 >= cap) {
+			size_t ncap = cap * 2;
+			uint8_t *nb;
+			if (ncap > limit + 2)
+				ncap = limit + 2;
+			if (ncap <= cap) {
+				free(b);
+				return apc_err_set(err, APC_ENOMEM, s->name, APC_NO_OFFSET,
+						   "more than the %zu bytes allowed", limit);
+			}
+			nb = realloc(b, ncap);
+			if (!nb) {
+				free(b);
+				return in_nomem(err);
+			}
+			b = nb;
+			cap = ncap;
+		}
+		r = apc_stream_read(s, b + n, cap - 1 - n, err);
+		if (r < 0) {
+			free(b);
+			return err ? err->status : APC_EIO;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > limit) {
+			free(b);
+			return apc_err_set(err, APC_ENOMEM, s->name, APC_NO_OFFSET,
+					   "more than the %zu bytes allowed", limit);
+		}
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return APC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* content sniffing */
+
+static int sniff_gzip(const uint8_t *p, size_t n)
+{
+	return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+}
+
+/* ustar/gnu magic at 257, or (old v7 tar) a header whose checksum holds. */
+static int sniff_tar(const uint8_t *p, size_t n)
+{
+	unsigned long want = 0, sum = 0;
+	int digits = 0;
+	size_t i = 148;
+
+	if (n < 512)
+		return 0;
+	if (memcmp(p + 257, "ustar", 5) == 0)
+		return 1;
+	while (i < 156 && p[i] == ' ')
+		i++;
+	for (; i < 156 && p[i] >= '0' && p[i] <= '7'; i++, digits++)
+		want = want * 8 + (unsigned long)(p[i] - '0');
+	if (!digits || p[0] == 0 || (i < 156 && p[i] != ' ' && p[i] != 0))
+		return 0;
+	for (i = 0; i < 512; i++)
+		sum += (i >= 148 && i < 156) ? ' ' : p[i];
+	return sum == want;
+}
+
+/* Magic numbers of archives (and compressed tars) libarchive may read. */
+static int sniff_archive(const uint8_t *p, size_t n)
+{
+	static const struct { const char *m; size_t n; } magic[] = {
+		{"PK\3\4", 4}, {"PK\5\6", 4}, {"PK\7\10", 4},    /* zip */
+		{"7z\xbc\xaf\x27\x1c", 6},                        /* 7-zip */
+		{"070707", 6}, {"070701", 6}, {"070702", 6},      /* cpio */
+		{"\xc7\x71", 2}, {"\x71\xc7", 2},                 /* binary cpio */
+		{"BZh", 3},                                       /* bzip2 */
+		{"\xfd" "7zXZ\0", 6},                             /* xz */
+		{"\x28\xb5\x2f\xfd", 4},                          /* zstd */
+	};
+
+	if (sniff_tar(p, n))
+		return 1;
+	for (size_t i = 0; i < sizeof magic / sizeof magic[0]; i++)
+		if (n >= magic[i].n && memcmp(p, magic[i].m, magic[i].n) == 0)
+			return 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* libarchive handles on a descriptor, read with pread() */
+
+static la_ssize_t arc_read_cb(struct archive *a, void *cd, const void **out)
+{
+	struct arc_src *src = cd;
+	ssize_t r;
+
+	do
+		r = pread(src->fd, src->buf, sizeof src->buf, (off_t)src->pos);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		archive_set_error(a, errno, "read error: %s", strerror(errno));
+		return -1;
+	}
+	src->pos += r;
+	*out = src->buf;
+	return r;
+}
+
+static la_int64_t arc_skip_cb(struct archive *a, void *cd, la_int64_t req)
+{
+	struct arc_src *src = cd;
+	int64_t left = src->size > src->pos ? src->size - src->pos : 0;
+
+	if (req <= 0)
+		return 0;
+	if (req > left)
+		req = left;
+	src->pos += req;
+	return req;
+}
+
+static la_int64_t arc_seek_cb(struct archive *a, void *cd, la_int64_t off, int whence)
+{
+	struct arc_src *src = cd;
+	int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? src->pos : src->size;
+
+	if ((off > 0 && base > INT64_MAX - off) || base + off < 0)
+		return ARCHIVE_FATAL;
+	src->pos = base + off;
+	return src->pos;
+}
+
+/*
+ * Open a libarchive reader on its own duplicate of fd (so handles are
+ * independent).  Only real archive formats are enabled, never "raw" or
+ * "empty", so arbitrary data is not mistaken for an archive.
+ */
+static struct archive *arc_open(int fd, int64_t size, struct arc_src **srcp)
+{
+	struct archive *a = archive_read_new();
+	struct arc_src *src = calloc(1, sizeof *src);
+
+	*srcp = NULL;
+	if (!a || !src)
+		goto fail;
+	src->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (src->fd < 0)
+		goto fail;
+	src->size = size;
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	archive_read_support_format_zip(a);
+	archive_read_support_format_cpio(a);
+	archive_read_support_format_7zip(a);
+	archive_read_set_read_callback(a, arc_read_cb);
+	archive_read_set_skip_callback(a, arc_skip_cb);
+	archive_read_set_seek_callback(a, arc_seek_cb);
+	archive_read_set_callback_data(a, src);
+	if (archive_read_open1(a) != ARCHIVE_OK)
+		goto fail;
+	*srcp = src;
+	return a;
+fail:
+	if (a)
+		archive_read_free(a);
+	if (src && src->fd >= 0)
+		close(src->fd);
+	free(src);
+	return NULL;
+}
+
+static void arc_close(struct archive *a, struct arc_src *src)
+{
+	if (a)
+		archive_read_free(a);
+	if (src) {
+		if (src->fd >= 0)
+			close(src->fd);
+		free(src);
+	}
+}
+
+static const char *arc_kind(struct archive *a)
+{
+	int fmt = archive_format(a) & ARCHIVE_FORMAT_BASE_MASK;
+	int filt = archive_filter_count(a) > 1 ? archive_filter_code(a, 0) : ARCHIVE_FILTER_NONE;
+	const char *base = fmt == ARCHIVE_FORMAT_ZIP ? "zip"
+			 : fmt == ARCHIVE_FORMAT_CPIO ? "cpio"
+			 : fmt == ARCHIVE_FORMAT_7ZIP ? "7zip" : "tar";
+
+	if (fmt == ARCHIVE_FORMAT_TAR) {
+		switch (filt) {
+		case ARCHIVE_FILTER_GZIP: return "tar.gz";
+		case ARCHIVE_FILTER_BZIP2: return "tar.bz2";
+		case ARCHIVE_FILTER_XZ: return "tar.xz";
+		case ARCHIVE_FILTER_ZSTD: return "tar.zst";
+		default: return "tar";
+		}
+	}
+	if (fmt == ARCHIVE_FORMAT_CPIO && filt == ARCHIVE_FILTER_GZIP)
+		return "cpio.gz";
+	return base;
+}
+
+/* ------------------------------------------------------------------ */
+/* member names */
+
+/*
+ * Normalise an entry path: drop "." and empty components.  Returns 0 with
+ * *out set, 1 if the path is absolute or climbs with "..", 2 if nothing
+ * is left (the archive's "./" entry).
+ */
+static int name_normalise(const char *name, char **out)
+{
+	size_t len = strlen(name), o = 0;
+	const char *p = name;
+	char *r;
+
+	*out = NULL;
+	if (name[0] == '/' || len > IN_MAX_NAME)
+		return 1;
+	r = malloc(len + 1);
+	if (!r)
+		return -1;
+	while (*p) {
+		const char *e = strchr(p, '/');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		if (k == 2 && p[0] == '.' && p[1] == '.') {
+			free(r);
+			return 1;
+		}
+		if (k > 0 && !(k == 1 && p[0] == '.')) {
+			if (o)
+				r[o++] = '/';
+			memcpy(r + o, p, k);
+			o += k;
+		}
+		p += k;
+		if (*p == '/')
+			p++;
+	}
+	r[o] = '\0';
+	if (o == 0) {
+		free(r);
+		return 2;
+	}
+	*out = r;
+	return 0;
+}
+
+static int mem_add(struct apc_input *in, char *name, char *orig, uint64_t index,
+		   struct apc_err *err)
+{
+	if (in->nmem >= IN_MAX_MEMBERS) {
+		free(name);
+		free(orig);
+		return apc_err_set(err, APC_ENOMEM, in->path, APC_NO_OFFSET,
+				   "more than %u members", IN_MAX_MEMBERS);
+	}
+	if (in->nmem == in->capmem) {
+		size_t ncap = in->capmem ? in->capmem * 2 : 64;
+		struct in_member *m = realloc(in->mem, ncap * sizeof *m);
+		if (!m) {
+			free(name);
+			free(orig);
+			return in_nomem(err);
+		}
+		in->mem = m;
+		in->capmem = ncap;
+	}
+	in->mem[in->nmem].name = name;
+	in->mem[in->nmem].orig = orig;
+	in->mem[in->nmem].index = index;
+	in->nmem++;
+	return APC_OK;
+}
+
+/* Sort by name; on duplicates the later entry wins (tar append semantics). */
+static int mem_cmp(const void *a, const void *b)
+{
+	const struct in_member *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int mem_finish(struct apc_input *in, struct apc_err *err)
+{
+	size_t w = 0;
+
+	qsort(in->mem, in->nmem, sizeof *in->mem, mem_cmp);
+	for (size_t i = 0; i < in->nmem; i++) {
+		if (i + 1 < in->nmem && strcmp(in->mem[i].name, in->mem[i + 1].name) == 0) {
+			free(in->mem[i].name);
+			free(in->mem[i].orig);
+			continue;
+		}
+		in->mem[w++] = in->mem[i];
+	}
+	in->nmem = w;
+	in->names = malloc((in->nmem ? in->nmem : 1) * sizeof *in->names);
+	if (!in->names)
+		return in_nomem(err);
+	for (size_t i = 0; i < in->nmem; i++)
+		in->names[i] = in->mem[i].name;
+	return APC_OK;
+}
+
+/* When every member sits under one top-level folder, remove that folder. */
+static void mem_strip_top(struct apc_input *in)
+{
+	size_t plen;
+	const char *slash;
+
+	if (in->nmem == 0)
+		return;
+	slash = strchr(in->mem[0].name, '/');
+	if (!slash)
+		return;
+	plen = (size_t)(slash - in->mem[0].name) + 1;
+	for (size_t i = 1; i < in->nmem; i++)
+		if (strncmp(in->mem[i].name, in->mem[0].name, plen) != 0)
+			return;
+	for (size_t i = 0; i < in->nmem; i++)
+		memmove(in->mem[i].name, in->mem[i].name + plen, strlen(in->mem[i].name + plen) + 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* trees: directories */
+
+static int dir_walk(struct apc_input *in, const char *abs, const char *rel, int depth,
+		    struct apc_err *err)
+{
+	DIR *d;
+	struct dirent *de;
+	int rc = APC_OK;
+
+	if (depth > IN_MAX_DEPTH)
+		return apc_err_set(err, APC_EDATA, abs, APC_NO_OFFSET,
+				   "directories nested more than %d deep", IN_MAX_DEPTH);
+	d = opendir(abs);
+	if (!d)
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot open %s: %s", abs,
+				   strerror(errno));
+	while (rc == APC_OK && (errno = 0, de = readdir(d)) != NULL) {
+		struct stat st;
+		char *cabs, *crel;
+		size_t la = strlen(abs), ln = strlen(de->d_name), lr = strlen(rel);
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (lr + 1 + ln > IN_MAX_NAME)
+			continue;
+		cabs = malloc(la + ln + 2);
+		crel = malloc(lr + ln + 2);
+		if (!cabs || !crel) {
+			free(cabs);
+			free(crel);
+			rc = in_nomem(err);
+			break;
+		}
+		sprintf(cabs, "%s%s%s", abs, la && abs[la - 1] == '/' ? "" : "/", de->d_name);
+		sprintf(crel, "%s%s%s", rel, lr ? "/" : "", de->d_name);
+		if (lstat(cabs, &st) == 0) {
+			/* follow symlinks to files, but never into directories (loops) */
+			if (S_ISLNK(st.st_mode) && stat(cabs, &st) == 0 && S_ISREG(st.st_mode)) {
+				rc = mem_add(in, crel, NULL, 0, err);
+				crel = NULL;
+			} else if (S_ISREG(st.st_mode)) {
+				rc = mem_add(in, crel, NULL, 0, err);
+				crel = NULL;
+			} else if (S_ISDIR(st.st_mode)) {
+				rc = dir_walk(in, cabs, crel, depth + 1, err);
+			}
+		}
+		free(cabs);
+		free(crel);
+	}
+	if (rc == APC_OK && errno != 0 && !de)
+		rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot read directory %s: %s",
+				 abs, strerror(errno));
+	closedir(d);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* trees: archives */
+
+/*
+ * List the regular-file members of the archive in in->arc_fd.  Returns
+ * APC_OK, 1 if libarchive does not recognise the data as an archive, or
+ * a negative status.
+ */
+static int arc_list(struct apc_input *in, struct apc_err *err)
+{
+	struct arc_src *src;
+	struct archive *a = arc_open(in->arc_fd, in->arc_size, &src);
+	struct archive_entry *e;
+	uint64_t index = 0;
+	int rc = APC_OK;
+
+	if (!a)
+		return 1;
+	for (;; index++) {
+		int r = archive_read_next_header(a, &e);
+		const char *p;
+		char *name, *orig;
+
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN) {
+			if (index == 0) {
+				rc = 1;
+			} else {
+				const char *why = archive_error_string(a);
+				rc = apc_err_set(err, APC_EDATA, in->path, APC_NO_OFFSET,
+						 "cannot read archive member %llu: %s",
+						 (unsigned long long)index, why ? why : "archive error");
+			}
+			break;
+		}
+		if (index == 0)
+			in->kind = arc_kind(a);
+		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
+			continue;
+		p = archive_entry_pathname(e);
+		if (!p) {
+			in->skipped++;
+			continue;
+		}
+		r = name_normalise(p, &name);
+		if (r < 0) {
+			rc = in_nomem(err);
+			break;
+		}
+		if (r == 1)
+			in->skipped++;
+		if (r)
+			continue;
+		orig = strdup(p);
+		if (!orig) {
+			free(name);
+			rc = in_nomem(err);
+			break;
+		}
+		rc = mem_add(in, name, orig, index, err);
+		if (rc < 0)
+			break;
+	}
+	if (rc == APC_OK && !in->kind)
+		in->kind = arc_kind(a);
+	arc_close(a, src);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* opening */
+
+/* Copy the rest of s into an unlinked temporary file; returns its fd. */
+static int spool(struct apc_stream *s, struct apc_err *err)
+{
+	const char *dir = getenv("TMPDIR");
+	char *tmpl;
+	uint8_t *buf;
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	tmpl = malloc(strlen(dir) + 32);
+	buf = malloc(IN_BUFSZ);
+	if (!tmpl || !buf) {
+		free(tmpl);
+		free(buf);
+		return in_nomem(err);
+	}
+	sprintf(tmpl, "%s/apctools-XXXXXX", dir);
+	fd = mkostemp(tmpl, O_CLOEXEC);
+	if (fd < 0) {
+		apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot create %s: %s", tmpl,
+			    strerror(errno));
+		free(tmpl);
+		free(buf);
+		return APC_EIO;
+	}
+	unlink(tmpl);
+	for (;;) {
+		ssize_t r = apc_stream_read(s, buf, IN_BUFSZ, err), w = 0;
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		while (w < r) {
+			ssize_t k = write(fd, buf + w, (size_t)(r - w));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0) {
+				apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					    "cannot spool %s to %s: %s", s->name, dir, strerror(errno));
+				goto fail;
+			}
+			w += k;
+		}
+	}
+	free(tmpl);
+	free(buf);
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot rewind spool file: %s",
+			    strerror(errno));
+		close(fd);
+		return APC_EIO;
+	}
+	return fd;
+fail:
+	close(fd);
+	free(tmpl);
+	free(buf);
+	return err ? (err->status < 0 ? err->status : APC_EIO) : APC_EIO;
+}
+
+static int input_set_tree(struct apc_input *in, const char *label, struct apc_err *err)
+{
+	int rc;
+
+	in->tree = 1;
+	in->label = strdup(label);
+	if (!in->label)
+		return in_nomem(err);
+	rc = mem_finish(in, err);
+	return rc;
+}
+
+/* Try fd as an archive; 0 = it is one (tree set up), 1 = not an archive. */
+static int input_try_archive(struct apc_input *in, int fd, const char *label,
+			     struct apc_err *err)
+{
+	struct stat st;
+	int rc;
+
+	if (fstat(fd, &st) != 0)
+		return 1;
+	in->arc_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (in->arc_fd < 0)
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot open %s: %s", label,
+				   strerror(errno));
+	in->arc_size = st.st_size;
+	rc = arc_list(in, err);
+	if (rc == APC_OK) {
+		mem_strip_top(in);
+		return input_set_tree(in, label, err);
+	}
+	for (size_t i = 0; i < in->nmem; i++) {
+		free(in->mem[i].name);
+		free(in->mem[i].orig);
+	}
+	in->nmem = 0;
+	in->skipped = 0;
+	close(in->arc_fd);
+	in->arc_fd = -1;
+	return rc;
+}
+
+/*
+ * Decide what the data behind fd is.  The stream s (over fd, nothing
+ * consumed) becomes the input's stream unless the data is an archive.
+ */
+static int input_from_stream(struct apc_input *in, struct apc_stream *s, const char *plain_kind,
+			     struct apc_err *err)
+{
+	const uint8_t *p;
+	ssize_t n = apc_stream_peek(s, &p, IN_SNIFF, err);
+	int rc;
+
+	if (n < 0)
+		goto fail;
+	if (sniff_gzip(p, (size_t)n)) {
+		rc = gz_start(s, err);
+		if (rc < 0)
+			goto fail;
+		n = apc_stream_peek(s, &p, IN_SNIFF, err);
+		if (n < 0)
+			goto fail;
+		if (sniff_tar(p, (size_t)n)) {
+			if (s->seekable) {
+				/* libarchive decompresses the file itself */
+				rc = input_try_archive(in, s->fd, s->name, err);
+			} else {
+				int fd = spool(s, err);
+				if (fd < 0)
+					goto fail;
+				struct apc_stream *t = stream_new_fd(fd, s->name, 1);
+				apc_stream_close(s);
+				s = t;
+				if (!s) {
+					close(fd);
+					return in_nomem(err);
+				}
+				rc = input_try_archive(in, fd, s->name, err);
+				if (rc == APC_OK)
+					in->kind = "tar.gz";
+				/* not an archive after all: the spool holds the decompressed data */
+			}
+			if (rc < 0)
+				goto fail;
+			if (rc == APC_OK) {
+				apc_stream_close(s);
+				return APC_OK;
+			}
+		}
+		in->kind = "gzip";
+		in->stream = s;
+		return APC_OK;
+	}
+	if (sniff_archive(p, (size_t)n)) {
+		if (!s->seekable) {
+			int fd = spool(s, err);
+			if (fd < 0)
+				goto fail;
+			struct apc_stream *t = stream_new_fd(fd, s->name, 1);
+			apc_stream_close(s);
+			s = t;
+			if (!s) {
+				close(fd);
+				return in_nomem(err);
+			}
+		}
+		rc = input_try_archive(in, s->fd, s->name, err);
+		if (rc < 0)
+			goto fail;
+		if (rc == APC_OK) {
+			apc_stream_close(s);
+			return APC_OK;
+		}
+	}
+	in->kind = plain_kind;
+	in->stream = s;
+	return APC_OK;
+fail:
+	apc_stream_close(s);
+	return err && err->status < 0 ? err->status : APC_EIO;
+}
+
+static int stdin_check(struct apc_err *err)
+{
+	if (isatty(STDIN_FILENO))
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+				   "refusing to read binary data from a terminal");
+	return APC_OK;
+}
+
+static int open_file(const char *path, int *fd, struct stat *st, struct apc_err *err)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0 || fstat(*fd, st) != 0) {
+		int e = errno;
+		if (*fd >= 0)
+			close(*fd);
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot open %s: %s", path,
+				   strerror(e));
+	}
+	return APC_OK;
+}
+
+/*
+ * apc_input_open() : see input.h.  Directories and archives become
+ * trees; everything else is one stream, gunzipped if it is gzip.
+ */
+int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err)
+{
+	struct apc_input *in = calloc(1, sizeof *in);
+	struct apc_stream *s;
+	int rc, fd;
+	struct stat st;
+
+	*out = NULL;
+	if (err)
+		apc_err_clear(err);
+	if (!in)
+		return in_nomem(err);
+	in->arc_fd = -1;
+	in->path = strdup(path);
+	if (!in->path) {
+		free(in);
+		return in_nomem(err);
+	}
+	if (strcmp(path, "-") == 0) {
+		rc = stdin_check(err);
+		if (rc < 0)
+			goto fail;
+		s = stream_new_fd(STDIN_FILENO, "<stdin>", 0);
+		if (!s) {
+			rc = in_nomem(err);
+			goto fail;
+		}
+		rc = input_from_stream(in, s, "stdin", err);
+		if (rc < 0)
+			goto fail;
+		*out = in;
+		return APC_OK;
+	}
+	rc = open_file(path, &fd, &st, err);
+	if (rc < 0)
+		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		in->is_dir = 1;
+		in->kind = "directory";
+		rc = dir_walk(in, path, "", 0, err);
+		if (rc == APC_OK)
+			rc = input_set_tree(in, path, err);
+		if (rc < 0)
+			goto fail;
+		*out = in;
+		return APC_OK;
+	}
+	s = stream_new_fd(fd, path, 1);
+	if (!s) {
+		close(fd);
+		rc = in_nomem(err);
+		goto fail;
+	}
+	rc = input_from_stream(in, s, "file", err);
+	if (rc < 0)
+		goto fail;
+	*out = in;
+	return APC_OK;
+fail:
+	apc_input_close(in);
+	return rc;
+}
+
+void apc_input_close(struct apc_input *in)
+{
+	if (!in)
+		return;
+	apc_stream_close(in->stream);
+	for (size_t i = 0; i < in->nmem; i++) {
+		free(in->mem[i].name);
+		free(in->mem[i].orig);
+	}
+	free(in->mem);
+	free(in->names);
+	if (in->arc_fd >= 0)
+		close(in->arc_fd);
+	free(in->label);
+	free(in->path);
+	free(in);
+}
+
+const char *apc_input_path(const struct apc_input *in)
+{
+	return in->path;
+}
+
+int apc_input_is_tree(const struct apc_input *in)
+{
+	return in->tree;
+}
+
+const char *apc_input_kind(const struct apc_input *in)
+{
+	return in->kind;
+}
+
+size_t apc_input_skipped(const struct apc_input *in)
+{
+	return in->skipped;
+}
+
+struct apc_stream *apc_input_stream(struct apc_input *in)
+{
+	return in->tree ? NULL : in->stream;
+}
+
+int apc_input_members(struct apc_input *in, const char *const **names, size_t *n)
+{
+	if (!in->tree) {
+		*names = NULL;
+		*n = 0;
+		return APC_EIO;
+	}
+	*names = in->names;
+	*n = in->nmem;
+	return APC_OK;
+}
+
+static const struct in_member *mem_find(const struct apc_input *in, const char *rel)
+{
+	size_t lo = 0, hi = in->nmem;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(rel, in->mem[mid].name);
+		if (c == 0)
+			return &in->mem[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+int apc_input_has(struct apc_input *in, const char *rel)
+{
+	return in->tree && mem_find(in, rel) != NULL;
+}
+
+/*
+ * apc_input_open_member() : see input.h.  Directory members are opened
+ * as files; archive members get a fresh libarchive handle that scans to
+ * the member, so any number can be read at once.
+ */
+int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stream **out,
+			  struct apc_err *err)
+{
+	const struct in_member *m;
+	struct apc_stream *s;
+	char *name;
+	size_t ll, lr;
+
+	*out = NULL;
+	if (!in->tree)
+		return apc_err_set(err, APC_EIO, in->path, APC_NO_OFFSET, "not a folder or archive");
+	m = mem_find(in, rel);
+	if (!m)
+		return apc_err_set(err, APC_EIO, in->path, APC_NO_OFFSET, "no member %s", rel);
+	ll = strlen(in->label);
+	lr = strlen(m->name);
+	name = malloc(ll + lr + 2);
+	if (!name)
+		return in_nomem(err);
+	if (in->is_dir)
+		sprintf(name, "%s%s%s", in->label, ll && in->label[ll - 1] == '/' ? "" : "/", m->name);
+	else
+		sprintf(name, "%s:%s", in->label, m->name);
+
+	if (in->is_dir) {
+		int fd;
+		struct stat st;
+		int rc = open_file(name, &fd, &st, err);
+		if (rc < 0) {
+			free(name);
+			return rc;
+		}
+		s = stream_new_fd(fd, name, 1);
+		free(name);
+		if (!s) {
+			close(fd);
+			return in_nomem(err);
+		}
+		*out = s;
+		return APC_OK;
+	}
+
+	s = stream_new(name);
+	free(name);
+	if (!s)
+		return in_nomem(err);
+	s->src = SRC_ARCHIVE;
+	s->raw_size = in->arc_size;
+	s->ar = arc_open(in->arc_fd, in->arc_size, &s->asrc);
+	if (!s->ar) {
+		apc_err_set(err, APC_EIO, s->name, APC_NO_OFFSET, "cannot reopen archive");
+		apc_stream_close(s);
+		return APC_EIO;
+	}
+	for (uint64_t i = 0;; i++) {
+		struct archive_entry *e;
+		int r = archive_read_next_header(s->ar, &e);
+		if (r == ARCHIVE_EOF || r < ARCHIVE_WARN) {
+			const char *why = r == ARCHIVE_EOF ? "member not found" : archive_error_string(s->ar);
+			apc_err_set(err, APC_EDATA, s->name, APC_NO_OFFSET, "cannot find member: %s",
+				    why ? why : "archive error");
+			apc_stream_close(s);
+			return APC_EDATA;
+		}
+		if (i < m->index)
+			continue;
+		if (!archive_entry_pathname(e) || strcmp(archive_entry_pathname(e), m->orig) != 0) {
+			apc_err_set(err, APC_EDATA, s->name, APC_NO_OFFSET,
+				    "archive changed since it was opened");
+			apc_stream_close(s);
+			return APC_EDATA;
+		}
+		if (archive_entry_size_is_set(e))
+			s->size = archive_entry_size(e);
+		break;
+	}
+	*out = s;
+	return APC_OK;
+}
+
+/*
+ * apc_stream_open_path() : see input.h.  One stream, gunzipped when the
+ * data starts with the gzip magic; archives are not looked into.
+ */
+int apc_stream_open_path(const char *path, struct apc_stream **out, struct apc_err *err)
+{
+	struct apc_stream *s;
+	const uint8_t *p;
+	ssize_t n;
+	int rc, fd = STDIN_FILENO;
+	struct stat st;
+	int is_stdin = strcmp(path, "-") == 0;
+
+	*out = NULL;
+	if (is_stdin) {
+		rc = stdin_check(err);
+		if (rc < 0)
+			return rc;
+	} else {
+		rc = open_file(path, &fd, &st, err);
+		if (rc < 0)
+			return rc;
+		if (S_ISDIR(st.st_mode)) {
+			close(fd);
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot read %s: %s",
+					   path, strerror(EISDIR));
+		}
+	}
+	s = stream_new_fd(fd, is_stdin ? "<stdin>" : path, !is_stdin);
+	if (!s) {
+		if (!is_stdin)
+			close(fd);
+		return in_nomem(err);
+	}
+	n = apc_stream_peek(s, &p, 2, err);
+	if (n < 0) {
+		apc_stream_close(s);
+		return err ? err->status : APC_EIO;
+	}
+	if (sniff_gzip(p, (size_t)n)) {
+		rc = gz_start(s, err);
+		if (rc < 0) {
+			apc_stream_close(s);
+			return rc;
+		}
+	}
+	*out = s;
+	return APC_OK;
+}

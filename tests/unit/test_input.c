@@ -1,0 +1,979 @@
+/*
+ * test_input.c - the input layer: plain files, gzip (single, concatenated,
+ * corrupt, truncated), directories, tar/tar.gz/zip trees built here with
+ * libarchive's writer, unsafe member paths, interleaved members, stdin
+ * through a pipe, and the shared LTT example folder.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "input.h"
+#include "t.h"
+
+static char tmpdir[256];
+
+/* ------------------------------------------------------------------ */
+/* fixtures, all generated from a seed */
+
+struct file {
+	const char *name;
+	uint8_t *data;
+	size_t len;
+};
+
+enum { NFILES = 5 };
+static struct file tree[NFILES];
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	/* xorshift64*: reproducible bytes for a given seed */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+/* Half random, half repetitive, so gzip has something to compress. */
+static uint8_t *gen(size_t n, uint64_t seed)
+{
+	uint8_t *p = malloc(n ? n : 1);
+
+	rng_state = seed | 1;
+	for (size_t i = 0; i < n; i++)
+		p[i] = (i / 4096) % 2 ? (uint8_t)rng() : (uint8_t)(i * 7 + seed);
+	return p;
+}
+
+static void make_tree(void)
+{
+	static const char *const names[NFILES] = {
+		"info/system.xml", "cpu/0", "cpu/1", "control/facilities", "eventdefs/core.xml",
+	};
+	static const size_t lens[NFILES] = {300, 3u << 20, 70001, 0, 5000};
+
+	for (int i = 0; i < NFILES; i++) {
+		tree[i].name = names[i];
+		tree[i].len = lens[i];
+		tree[i].data = gen(lens[i], 100 + (uint64_t)i);
+	}
+	memcpy(tree[0].data, "<?xml version=\"1.0\"?>", 21);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void sorted_names(const char **out)
+{
+	for (int i = 0; i < NFILES; i++)
+		out[i] = tree[i].name;
+	qsort(out, NFILES, sizeof *out, cmp_str);
+}
+
+static char *tpath(const char *name)
+{
+	static char buf[8][512];
+	static int k;
+	char *p = buf[k++ % 8];
+	snprintf(p, 512, "%s/%s", tmpdir, name);
+	return p;
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f) {
+		T_FAIL("cannot create %s", path);
+		return;
+	}
+	if (len && fwrite(data, 1, len, f) != len)
+		T_FAIL("short write %s", path);
+	fclose(f);
+}
+
+static void mkdirs_for(const char *path)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf + strlen(tmpdir) + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(buf, 0755);
+			*p = '/';
+		}
+}
+
+/* The tree as a folder: DIR/trace/... */
+static void make_dir_tree(const char *dir)
+{
+	char path[512];
+	for (int i = 0; i < NFILES; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, tree[i].name);
+		mkdirs_for(path);
+		write_file(path, tree[i].data, tree[i].len);
+	}
+}
+
+static void ar_add(struct archive *a, const char *name, const void *data, size_t len, int dir)
+{
+	struct archive_entry *e = archive_entry_new();
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, dir ? AE_IFDIR : AE_IFREG);
+	archive_entry_set_perm(e, dir ? 0755 : 0644);
+	archive_entry_set_size(e, dir ? 0 : (la_int64_t)len);
+	archive_entry_set_mtime(e, 1000000000, 0);
+	if (archive_write_header(a, e) != ARCHIVE_OK)
+		T_FAIL("write header %s: %s", name, archive_error_string(a));
+	if (!dir && len && archive_write_data(a, data, len) != (la_ssize_t)len)
+		T_FAIL("write data %s: %s", name, archive_error_string(a));
+	archive_entry_free(e);
+}
+
+static struct archive *ar_begin(const char *path, const char *kind)
+{
+	struct archive *a = archive_write_new();
+	if (strcmp(kind, "zip") == 0) {
+		archive_write_set_format_zip(a);
+	} else {
+		archive_write_set_format_pax_restricted(a);
+		if (strcmp(kind, "tar.gz") == 0)
+			archive_write_add_filter_gzip(a);
+	}
+	if (archive_write_open_filename(a, path) != ARCHIVE_OK)
+		T_FAIL("open %s: %s", path, archive_error_string(a));
+	return a;
+}
+
+static void ar_end(struct archive *a)
+{
+	archive_write_close(a);
+	archive_write_free(a);
+}
+
+/* The tree as an archive, every member under `top` (may be ""). */
+static void make_archive(const char *path, const char *kind, const char *top)
+{
+	struct archive *a = ar_begin(path, kind);
+	char name[512];
+
+	if (*top)
+		ar_add(a, top, NULL, 0, 1);
+	for (int i = 0; i < NFILES; i++) {
+		snprintf(name, sizeof name, "%s%s", top, tree[i].name);
+		ar_add(a, name, tree[i].data, tree[i].len, 0);
+	}
+	ar_end(a);
+}
+
+static void write_gzip(const char *path, const char *mode, const void *data, size_t len)
+{
+	gzFile g = gzopen(path, mode);
+	if (!g) {
+		T_FAIL("gzopen %s", path);
+		return;
+	}
+	if (len && gzwrite(g, data, (unsigned)len) != (int)len)
+		T_FAIL("gzwrite %s", path);
+	gzclose(g);
+}
+
+static uint8_t *read_whole(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *p;
+	long n;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	p = malloc((size_t)n + 1);
+	*len = fread(p, 1, (size_t)n, f);
+	fclose(f);
+	return p;
+}
+
+/* Read a stream to its end in chunks of `chunk` bytes. */
+static uint8_t *drain(struct apc_stream *s, size_t chunk, size_t *len, struct apc_err *err)
+{
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *p = malloc(cap);
+	for (;;) {
+		ssize_t r;
+		if (n + chunk > cap) {
+			cap = (n + chunk) * 2;
+			p = realloc(p, cap);
+		}
+		r = apc_stream_read(s, p + n, chunk, err);
+		if (r < 0) {
+			*len = n;
+			free(p);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*len = n;
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* single streams */
+
+static void plain_file_read_peek_skip(void)
+{
+	const char *path = tpath("plain.bin");
+	size_t n = 300000;
+	uint8_t *data = gen(n, 1), buf[64];
+	struct apc_input *in;
+	struct apc_stream *s;
+	struct apc_err err;
+	const uint8_t *p;
+
+	write_file(path, data, n);
+	T_EQ_INT(apc_input_open(path, &in, &err), APC_OK);
+	if (!in) {
+		free(data);
+		return;
+	}
+	T_EQ_STR(apc_input_kind(in), "file");
+	T_EQ_INT(apc_input_is_tree(in), 0);
+	T_EQ_STR(apc_input_path(in), path);
+	s = apc_input_stream(in);
+	T_ASSERT(s != NULL);
+	T_EQ_STR(apc_stream_name(s), path);
+	T_EQ_INT(apc_stream_size(s), n);
+	T_EQ_INT(apc_stream_raw_size(s), n);
+	/* peeking consumes nothing */
+	T_EQ_INT(apc_stream_peek(s, &p, 16, &err), 16);
+	T_EQ_MEM(p, data, 16);
+	T_EQ_INT(apc_stream_offset(s), 0);
+	T_EQ_INT(apc_stream_peek(s, &p, 8, &err), 8);
+	T_EQ_MEM(p, data, 8);
+	T_EQ_INT(apc_stream_read(s, buf, 10, &err), 10);
+	T_EQ_MEM(buf, data, 10);
+	T_EQ_INT(apc_stream_offset(s), 10);
+	/* a peek after a partial read sees the following bytes */
+	T_EQ_INT(apc_stream_peek(s, &p, 20, &err), 20);
+	T_EQ_MEM(p, data + 10, 20);
+	/* skip across the look-ahead and into the file (lseek) */
+	T_EQ_INT(apc_stream_skip(s, 150000, &err), APC_OK);
+	T_EQ_INT(apc_stream_offset(s), 150010);
+	T_EQ_INT(apc_stream_raw_offset(s), 150010);
+	T_EQ_INT(apc_stream_read(s, buf, 64, &err), 64);
+	T_EQ_MEM(buf, data + 150010, 64);
+	/* a peek larger than the maximum is clamped */
+	T_EQ_INT(apc_stream_peek(s, &p, APC_PEEK_MAX + 100, &err), APC_PEEK_MAX);
+	T_EQ_MEM(p, data + 150074, APC_PEEK_MAX);
+	/* skipping past the end fails and says so */
+	T_EQ_INT(apc_stream_skip(s, n, &err), APC_EDATA);
+	T_ASSERT(strstr(err.msg, "cannot skip") != NULL);
+	T_EQ_INT(apc_stream_offset(s), n);
+	T_EQ_INT(apc_stream_read(s, buf, 64, &err), 0);
+	apc_input_close(in);
+	free(data);
+}
+
+/* Empty and random binary files are plain streams, never archives. */
+static void empty_and_binary_are_plain(void)
+{
+	const char *pe = tpath("empty.bin"), *pb = tpath("random.bin");
+	uint8_t *data = gen(10000, 77);
+	struct apc_input *in;
+	struct apc_err err;
+	uint8_t buf[16];
+	const uint8_t *p;
+
+	write_file(pe, "", 0);
+	T_EQ_INT(apc_input_open(pe, &in, &err), APC_OK);
+	if (in) {
+		T_EQ_STR(apc_input_kind(in), "file");
+		T_EQ_INT(apc_stream_peek(apc_input_stream(in), &p, 4, &err), 0);
+		T_EQ_INT(apc_stream_read(apc_input_stream(in), buf, 16, &err), 0);
+		apc_input_close(in);
+	}
+	/* 1024 zero bytes: what an empty tar is, but nothing libarchive should list */
+	memset(data, 0, 1024);
+	write_file(pb, data, 10000);
+	T_EQ_INT(apc_input_open(pb, &in, &err), APC_OK);
+	if (in) {
+		T_EQ_STR(apc_input_kind(in), "file");
+		T_EQ_INT(apc_input_is_tree(in), 0);
+		apc_input_close(in);
+	}
+	free(data);
+}
+
+static void gzip_file_reads_back(void)
+{
+	const char *path = tpath("one.gz");
+	size_t n = 500000, len, zlen;
+	uint8_t *data = gen(n, 2), *got, *z;
+	struct apc_input *in;
+	struct apc_stream *s;
+	struct apc_err err;
+	const uint8_t *p;
+
+	write_gzip(path, "wb6", data, n);
+	T_EQ_INT(apc_input_open(path, &in, &err), APC_OK);
+	if (!in) {
+		free(data);
+		return;
+	}
+	T_EQ_STR(apc_input_kind(in), "gzip");
+	s = apc_input_stream(in);
+	T_EQ_INT(apc_stream_size(s), -1);
+	T_EQ_INT(apc_stream_peek(s, &p, 100, &err), 100);
+	T_EQ_MEM(p, data, 100);
+	got = drain(s, 10007, &len, &err);
+	T_ASSERT(got != NULL);
+	T_EQ_INT(len, n);
+	if (got && len == n)
+		T_EQ_MEM(got, data, n);
+	T_EQ_INT(apc_stream_offset(s), n);
+	z = read_whole(path, &zlen);
+	/* progress reaches the compressed file's size */
+	T_EQ_INT(apc_stream_raw_offset(s), zlen);
+	T_EQ_INT(apc_stream_raw_size(s), zlen);
+	free(z);
+	free(got);
+	apc_input_close(in);
+
+	/* apc_stream_open_path() gunzips too */
+	T_EQ_INT(apc_stream_open_path(path, &s, &err), APC_OK);
+	if (s) {
+		T_EQ_INT(apc_stream_skip(s, 1000, &err), APC_OK);
+		got = drain(s, 4096, &len, &err);
+		T_EQ_INT(len, n - 1000);
+		if (got && len == n - 1000)
+			T_EQ_MEM(got, data + 1000, len);
+		free(got);
+		apc_stream_close(s);
+	}
+	free(data);
+}
+
+static void gzip_concatenated_members(void)
+{
+	const char *path = tpath("cat.gz");
+	size_t n1 = 100000, n2 = 33333, len;
+	uint8_t *a = gen(n1, 3), *b = gen(n2, 4), *got;
+	struct apc_input *in;
+	struct apc_err err;
+
+	write_gzip(path, "wb", a, n1);
+	write_gzip(path, "ab", b, n2); /* a second gzip member after the first */
+	T_EQ_INT(apc_input_open(path, &in, &err), APC_OK);
+	if (in) {
+		got = drain(apc_input_stream(in), 3000, &len, &err);
+		T_EQ_INT(len, n1 + n2);
+		if (got && len == n1 + n2) {
+			T_EQ_MEM(got, a, n1);
+			T_EQ_MEM(got + n1, b, n2);
+		}
+		free(got);
+		apc_input_close(in);
+	}
+	free(a);
+	free(b);
+}
+
+static void gzip_corrupt_is_edata(void)
+{
+	const char *good = tpath("good.gz"), *bad = tpath("bad.gz");
+	size_t n = 300000, zlen, len;
+	uint8_t *data = gen(n, 5), *z, *got;
+	struct apc_input *in;
+	struct apc_err err;
+
+	write_gzip(good, "wb", data, n);
+	z = read_whole(good, &zlen);
+	/* clobber the middle of the deflate data */
+	for (size_t i = zlen / 2; i < zlen / 2 + 64; i++)
+		z[i] ^= 0x5a;
+	write_file(bad, z, zlen);
+	T_EQ_INT(apc_input_open(bad, &in, &err), APC_OK);
+	if (in) {
+		/* damaged deflate data may decode to more than n bytes of garbage */
+		size_t cap = 4 * n;
+		uint8_t *buf = malloc(cap);
+		ssize_t r = 0;
+		len = 0;
+		apc_err_clear(&err);
+		while (len + 4096 <= cap &&
+		       (r = apc_stream_read(apc_input_stream(in), buf + len, 4096, &err)) > 0)
+			len += (size_t)r;
+		T_EQ_INT(r, -1);
+		T_EQ_INT(err.status, APC_EDATA);
+		T_EQ_STR(err.file, bad);
+		T_ASSERT(strstr(err.msg, "gzip data corrupt after ") != NULL);
+		/* what came before the damage (half way) was delivered and is right */
+		T_ASSERT(len >= n / 4);
+		if (len >= n / 4)
+			T_EQ_MEM(buf, data, n / 4);
+		free(buf);
+		apc_input_close(in);
+	}
+	(void)got;
+	free(z);
+	free(data);
+}
+
+static void gzip_truncated_is_edata(void)
+{
+	const char *good = tpath("good2.gz"), *bad = tpath("trunc.gz");
+	size_t n = 300000, zlen, len;
+	uint8_t *data = gen(n, 6), *z, *got;
+	struct apc_input *in;
+	struct apc_err err;
+	struct apc_stream *s;
+
+	write_gzip(good, "wb", data, n);
+	z = read_whole(good, &zlen);
+	write_file(bad, z, zlen / 2);
+	T_EQ_INT(apc_input_open(bad, &in, &err), APC_OK);
+	if (in) {
+		uint8_t *buf = malloc(n);
+		size_t have = 0;
+		ssize_t r;
+		s = apc_input_stream(in);
+		apc_err_clear(&err);
+		while ((r = apc_stream_read(s, buf + have, 1000, &err)) > 0)
+			have += (size_t)r;
+		T_EQ_INT(r, -1);
+		T_EQ_INT(err.status, APC_EDATA);
+		T_ASSERT(strstr(err.msg, "truncated gzip stream") != NULL);
+		T_ASSERT(have > 0 && have < n);
+		T_EQ_MEM(buf, data, have);
+		/* the failure is sticky */
+		T_EQ_INT(apc_stream_read(s, buf, 10, &err), -1);
+		free(buf);
+		apc_input_close(in);
+	}
+	(void)got;
+	(void)len;
+	free(z);
+	free(data);
+}
+
+static void missing_file_names_path(void)
+{
+	struct apc_input *in = (struct apc_input *)1;
+	struct apc_stream *s = (struct apc_stream *)1;
+	struct apc_err err;
+	const char *path = tpath("no-such-trace.bin");
+
+	T_EQ_INT(apc_input_open(path, &in, &err), APC_EIO);
+	T_ASSERT(in == NULL);
+	T_ASSERT(strstr(err.msg, "cannot open ") != NULL);
+	T_ASSERT(strstr(err.msg, path) != NULL);
+	T_ASSERT(strstr(err.msg, strerror(ENOENT)) != NULL);
+	T_EQ_INT(apc_stream_open_path(path, &s, &err), APC_EIO);
+	T_ASSERT(s == NULL);
+	T_ASSERT(strstr(err.msg, path) != NULL);
+}
+
+static void slurp_limit(void)
+{
+	const char *path = tpath("slurp.txt");
+	struct apc_stream *s;
+	struct apc_err err;
+	uint8_t *buf;
+	size_t len;
+
+	write_file(path, "hello, world", 12);
+	T_EQ_INT(apc_stream_open_path(path, &s, &err), APC_OK);
+	T_EQ_INT(apc_stream_slurp(s, 12, &buf, &len, &err), APC_OK);
+	T_EQ_INT(len, 12);
+	T_EQ_STR((char *)buf, "hello, world");
+	free(buf);
+	apc_stream_close(s);
+	T_EQ_INT(apc_stream_open_path(path, &s, &err), APC_OK);
+	T_EQ_INT(apc_stream_slurp(s, 11, &buf, &len, &err), APC_ENOMEM);
+	T_ASSERT(buf == NULL);
+	apc_stream_close(s);
+	/* size unknown (gzip): the limit is found while reading */
+	write_gzip(tpath("slurp.gz"), "wb", "hello, world", 12);
+	T_EQ_INT(apc_stream_open_path(tpath("slurp.gz"), &s, &err), APC_OK);
+	T_EQ_INT(apc_stream_slurp(s, 11, &buf, &len, &err), APC_ENOMEM);
+	apc_stream_close(s);
+	T_EQ_INT(apc_stream_open_path(tpath("slurp.gz"), &s, &err), APC_OK);
+	T_EQ_INT(apc_stream_slurp(s, 12, &buf, &len, &err), APC_OK);
+	T_EQ_INT(len, 12);
+	if (buf)
+		T_EQ_STR((char *)buf, "hello, world");
+	free(buf);
+	apc_stream_close(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* trees */
+
+/* Members equal the generated tree, and every member reads back. */
+static void check_tree(struct apc_input *in, size_t chunk)
+{
+	const char *const *names;
+	const char *want[NFILES];
+	size_t n, len;
+	struct apc_err err;
+
+	sorted_names(want);
+	T_EQ_INT(apc_input_is_tree(in), 1);
+	T_ASSERT(apc_input_stream(in) == NULL);
+	T_EQ_INT(apc_input_members(in, &names, &n), APC_OK);
+	T_EQ_INT(n, NFILES);
+	for (size_t i = 0; i < n && i < NFILES; i++)
+		T_EQ_STR(names[i], want[i]);
+	T_EQ_INT(apc_input_has(in, "cpu/0"), 1);
+	T_EQ_INT(apc_input_has(in, "cpu"), 0);
+	T_EQ_INT(apc_input_has(in, "trace/cpu/0"), 0);
+	for (int i = 0; i < NFILES; i++) {
+		struct apc_stream *s;
+		uint8_t *got;
+		T_EQ_INT(apc_input_open_member(in, tree[i].name, &s, &err), APC_OK);
+		if (!s)
+			continue;
+		T_EQ_INT(apc_stream_size(s), tree[i].len);
+		T_ASSERT(strstr(apc_stream_name(s), tree[i].name) != NULL);
+		got = drain(s, chunk, &len, &err);
+		T_ASSERT(got != NULL);
+		T_EQ_INT(len, tree[i].len);
+		if (got && len == tree[i].len && len)
+			T_EQ_MEM(got, tree[i].data, len);
+		free(got);
+		apc_stream_close(s);
+	}
+	{
+		struct apc_stream *s = (struct apc_stream *)1;
+		T_ASSERT(apc_input_open_member(in, "cpu/9", &s, &err) < 0);
+		T_ASSERT(s == NULL);
+	}
+}
+
+static void directory_tree(void)
+{
+	struct apc_input *in;
+	struct apc_err err;
+	struct apc_stream *s;
+	const char *dir = tpath("dirtree");
+
+	T_EQ_INT(apc_input_open(dir, &in, &err), APC_OK);
+	if (!in)
+		return;
+	T_EQ_STR(apc_input_kind(in), "directory");
+	check_tree(in, 65536);
+	T_EQ_INT(apc_input_open_member(in, "info/system.xml", &s, &err), APC_OK);
+	if (s) {
+		char want[512];
+		snprintf(want, sizeof want, "%s/info/system.xml", dir);
+		T_EQ_STR(apc_stream_name(s), want);
+		apc_stream_close(s);
+	}
+	apc_input_close(in);
+}
+
+static void archive_case(const char *file, const char *kind, const char *top)
+{
+	struct apc_input *in;
+	struct apc_err err;
+	struct apc_stream *s;
+	const char *path = tpath(file);
+	char want[600];
+
+	make_archive(path, kind, top);
+	T_EQ_INT(apc_input_open(path, &in, &err), APC_OK);
+	if (!in) {
+		T_FAIL("%s: %s", file, err.msg);
+		return;
+	}
+	T_EQ_STR(apc_input_kind(in), kind);
+	T_EQ_INT(apc_input_skipped(in), 0);
+	check_tree(in, 1000);
+	T_EQ_INT(apc_input_open_member(in, "cpu/1", &s, &err), APC_OK);
+	if (s) {
+		snprintf(want, sizeof want, "%s:cpu/1", path);
+		T_EQ_STR(apc_stream_name(s), want);
+		apc_stream_close(s);
+	}
+	apc_input_close(in);
+}
+
+static void tar_tree(void)
+{
+	archive_case("t.tar", "tar", "smp_example/");
+	archive_case("flat.tar", "tar", "");
+}
+
+static void tar_gz_tree(void)
+{
+	archive_case("t.tar.gz", "tar.gz", "smp_example/");
+	archive_case("dot.tgz", "tar.gz", "./trace/");
+}
+
+static void zip_tree(void)
+{
+	archive_case("t.zip", "zip", "smp_example/");
+	archive_case("flat.zip", "zip", "");
+}
+
+/* Member paths that would land outside the tree are never exposed. */
+static void tar_unsafe_members(void)
+{
+	const char *path = tpath("evil.tar");
+	struct archive *a = ar_begin(path, "tar");
+	struct apc_input *in;
+	struct apc_err err;
+	const char *const *names;
+	size_t n;
+
+	ar_add(a, "top/a", "A", 1, 0);
+	ar_add(a, "../evil", "E", 1, 0);
+	ar_add(a, "/abs", "X", 1, 0);
+	ar_add(a, "top/../../evil2", "E", 1, 0);
+	ar_add(a, "top/./b", "B", 1, 0);
+	ar_end(a);
+	T_EQ_INT(apc_input_open(path, &in, &err), APC_OK);
+	if (!in)
+		return;
+	T_EQ_INT(apc_input_members(in, &names, &n), APC_OK);
+	T_EQ_INT(apc_input_skipped(in), 3);
+	T_EQ_INT(n, 2);
+	if (n == 2) {
+		/* only the safe ones, and then all under "top/", which is stripped */
+		T_EQ_STR(names[0], "a");
+		T_EQ_STR(names[1], "b");
+	}
+	for (size_t i = 0; i < n; i++)
+		T_ASSERT(!strstr(names[i], "evil") && !strstr(names[i], "abs"));
+	T_EQ_INT(apc_input_has(in, "../evil"), 0);
+	T_EQ_INT(apc_input_has(in, "/abs"), 0);
+	{
+		struct apc_stream *s;
+		uint8_t c = 0;
+		T_EQ_INT(apc_input_open_member(in, "b", &s, &err), APC_OK);
+		if (s) {
+			T_EQ_INT(apc_stream_read(s, &c, 1, &err), 1);
+			T_EQ_INT(c, 'B');
+			apc_stream_close(s);
+		}
+	}
+	apc_input_close(in);
+}
+
+/* A tar cut off inside a member is reported as damaged, never crashes. */
+static void truncated_tar_is_edata(void)
+{
+	size_t len;
+	uint8_t *d = read_whole(tpath("t.tar"), &len);
+	struct apc_input *in = (struct apc_input *)1;
+	struct apc_err err;
+
+	T_ASSERT(d != NULL && len > 1000000);
+	if (!d)
+		return;
+	write_file(tpath("cut.tar"), d, 1000000);
+	T_EQ_INT(apc_input_open(tpath("cut.tar"), &in, &err), APC_EDATA);
+	T_ASSERT(in == NULL);
+	T_EQ_STR(err.file, tpath("cut.tar"));
+	free(d);
+}
+
+/* Two members of one tar.gz open at once, read in alternation. */
+static void two_members_interleaved(void)
+{
+	const char *path = tpath("t.tar.gz");
+	struct apc_input *in;
+	struct apc_stream *s0, *s1;
+	struct apc_err err;
+	uint8_t *b0 = malloc(tree[1].len), *b1 = malloc(tree[2].len);
+	size_t n0 = 0, n1 = 0;
+	const uint8_t *p;
+
+	T_EQ_INT(apc_input_open(path, &in, &err), APC_OK);
+	if (!in)
+		goto out;
+	T_EQ_INT(apc_input_open_member(in, "cpu/0", &s0, &err), APC_OK);
+	T_EQ_INT(apc_input_open_member(in, "cpu/1", &s1, &err), APC_OK);
+	if (s0 && s1) {
+		T_EQ_INT(apc_stream_peek(s1, &p, 10, &err), 10);
+		T_EQ_MEM(p, tree[2].data, 10);
+		for (;;) {
+			ssize_t r0 = apc_stream_read(s0, b0 + n0, tree[1].len - n0 < 4093 ? tree[1].len - n0 : 4093, &err);
+			ssize_t r1 = apc_stream_read(s1, b1 + n1, tree[2].len - n1 < 511 ? tree[2].len - n1 : 511, &err);
+			T_ASSERT(r0 >= 0 && r1 >= 0);
+			if (r0 <= 0 && r1 <= 0)
+				break;
+			n0 += (size_t)(r0 > 0 ? r0 : 0);
+			n1 += (size_t)(r1 > 0 ? r1 : 0);
+		}
+		T_EQ_INT(n0, tree[1].len);
+		T_EQ_INT(n1, tree[2].len);
+		if (n0 == tree[1].len)
+			T_EQ_MEM(b0, tree[1].data, n0);
+		if (n1 == tree[2].len)
+			T_EQ_MEM(b1, tree[2].data, n1);
+	}
+	apc_stream_close(s0);
+	apc_stream_close(s1);
+	apc_input_close(in);
+out:
+	free(b0);
+	free(b1);
+}
+
+/* A 3 MiB member read 777 bytes at a time, with skips, from tar.gz and zip. */
+static void large_member_small_chunks(void)
+{
+	static const char *const files[] = {"t.tar.gz", "t.zip", "t.tar"};
+
+	for (int f = 0; f < 3; f++) {
+		struct apc_input *in;
+		struct apc_stream *s;
+		struct apc_err err;
+		uint8_t *got;
+		size_t len;
+
+		T_EQ_INT(apc_input_open(tpath(files[f]), &in, &err), APC_OK);
+		if (!in)
+			continue;
+		T_EQ_INT(apc_input_open_member(in, "cpu/0", &s, &err), APC_OK);
+		if (s) {
+			got = drain(s, 777, &len, &err);
+			T_EQ_INT(len, tree[1].len);
+			if (got && len == tree[1].len)
+				T_EQ_MEM(got, tree[1].data, len);
+			free(got);
+			apc_stream_close(s);
+		}
+		T_EQ_INT(apc_input_open_member(in, "cpu/0", &s, &err), APC_OK);
+		if (s) {
+			uint8_t buf[100];
+			T_EQ_INT(apc_stream_skip(s, 2000000, &err), APC_OK);
+			T_EQ_INT(apc_stream_read(s, buf, 100, &err), 100);
+			T_EQ_MEM(buf, tree[1].data + 2000000, 100);
+			T_EQ_INT(apc_stream_skip(s, tree[1].len, &err), APC_EDATA);
+			apc_stream_close(s);
+		}
+		apc_input_close(in);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* stdin through a pipe */
+
+/* apc_input_open("-") with stdin fed from `path` through a pipe (not seekable). */
+static struct apc_input *open_stdin_pipe(const char *path, struct apc_err *err, int *rc)
+{
+	int fds[2];
+	pid_t pid;
+	struct apc_input *in = NULL;
+
+	if (pipe(fds) != 0) {
+		T_FAIL("pipe");
+		return NULL;
+	}
+	pid = fork();
+	if (pid == 0) {
+		size_t len;
+		uint8_t *d = read_whole(path, &len);
+		size_t w = 0;
+		close(fds[0]);
+		while (d && w < len) {
+			ssize_t k = write(fds[1], d + w, len - w);
+			if (k <= 0)
+				break;
+			w += (size_t)k;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	dup2(fds[0], STDIN_FILENO);
+	close(fds[0]);
+	*rc = apc_input_open("-", &in, err);
+	return in;
+}
+
+static void restore_stdin(int saved)
+{
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+}
+
+static void stdin_tar_is_spooled(void)
+{
+	static const char *const files[] = {"t.tar", "t.tar.gz"};
+	static const char *const kinds[] = {"tar", "tar.gz"};
+
+	for (int i = 0; i < 2; i++) {
+		int saved = dup(STDIN_FILENO), rc;
+		struct apc_err err;
+		struct apc_input *in = open_stdin_pipe(tpath(files[i]), &err, &rc);
+		T_EQ_INT(rc, APC_OK);
+		if (in) {
+			struct apc_stream *s;
+			T_EQ_STR(apc_input_kind(in), kinds[i]);
+			check_tree(in, 5000);
+			T_EQ_INT(apc_input_open_member(in, "cpu/1", &s, &err), APC_OK);
+			if (s) {
+				T_EQ_STR(apc_stream_name(s), "<stdin>:cpu/1");
+				apc_stream_close(s);
+			}
+			apc_input_close(in);
+		}
+		restore_stdin(saved);
+	}
+}
+
+static void stdin_plain_and_gzip_stream(void)
+{
+	size_t n = 200000, len;
+	uint8_t *data = gen(n, 9), *got;
+	static const char *const kinds[] = {"stdin", "gzip"};
+
+	write_file(tpath("plain2.bin"), data, n);
+	write_gzip(tpath("plain2.gz"), "wb", data, n);
+	for (int i = 0; i < 2; i++) {
+		int saved = dup(STDIN_FILENO), rc;
+		struct apc_err err;
+		struct apc_input *in = open_stdin_pipe(tpath(i ? "plain2.gz" : "plain2.bin"), &err, &rc);
+		T_EQ_INT(rc, APC_OK);
+		if (in) {
+			T_EQ_STR(apc_input_kind(in), kinds[i]);
+			T_EQ_INT(apc_input_is_tree(in), 0);
+			/* a pipe cannot lseek: skip reads and discards */
+			T_EQ_INT(apc_stream_skip(apc_input_stream(in), 5, &err), APC_OK);
+			got = drain(apc_input_stream(in), 3333, &len, &err);
+			T_EQ_INT(len, n - 5);
+			if (got && len == n - 5)
+				T_EQ_MEM(got, data + 5, len);
+			free(got);
+			apc_input_close(in);
+		}
+		restore_stdin(saved);
+	}
+	free(data);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* stdin on a terminal is refused, for trees and single streams alike. */
+static void stdin_terminal_refused(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY), sl, saved;
+	struct apc_input *in = (struct apc_input *)1;
+	struct apc_stream *s = (struct apc_stream *)1;
+	struct apc_err err;
+
+	if (m < 0 || grantpt(m) != 0 || unlockpt(m) != 0)
+		T_SKIP("no pseudo-terminal available");
+	sl = open(ptsname(m), O_RDWR | O_NOCTTY);
+	if (sl < 0) {
+		close(m);
+		T_SKIP("cannot open the pseudo-terminal");
+	}
+	saved = dup(STDIN_FILENO);
+	dup2(sl, STDIN_FILENO);
+	T_EQ_INT(apc_input_open("-", &in, &err), APC_EIO);
+	T_ASSERT(in == NULL);
+	T_EQ_STR(err.msg, "refusing to read binary data from a terminal");
+	T_EQ_INT(apc_stream_open_path("-", &s, &err), APC_EIO);
+	T_ASSERT(s == NULL);
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+	close(sl);
+	close(m);
+}
+
+static void stream_open_path_on_directory(void)
+{
+	struct apc_stream *s = (struct apc_stream *)1;
+	struct apc_err err;
+
+	T_EQ_INT(apc_stream_open_path(tpath("dirtree"), &s, &err), APC_EIO);
+	T_ASSERT(s == NULL);
+	T_ASSERT(strstr(err.msg, "dirtree") != NULL);
+}
+
+static void shared_ltt_folder(void)
+{
+	const char *td = t_shared_testdata();
+	char path[512];
+	struct apc_input *in;
+	struct apc_err err;
+	struct stat st;
+
+	if (!td)
+		T_SKIP("../shared/testdata not present");
+	snprintf(path, sizeof path, "%s/ltt/smp_example", td);
+	if (stat(path, &st) != 0)
+		T_SKIP("ltt/smp_example not present");
+	T_EQ_INT(apc_input_open(path, &in, &err), APC_OK);
+	if (!in)
+		return;
+	T_EQ_STR(apc_input_kind(in), "directory");
+	T_EQ_INT(apc_input_has(in, "info/system.xml"), 1);
+	T_EQ_INT(apc_input_has(in, "cpu/0"), 1);
+	T_EQ_INT(apc_input_has(in, "control/facilities"), 1);
+	apc_input_close(in);
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+void run_tests(void)
+{
+	const char *base = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof tmpdir, "%s/test_input-XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	make_tree();
+	make_dir_tree(tpath("dirtree"));
+
+	T_RUN(plain_file_read_peek_skip);
+	T_RUN(empty_and_binary_are_plain);
+	T_RUN(gzip_file_reads_back);
+	T_RUN(gzip_concatenated_members);
+	T_RUN(gzip_corrupt_is_edata);
+	T_RUN(gzip_truncated_is_edata);
+	T_RUN(missing_file_names_path);
+	T_RUN(slurp_limit);
+	T_RUN(directory_tree);
+	T_RUN(tar_tree);
+	T_RUN(tar_gz_tree);
+	T_RUN(zip_tree);
+	T_RUN(tar_unsafe_members);
+	T_RUN(truncated_tar_is_edata);
+	T_RUN(two_members_interleaved);
+	T_RUN(large_member_small_chunks);
+	T_RUN(stdin_tar_is_spooled);
+	T_RUN(stdin_plain_and_gzip_stream);
+	T_RUN(stdin_terminal_refused);
+	T_RUN(stream_open_path_on_directory);
+	T_RUN(shared_ltt_folder);
+
+	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	for (int i = 0; i < NFILES; i++)
+		free(tree[i].data);
+}
