@@ -89,7 +89,7 @@ struct apc_field {
 	uint32_t len;
 };
 
-#define APC_MSG_MAX_FIELDS 24
+#define APC_MSG_MAX_FIELDS 64 /* a gatord 9.x Summary has 12+ attribute pairs */
 
 /*
  * One message.  `name` is the message type name used by apcdump and the

@@ -1,0 +1,1305 @@
+/*
+ * dump.c - apcdump's engine: walk a capture's frames and messages, filter
+ * them, print each as a text line or a JSON object, or add them up into a
+ * capinfos-style summary.  External frames are reassembled per fd and
+ * their Annotate messages listed too.
+ *
+ * Memory: one frame at a time, plus tables that grow with distinct
+ * things only (counter keys, threads, cores, channels, fds).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "annotate.h"
+#include "dump.h"
+#include "frame.h"
+#include "input.h"
+#include "json.h"
+#include "packed.h"
+
+#define DUMP_XML_LIMIT (16u << 20) /* captured.xml is a few KB */
+#define DUMP_MAX_FD 65536          /* External ids are small fds */
+#define DUMP_BYTES_SHOWN 16        /* text: bytes of a BYTES field shown */
+
+void apc_dump_opts_init(struct apc_dump_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->out = stdout;
+}
+
+int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_err *err)
+{
+	const char *p = list;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		char word[32];
+		int type = -1;
+
+		if (n == 0 || n >= sizeof word)
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					   "bad frame type list '%s'", list);
+		memcpy(word, p, n);
+		word[n] = '\0';
+		if (strspn(word, "0123456789") == n) {
+			type = atoi(word);
+		} else if (!strcmp(word, "perf_attrs")) {
+			type = APC_FRAME_PROC;
+		} else {
+			for (int t = 0; t < APC_DUMP_TYPES; t++)
+				if (apc_frame_type_known(t) && !strcmp(apc_frame_type_name(t), word))
+					type = t;
+		}
+		if (type < 0 || type >= APC_DUMP_TYPES)
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					   "unknown frame type '%s' (names: summary, backtrace, name, "
+					   "counter, block_counter, annotate, sched_trace, idle, external, "
+					   "proc, perf_data, activity_trace, perf_aux, perf_sync, or a "
+					   "number)", word);
+		o->frames[type] = 1;
+		o->have_frames = 1;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return APC_OK;
+}
+
+/* ---- a small map from 64-bit keys to table indexes --------------------- */
+
+struct dump_map {
+	uint64_t *keys;
+	size_t *vals; /* index + 1; 0 = empty slot */
+	size_t cap, n;
+};
+
+static size_t map_hash(uint64_t k, size_t cap)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k & (cap - 1);
+}
+
+/* Index stored for key, or (size_t)-1. */
+static size_t map_get(const struct dump_map *m, uint64_t key)
+{
+	if (!m->cap)
+		return (size_t)-1;
+	for (size_t i = map_hash(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->vals[i])
+			return (size_t)-1;
+		if (m->keys[i] == key)
+			return m->vals[i] - 1;
+	}
+}
+
+static int map_put(struct dump_map *m, uint64_t key, size_t val)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		struct dump_map nm = {.cap = m->cap ? m->cap * 2 : 64};
+		nm.keys = malloc(nm.cap * sizeof *nm.keys);
+		nm.vals = calloc(nm.cap, sizeof *nm.vals);
+		if (!nm.keys || !nm.vals) {
+			free(nm.keys);
+			free(nm.vals);
+			return APC_ENOMEM;
+		}
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->vals[i])
+				map_put(&nm, m->keys[i], m->vals[i] - 1);
+		free(m->keys);
+		free(m->vals);
+		*m = nm;
+	}
+	for (size_t i = map_hash(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->vals[i]) {
+			m->keys[i] = key;
+			m->vals[i] = val + 1;
+			m->n++;
+			return APC_OK;
+		}
+		if (m->keys[i] == key) {
+			m->vals[i] = val + 1;
+			return APC_OK;
+		}
+	}
+}
+
+static void map_free(struct dump_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}
+
+/* Grow a table of `size`-byte entries to hold one more. */
+static void *table_add(void **tab, size_t *n, size_t *cap, size_t size)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		void *nt = realloc(*tab, nc * size);
+		if (!nt)
+			return NULL;
+		*tab = nt;
+		*cap = nc;
+	}
+	memset((char *)*tab + *n * size, 0, size);
+	return (char *)*tab + (*n)++ * size;
+}
+
+static char *dup_bytes(const void *s, size_t n)
+{
+	char *d = malloc(n + 1);
+	if (d) {
+		if (n)
+			memcpy(d, s, n);
+		d[n] = '\0';
+	}
+	return d;
+}
+
+/* ---- per-input state --------------------------------------------------- */
+
+struct sum_counter { int32_t key; int declared; uint64_t values; char *name; };
+struct sum_thread { int32_t tid; char *name; };
+struct sum_core { int32_t core; int named; int32_t cpuid; uint64_t msgs; char *name; };
+struct sum_chan { int32_t channel, group; uint64_t count; char *name; };
+struct sum_kind { const char *ptr; char *name; uint64_t n; };
+struct sum_order { int64_t last; };
+
+struct dump_fd {
+	struct apc_ann_decoder *dec;
+	int broken;
+};
+
+struct dump {
+	const struct apc_dump_opts *o;
+	const char *path;
+	const char *dname;  /* data stream name, for messages */
+	int status;         /* worst so far */
+	uint64_t lines;     /* listed */
+	int stop;
+	/* captured.xml */
+	xmlDoc *doc;
+	int protocol;       /* 0 if unknown */
+	int clocks;         /* Summary clocks: 3, 4 or 0 (guess) */
+	int64_t delta;      /* Summary monotonic delta (annotate times are absolute) */
+	/* External reassembly */
+	struct dump_fd *fds;
+	size_t nfds;
+	/* summary */
+	uint64_t frames[APC_DUMP_TYPES + 1], fmsgs[APC_DUMP_TYPES + 1];
+	uint64_t nframes, nmsgs, bytes, errors;
+	struct sum_kind *kinds; size_t nkinds, ckinds;
+	struct sum_counter *ctrs; size_t nctrs, cctrs; struct dump_map ctr_map;
+	struct sum_thread *thr; size_t nthr, cthr; struct dump_map thr_map;
+	struct sum_core *cores; size_t ncores, ccores; struct dump_map core_map;
+	struct sum_chan *chans; size_t nchans, cchans; struct dump_map chan_map;
+	struct sum_order *ord; size_t nord, cord; struct dump_map ord_map;
+	struct sum_order *xord; size_t nxord, cxord; struct dump_map xord_map;
+	int have_ts;
+	int64_t first_ts, last_ts;
+	uint64_t regressions, x_regressions;
+	int64_t first_regression; /* message offset, or -1 */
+};
+
+static void dump_problem(struct dump *d, struct apc_err *e)
+{
+	if (!e->file[0] && !strstr(e->msg, d->path))
+		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->path);
+	if (e->status == APC_EDATA || e->status == APC_OK) {
+		d->errors++;
+		if (d->status == APC_OK)
+			d->status = APC_EDATA;
+	} else {
+		d->status = APC_EIO;
+	}
+	if (d->o->report)
+		d->o->report(d->o->report_ctx, e);
+}
+
+static void dump_oom(struct dump *d)
+{
+	struct apc_err e;
+	apc_err_set(&e, APC_ENOMEM, d->path, APC_NO_OFFSET, "out of memory");
+	dump_problem(d, &e);
+	d->stop = 1;
+}
+
+/* ---- captured.xml ------------------------------------------------------ */
+
+static xmlChar *xml_attr(xmlNode *n, const char *name)
+{
+	return xmlGetProp(n, (const xmlChar *)name);
+}
+
+static int dump_load_xml(struct dump *d, struct apc_input *in)
+{
+	struct apc_stream *s;
+	struct apc_err e;
+	uint8_t *buf;
+	size_t len;
+	xmlNode *root;
+	xmlChar *v;
+
+	apc_err_clear(&e);
+	if (!apc_input_has(in, "captured.xml"))
+		return APC_OK;
+	if (apc_input_open_member(in, "captured.xml", &s, &e) < 0) {
+		dump_problem(d, &e);
+		return APC_EIO;
+	}
+	if (apc_stream_slurp(s, DUMP_XML_LIMIT, &buf, &len, &e) < 0) {
+		apc_stream_close(s);
+		dump_problem(d, &e);
+		return e.status;
+	}
+	apc_stream_close(s);
+	d->doc = xmlReadMemory((const char *)buf, (int)len, "captured.xml", NULL,
+			       XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	free(buf);
+	if (!d->doc || !(root = xmlDocGetRootElement(d->doc))) {
+		apc_err_set(&e, APC_EDATA, NULL, APC_NO_OFFSET, "captured.xml is not well-formed XML");
+		snprintf(e.file, sizeof e.file, "%s", d->path);
+		dump_problem(d, &e);
+		return APC_EDATA;
+	}
+	if ((v = xml_attr(root, "protocol"))) {
+		d->protocol = atoi((const char *)v);
+		xmlFree(v);
+	}
+	/* Counters: key -> name (type= in 6.8 captures, counter= for some). */
+	for (xmlNode *n = root->children; n; n = n->next) {
+		if (n->type != XML_ELEMENT_NODE || xmlStrcmp(n->name, (const xmlChar *)"counters"))
+			continue;
+		for (xmlNode *c = n->children; c; c = c->next) {
+			xmlChar *key, *name;
+			struct sum_counter *sc;
+			long k;
+
+			if (c->type != XML_ELEMENT_NODE)
+				continue;
+			key = xml_attr(c, "key");
+			name = xml_attr(c, "type");
+			if (!name)
+				name = xml_attr(c, "counter");
+			k = key ? strtol((const char *)key, NULL, 0) : -1;
+			if (key && k >= 0 && k <= INT32_MAX && map_get(&d->ctr_map, (uint64_t)k) == (size_t)-1) {
+				sc = table_add((void **)&d->ctrs, &d->nctrs, &d->cctrs, sizeof *sc);
+				if (!sc || map_put(&d->ctr_map, (uint64_t)k, d->nctrs - 1) < 0) {
+					xmlFree(key);
+					xmlFree(name);
+					return APC_ENOMEM;
+				}
+				sc->key = (int32_t)k;
+				sc->declared = 1;
+				sc->name = name ? dup_bytes(name, strlen((const char *)name)) : NULL;
+			}
+			xmlFree(key);
+			xmlFree(name);
+		}
+	}
+	return APC_OK;
+}
+
+/* readelf-style "key: value" lines (or one JSON object) for captured.xml. */
+static void dump_print_xml(struct dump *d)
+{
+	FILE *f = d->o->out;
+	xmlNode *root = xmlDocGetRootElement(d->doc);
+	int first = 1;
+
+	if (d->o->json) {
+		fputs("{\"file\":", f);
+		apc_json_cstr(f, d->path);
+	} else {
+		fprintf(f, "%s: captured.xml\n", d->path);
+	}
+	/* Root attributes, then each child element's attributes. */
+	for (xmlNode *n = root; n; n = n == root ? root->children : n->next) {
+		const char *prefix = n == root ? "captured" : (const char *)n->name;
+
+		if (n->type != XML_ELEMENT_NODE || !xmlStrcmp(n->name, (const xmlChar *)"counters"))
+			continue;
+		for (xmlAttr *a = n->properties; a; a = a->next) {
+			xmlChar *v = xmlNodeListGetString(d->doc, a->children, 1);
+			const char *vs = v ? (const char *)v : "";
+			if (d->o->json) {
+				char key[128];
+				snprintf(key, sizeof key, "%s.%s", prefix, (const char *)a->name);
+				fputc(',', f);
+				apc_json_cstr(f, key);
+				fputc(':', f);
+				apc_json_cstr(f, vs);
+			} else {
+				char key[128];
+				snprintf(key, sizeof key, "%s.%s:", prefix, (const char *)a->name);
+				fprintf(f, "  %-28s %s\n", key, vs);
+			}
+			xmlFree(v);
+		}
+	}
+	if (d->o->json)
+		fputs(",\"counters\":[", f);
+	else
+		fprintf(f, "  %-28s %zu\n", "counters:", d->nctrs);
+	for (size_t i = 0; i < d->nctrs; i++) {
+		const char *nm = d->ctrs[i].name ? d->ctrs[i].name : "";
+		if (d->o->json) {
+			fprintf(f, "%s{\"key\":%" PRId32 ",\"name\":", first ? "" : ",", d->ctrs[i].key);
+			apc_json_cstr(f, nm);
+			fputc('}', f);
+			first = 0;
+		} else {
+			fprintf(f, "    key 0x%-6" PRIx32 " %s\n", (uint32_t)d->ctrs[i].key, nm);
+		}
+	}
+	if (d->o->json)
+		fputs("]}\n", f);
+}
+
+/* ---- printing one message ---------------------------------------------- */
+
+/* Length of a valid UTF-8 sequence at p (2..4), or 0. */
+static size_t utf8_seq(const uint8_t *p, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		len = 2;
+		cp = p[0] & 0x1f;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		len = 3;
+		cp = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		len = 4;
+		cp = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* A quoted string with C escapes; valid UTF-8 passes through. */
+static void text_str(FILE *f, const uint8_t *s, size_t n)
+{
+	putc('"', f);
+	for (size_t i = 0; i < n;) {
+		uint8_t c = s[i];
+		size_t k;
+
+		if (c == '"' || c == '\\') {
+			putc('\\', f);
+			putc(c, f);
+		} else if (c == '\n') {
+			fputs("\\n", f);
+		} else if (c == '\r') {
+			fputs("\\r", f);
+		} else if (c == '\t') {
+			fputs("\\t", f);
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\x%02x", c);
+		} else if (c >= 0x80) {
+			if ((k = utf8_seq(s + i, n - i)) == 0) {
+				fprintf(f, "\\x%02x", c);
+			} else {
+				fwrite(s + i, 1, k, f);
+				i += k;
+				continue;
+			}
+		} else {
+			putc(c, f);
+		}
+		i++;
+	}
+	putc('"', f);
+}
+
+static void hex_bytes(FILE *f, const uint8_t *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", s[i]);
+}
+
+/* Walk a PAIRS field: (packed32 cookie, packed64 offset) * count. */
+static void pairs_print(FILE *f, const struct apc_field *fl, int json)
+{
+	size_t pos = 0;
+
+	putc('[', f);
+	for (int64_t i = 0; i < fl->i; i++) {
+		int32_t c;
+		int64_t o;
+		int k = apc_unpack32(fl->s + pos, fl->len - pos, &c);
+		if (k <= 0)
+			break;
+		pos += (size_t)k;
+		if ((k = apc_unpack64(fl->s + pos, fl->len - pos, &o)) <= 0)
+			break;
+		pos += (size_t)k;
+		if (json)
+			fprintf(f, "%s[%" PRId32 ",%" PRId64 "]", i ? "," : "", c, o);
+		else
+			fprintf(f, "%s%" PRId32 ":0x%" PRIx64, i ? "," : "", c, (uint64_t)o);
+	}
+	putc(']', f);
+}
+
+static int reserved_json_key(const char *n)
+{
+	static const char *const r[] = {"frame", "offset", "frame_offset", "type", "core",
+					"msg", "code", "ts", "raw", NULL};
+	for (int i = 0; r[i]; i++)
+		if (!strcmp(n, r[i]))
+			return 1;
+	return 0;
+}
+
+static void print_json(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m,
+		       int first_of_frame)
+{
+	FILE *f = d->o->out;
+
+	fprintf(f, "{\"frame\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"frame_offset\":%" PRIu64
+		   ",\"type\":\"%s\"", fr->index, m->offset, fr->offset,
+		apc_frame_type_name(fr->type));
+	if (m->core >= 0)
+		fprintf(f, ",\"core\":%" PRId32, m->core);
+	fputs(",\"msg\":", f);
+	apc_json_cstr(f, m->name);
+	if (m->code >= 0)
+		fprintf(f, ",\"code\":%d", m->code);
+	if (m->has_ts)
+		fprintf(f, ",\"ts\":%" PRId64, m->ts);
+	for (size_t i = 0; i < m->nfields; i++) {
+		const struct apc_field *fl = &m->f[i];
+
+		if (!strcmp(fl->name, "core") && m->core >= 0)
+			continue; /* already the "core" member */
+		fputc(',', f);
+		if (reserved_json_key(fl->name)) {
+			char k[64];
+			snprintf(k, sizeof k, "field_%s", fl->name);
+			apc_json_cstr(f, k);
+		} else {
+			apc_json_cstr(f, fl->name);
+		}
+		fputc(':', f);
+		switch (fl->kind) {
+		case APC_F_STR: apc_json_str(f, (const char *)fl->s, fl->len); break;
+		case APC_F_BYTES:
+			putc('"', f);
+			hex_bytes(f, fl->s, fl->len);
+			putc('"', f);
+			break;
+		case APC_F_PAIRS: pairs_print(f, fl, 1); break;
+		default: fprintf(f, "%" PRId64, fl->i); break;
+		}
+	}
+	if (d->o->hex && first_of_frame) {
+		fputs(",\"raw\":\"", f);
+		hex_bytes(f, fr->body, fr->len);
+		putc('"', f);
+	}
+	fputs("}\n", f);
+}
+
+static void print_text(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
+{
+	FILE *f = d->o->out;
+	char core[16] = "-";
+
+	if (m->core >= 0)
+		snprintf(core, sizeof core, "%" PRId32, m->core);
+	fprintf(f, "%6" PRIu64 " 0x%08" PRIx64 " %-14s %3s %-16s", fr->index, m->offset,
+		apc_frame_type_name(fr->type), core, m->name);
+	if (m->has_ts)
+		fprintf(f, " ts=%" PRId64, m->ts);
+	for (size_t i = 0; i < m->nfields; i++) {
+		const struct apc_field *fl = &m->f[i];
+		size_t shown;
+
+		fprintf(f, " %s=", fl->name);
+		switch (fl->kind) {
+		case APC_F_STR: text_str(f, fl->s, fl->len); break;
+		case APC_F_BYTES:
+			shown = d->o->verbose || fl->len <= DUMP_BYTES_SHOWN ? fl->len : DUMP_BYTES_SHOWN;
+			fprintf(f, "<%" PRIu32 " bytes", fl->len);
+			if (shown) {
+				putc(' ', f);
+				hex_bytes(f, fl->s, shown);
+				if (shown < fl->len)
+					fputs("...", f);
+			}
+			putc('>', f);
+			break;
+		case APC_F_PAIRS: pairs_print(f, fl, 0); break;
+		case APC_F_HEX: fprintf(f, "0x%" PRIx64, (uint64_t)fl->i); break;
+		default: fprintf(f, "%" PRId64, fl->i); break;
+		}
+	}
+	putc('\n', f);
+}
+
+/* xxd-style lines for the whole frame, length word included. */
+static void print_hex(struct dump *d, const struct apc_frame *fr)
+{
+	FILE *f = d->o->out;
+	uint8_t lw[4] = {(uint8_t)fr->len, (uint8_t)(fr->len >> 8), (uint8_t)(fr->len >> 16),
+			 (uint8_t)(fr->len >> 24)};
+	size_t total = 4u + fr->len;
+
+	for (size_t row = 0; row < total; row += 16) {
+		size_t n = total - row < 16 ? total - row : 16;
+		fprintf(f, "        %08" PRIx64 ": ", fr->offset + row);
+		for (size_t i = 0; i < 16; i++) {
+			if (i < n) {
+				size_t at = row + i;
+				fprintf(f, "%02x", at < 4 ? lw[at] : fr->body[at - 4]);
+			} else {
+				fputs("  ", f);
+			}
+			if (i & 1)
+				putc(' ', f);
+		}
+		putc(' ', f);
+		for (size_t i = 0; i < n; i++) {
+			size_t at = row + i;
+			uint8_t c = at < 4 ? lw[at] : fr->body[at - 4];
+			putc(c >= 0x20 && c < 0x7f ? c : '.', f);
+		}
+		putc('\n', f);
+	}
+}
+
+/* ---- summary accumulation ---------------------------------------------- */
+
+static struct sum_counter *sum_counter(struct dump *d, int32_t key)
+{
+	size_t i = map_get(&d->ctr_map, (uint64_t)(uint32_t)key);
+	struct sum_counter *c;
+
+	if (i != (size_t)-1)
+		return &d->ctrs[i];
+	c = table_add((void **)&d->ctrs, &d->nctrs, &d->cctrs, sizeof *c);
+	if (!c || map_put(&d->ctr_map, (uint64_t)(uint32_t)key, d->nctrs - 1) < 0)
+		return NULL;
+	c->key = key;
+	return c;
+}
+
+static struct sum_core *sum_core(struct dump *d, int32_t core)
+{
+	size_t i = map_get(&d->core_map, (uint64_t)(uint32_t)core);
+	struct sum_core *c;
+
+	if (i != (size_t)-1)
+		return &d->cores[i];
+	c = table_add((void **)&d->cores, &d->ncores, &d->ccores, sizeof *c);
+	if (!c || map_put(&d->core_map, (uint64_t)(uint32_t)core, d->ncores - 1) < 0)
+		return NULL;
+	c->core = core;
+	return c;
+}
+
+static int set_name(char **dst, const uint8_t *s, size_t n)
+{
+	char *nn = dup_bytes(s, n);
+	if (!nn)
+		return APC_ENOMEM;
+	free(*dst);
+	*dst = nn;
+	return APC_OK;
+}
+
+/* Last ts in an order table; returns the slot to update. */
+static struct sum_order *order_slot(struct dump_map *map, struct sum_order **tab, size_t *n,
+				    size_t *cap, uint64_t key, int *fresh)
+{
+	size_t i = map_get(map, key);
+	struct sum_order *o;
+
+	*fresh = 0;
+	if (i != (size_t)-1)
+		return &(*tab)[i];
+	o = table_add((void **)tab, n, cap, sizeof *o);
+	if (!o || map_put(map, key, *n - 1) < 0)
+		return NULL;
+	*fresh = 1;
+	return o;
+}
+
+static int sum_kind(struct dump *d, const char *name)
+{
+	struct sum_kind *k;
+
+	for (size_t i = 0; i < d->nkinds; i++)
+		if (d->kinds[i].ptr == name || !strcmp(d->kinds[i].name, name)) {
+			d->kinds[i].n++;
+			return APC_OK;
+		}
+	k = table_add((void **)&d->kinds, &d->nkinds, &d->ckinds, sizeof *k);
+	if (!k || !(k->name = dup_bytes(name, strlen(name))))
+		return APC_ENOMEM;
+	k->ptr = name;
+	k->n = 1;
+	return APC_OK;
+}
+
+static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
+{
+	int t = fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
+	const struct apc_field *fl;
+	int fresh;
+
+	d->nmsgs++;
+	d->fmsgs[t]++;
+	if (sum_kind(d, m->name) < 0)
+		return APC_ENOMEM;
+	if (m->core >= 0) {
+		struct sum_core *c = sum_core(d, m->core);
+		if (!c)
+			return APC_ENOMEM;
+		c->msgs++;
+	}
+	if (m->has_ts) {
+		struct sum_order *o;
+		if (!d->have_ts || m->ts < d->first_ts)
+			d->first_ts = m->ts;
+		if (!d->have_ts || m->ts > d->last_ts)
+			d->last_ts = m->ts;
+		d->have_ts = 1;
+		/* Per (frame type, core): what gatord promises. */
+		o = order_slot(&d->ord_map, &d->ord, &d->nord, &d->cord,
+			       (uint64_t)(uint32_t)t << 32 | (uint32_t)m->core, &fresh);
+		if (!o)
+			return APC_ENOMEM;
+		if (!fresh && m->ts < o->last) {
+			if (!d->regressions)
+				d->first_regression = (int64_t)m->offset;
+			d->regressions++;
+		}
+		o->last = m->ts;
+		/* Per core across frame types: what our writer promises. */
+		if (m->core >= 0) {
+			o = order_slot(&d->xord_map, &d->xord, &d->nxord, &d->cxord,
+				       (uint64_t)(uint32_t)m->core, &fresh);
+			if (!o)
+				return APC_ENOMEM;
+			if (!fresh && m->ts < o->last)
+				d->x_regressions++;
+			if (fresh || m->ts > o->last)
+				o->last = m->ts;
+		}
+	}
+	if (!strcmp(m->name, "counter") || !strcmp(m->name, "block_counter") ||
+	    !strcmp(m->name, "perf_counter") || !strcmp(m->name, "activity_switch")) {
+		struct sum_counter *c;
+		if ((fl = apc_msg_field(m, "key")) && fl->i >= INT32_MIN && fl->i <= INT32_MAX) {
+			if (!(c = sum_counter(d, (int32_t)fl->i)))
+				return APC_ENOMEM;
+			c->values++;
+		}
+	} else if (!strcmp(m->name, "thread_name") || !strcmp(m->name, "proc")) {
+		const struct apc_field *tid = apc_msg_field(m, "tid");
+		const struct apc_field *nm = apc_msg_field(m, m->name[0] == 't' ? "name" : "comm");
+		if (tid && nm) {
+			size_t i = map_get(&d->thr_map, (uint64_t)tid->i);
+			struct sum_thread *th;
+			if (i == (size_t)-1) {
+				th = table_add((void **)&d->thr, &d->nthr, &d->cthr, sizeof *th);
+				if (!th || map_put(&d->thr_map, (uint64_t)tid->i, d->nthr - 1) < 0)
+					return APC_ENOMEM;
+				th->tid = (int32_t)tid->i;
+			} else {
+				th = &d->thr[i];
+			}
+			if (set_name(&th->name, nm->s, nm->len) < 0)
+				return APC_ENOMEM;
+		}
+	} else if (!strcmp(m->name, "core_name")) {
+		const struct apc_field *core = apc_msg_field(m, "core");
+		const struct apc_field *nm = apc_msg_field(m, "name");
+		const struct apc_field *cpuid = apc_msg_field(m, "cpuid");
+		struct sum_core *c;
+		if (core && core->i >= 0 && core->i <= INT32_MAX && nm && cpuid) {
+			if (!(c = sum_core(d, (int32_t)core->i)) ||
+			    set_name(&c->name, nm->s, nm->len) < 0)
+				return APC_ENOMEM;
+			c->named = 1;
+			c->cpuid = (int32_t)cpuid->i;
+		}
+	}
+	return APC_OK;
+}
+
+/* Annotation channels (and the annotations on them) for the summary. */
+static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
+{
+	const struct apc_ann *n = &a->ann;
+	struct sum_chan *c;
+	size_t i;
+
+	if (a->is_setup)
+		return APC_OK;
+	if (n->code != APC_ANN_CHANNEL && n->code != APC_ANN_STR && n->code != APC_ANN_COLOR_STR)
+		return APC_OK;
+	i = map_get(&d->chan_map, (uint64_t)(uint32_t)n->channel);
+	if (i == (size_t)-1) {
+		c = table_add((void **)&d->chans, &d->nchans, &d->cchans, sizeof *c);
+		if (!c || map_put(&d->chan_map, (uint64_t)(uint32_t)n->channel, d->nchans - 1) < 0)
+			return APC_ENOMEM;
+		c->channel = n->channel;
+	} else {
+		c = &d->chans[i];
+	}
+	if (n->code == APC_ANN_CHANNEL) {
+		c->group = n->group;
+		if (set_name(&c->name, (const uint8_t *)(n->text ? n->text : ""),
+			     n->text ? n->text_len : 0) < 0)
+			return APC_ENOMEM;
+	} else {
+		c->count++;
+	}
+	return APC_OK;
+}
+
+/* ---- filtering and output ---------------------------------------------- */
+
+static int dump_wanted(const struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
+{
+	const struct apc_dump_opts *o = d->o;
+
+	if (o->have_frames && (fr->type < 0 || fr->type >= APC_DUMP_TYPES || !o->frames[fr->type]))
+		return 0;
+	if (o->have_core && m->core != o->core)
+		return 0;
+	if ((o->have_begin || o->have_end) && !m->has_ts)
+		return 0;
+	if (o->have_begin && m->ts < o->begin)
+		return 0;
+	if (o->have_end && m->ts > o->end)
+		return 0;
+	return 1;
+}
+
+/* One message: summary or listing.  Returns 1 if it was listed. */
+static int dump_emit(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m,
+		     int first_of_frame)
+{
+	if (d->o->summary) {
+		if (sum_msg(d, fr, m) < 0)
+			dump_oom(d);
+		return 0;
+	}
+	if (d->stop || !dump_wanted(d, fr, m))
+		return 0;
+	if (d->o->json)
+		print_json(d, fr, m, first_of_frame);
+	else
+		print_text(d, fr, m);
+	d->lines++;
+	if (d->o->count && d->lines >= d->o->count)
+		d->stop = 1;
+	return 1;
+}
+
+static struct dump_fd *dump_fd(struct dump *d, int64_t fd)
+{
+	if (fd < 0 || fd >= DUMP_MAX_FD)
+		return NULL;
+	if ((size_t)fd >= d->nfds) {
+		size_t n = (size_t)fd + 16;
+		struct dump_fd *nf = realloc(d->fds, n * sizeof *nf);
+		if (!nf)
+			return NULL;
+		memset(nf + d->nfds, 0, (n - d->nfds) * sizeof *nf);
+		d->fds = nf;
+		d->nfds = n;
+	}
+	return &d->fds[fd];
+}
+
+/* Feed an External message's bytes to its fd's decoder; list what completes. */
+static int dump_external(struct dump *d, const struct apc_frame *fr, const struct apc_msg *ext,
+			 int *listed)
+{
+	const struct apc_field *fdf = apc_msg_field(ext, "fd");
+	const struct apc_field *data = apc_msg_field(ext, "data");
+	struct dump_fd *fd;
+	struct apc_ann_msg am;
+	struct apc_err e;
+	int rc;
+
+	if (!fdf)
+		return APC_OK;
+	if (!strcmp(ext->name, "external_disconnect")) {
+		if ((fd = dump_fd(d, fdf->i)) != NULL) {
+			apc_ann_decoder_free(fd->dec);
+			memset(fd, 0, sizeof *fd);
+		}
+		return APC_OK;
+	}
+	if (!data || !data->len)
+		return APC_OK;
+	if (!(fd = dump_fd(d, fdf->i))) {
+		apc_err_set(&e, APC_EDATA, NULL, (int64_t)ext->offset,
+			    "external id %" PRId64 " out of range", fdf->i);
+		dump_problem(d, &e);
+		return APC_OK;
+	}
+	if (fd->broken)
+		return APC_OK;
+	apc_err_clear(&e);
+	if (!fd->dec) {
+		char name[300];
+		snprintf(name, sizeof name, "%s: external fd %" PRId64, d->dname, fdf->i);
+		if (!(fd->dec = apc_ann_decoder_new(name)))
+			return APC_ENOMEM;
+	}
+	if (apc_ann_decoder_feed(fd->dec, data->s, data->len, &e) < 0) {
+		fd->broken = 1;
+		dump_problem(d, &e);
+		return APC_OK;
+	}
+	while ((rc = apc_ann_decoder_next(fd->dec, &am, &e)) != APC_END) {
+		struct apc_msg m;
+
+		if (rc < 0) {
+			if (rc != APC_EDATA) {
+				fd->broken = 1;
+				dump_problem(d, &e);
+				break;
+			}
+			dump_problem(d, &e);
+			apc_err_clear(&e);
+			continue;
+		}
+		if (d->o->summary && sum_ann(d, &am) < 0)
+			return APC_ENOMEM;
+		memset(&m, 0, sizeof m);
+		apc_ann_to_msg(&am, &m);
+		m.frame_type = fr->type;
+		m.offset = ext->offset;
+		m.core = -1;
+		m.code = am.is_setup ? -1 : am.ann.code;
+		m.has_ts = am.has_ts;
+		/* Annotate times are absolute; show them on the capture's clock. */
+		m.ts = am.has_ts ? (int64_t)(am.ts - (uint64_t)d->delta) : 0;
+		if (!m.name)
+			m.name = "annotate";
+		*listed |= dump_emit(d, fr, &m, !*listed);
+	}
+	return APC_OK;
+}
+
+/* All messages of one frame. */
+static void dump_frame(struct dump *d, const struct apc_frame *fr)
+{
+	struct apc_msg_iter it;
+	struct apc_msg m;
+	struct apc_err e;
+	uint64_t n = 0;
+	int listed = 0, rc;
+	int t = fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
+
+	d->nframes++;
+	d->frames[t]++;
+	d->bytes += 4u + fr->len;
+	apc_err_clear(&e);
+	apc_msg_iter_init(&it, fr, d->clocks);
+	while ((rc = apc_msg_next(&it, &m, &e)) == APC_OK) {
+		n++;
+		if (m.frame_type == APC_FRAME_SUMMARY && !strcmp(m.name, "summary")) {
+			const struct apc_field *fl = apc_msg_field(&m, "monotonic_delta");
+			d->delta = fl ? fl->i : 0;
+		}
+		listed |= dump_emit(d, fr, &m, !listed);
+		if ((!strcmp(m.name, "external") || !strcmp(m.name, "external_disconnect")) &&
+		    dump_external(d, fr, &m, &listed) < 0) {
+			dump_oom(d);
+			return;
+		}
+	}
+	if (rc < 0)
+		dump_problem(d, &e);
+	/* The guess made on a Summary holds for the rest of the file. */
+	if (fr->type == APC_FRAME_SUMMARY && !d->clocks && it.summary_version)
+		d->clocks = it.summary_version;
+	if (n == 0 && rc == APC_END) {
+		/* A frame with no messages still gets a line, so nothing hides. */
+		memset(&m, 0, sizeof m);
+		m.frame_type = fr->type;
+		m.name = "empty";
+		m.code = -1;
+		m.core = fr->core;
+		m.offset = fr->offset + 4u + fr->hdr_len;
+		listed |= dump_emit(d, fr, &m, 1);
+	}
+	if (listed && d->o->hex && !d->o->json)
+		print_hex(d, fr);
+}
+
+/* ---- the summary report ------------------------------------------------ */
+
+static int cmp_counter(const void *a, const void *b)
+{
+	const struct sum_counter *x = a, *y = b;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct sum_thread *x = a, *y = b;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static int cmp_core(const void *a, const void *b)
+{
+	const struct sum_core *x = a, *y = b;
+	return (x->core > y->core) - (x->core < y->core);
+}
+
+static int cmp_chan(const void *a, const void *b)
+{
+	const struct sum_chan *x = a, *y = b;
+	return (x->channel > y->channel) - (x->channel < y->channel);
+}
+
+static void json_key(FILE *f, int *first, const char *k)
+{
+	if (!*first)
+		putc(',', f);
+	*first = 0;
+	apc_json_cstr(f, k);
+	putc(':', f);
+}
+
+static void summary_json(struct dump *d)
+{
+	FILE *f = d->o->out;
+	int first = 1, inner;
+
+	putc('{', f);
+	json_key(f, &first, "file");
+	apc_json_cstr(f, d->path);
+	json_key(f, &first, "protocol");
+	fprintf(f, "%d", d->protocol);
+	json_key(f, &first, "summary_clocks");
+	fprintf(f, "%d", d->clocks);
+	json_key(f, &first, "frames");
+	fprintf(f, "%" PRIu64, d->nframes);
+	json_key(f, &first, "messages");
+	fprintf(f, "%" PRIu64, d->nmsgs);
+	json_key(f, &first, "bytes");
+	fprintf(f, "%" PRIu64, d->bytes);
+	json_key(f, &first, "frame_types");
+	putc('{', f);
+	inner = 1;
+	for (int t = 0; t <= APC_DUMP_TYPES; t++) {
+		if (!d->frames[t])
+			continue;
+		json_key(f, &inner, t < APC_DUMP_TYPES ? apc_frame_type_name(t) : "other");
+		fprintf(f, "{\"frames\":%" PRIu64 ",\"messages\":%" PRIu64 "}", d->frames[t],
+			d->fmsgs[t]);
+	}
+	putc('}', f);
+	json_key(f, &first, "message_kinds");
+	putc('{', f);
+	inner = 1;
+	for (size_t i = 0; i < d->nkinds; i++) {
+		json_key(f, &inner, d->kinds[i].name);
+		fprintf(f, "%" PRIu64, d->kinds[i].n);
+	}
+	putc('}', f);
+	json_key(f, &first, "counters");
+	putc('[', f);
+	for (size_t i = 0; i < d->nctrs; i++) {
+		fprintf(f, "%s{\"key\":%" PRId32 ",\"name\":", i ? "," : "", d->ctrs[i].key);
+		apc_json_cstr(f, d->ctrs[i].name);
+		fprintf(f, ",\"declared\":%s,\"values\":%" PRIu64 "}",
+			d->ctrs[i].declared ? "true" : "false", d->ctrs[i].values);
+	}
+	putc(']', f);
+	json_key(f, &first, "channels");
+	putc('[', f);
+	for (size_t i = 0; i < d->nchans; i++) {
+		fprintf(f, "%s{\"channel\":%" PRId32 ",\"group\":%" PRId32 ",\"name\":", i ? "," : "",
+			d->chans[i].channel, d->chans[i].group);
+		apc_json_cstr(f, d->chans[i].name);
+		fprintf(f, ",\"annotations\":%" PRIu64 "}", d->chans[i].count);
+	}
+	putc(']', f);
+	json_key(f, &first, "cores");
+	putc('[', f);
+	for (size_t i = 0; i < d->ncores; i++) {
+		fprintf(f, "%s{\"core\":%" PRId32 ",\"messages\":%" PRIu64, i ? "," : "",
+			d->cores[i].core, d->cores[i].msgs);
+		if (d->cores[i].named) {
+			fprintf(f, ",\"cpuid\":%" PRId32 ",\"name\":", d->cores[i].cpuid);
+			apc_json_cstr(f, d->cores[i].name);
+		}
+		putc('}', f);
+	}
+	putc(']', f);
+	json_key(f, &first, "threads");
+	putc('[', f);
+	for (size_t i = 0; i < d->nthr; i++) {
+		fprintf(f, "%s{\"tid\":%" PRId32 ",\"name\":", i ? "," : "", d->thr[i].tid);
+		apc_json_cstr(f, d->thr[i].name);
+		putc('}', f);
+	}
+	putc(']', f);
+	if (d->have_ts) {
+		json_key(f, &first, "first_ts");
+		fprintf(f, "%" PRId64, d->first_ts);
+		json_key(f, &first, "last_ts");
+		fprintf(f, "%" PRId64, d->last_ts);
+	}
+	json_key(f, &first, "in_order");
+	fputs(d->regressions ? "false" : "true", f);
+	json_key(f, &first, "regressions");
+	fprintf(f, "%" PRIu64, d->regressions);
+	json_key(f, &first, "cross_type_regressions");
+	fprintf(f, "%" PRIu64, d->x_regressions);
+	json_key(f, &first, "errors");
+	fprintf(f, "%" PRIu64, d->errors);
+	fputs("}\n", f);
+}
+
+static void summary_text(struct dump *d)
+{
+	FILE *f = d->o->out;
+	uint64_t with_values = 0;
+
+	fprintf(f, "File:                %s\n", d->path);
+	if (d->protocol)
+		fprintf(f, "Protocol:            %d\n", d->protocol);
+	else
+		fprintf(f, "Protocol:            unknown (no captured.xml)\n");
+	fprintf(f, "Summary clocks:      %d\n", d->clocks);
+	fprintf(f, "Frames:              %" PRIu64 "\n", d->nframes);
+	fprintf(f, "Messages:            %" PRIu64 "\n", d->nmsgs);
+	fprintf(f, "Bytes:               %" PRIu64 "\n", d->bytes);
+	fprintf(f, "Frame types:\n");
+	for (int t = 0; t <= APC_DUMP_TYPES; t++) {
+		if (!d->frames[t])
+			continue;
+		if (t < APC_DUMP_TYPES)
+			fprintf(f, "  %3d %-16s", t, apc_frame_type_name(t));
+		else
+			fprintf(f, "    ? %-16s", "other");
+		fprintf(f, " %10" PRIu64 " frames %10" PRIu64 " messages\n", d->frames[t],
+			d->fmsgs[t]);
+	}
+	fprintf(f, "Message kinds:\n");
+	for (size_t i = 0; i < d->nkinds; i++)
+		fprintf(f, "  %-28s %10" PRIu64 "\n", d->kinds[i].name, d->kinds[i].n);
+	for (size_t i = 0; i < d->nctrs; i++)
+		with_values += d->ctrs[i].values != 0;
+	fprintf(f, "Counters:            %zu (%" PRIu64 " with values)\n", d->nctrs, with_values);
+	for (size_t i = 0; i < d->nctrs; i++)
+		fprintf(f, "  key 0x%-6" PRIx32 " %-40s %10" PRIu64 " values%s\n",
+			(uint32_t)d->ctrs[i].key, d->ctrs[i].name ? d->ctrs[i].name : "(unnamed)",
+			d->ctrs[i].values, d->ctrs[i].declared ? "" : "  (not in captured.xml)");
+	fprintf(f, "Annotation channels: %zu\n", d->nchans);
+	for (size_t i = 0; i < d->nchans; i++) {
+		fprintf(f, "  channel %-6" PRId32 " group %-6" PRId32 " ", d->chans[i].channel,
+			d->chans[i].group);
+		if (d->chans[i].name)
+			text_str(f, (const uint8_t *)d->chans[i].name, strlen(d->chans[i].name));
+		else
+			fputs("(unnamed)", f);
+		fprintf(f, " %" PRIu64 " annotations\n", d->chans[i].count);
+	}
+	fprintf(f, "Cores:               %zu\n", d->ncores);
+	for (size_t i = 0; i < d->ncores; i++) {
+		fprintf(f, "  core %-4" PRId32 " %10" PRIu64 " messages", d->cores[i].core,
+			d->cores[i].msgs);
+		if (d->cores[i].named) {
+			fprintf(f, "  cpuid 0x%" PRIx32 " ", (uint32_t)d->cores[i].cpuid);
+			text_str(f, (const uint8_t *)d->cores[i].name, strlen(d->cores[i].name));
+		}
+		putc('\n', f);
+	}
+	fprintf(f, "Threads:             %zu\n", d->nthr);
+	for (size_t i = 0; i < d->nthr; i++) {
+		fprintf(f, "  tid %-8" PRId32 " ", d->thr[i].tid);
+		text_str(f, (const uint8_t *)d->thr[i].name, strlen(d->thr[i].name));
+		putc('\n', f);
+	}
+	if (d->have_ts) {
+		int64_t span = d->last_ts - d->first_ts;
+		fprintf(f, "First timestamp:     %" PRId64 " ns\n", d->first_ts);
+		fprintf(f, "Last timestamp:      %" PRId64 " ns\n", d->last_ts);
+		fprintf(f, "Time span:           %" PRId64 ".%09" PRId64 " s\n", span / 1000000000,
+			span % 1000000000);
+	} else {
+		fprintf(f, "Time span:           no timestamps\n");
+	}
+	if (d->regressions)
+		fprintf(f, "Timestamps in order: no (%" PRIu64 " regressions per frame type and core, "
+			   "first at offset 0x%" PRIx64 ")\n", d->regressions,
+			(uint64_t)d->first_regression);
+	else
+		fprintf(f, "Timestamps in order: yes (per frame type and core)\n");
+	fprintf(f, "Across frame types:  %" PRIu64 " regressions per core\n", d->x_regressions);
+	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
+}
+
+/* ---- driver ------------------------------------------------------------ */
+
+static void dump_free(struct dump *d)
+{
+	for (size_t i = 0; i < d->nfds; i++)
+		apc_ann_decoder_free(d->fds[i].dec);
+	free(d->fds);
+	for (size_t i = 0; i < d->nkinds; i++)
+		free(d->kinds[i].name);
+	free(d->kinds);
+	for (size_t i = 0; i < d->nctrs; i++)
+		free(d->ctrs[i].name);
+	free(d->ctrs);
+	for (size_t i = 0; i < d->nthr; i++)
+		free(d->thr[i].name);
+	free(d->thr);
+	for (size_t i = 0; i < d->ncores; i++)
+		free(d->cores[i].name);
+	free(d->cores);
+	for (size_t i = 0; i < d->nchans; i++)
+		free(d->chans[i].name);
+	free(d->chans);
+	free(d->ord);
+	free(d->xord);
+	map_free(&d->ctr_map);
+	map_free(&d->thr_map);
+	map_free(&d->core_map);
+	map_free(&d->chan_map);
+	map_free(&d->ord_map);
+	map_free(&d->xord_map);
+	if (d->doc)
+		xmlFreeDoc(d->doc);
+}
+
+static void dump_frames(struct dump *d, struct apc_stream *s)
+{
+	struct apc_frame_reader *fr;
+	struct apc_frame f;
+	struct apc_err e;
+	int rc;
+
+	apc_err_clear(&e);
+	if (apc_frame_reader_new(s, &fr, &e) < 0) {
+		dump_problem(d, &e);
+		return;
+	}
+	while (!d->stop && (rc = apc_frame_read(fr, &f, &e)) != APC_END) {
+		if (rc < 0) {
+			/* A bad length word leaves nothing to resynchronise on. */
+			dump_problem(d, &e);
+			break;
+		}
+		dump_frame(d, &f);
+	}
+	apc_frame_reader_free(fr);
+}
+
+int apc_dump_path(const char *path, const struct apc_dump_opts *o)
+{
+	struct dump d;
+	struct apc_input *in = NULL;
+	struct apc_stream *s = NULL;
+	struct apc_err e;
+	int own = 0;
+
+	memset(&d, 0, sizeof d);
+	d.o = o;
+	d.path = path;
+	d.first_regression = -1;
+	apc_err_clear(&e);
+	if (apc_input_open(path, &in, &e) < 0) {
+		/* Name the input once: the message may already say it. */
+		if (!e.file[0] && !strstr(e.msg, path))
+			snprintf(e.file, sizeof e.file, "%s", path);
+		e.status = e.status == APC_EDATA ? APC_EDATA : APC_EIO;
+		dump_problem(&d, &e);
+		return d.status;
+	}
+	if (apc_input_is_tree(in)) {
+		if (dump_load_xml(&d, in) == APC_ENOMEM) {
+			dump_oom(&d);
+			goto out;
+		}
+		if (o->xml) {
+			if (!d.doc) {
+				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET, "no captured.xml in the capture");
+				dump_problem(&d, &e);
+			} else {
+				dump_print_xml(&d);
+			}
+			goto out;
+		}
+		if (!apc_input_has(in, "0000000000")) {
+			apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
+				    "no 0000000000 data file (not an .apc capture?)");
+			dump_problem(&d, &e);
+			goto out;
+		}
+		if (apc_input_open_member(in, "0000000000", &s, &e) < 0) {
+			dump_problem(&d, &e);
+			goto out;
+		}
+		own = 1;
+	} else {
+		if (o->xml) {
+			apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
+				    "a bare data file has no captured.xml");
+			dump_problem(&d, &e);
+			goto out;
+		}
+		s = apc_input_stream(in);
+	}
+	d.dname = apc_stream_name(s);
+	/* Protocol 910 added a fourth clock to the Summary; without
+	 * captured.xml the frame decoder guesses from the bytes. */
+	d.clocks = d.protocol ? (d.protocol >= 910 ? 4 : 3) : 0;
+	dump_frames(&d, s);
+	if (o->summary && d.status != APC_EIO) {
+		/* Tables may be empty (NULL), which qsort must not see. */
+		if (d.nctrs > 1)
+			qsort(d.ctrs, d.nctrs, sizeof *d.ctrs, cmp_counter);
+		if (d.nthr > 1)
+			qsort(d.thr, d.nthr, sizeof *d.thr, cmp_thread);
+		if (d.ncores > 1)
+			qsort(d.cores, d.ncores, sizeof *d.cores, cmp_core);
+		if (d.nchans > 1)
+			qsort(d.chans, d.nchans, sizeof *d.chans, cmp_chan);
+		if (o->json)
+			summary_json(&d);
+		else
+			summary_text(&d);
+	}
+out:
+	if (own)
+		apc_stream_close(s);
+	apc_input_close(in);
+	dump_free(&d);
+	fflush(o->out);
+	return d.status;
+}

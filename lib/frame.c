@@ -1,0 +1,922 @@
+/*
+ * frame.c - reading the APC data file (0000000000) frame by frame and
+ * decoding each frame's messages into named fields.
+ *
+ * The layouts follow the Gator 6.8 protocol document where real gatord
+ * output agrees with it, and gatord where it does not (see DESIGN.md,
+ * "What real gatord captures do"): frame types 11, 12, 14 and 15 carry a
+ * core field, 9.x Summaries have a fourth clock, and 6.8 frame 11 holds
+ * the perf-attribute messages with NUL-terminated strings.
+ *
+ * Nothing here trusts a length: every packed integer and string is checked
+ * against the bytes left in the frame, and a frame body is read in pieces
+ * so a damaged length word cannot make us allocate more than the file has.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "packed.h"
+
+/* ---- frame types ------------------------------------------------------ */
+
+static const char *const frame_names[] = {
+	[APC_FRAME_SUMMARY] = "summary",
+	[APC_FRAME_BACKTRACE] = "backtrace",
+	[APC_FRAME_NAME] = "name",
+	[APC_FRAME_COUNTER] = "counter",
+	[APC_FRAME_BLOCK_COUNTER] = "block_counter",
+	[APC_FRAME_ANNOTATE] = "annotate",
+	[APC_FRAME_SCHED_TRACE] = "sched_trace",
+	[APC_FRAME_IDLE] = "idle",
+	[APC_FRAME_EXTERNAL] = "external",
+	[APC_FRAME_PROC] = "proc",
+	[APC_FRAME_PERF_DATA] = "perf_data",
+	[APC_FRAME_ACTIVITY_TRACE] = "activity_trace",
+	[APC_FRAME_TYPE_14] = "perf_aux",
+	[APC_FRAME_TYPE_15] = "perf_sync",
+};
+
+#define FRAME_NAME_SLOTS 128
+
+const char *apc_frame_type_name(int type)
+{
+	/* "type_N" names for unknown codes; filled on first use (the tools
+	 * are single-threaded, and a race would write the same bytes). */
+	static char other[FRAME_NAME_SLOTS][12];
+
+	if (type >= 0 && (size_t)type < sizeof frame_names / sizeof frame_names[0] &&
+	    frame_names[type])
+		return frame_names[type];
+	if (type < 0)
+		return "invalid";
+	if (type >= FRAME_NAME_SLOTS)
+		return "type_other";
+	if (!other[type][0])
+		snprintf(other[type], sizeof other[type], "type_%d", type);
+	return other[type];
+}
+
+int apc_frame_has_core(int type)
+{
+	/* The spec's list plus gatord's (frameTypeSendsCpu): perf frames too. */
+	switch (type) {
+	case APC_FRAME_BACKTRACE:
+	case APC_FRAME_NAME:
+	case APC_FRAME_BLOCK_COUNTER:
+	case APC_FRAME_SCHED_TRACE:
+	case APC_FRAME_PROC:
+	case APC_FRAME_PERF_DATA:
+	case APC_FRAME_TYPE_14:
+	case APC_FRAME_TYPE_15:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int apc_frame_type_known(int type)
+{
+	return type >= 0 && (size_t)type < sizeof frame_names / sizeof frame_names[0] &&
+	       frame_names[type] != NULL;
+}
+
+/* ---- frame reader ----------------------------------------------------- */
+
+struct apc_frame_reader {
+	struct apc_stream *s;
+	uint8_t *buf;
+	size_t cap;
+	uint64_t offset; /* file offset of the next length word */
+	uint64_t index;
+};
+
+int apc_frame_reader_new(struct apc_stream *s, struct apc_frame_reader **out,
+			 struct apc_err *err)
+{
+	struct apc_frame_reader *fr = calloc(1, sizeof *fr);
+
+	*out = NULL;
+	if (!fr)
+		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	fr->s = s;
+	fr->offset = apc_stream_offset(s);
+	*out = fr;
+	return APC_OK;
+}
+
+void apc_frame_reader_free(struct apc_frame_reader *fr)
+{
+	if (!fr)
+		return;
+	free(fr->buf);
+	free(fr);
+}
+
+/* Make room for `need` bytes in the reader's buffer. */
+static int frame_grow(struct apc_frame_reader *fr, size_t need)
+{
+	size_t ncap;
+	uint8_t *nb;
+
+	if (need <= fr->cap)
+		return APC_OK;
+	ncap = fr->cap ? fr->cap : 4096;
+	while (ncap < need)
+		ncap *= 2;
+	nb = realloc(fr->buf, ncap);
+	if (!nb)
+		return APC_ENOMEM;
+	fr->buf = nb;
+	fr->cap = ncap;
+	return APC_OK;
+}
+
+int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_err *err)
+{
+	const char *name = apc_stream_name(fr->s);
+	uint8_t lw[4];
+	ssize_t got;
+	int32_t len;
+	size_t have = 0;
+	int k;
+
+	memset(f, 0, sizeof *f);
+	f->index = fr->index;
+	f->offset = fr->offset;
+	f->type = -1;
+	f->core = -1;
+
+	got = apc_stream_read(fr->s, lw, sizeof lw, err);
+	if (got < 0)
+		return APC_EIO;
+	if (got == 0)
+		return APC_END;
+	if (got < 4) {
+		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
+			    "frame length word cut short after %zd of 4 bytes (truncated capture?)",
+			    got);
+		apc_err_index(err, "frame", (int64_t)f->index);
+		return APC_EDATA;
+	}
+	len = (int32_t)((uint32_t)lw[0] | (uint32_t)lw[1] << 8 | (uint32_t)lw[2] << 16 |
+			(uint32_t)lw[3] << 24);
+	if (len < 0 || (uint32_t)len > APC_FRAME_MAX) {
+		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
+			    "frame length %ld is %s", (long)len,
+			    len < 0 ? "negative" : "over the 64 MiB limit");
+		apc_err_index(err, "frame", (int64_t)f->index);
+		return APC_EDATA;
+	}
+	/* Read in pieces, growing the buffer as bytes arrive: a bad length
+	 * on a short file costs no more memory than the file holds. */
+	while (have < (size_t)len) {
+		size_t want = (size_t)len - have;
+		size_t step = want < (1u << 20) ? want : (1u << 20);
+
+		if (frame_grow(fr, have + step) != APC_OK)
+			return apc_err_set(err, APC_ENOMEM, name, (int64_t)f->offset,
+					   "out of memory for a frame of %ld bytes", (long)len);
+		got = apc_stream_read(fr->s, fr->buf + have, step, err);
+		if (got < 0)
+			return APC_EIO;
+		if (got == 0) {
+			apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
+				    "frame length %ld runs past the end of the file, %zu bytes left "
+				    "(truncated capture?)", (long)len, have);
+			apc_err_index(err, "frame", (int64_t)f->index);
+			return APC_EDATA;
+		}
+		have += (size_t)got;
+	}
+	f->len = (uint32_t)len;
+	{
+		static const uint8_t empty[1];
+		f->body = len ? fr->buf : empty; /* never NULL, even for empty frames */
+	}
+	fr->offset += 4u + (uint64_t)len;
+	fr->index++;
+
+	if (len == 0)
+		return APC_OK;
+	k = apc_unpack32(f->body, f->len, &f->type);
+	if (k <= 0) {
+		f->type = -1;
+		return APC_OK;
+	}
+	f->hdr_len = (uint32_t)k;
+	if (apc_frame_has_core(f->type)) {
+		int32_t core;
+		int kc = apc_unpack32(f->body + k, f->len - (uint32_t)k, &core);
+		if (kc > 0) {
+			f->core = core;
+			f->hdr_len += (uint32_t)kc;
+		}
+	}
+	return APC_OK;
+}
+
+/* ---- message decoding ------------------------------------------------- */
+
+/* A read position inside one frame body, with what errors need. */
+struct frame_cur {
+	struct apc_msg_iter *it;
+	const uint8_t *b;
+	size_t pos, end;
+	struct apc_err *err;
+};
+
+static uint64_t cur_off(const struct frame_cur *c, size_t pos)
+{
+	return c->it->frame->offset + 4u + pos;
+}
+
+static int cur_fail(struct frame_cur *c, size_t pos, const char *fmt, const char *what)
+{
+	apc_err_set(c->err, APC_EDATA, NULL, (int64_t)cur_off(c, pos), fmt, what);
+	apc_err_index(c->err, "frame", (int64_t)c->it->frame->index);
+	return APC_EDATA;
+}
+
+static int cur_packed_fail(struct frame_cur *c, int k, const char *what)
+{
+	if (k == APC_PACKED_TRUNCATED)
+		return cur_fail(c, c->pos, "packed integer for %s runs past the end of the frame",
+				what);
+	return cur_fail(c, c->pos, "overlong or out-of-range packed integer for %s", what);
+}
+
+static int cur_i32(struct frame_cur *c, const char *what, int32_t *v)
+{
+	int k = apc_unpack32(c->b + c->pos, c->end - c->pos, v);
+	if (k <= 0)
+		return cur_packed_fail(c, k, what);
+	c->pos += (size_t)k;
+	return APC_OK;
+}
+
+static int cur_i64(struct frame_cur *c, const char *what, int64_t *v)
+{
+	int k = apc_unpack64(c->b + c->pos, c->end - c->pos, v);
+	if (k <= 0)
+		return cur_packed_fail(c, k, what);
+	c->pos += (size_t)k;
+	return APC_OK;
+}
+
+/* An APC string: packed32 length, then that many bytes. */
+static int cur_str(struct frame_cur *c, const char *what, const uint8_t **s, uint32_t *len)
+{
+	size_t start = c->pos;
+	int32_t n;
+	int rc = cur_i32(c, what, &n);
+
+	if (rc)
+		return rc;
+	if (n < 0 || (size_t)n > c->end - c->pos) {
+		c->pos = start;
+		apc_err_set(c->err, APC_EDATA, NULL, (int64_t)cur_off(c, start),
+			    "string length %ld for %s runs past the end of the frame (%zu bytes left)",
+			    (long)n, what, c->end - c->pos);
+		apc_err_index(c->err, "frame", (int64_t)c->it->frame->index);
+		return APC_EDATA;
+	}
+	*s = c->b + c->pos;
+	*len = (uint32_t)n;
+	c->pos += (size_t)n;
+	return APC_OK;
+}
+
+/* A NUL-terminated string (gatord's perf-attribute messages). */
+static int cur_cstr(struct frame_cur *c, const char *what, const uint8_t **s, uint32_t *len)
+{
+	const uint8_t *p = c->b + c->pos;
+	const uint8_t *nul = memchr(p, 0, c->end - c->pos);
+
+	if (!nul)
+		return cur_fail(c, c->pos, "%s has no terminating NUL before the end of the frame",
+				what);
+	*s = p;
+	*len = (uint32_t)(nul - p);
+	c->pos += (size_t)(nul - p) + 1;
+	return APC_OK;
+}
+
+static void msg_int(struct apc_msg *m, const char *name, int kind, int64_t v)
+{
+	if (m->nfields >= APC_MSG_MAX_FIELDS)
+		return;
+	m->f[m->nfields++] = (struct apc_field){.name = name, .kind = (uint8_t)kind, .i = v};
+}
+
+static void msg_str(struct apc_msg *m, const char *name, int kind, const uint8_t *s,
+		    uint32_t len, int64_t i)
+{
+	if (m->nfields >= APC_MSG_MAX_FIELDS)
+		return;
+	m->f[m->nfields++] =
+		(struct apc_field){.name = name, .kind = (uint8_t)kind, .i = i, .s = s, .len = len};
+}
+
+/* Read a packed32 and add it as a field. */
+static int get32(struct frame_cur *c, struct apc_msg *m, const char *name, int kind, int32_t *out)
+{
+	int32_t v;
+	int rc = cur_i32(c, name, &v);
+	if (rc)
+		return rc;
+	msg_int(m, name, kind, v);
+	if (out)
+		*out = v;
+	return APC_OK;
+}
+
+static int get64(struct frame_cur *c, struct apc_msg *m, const char *name, int kind)
+{
+	int64_t v;
+	int rc = cur_i64(c, name, &v);
+	if (rc)
+		return rc;
+	msg_int(m, name, kind, v);
+	return APC_OK;
+}
+
+static int get_ts(struct frame_cur *c, struct apc_msg *m)
+{
+	int rc = cur_i64(c, "timestamp", &m->ts);
+	if (rc == APC_OK)
+		m->has_ts = 1;
+	return rc;
+}
+
+static int get_str(struct frame_cur *c, struct apc_msg *m, const char *name)
+{
+	const uint8_t *s;
+	uint32_t len;
+	int rc = cur_str(c, name, &s, &len);
+	if (rc)
+		return rc;
+	msg_str(m, name, APC_F_STR, s, len, 0);
+	return APC_OK;
+}
+
+static int get_cstr(struct frame_cur *c, struct apc_msg *m, const char *name)
+{
+	const uint8_t *s;
+	uint32_t len;
+	int rc = cur_cstr(c, name, &s, &len);
+	if (rc)
+		return rc;
+	msg_str(m, name, APC_F_STR, s, len, 0);
+	return APC_OK;
+}
+
+static int unknown_code(struct frame_cur *c, size_t at, int32_t code)
+{
+	apc_err_set(c->err, APC_EDATA, NULL, (int64_t)cur_off(c, at),
+		    "unknown message code %ld in a %s frame", (long)code,
+		    apc_frame_type_name(c->it->frame->type));
+	apc_err_index(c->err, "frame", (int64_t)c->it->frame->index);
+	return APC_EDATA;
+}
+
+/* The rest of the frame as one "data" field. */
+static void rest_as_data(struct frame_cur *c, struct apc_msg *m)
+{
+	msg_str(m, "data", APC_F_BYTES, c->b + c->pos, (uint32_t)(c->end - c->pos), 0);
+	c->pos = c->end;
+}
+
+/*
+ * Summary message body after the canary: clocks then attribute pairs.
+ * Attributes that do not fit the message continue in "summary_attrs"
+ * messages (it->bc_pid counts how many pairs were taken).
+ */
+static int summary_attrs(struct frame_cur *c, struct apc_msg *m)
+{
+	for (;;) {
+		const uint8_t *k, *v;
+		uint32_t kl, vl;
+		size_t at = c->pos;
+		int rc = cur_str(c, "attribute key", &k, &kl);
+
+		if (rc)
+			return rc;
+		if (kl == 0) {
+			c->it->bc_have_ts = 0; /* attributes done */
+			return APC_OK;
+		}
+		if (m->nfields + 2 > APC_MSG_MAX_FIELDS) {
+			c->pos = at; /* continue in the next message */
+			c->it->bc_have_ts = 3;
+			return APC_OK;
+		}
+		rc = cur_str(c, "attribute value", &v, &vl);
+		if (rc)
+			return rc;
+		msg_str(m, "attr_key", APC_F_STR, k, kl, 0);
+		msg_str(m, "attr_value", APC_F_STR, v, vl, 0);
+	}
+}
+
+static int summary_body(struct frame_cur *c, struct apc_msg *m, int clocks)
+{
+	static const char *const clock_names[] = {"timestamp", "uptime", "monotonic_delta",
+						  "clock4"};
+	int rc;
+
+	rc = get_str(c, m, "canary");
+	for (int i = 0; rc == APC_OK && i < clocks; i++)
+		rc = get64(c, m, clock_names[i], APC_F_INT);
+	if (rc == APC_OK)
+		rc = summary_attrs(c, m);
+	return rc;
+}
+
+static int msg_summary_frame(struct frame_cur *c, struct apc_msg *m)
+{
+	struct apc_msg_iter *it = c->it;
+	size_t at = c->pos;
+	int32_t code;
+	int rc;
+
+	if (it->bc_have_ts == 3) { /* attributes continued from the last message */
+		m->name = "summary_attrs";
+		return summary_attrs(c, m);
+	}
+	if ((rc = cur_i32(c, "message code", &code)))
+		return rc;
+	m->code = code;
+	m->core = -1;
+	switch (code) {
+	case 1: {
+		size_t body = c->pos;
+		struct apc_err keep = *c->err;
+		m->name = "summary";
+		if (it->summary_version == 3 || it->summary_version == 4)
+			return summary_body(c, m, it->summary_version);
+		/* Unknown protocol: three clocks parse as attributes only when
+		 * there are three; a fourth reads as a string length that runs
+		 * off the frame or decodes as overlong. */
+		rc = summary_body(c, m, 3);
+		if (rc == APC_OK) {
+			it->summary_version = 3;
+			return APC_OK;
+		}
+		*c->err = keep;
+		c->pos = body;
+		m->nfields = 0;
+		rc = summary_body(c, m, 4);
+		if (rc == APC_OK)
+			it->summary_version = 4;
+		return rc;
+	}
+	case 3:
+		m->name = "core_name";
+		if ((rc = get32(c, m, "core", APC_F_INT, NULL)) ||
+		    (rc = get32(c, m, "cpuid", APC_F_HEX, NULL)))
+			return rc;
+		return get_str(c, m, "name");
+	default:
+		return unknown_code(c, at, code);
+	}
+}
+
+static int msg_backtrace(struct frame_cur *c, struct apc_msg *m)
+{
+	size_t start;
+	int64_t n = 0;
+	int rc;
+
+	m->name = "backtrace";
+	if ((rc = get_ts(c, m)) || (rc = get32(c, m, "cookie", APC_F_INT, NULL)) ||
+	    (rc = get32(c, m, "pid", APC_F_INT, NULL)) || (rc = get32(c, m, "tid", APC_F_INT, NULL)))
+		return rc;
+	/* (cookie, offset) pairs up to the End of Message value 1. */
+	start = c->pos;
+	for (;;) {
+		size_t at = c->pos;
+		int32_t cookie;
+		int64_t off;
+
+		if ((rc = cur_i32(c, "backtrace cookie", &cookie)))
+			return rc;
+		if (cookie == 1) {
+			msg_str(m, "frames", APC_F_PAIRS, c->b + start, (uint32_t)(at - start), n);
+			return APC_OK;
+		}
+		if ((rc = cur_i64(c, "backtrace offset", &off)))
+			return rc;
+		n++;
+	}
+}
+
+static int msg_name_frame(struct frame_cur *c, struct apc_msg *m)
+{
+	size_t at = c->pos;
+	int32_t code;
+	int rc;
+
+	if ((rc = cur_i32(c, "message code", &code)))
+		return rc;
+	m->code = code;
+	if (code == 1) {
+		m->name = "cookie_name";
+		if ((rc = get32(c, m, "cookie", APC_F_INT, NULL)))
+			return rc;
+		return get_str(c, m, "name");
+	}
+	if (code == 2) {
+		m->name = "thread_name";
+		if ((rc = get_ts(c, m)) || (rc = get32(c, m, "tid", APC_F_INT, NULL)))
+			return rc;
+		return get_str(c, m, "name");
+	}
+	return unknown_code(c, at, code);
+}
+
+static int msg_counter(struct frame_cur *c, struct apc_msg *m)
+{
+	int rc;
+
+	m->name = "counter";
+	if ((rc = get_ts(c, m)) || (rc = get32(c, m, "core", APC_F_INT, &m->core)) ||
+	    (rc = get32(c, m, "key", APC_F_HEX, NULL)))
+		return rc;
+	return get64(c, m, "value", APC_F_INT);
+}
+
+/*
+ * Block counters: key 0 sets the time (and, as gatord does, forgets the
+ * pid), key 1 the pid, key 2 the core.  The core lasts past later
+ * timestamps, which is how gatord reads it.  Only values become messages.
+ */
+static int msg_block_counter(struct frame_cur *c, struct apc_msg *m)
+{
+	struct apc_msg_iter *it = c->it;
+
+	while (c->pos < c->end) {
+		size_t at = c->pos;
+		int32_t key;
+		int64_t v;
+		int rc;
+
+		if ((rc = cur_i32(c, "block counter key", &key)) ||
+		    (rc = cur_i64(c, "block counter value", &v)))
+			return rc;
+		if (key == 0) {
+			it->bc_ts = v;
+			it->bc_have_ts = 1;
+			it->bc_pid = 0;
+			continue;
+		}
+		if (key == 1 || key == 2) {
+			if (v < INT32_MIN || v > INT32_MAX)
+				return cur_fail(c, at, "block counter %s out of range",
+						key == 1 ? "pid" : "core");
+			if (key == 1)
+				it->bc_pid = (int32_t)v;
+			else
+				it->bc_core = (int32_t)v;
+			continue;
+		}
+		m->name = "block_counter";
+		m->offset = cur_off(c, at);
+		m->has_ts = it->bc_have_ts;
+		m->ts = it->bc_ts;
+		m->core = it->bc_core;
+		msg_int(m, "core", APC_F_INT, it->bc_core);
+		msg_int(m, "pid", APC_F_INT, it->bc_pid);
+		msg_int(m, "key", APC_F_HEX, key);
+		msg_int(m, "value", APC_F_INT, v);
+		return APC_OK;
+	}
+	return APC_END;
+}
+
+static int msg_annotate(struct frame_cur *c, struct apc_msg *m)
+{
+	int32_t size;
+	int rc;
+
+	m->name = "annotate";
+	if ((rc = get32(c, m, "core", APC_F_INT, &m->core)) ||
+	    (rc = get32(c, m, "tid", APC_F_INT, NULL)) || (rc = get_ts(c, m)) ||
+	    (rc = cur_i32(c, "annotation size", &size)))
+		return rc;
+	if (size < 0 || (size_t)size > c->end - c->pos)
+		return cur_fail(c, c->pos, "annotation size runs past the end of the frame%s", "");
+	msg_str(m, "data", APC_F_BYTES, c->b + c->pos, (uint32_t)size, 0);
+	c->pos += (size_t)size;
+	return APC_OK;
+}
+
+static int msg_sched(struct frame_cur *c, struct apc_msg *m)
+{
+	size_t at = c->pos;
+	int32_t code;
+	int rc;
+
+	if ((rc = cur_i32(c, "message code", &code)))
+		return rc;
+	m->code = code;
+	if (code != 1 && code != 2)
+		return unknown_code(c, at, code);
+	m->name = code == 1 ? "sched_switch" : "thread_exit";
+	if ((rc = get_ts(c, m)) || (rc = get32(c, m, "tid", APC_F_INT, NULL)))
+		return rc;
+	if (code == 1)
+		return get32(c, m, "state", APC_F_INT, NULL);
+	return APC_OK;
+}
+
+static int msg_idle(struct frame_cur *c, struct apc_msg *m)
+{
+	int rc;
+
+	m->name = "idle";
+	if ((rc = get32(c, m, "state", APC_F_INT, NULL)) || (rc = get_ts(c, m)))
+		return rc;
+	return get32(c, m, "core", APC_F_INT, &m->core);
+}
+
+static int msg_external(struct frame_cur *c, struct apc_msg *m)
+{
+	int32_t fd;
+	int rc;
+
+	m->core = -1;
+	if ((rc = cur_i32(c, "external id", &fd)))
+		return rc;
+	if (fd == -1) {
+		m->name = "external_disconnect";
+		return get32(c, m, "fd", APC_F_INT, NULL);
+	}
+	m->name = "external";
+	msg_int(m, "fd", APC_F_INT, fd);
+	rest_as_data(c, m);
+	return APC_OK;
+}
+
+static int msg_activity(struct frame_cur *c, struct apc_msg *m)
+{
+	size_t at = c->pos;
+	int32_t code;
+	int rc;
+
+	if ((rc = cur_i32(c, "message code", &code)))
+		return rc;
+	m->code = code;
+	switch (code) {
+	case 1:
+		m->name = "link";
+		if ((rc = get_ts(c, m)) || (rc = get32(c, m, "cookie", APC_F_INT, NULL)) ||
+		    (rc = get32(c, m, "pid", APC_F_INT, NULL)))
+			return rc;
+		return get32(c, m, "tid", APC_F_INT, NULL);
+	case 2:
+		m->name = "activity_switch";
+		if ((rc = get_ts(c, m)) || (rc = get32(c, m, "core", APC_F_INT, &m->core)) ||
+		    (rc = get32(c, m, "key", APC_F_HEX, NULL)) ||
+		    (rc = get32(c, m, "activity", APC_F_INT, NULL)) ||
+		    (rc = get32(c, m, "tid", APC_F_INT, NULL)))
+			return rc;
+		return get32(c, m, "wait_state", APC_F_INT, NULL);
+	case 3:
+		m->name = "task_exit";
+		if ((rc = get_ts(c, m)))
+			return rc;
+		return get32(c, m, "tid", APC_F_INT, NULL);
+	default:
+		return unknown_code(c, at, code);
+	}
+}
+
+/*
+ * gatord 6.8 frame 11 (perf attributes; "Proc" in the spec): coded
+ * messages.  Code 10 opens a run of (core, key, value) counters ended by
+ * core -1; each counter becomes its own message (it->bc_have_ts == 2
+ * while inside the run).
+ */
+static int msg_perf_attrs(struct frame_cur *c, struct apc_msg *m)
+{
+	struct apc_msg_iter *it = c->it;
+	size_t at = c->pos;
+	int32_t code, n;
+	int rc;
+
+	if (it->bc_have_ts == 2) {
+		int32_t core;
+		if ((rc = cur_i32(c, "perf counter core", &core)))
+			return rc;
+		if (core == -1) {
+			it->bc_have_ts = 0;
+			return 1; /* run over: caller reads the next message */
+		}
+		m->name = "perf_counter";
+		m->code = 10;
+		m->has_ts = 1;
+		m->ts = it->bc_ts;
+		m->core = core;
+		msg_int(m, "core", APC_F_INT, core);
+		if ((rc = get32(c, m, "key", APC_F_HEX, NULL)))
+			return rc;
+		return get64(c, m, "value", APC_F_INT);
+	}
+	if ((rc = cur_i32(c, "message code", &code)))
+		return rc;
+	m->code = code;
+	switch (code) {
+	case 1: { /* raw struct perf_event_attr, its size at offset 4, then key */
+		const uint8_t *p = c->b + c->pos;
+		size_t left = c->end - c->pos;
+		uint32_t size;
+		m->name = "perf_attr";
+		if (left < 8)
+			return cur_fail(c, c->pos, "%s runs past the end of the frame",
+					"perf_event_attr");
+		size = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
+		       (uint32_t)p[7] << 24;
+		if (size < 8 || size > left)
+			return cur_fail(c, c->pos, "%s size runs past the end of the frame",
+					"perf_event_attr");
+		msg_int(m, "attr_type", APC_F_INT,
+			(uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+				(uint32_t)p[3] << 24);
+		if (size >= 16) {
+			uint64_t cfg = 0;
+			for (int i = 7; i >= 0; i--)
+				cfg = cfg << 8 | p[8 + i];
+			msg_int(m, "config", APC_F_HEX, (int64_t)cfg);
+		}
+		msg_str(m, "attr", APC_F_BYTES, p, size, 0);
+		c->pos += size;
+		return get32(c, m, "key", APC_F_HEX, NULL);
+	}
+	case 2: { /* count, then (packed64 id, packed32 key) pairs */
+		size_t start;
+		m->name = "perf_keys";
+		if ((rc = get32(c, m, "count", APC_F_INT, &n)))
+			return rc;
+		if (n < 0)
+			return cur_fail(c, at, "negative %s", "key count");
+		start = c->pos;
+		for (int32_t i = 0; i < n; i++) {
+			int64_t id;
+			int32_t key;
+			if ((rc = cur_i64(c, "perf id", &id)) || (rc = cur_i32(c, "perf key", &key)))
+				return rc;
+		}
+		msg_str(m, "ids", APC_F_BYTES, c->b + start, (uint32_t)(c->pos - start), n);
+		return APC_OK;
+	}
+	case 3:
+		m->name = "perf_format";
+		return get_cstr(c, m, "format");
+	case 4:
+		m->name = "perf_maps";
+		if ((rc = get32(c, m, "pid", APC_F_INT, NULL)) ||
+		    (rc = get32(c, m, "tid", APC_F_INT, NULL)))
+			return rc;
+		return get_cstr(c, m, "maps");
+	case 5:
+		m->name = "proc";
+		if ((rc = get32(c, m, "pid", APC_F_INT, NULL)) ||
+		    (rc = get32(c, m, "tid", APC_F_INT, NULL)) || (rc = get_cstr(c, m, "image")))
+			return rc;
+		return get_cstr(c, m, "comm");
+	case 6: /* keys, then a raw read() buffer whose length is not written */
+		m->name = "perf_keys_old";
+		if ((rc = get32(c, m, "count", APC_F_INT, &n)))
+			return rc;
+		for (int32_t i = 0; i < n; i++)
+			if ((rc = cur_i32(c, "perf key", &code)))
+				return rc;
+		rest_as_data(c, m);
+		return APC_OK;
+	case 7:
+	case 8:
+		m->name = code == 7 ? "online_cpu" : "offline_cpu";
+		if ((rc = get_ts(c, m)))
+			return rc;
+		return get32(c, m, "cpu", APC_F_INT, &m->core);
+	case 9:
+		m->name = "kallsyms";
+		return get_cstr(c, m, "kallsyms");
+	case 10:
+		if ((rc = cur_i64(c, "timestamp", &it->bc_ts)))
+			return rc;
+		it->bc_have_ts = 2;
+		return 1;
+	case 11:
+		m->name = "header_page";
+		return get_cstr(c, m, "text");
+	case 12:
+		m->name = "header_event";
+		return get_cstr(c, m, "text");
+	default:
+		return unknown_code(c, at, code);
+	}
+}
+
+void apc_msg_iter_init(struct apc_msg_iter *it, const struct apc_frame *f, int summary_clocks)
+{
+	memset(it, 0, sizeof *it);
+	it->frame = f;
+	it->pos = f->hdr_len;
+	it->bc_core = f->core;
+	it->summary_version = summary_clocks;
+	/* Frames of 9.x (or of a protocol we were not told) with an
+	 * undecodable type, and empty frames, are handled in next(). */
+}
+
+/* 1 if the frame is shown as one opaque message. */
+static int frame_is_opaque(const struct apc_msg_iter *it)
+{
+	int t = it->frame->type;
+
+	if (t == APC_FRAME_PROC)
+		return it->summary_version != 3; /* 9.x, or not known to be 6.8 */
+	return t == APC_FRAME_PERF_DATA || t == APC_FRAME_TYPE_14 || t == APC_FRAME_TYPE_15 ||
+	       !apc_frame_type_known(t);
+}
+
+int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err)
+{
+	const struct apc_frame *f = it->frame;
+	struct frame_cur c = {.it = it, .b = f->body, .pos = it->pos, .end = f->len, .err = err};
+	int rc;
+
+	if (it->done)
+		return APC_END;
+	memset(m, 0, sizeof *m);
+	m->frame_type = f->type;
+	m->code = -1;
+	m->core = f->core;
+	if (f->len == 0) {
+		it->done = 1;
+		return APC_END;
+	}
+	if (f->type < 0) {
+		it->done = 1;
+		c.pos = 0;
+		return cur_fail(&c, 0, "%s", "bad frame code (overlong or truncated packed integer)");
+	}
+	if (apc_frame_has_core(f->type) && f->core < 0 && it->pos == f->hdr_len) {
+		it->done = 1;
+		return cur_fail(&c, f->hdr_len, "%s", "bad core field in the frame header");
+	}
+	if (frame_is_opaque(it)) {
+		it->done = 1;
+		m->name = "opaque";
+		m->offset = cur_off(&c, c.pos);
+		rest_as_data(&c, m);
+		return APC_OK;
+	}
+	for (;;) {
+		if (c.pos >= c.end && f->type != APC_FRAME_EXTERNAL) {
+			it->done = 1;
+			return APC_END;
+		}
+		if (f->type == APC_FRAME_EXTERNAL && (c.pos > f->hdr_len || c.pos >= c.end)) {
+			it->done = 1; /* one message per frame; a bare [10] has none */
+			return APC_END;
+		}
+		m->offset = cur_off(&c, c.pos);
+		switch (f->type) {
+		case APC_FRAME_SUMMARY: rc = msg_summary_frame(&c, m); break;
+		case APC_FRAME_BACKTRACE: rc = msg_backtrace(&c, m); break;
+		case APC_FRAME_NAME: rc = msg_name_frame(&c, m); break;
+		case APC_FRAME_COUNTER: rc = msg_counter(&c, m); break;
+		case APC_FRAME_BLOCK_COUNTER: rc = msg_block_counter(&c, m); break;
+		case APC_FRAME_ANNOTATE: rc = msg_annotate(&c, m); break;
+		case APC_FRAME_SCHED_TRACE: rc = msg_sched(&c, m); break;
+		case APC_FRAME_IDLE: rc = msg_idle(&c, m); break;
+		case APC_FRAME_EXTERNAL: rc = msg_external(&c, m); break;
+		case APC_FRAME_PROC: rc = msg_perf_attrs(&c, m); break;
+		case APC_FRAME_ACTIVITY_TRACE: rc = msg_activity(&c, m); break;
+		default: rc = APC_END; break;
+		}
+		if (rc == 1) { /* consumed framing only; decode the next message */
+			memset(m, 0, sizeof *m);
+			m->frame_type = f->type;
+			m->code = -1;
+			m->core = f->core;
+			continue;
+		}
+		break;
+	}
+	it->pos = c.pos;
+	if (rc == APC_END || rc < 0)
+		it->done = 1;
+	return rc;
+}
+
+const struct apc_field *apc_msg_field(const struct apc_msg *m, const char *name)
+{
+	for (size_t i = 0; i < m->nfields; i++)
+		if (!strcmp(m->f[i].name, name))
+			return &m->f[i];
+	return NULL;
+}

@@ -1,0 +1,219 @@
+#!/usr/bin/env bats
+# apcdump.bats - apcdump on the real gatord captures (skipped when
+# ../shared/testdata is absent), its filters and formats, and bad input.
+
+load helpers
+
+CAPS="v68_nonroot.apc v68_sleep.apc sleep_counters.apc v68_nonroot_annotate.apc"
+
+setup() {
+	TMP="$(mktemp -d)"
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+# Frames in a data file, counted from the length words alone (python3),
+# independently of the C reader.
+count_frames() {
+	python3 -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+o = n = 0
+while o < len(d):
+    o += 4 + struct.unpack_from("<i", d, o)[0]
+    n += 1
+print(n)' "$1"
+}
+
+need_python() {
+	command -v python3 >/dev/null || skip "python3 not available"
+}
+
+@test "apcdump lists every real capture with exit 0, text and JSON agree" {
+	need_shared
+	for c in $CAPS; do
+		run apcdump "$SHARED/apc/$c"
+		[ "$status" -eq 0 ]
+		text_lines=${#lines[@]}
+		[ "$text_lines" -gt 10 ]
+		json_lines=$(apcdump --json "$SHARED/apc/$c" | wc -l)
+		[ "$json_lines" -eq "$text_lines" ]
+		# The summary counts the same messages the listing shows.
+		msgs=$(apcdump --summary "$SHARED/apc/$c" | awk '/^Messages:/ {print $2}')
+		[ "$msgs" -eq "$text_lines" ]
+	done
+}
+
+@test "every frame of the file appears in the listing and the summary" {
+	need_shared
+	need_python
+	for c in $CAPS; do
+		want=$(count_frames "$SHARED/apc/$c/0000000000")
+		got=$(apcdump "$SHARED/apc/$c" | awk '{print $1}' | sort -u | wc -l)
+		[ "$got" -eq "$want" ]
+		sum=$(apcdump --summary "$SHARED/apc/$c" | awk '/^Frames:/ {print $2}')
+		[ "$sum" -eq "$want" ]
+	done
+}
+
+@test "JSON lines parse and carry the schema's members" {
+	need_shared
+	need_python
+	for c in $CAPS; do
+		apcdump --json "$SHARED/apc/$c" | python3 -c '
+import json, sys
+n = 0
+for line in sys.stdin:
+    o = json.loads(line)
+    for k in ("frame", "offset", "type", "msg"):
+        assert k in o, (k, line)
+    n += 1
+assert n > 0'
+	done
+}
+
+@test "--summary names the counters of captured.xml" {
+	need_shared
+	for c in $CAPS; do
+		out=$(apcdump --summary "$SHARED/apc/$c")
+		for t in $(sed -n 's/.*<counter key="[^"]*" \(type\|counter\)="\([^"]*\)".*/\2/p' \
+			"$SHARED/apc/$c/captured.xml"); do
+			echo "$out" | grep -q -- "$t"
+		done
+	done
+	# v68_nonroot has values for the meminfo counters.
+	apcdump --summary "$SHARED/apc/v68_nonroot.apc" |
+		grep -E 'Linux_meminfo_memfree +[1-9][0-9]* values'
+}
+
+@test "--summary --json is one object with the counters" {
+	need_shared
+	need_python
+	apcdump --summary --json "$SHARED/apc/sleep_counters.apc" | python3 -c '
+import json, sys
+lines = sys.stdin.read().splitlines()
+assert len(lines) == 1
+o = json.loads(lines[0])
+assert o["protocol"] == 950 and o["summary_clocks"] == 4
+names = [c["name"] for c in o["counters"]]
+assert "Linux_meminfo_memfree" in names, names
+assert o["frame_types"]["summary"]["frames"] == 1'
+}
+
+@test "--frame=summary lists one line; names and numbers agree" {
+	need_shared
+	run apcdump --frame=summary "$SHARED/apc/v68_nonroot.apc"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == *summary* ]]
+	a=$(apcdump --frame=sched_trace,13 "$SHARED/apc/v68_nonroot.apc" | wc -l)
+	b=$(apcdump --frame=7,activity_trace "$SHARED/apc/v68_nonroot.apc" | wc -l)
+	[ "$a" -eq "$b" ]
+	[ "$a" -gt 0 ]
+	# Every listed line is of one of the two types.
+	! apcdump --frame=7,13 "$SHARED/apc/v68_nonroot.apc" | awk '{print $3}' |
+		grep -v -E '^(sched_trace|activity_trace)$'
+}
+
+@test "-c, --core and --begin/--end narrow the listing" {
+	need_shared
+	run apcdump -c 5 "$SHARED/apc/v68_nonroot.apc"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 5 ]
+	! apcdump --core=1 "$SHARED/apc/v68_nonroot.apc" | awk '{print $4}' | grep -v '^1$'
+	[ "$(apcdump --core=1 "$SHARED/apc/v68_nonroot.apc" | wc -l)" -gt 0 ]
+	# Timestamps inside the window only.
+	apcdump --begin=1s --end=1500ms "$SHARED/apc/v68_nonroot.apc" |
+		sed -n 's/.* ts=\([0-9]*\).*/\1/p' > "$TMP/ts"
+	[ -s "$TMP/ts" ]
+	awk '$1 < 1000000000 || $1 > 1500000000 { bad = 1 } END { exit bad }' "$TMP/ts"
+}
+
+@test "annotations in External frames are decoded" {
+	need_shared
+	run apcdump --frame=external "$SHARED/apc/v68_nonroot_annotate.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'annotate_setup'* ]]
+	[[ "$output" == *'text="Group One"'* ]]
+	apcdump --summary "$SHARED/apc/v68_nonroot_annotate.apc" | grep -q 'Channel 1 (group 1)\|Worker A channel 1'
+}
+
+@test "-x adds xxd-style bytes; --xml prints captured.xml fields" {
+	need_shared
+	run apcdump -x -c 1 "$SHARED/apc/v68_nonroot.apc"
+	[ "$status" -eq 0 ]
+	[[ "${lines[1]}" == *"00000000: 8700 0000 0101 0b31"* ]]
+	run apcdump --xml "$SHARED/apc/v68_nonroot.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"captured.protocol:"*"680"* ]]
+	[[ "$output" == *"Linux_block_rq_wr"* ]]
+}
+
+@test "archives, bare data files and stdin list the same" {
+	need_shared
+	want=$(apcdump "$SHARED/apc/v68_nonroot.apc" | wc -l)
+	tar -C "$SHARED/apc" -czf "$TMP/c.tar.gz" v68_nonroot.apc
+	[ "$(apcdump "$TMP/c.tar.gz" | wc -l)" -eq "$want" ]
+	[ "$(apcdump "$SHARED/apc/v68_nonroot.apc/0000000000" | wc -l)" -eq "$want" ]
+	[ "$(apcdump - < "$SHARED/apc/v68_nonroot.apc/0000000000" | wc -l)" -eq "$want" ]
+}
+
+@test "a truncated capture exits 1 naming the offset, and others still run" {
+	need_shared
+	mkdir "$TMP/bad.apc"
+	head -c 5000 "$SHARED/apc/v68_nonroot.apc/0000000000" > "$TMP/bad.apc/0000000000"
+	run apcdump "$TMP/bad.apc" "$SHARED/apc/v68_sleep.apc"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"apcdump: "*"offset 0x"*"truncated capture"* ]]
+	# The good capture after it was listed too.
+	[[ "$output" == *"perf_attr"* ]]
+}
+
+@test "hand-made damage: bad length, overlong integer" {
+	# Name frame, core 0, cookie name whose packed32 cookie takes 6 bytes.
+	printf '\x09\x00\x00\x00\x03\x00\x01\x80\x80\x80\x80\x80\x00' > "$TMP/overlong"
+	run apcdump "$TMP/overlong"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offset 0x7: "*"overlong"* ]]
+	printf '\xff\xff\xff\xff' > "$TMP/neg"
+	run apcdump "$TMP/neg"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offset 0x0: "*"negative"* ]]
+}
+
+@test "missing file and bad options exit 2" {
+	run apcdump "$TMP/does-not-exist.apc"
+	[ "$status" -eq 2 ]
+	[[ "$output" == apcdump:* ]]
+	run apcdump --frame=nonsense x
+	[ "$status" -eq 2 ]
+	run apcdump --begin=soon x
+	[ "$status" -eq 2 ]
+	run apcdump
+	[ "$status" -eq 2 ]
+}
+
+@test "-h and -V" {
+	run apcdump --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"usage: apcdump"* ]]
+	run apcdump -V
+	[ "$status" -eq 0 ]
+	[[ "$output" == apcdump\ [0-9]* ]]
+}
+
+@test "strings with quotes, control bytes and bad UTF-8 stay valid JSON and text" {
+	need_python
+	# Name frame, core 0: thread name (code 2), ts 0, tid 5, 7 bytes a"b\x01\xff\n.
+	printf '\x0d\x00\x00\x00\x03\x00\x02\x00\x05\x07a"b\x01\xffc\n' > "$TMP/names"
+	run apcdump "$TMP/names"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'name="a\"b\x01\xffc\n"'* ]]
+	apcdump --json "$TMP/names" | python3 -c '
+import json, sys
+o = json.loads(sys.stdin.read())
+assert o["name"] == "a\"b\x01\ufffdc\n", repr(o["name"])
+assert o["tid"] == 5 and o["core"] == 0 and o["msg"] == "thread_name"'
+}
