@@ -1,0 +1,261 @@
+/*
+ * annotate.c - reader for recorded Annotate streams: one or more files,
+ * each the bytes one client connection (one thread) wrote to gatord's
+ * annotation socket.  Every message becomes an APC_EV_ANNOTATION event;
+ * the streams are merged by timestamp.  Messages without a time of their
+ * own (counter declarations, CAM tracks, jobs, views) take the time of
+ * the previous message of their stream, so they stay in stream order.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annotate.h"
+#include "format.h"
+
+#define ANNR_CHUNK 65536
+
+struct annr_src {
+	struct apc_stream *s;        /* owned by the input */
+	struct apc_ann_decoder *d;
+	struct apc_ann_msg head;     /* the next message to emit, if have_head */
+	int have_head;
+	int done;
+	uint64_t last_ts;            /* time of the last message emitted */
+};
+
+struct annr {
+	size_t n;
+	struct annr_src *src;
+	uint8_t *chunk;
+};
+
+static int annr_bid(struct apc_input *in)
+{
+	struct apc_stream *s;
+	const uint8_t *p;
+	struct apc_err err;
+	ssize_t n;
+
+	if (apc_input_is_tree(in) || !(s = apc_input_stream(in)))
+		return 0;
+	apc_err_clear(&err);
+	n = apc_stream_peek(s, &p, 11, &err);
+	if (n < 11 || memcmp(p, "ANNOTATE ", 9) != 0 || p[10] != '\n')
+		return 0;
+	return p[9] >= '3' && p[9] <= '5' ? 100 : 0;
+}
+
+/* Record damage in stream `src`: the first failure is the one reported. */
+static void annr_damage(struct apc_reader *r, struct annr_src *src, const struct apc_err *e)
+{
+	src->done = 1;
+	src->have_head = 0;
+	if (!r->damaged) {
+		r->err = *e;
+		r->damaged = 1;
+	}
+}
+
+static void annr_progress(struct apc_reader *r)
+{
+	struct annr *a = r->priv;
+	uint64_t done = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		int64_t o = apc_stream_raw_offset(a->src[i].s);
+		done += o > 0 ? (uint64_t)o : 0;
+	}
+	r->progress_done = done;
+}
+
+/*
+ * Make src->head the stream's next message (setups are taken in
+ * passing).  Reads more bytes as the decoder needs them.  Returns APC_OK
+ * (head set, or the stream ended or was damaged: see src->done) or
+ * APC_EIO/APC_ENOMEM, which end the whole read.
+ */
+static int annr_fetch(struct apc_reader *r, struct annr_src *src)
+{
+	struct annr *a = r->priv;
+	struct apc_err e;
+	int rc;
+
+	src->have_head = 0;
+	while (!src->done) {
+		ssize_t got;
+
+		apc_err_clear(&e);
+		rc = apc_ann_decoder_next(src->d, &src->head, &e);
+		if (rc == APC_OK) {
+			r->model->records_read++;
+			if (src->head.is_setup)
+				continue;
+			src->have_head = 1;
+			return APC_OK;
+		}
+		if (rc == APC_EDATA) {
+			/* Stop this stream at its first bad message; the others go on. */
+			annr_damage(r, src, &e);
+			return APC_OK;
+		}
+		if (rc != APC_END) {
+			r->err = e;
+			return rc;
+		}
+		got = apc_stream_read(src->s, a->chunk, ANNR_CHUNK, &e);
+		if (got < 0) {
+			r->err = e;
+			return e.status < 0 ? e.status : APC_EIO;
+		}
+		if (got == 0) {
+			size_t pend = apc_ann_decoder_pending(src->d);
+
+			src->done = 1;
+			if (pend) {
+				apc_err_set(&e, APC_EDATA, apc_stream_name(src->s),
+					    (int64_t)(apc_stream_offset(src->s) - pend),
+					    "annotate stream ends inside a message (%zu bytes pending; truncated?)",
+					    pend);
+				annr_damage(r, src, &e);
+			}
+			return APC_OK;
+		}
+		rc = apc_ann_decoder_feed(src->d, a->chunk, (size_t)got, &e);
+		if (rc == APC_EDATA) {
+			annr_damage(r, src, &e);
+			return APC_OK;
+		}
+		if (rc != APC_OK) {
+			r->err = e;
+			return rc;
+		}
+	}
+	return APC_OK;
+}
+
+static void annr_close(struct apc_reader *r)
+{
+	struct annr *a = r->priv;
+
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		apc_ann_decoder_free(a->src[i].d);
+	free(a->src);
+	free(a->chunk);
+	free(a);
+	r->priv = NULL;
+}
+
+static int annr_open(struct apc_reader *r)
+{
+	struct apc_meta *meta = &r->model->meta;
+	struct annr *a;
+	uint64_t first = 0, total = 0;
+	int have_first = 0, rc;
+
+	if (r->ninputs == 0)
+		return apc_err_set(&r->err, APC_EIO, NULL, APC_NO_OFFSET, "no annotate stream given");
+	a = calloc(1, sizeof *a);
+	if (!a)
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	r->priv = a;
+	a->src = calloc(r->ninputs, sizeof *a->src);
+	a->chunk = malloc(ANNR_CHUNK);
+	if (!a->src || !a->chunk)
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	for (size_t i = 0; i < r->ninputs; i++) {
+		struct annr_src *src = &a->src[a->n];
+		int64_t sz;
+
+		src->s = apc_input_stream(r->inputs[i]);
+		if (!src->s)
+			return apc_err_set(&r->err, APC_EIO, apc_input_path(r->inputs[i]), APC_NO_OFFSET,
+					   "an annotate stream is a single file, not a %s",
+					   apc_input_kind(r->inputs[i]));
+		src->d = apc_ann_decoder_new(apc_stream_name(src->s));
+		if (!src->d)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		a->n++;
+		sz = apc_stream_raw_size(src->s);
+		total += sz > 0 ? (uint64_t)sz : 0;
+	}
+	r->progress_total = total;
+	if (apc_strset(&meta->target_name, "annotate") != APC_OK ||
+	    apc_strset(&meta->source_format, "annotate") != APC_OK ||
+	    apc_model_set_cores(r->model, 1) != APC_OK)
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	/* Prime every stream; the earliest first timestamp is the capture start. */
+	for (size_t i = 0; i < a->n; i++) {
+		struct annr_src *src = &a->src[i];
+
+		rc = annr_fetch(r, src);
+		if (rc < 0)
+			return rc;
+		if (src->have_head && src->head.has_ts && (!have_first || src->head.ts < first)) {
+			first = src->head.ts;
+			have_first = 1;
+		}
+	}
+	meta->monotonic_delta = have_first ? first : 0;
+	for (size_t i = 0; i < a->n; i++)
+		a->src[i].last_ts = meta->monotonic_delta;
+	annr_progress(r);
+	return APC_OK;
+}
+
+static uint64_t annr_head_ts(const struct annr_src *src)
+{
+	return src->head.has_ts ? src->head.ts : src->last_ts;
+}
+
+static int annr_next(struct apc_reader *r, struct apc_batch *b)
+{
+	struct annr *a = r->priv;
+	int rc;
+
+	while (!apc_batch_full(b)) {
+		struct annr_src *best = NULL;
+		struct apc_ann *copy;
+		struct apc_event *ev;
+		uint64_t ts;
+
+		for (size_t i = 0; i < a->n; i++)
+			if (a->src[i].have_head &&
+			    (!best || annr_head_ts(&a->src[i]) < annr_head_ts(best)))
+				best = &a->src[i];
+		if (!best)
+			break;
+		ts = annr_head_ts(best);
+		copy = apc_batch_copy_ann(b, &best->head.ann);
+		ev = copy ? apc_batch_add(b, APC_EV_ANNOTATION, ts, APC_NO_CORE) : NULL;
+		if (!ev)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET,
+					   "out of memory copying an annotation");
+		ev->u.ann = copy;
+		if (!best->head.has_ts)
+			ev->flags |= APC_EVF_NO_TS;
+		best->last_ts = ts;
+		rc = annr_fetch(r, best);
+		if (rc < 0)
+			return rc;
+	}
+	annr_progress(r);
+	if (b->n)
+		return APC_OK;
+	/* Nothing left: report the first damage now that everything else is out. */
+	if (r->damaged)
+		return r->err.status < 0 ? r->err.status : APC_EDATA;
+	return APC_END;
+}
+
+const struct apc_format apc_format_annotate = {
+	.name = "annotate",
+	.description = "recorded Annotate protocol streams (v3, v4, v5), one file per client connection",
+	.reads = "file(s)",
+	.bid = annr_bid,
+	.open = annr_open,
+	.next = annr_next,
+	.close = annr_close,
+};
