@@ -1,0 +1,1698 @@
+/*
+ * apc_write.c - the APC writer: model events -> an .apc capture (a folder,
+ * a .zip/.tar/.tar.gz archive of one, or a tar stream on stdout).
+ *
+ * Frames follow gatord 6.8 (protocol 680): the Summary frame first with
+ * the core names after the summary message; Block Counter frames for
+ * counters (key 2 repeated after every key 0, so both readings of the
+ * core rule agree); Name, Scheduler Trace, Backtrace and Proc frames per
+ * core; Activity Trace and Idle frames without a core field; External
+ * frames for annotations, one fd per client connection.
+ *
+ * Ordering: per core, messages leave in time order across all frame
+ * types.  Each core has at most one open frame; a message of another type
+ * for that core flushes it first.  Activity Trace and Idle frames have no
+ * core field, so they are treated as touching every core: opening one
+ * flushes all per-core frames, and a per-core message flushes it.
+ * External frames carry absolute annotation times and are exempt.
+ *
+ * The folder is built in a temporary directory and moved (or archived)
+ * into place only at finish, so a failed run leaves nothing behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "annotate.h"
+#include "frame.h"
+#include "packed.h"
+#include "writer.h"
+
+#define APCW_FRAME_DEFAULT (64u << 10) /* flush frames at 64 KiB, like gator's buffers */
+#define APCW_FRAME_LIMIT (1u << 20)    /* largest frame_max accepted */
+#define APCW_OBUF (1u << 20)           /* data-file write buffer */
+#define APCW_STR_MAX (64u << 10)       /* longest name/image string written */
+#define APCW_DEPTH_MAX 4096            /* longest call path written */
+#define APCW_PROTOCOL 680
+#define APCW_ANN_VERSION 4             /* see apcw_annotation() */
+
+enum apcw_kind { APCW_DIR, APCW_ZIP, APCW_TAR, APCW_TGZ, APCW_STDOUT };
+
+/* An open frame: a body being filled, and the Block Counter state. */
+struct apcw_open {
+	struct apc_buf b;
+	int type;        /* frame type, 0 when none is open */
+	int32_t core;    /* core field (per-core frames), or External fd */
+	int bc_have;     /* a block is open: bc_ts, bc_pid are valid */
+	uint64_t bc_ts;
+	int32_t bc_pid;
+	uint32_t pos;    /* index in w->open_list (per-core frames) */
+};
+
+/* An annotation client connection and its External fd. */
+struct apcw_conn {
+	int32_t tid, pid, fd;
+};
+
+struct apc_writer {
+	struct apc_write_opts o;
+	enum apcw_kind kind;
+	char *path;       /* final output ("-" for stdout) */
+	char *name;       /* the capture folder name, NAME.apc */
+	char *tmpdir;     /* temporary folder holding the capture files */
+	char *datapath;   /* tmpdir/0000000000 */
+	char *partpath;   /* temporary archive file, when writing one */
+	int datafd;
+	uint8_t *obuf;
+	size_t olen;
+	uint32_t frame_max;
+	int ann_version;
+	int64_t created;
+	struct apc_model *m;
+	int begun;
+
+	/* per-core open frames and order state, grown to the highest core */
+	struct apcw_open *slot;
+	uint64_t *last;   /* last timestamp written per core */
+	uint32_t nslots;
+	uint32_t *open_list;
+	uint32_t nopen;
+	uint32_t max_core; /* highest core + 1 seen */
+	uint64_t floor;   /* every core's last time is at least this */
+	uint64_t tmax;    /* highest time written on any core */
+	struct apcw_open glob; /* the open Activity Trace / Idle frame */
+	struct apcw_open ext;  /* the open External frame (core = fd) */
+
+	/* counter keys: keys[id], and the sorted set of keys in use */
+	int32_t *keys;
+	size_t nkeys;
+	int32_t *taken;
+	size_t ntaken, taken_cap;
+	int32_t next_key;
+
+	/* annotation connections, hashed by (tid, pid) */
+	struct apcw_conn *conns;
+	size_t nconns;
+	int32_t *chash;   /* index + 1 into conns, 0 = empty */
+	size_t chash_cap;
+
+	struct apc_buf scratch;
+	struct apc_write_stats st;
+};
+
+/* ---- small helpers --------------------------------------------------- */
+
+static char *apcw_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = malloc(n);
+
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+static char *apcw_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *apcw_printf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *p;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !(p = malloc((size_t)n + 1)))
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+static int apcw_ends(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The directory part of path ("." if none), newly allocated. */
+static char *apcw_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return apcw_strdup(".");
+	if (slash == path)
+		return apcw_strdup("/");
+	return apcw_printf("%.*s", (int)(slash - path), path);
+}
+
+static const char *apcw_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int apcw_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* Remove a file or a folder tree; 0 on success. */
+static int apcw_remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	return nftw(path, apcw_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int apcw_eio(struct apc_err *err, const char *path, const char *what)
+{
+	return apc_err_set(err, APC_EIO, path, APC_NO_OFFSET, "%s: %s", what, strerror(errno));
+}
+
+/* write(2) all of p, retrying short writes and interrupts. */
+static int apcw_write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *c = p;
+
+	while (n) {
+		ssize_t k = write(fd, c, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (k == 0) {
+			errno = EIO;
+			return -1;
+		}
+		c += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Write a whole file (XML) into the temporary folder. */
+static int apcw_write_file(struct apc_writer *w, const char *leaf, const void *p, size_t n,
+			   struct apc_err *err)
+{
+	char *path = apcw_printf("%s/%s", w->tmpdir, leaf);
+	int fd, rc = APC_OK;
+
+	if (!path)
+		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		rc = apcw_eio(err, path, "cannot create");
+	else if (apcw_write_all(fd, p, n) != 0)
+		rc = apcw_eio(err, path, "cannot write");
+	if (fd >= 0 && close(fd) != 0 && rc == APC_OK)
+		rc = apcw_eio(err, path, "cannot write");
+	free(path);
+	return rc;
+}
+
+/* ---- the data file ---------------------------------------------------- */
+
+static int apcw_flush_obuf(struct apc_writer *w, struct apc_err *err)
+{
+	if (w->olen && apcw_write_all(w->datafd, w->obuf, w->olen) != 0)
+		return apcw_eio(err, w->datapath, "cannot write");
+	w->olen = 0;
+	return APC_OK;
+}
+
+/* Append one frame (length word + body) to the data file. */
+static int apcw_emit(struct apc_writer *w, const uint8_t *body, size_t len, struct apc_err *err)
+{
+	uint8_t hdr[4];
+	int32_t type = -1;
+
+	if (len > INT32_MAX)
+		return apc_err_set(err, APC_EIO, w->datapath, APC_NO_OFFSET, "frame of %zu bytes is too large", len);
+	hdr[0] = (uint8_t)len;
+	hdr[1] = (uint8_t)(len >> 8);
+	hdr[2] = (uint8_t)(len >> 16);
+	hdr[3] = (uint8_t)(len >> 24);
+	if (w->olen + 4 + len > APCW_OBUF) {
+		if (apcw_flush_obuf(w, err) < 0)
+			return APC_EIO;
+	}
+	if (4 + len > APCW_OBUF) {
+		if (apcw_write_all(w->datafd, hdr, 4) != 0 || apcw_write_all(w->datafd, body, len) != 0)
+			return apcw_eio(err, w->datapath, "cannot write");
+	} else {
+		memcpy(w->obuf + w->olen, hdr, 4);
+		if (len)
+			memcpy(w->obuf + w->olen + 4, body, len);
+		w->olen += 4 + len;
+	}
+	w->st.frames++;
+	w->st.bytes += 4 + len;
+	if (len && apc_unpack32(body, len, &type) > 0 && type >= 0 && type < 16)
+		w->st.frames_by_type[type]++;
+	return APC_OK;
+}
+
+/* ---- open frames ------------------------------------------------------ */
+
+static int apcw_flush(struct apc_writer *w, struct apcw_open *s, struct apc_err *err)
+{
+	int rc;
+
+	if (!s->type)
+		return APC_OK;
+	rc = apcw_emit(w, s->b.p, s->b.len, err);
+	s->type = 0;
+	s->b.len = 0;
+	s->bc_have = 0;
+	if (s != &w->glob && s != &w->ext) {
+		/* Swap-remove from the list of open per-core frames. */
+		uint32_t last = w->open_list[--w->nopen];
+		w->open_list[s->pos] = last;
+		w->slot[last].pos = s->pos;
+	}
+	return rc;
+}
+
+static int apcw_flush_cores(struct apc_writer *w, struct apc_err *err)
+{
+	while (w->nopen) {
+		if (apcw_flush(w, &w->slot[w->open_list[0]], err) < 0)
+			return APC_EIO;
+	}
+	return APC_OK;
+}
+
+/* Make room for per-core state up to `core`. */
+static int apcw_grow_cores(struct apc_writer *w, uint32_t core)
+{
+	uint32_t n = w->nslots ? w->nslots : 8;
+	struct apcw_open *ns;
+	uint64_t *nl;
+	uint32_t *no;
+
+	if (core < w->nslots)
+		return APC_OK;
+	while (n <= core)
+		n *= 2;
+	if (n > APC_MAX_CORES)
+		n = APC_MAX_CORES;
+	ns = realloc(w->slot, n * sizeof *ns);
+	if (!ns)
+		return APC_ENOMEM;
+	w->slot = ns;
+	nl = realloc(w->last, n * sizeof *nl);
+	if (!nl)
+		return APC_ENOMEM;
+	w->last = nl;
+	no = realloc(w->open_list, n * sizeof *no);
+	if (!no)
+		return APC_ENOMEM;
+	w->open_list = no;
+	memset(ns + w->nslots, 0, (n - w->nslots) * sizeof *ns);
+	memset(nl + w->nslots, 0, (n - w->nslots) * sizeof *nl);
+	w->nslots = n;
+	return APC_OK;
+}
+
+/*
+ * apcw_frame() : the open frame of `type` that the next message for
+ * `core` goes into (core -1 for the core-less Activity Trace and Idle
+ * frames), after flushing whatever would put it out of order.  Reserves
+ * `room` bytes in it.
+ */
+static struct apcw_open *apcw_frame(struct apc_writer *w, int type, int32_t core, size_t room,
+				    struct apc_err *err)
+{
+	struct apcw_open *s;
+
+	if (core < 0) {
+		if (w->glob.type && w->glob.type != type && apcw_flush(w, &w->glob, err) < 0)
+			return NULL;
+		if (apcw_flush_cores(w, err) < 0)
+			return NULL;
+		s = &w->glob;
+	} else {
+		if (w->glob.type && apcw_flush(w, &w->glob, err) < 0)
+			return NULL;
+		s = &w->slot[core];
+		if (s->type && s->type != type && apcw_flush(w, s, err) < 0)
+			return NULL;
+	}
+	if (apc_buf_reserve(&s->b, room + 2 * APC_PACKED32_MAX) != APC_OK) {
+		apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		return NULL;
+	}
+	if (!s->type) {
+		s->type = type;
+		s->core = core;
+		s->b.len = 0;
+		s->bc_have = 0;
+		apc_buf_put_packed32(&s->b, type);
+		if (core >= 0) {
+			apc_buf_put_packed32(&s->b, core);
+			s->pos = w->nopen;
+			w->open_list[w->nopen++] = (uint32_t)core;
+		}
+	}
+	return s;
+}
+
+/* After a message: flush the frame once it reaches the size bound. */
+static int apcw_done(struct apc_writer *w, struct apcw_open *s, struct apc_err *err)
+{
+	w->st.messages++;
+	if (s->b.len >= w->frame_max)
+		return apcw_flush(w, s, err);
+	return APC_OK;
+}
+
+/* ---- ordering ------------------------------------------------------- */
+
+/*
+ * apcw_time() : the zero-based time for an event on `core` (-1: a
+ * message with no core, which must follow every core), moved forward
+ * if it would go back in time.  Events without a time of their own take
+ * the current time of their core.
+ */
+static uint64_t apcw_time(struct apc_writer *w, const struct apc_event *ev, int32_t core)
+{
+	uint64_t d = w->m->meta.monotonic_delta;
+	uint64_t t = ev->ts > d ? ev->ts - d : 0;
+	uint64_t min;
+
+	min = core >= 0 ? (w->last[core] > w->floor ? w->last[core] : w->floor) : w->tmax;
+	if (ev->flags & APC_EVF_NO_TS)
+		t = min;
+	if (t < min) {
+		t = min;
+		w->st.reordered++;
+	}
+	if (core >= 0)
+		w->last[core] = t;
+	else
+		w->floor = t;
+	if (t > w->tmax)
+		w->tmax = t;
+	return t;
+}
+
+/* The core an event is written for; -1 (and counted) if unusable. */
+static int32_t apcw_core(struct apc_writer *w, const struct apc_event *ev)
+{
+	int32_t c = ev->core == APC_NO_CORE ? 0 : ev->core;
+
+	if (c < 0 || c >= APC_MAX_CORES) {
+		apc_model_unmapped(w->m, "events with a core out of range", 1);
+		w->st.dropped++;
+		return -1;
+	}
+	if (apcw_grow_cores(w, (uint32_t)c) != APC_OK)
+		return -2;
+	if ((uint32_t)c + 1 > w->max_core)
+		w->max_core = (uint32_t)c + 1;
+	return c;
+}
+
+/* ---- counter keys ---------------------------------------------------- */
+
+static size_t apcw_taken_pos(const struct apc_writer *w, int32_t key)
+{
+	size_t lo = 0, hi = w->ntaken;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (w->taken[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int apcw_is_taken(const struct apc_writer *w, int32_t key)
+{
+	size_t i = apcw_taken_pos(w, key);
+
+	return i < w->ntaken && w->taken[i] == key;
+}
+
+static int apcw_take(struct apc_writer *w, int32_t key)
+{
+	size_t i = apcw_taken_pos(w, key);
+
+	if (w->ntaken == w->taken_cap) {
+		size_t n = w->taken_cap ? w->taken_cap * 2 : 64;
+		int32_t *nt = realloc(w->taken, n * sizeof *nt);
+		if (!nt)
+			return APC_ENOMEM;
+		w->taken = nt;
+		w->taken_cap = n;
+	}
+	memmove(w->taken + i + 1, w->taken + i, (w->ntaken - i) * sizeof *w->taken);
+	w->taken[i] = key;
+	w->ntaken++;
+	return APC_OK;
+}
+
+static int apcw_grow_keys(struct apc_writer *w)
+{
+	size_t n = w->m->ncounters;
+	int32_t *nk;
+
+	if (n <= w->nkeys)
+		return APC_OK;
+	nk = realloc(w->keys, n * sizeof *nk);
+	if (!nk)
+		return APC_ENOMEM;
+	memset(nk + w->nkeys, 0, (n - w->nkeys) * sizeof *nk);
+	w->keys = nk;
+	w->nkeys = n;
+	return APC_OK;
+}
+
+/*
+ * apcw_assign_keys() : give every declaration without a key one.  First
+ * the declarations whose own key (> 2) is free keep it, then the rest
+ * get the lowest free keys from 3 up, both in declaration order.
+ */
+static int apcw_assign_keys(struct apc_writer *w)
+{
+	if (apcw_grow_keys(w) != APC_OK)
+		return APC_ENOMEM;
+	for (size_t i = 0; i < w->nkeys; i++) {
+		int32_t k = w->m->counters[i].key;
+		if (w->keys[i] || k <= 2 || apcw_is_taken(w, k))
+			continue;
+		if (apcw_take(w, k) != APC_OK)
+			return APC_ENOMEM;
+		w->keys[i] = k;
+	}
+	for (size_t i = 0; i < w->nkeys; i++) {
+		if (w->keys[i])
+			continue;
+		while (apcw_is_taken(w, w->next_key)) {
+			if (w->next_key == INT32_MAX)
+				return APC_ENOMEM;
+			w->next_key++;
+		}
+		if (apcw_take(w, w->next_key) != APC_OK)
+			return APC_ENOMEM;
+		w->keys[i] = w->next_key;
+	}
+	return APC_OK;
+}
+
+/* The key of counter `id`, assigning keys to new declarations; 0 if bad. */
+static int32_t apcw_key(struct apc_writer *w, uint32_t id, int *oom)
+{
+	if (id >= w->m->ncounters)
+		return 0;
+	if (id >= w->nkeys || !w->keys[id]) {
+		if (apcw_assign_keys(w) != APC_OK) {
+			*oom = 1;
+			return 0;
+		}
+	}
+	return w->keys[id];
+}
+
+/* ---- events -> messages ---------------------------------------------- */
+
+static size_t apcw_slen(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	return n > APCW_STR_MAX ? APCW_STR_MAX : n;
+}
+
+static void apcw_put_str(struct apc_buf *b, const char *s, size_t n)
+{
+	/* Room was reserved by the caller: apc_buf_put_string cannot fail. */
+	(void)apc_buf_put_string(b, s ? s : "", n);
+}
+
+static int apcw_oom(struct apc_err *err)
+{
+	return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+}
+
+static int apcw_counter(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	int oom = 0;
+	int32_t key = apcw_key(w, ev->u.counter.counter, &oom);
+	int32_t core = apcw_core(w, ev), pid = ev->u.counter.pid;
+	struct apcw_open *s;
+	uint64_t t;
+
+	if (oom || core == -2)
+		return apcw_oom(err);
+	if (!key || core < 0) {
+		if (!key) {
+			apc_model_unmapped(w->m, "counter values of undeclared counters", 1);
+			w->st.dropped++;
+		}
+		return APC_OK;
+	}
+	t = apcw_time(w, ev, core);
+	if (!(s = apcw_frame(w, APC_FRAME_BLOCK_COUNTER, core, 8 * APC_PACKED64_MAX, err)))
+		return err->status;
+	/* A new time starts a block: key 0 time, key 2 core (which the
+	 * spec says a time resets and gatord keeps: write both readings). */
+	if (!s->bc_have || s->bc_ts != t) {
+		apc_buf_put_packed32(&s->b, 0);
+		apc_buf_put_packed64(&s->b, (int64_t)t);
+		apc_buf_put_packed32(&s->b, 2);
+		apc_buf_put_packed64(&s->b, core);
+		s->bc_have = 1;
+		s->bc_ts = t;
+		s->bc_pid = APC_NO_PID;
+	}
+	if (pid != s->bc_pid) {
+		apc_buf_put_packed32(&s->b, 1);
+		apc_buf_put_packed64(&s->b, pid == APC_NO_PID ? 0 : pid);
+		s->bc_pid = pid;
+	}
+	apc_buf_put_packed32(&s->b, key);
+	apc_buf_put_packed64(&s->b, ev->u.counter.value);
+	w->m->counters[ev->u.counter.counter].values++;
+	return apcw_done(w, s, err);
+}
+
+static int apcw_name(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	int32_t core = apcw_core(w, ev);
+	size_t n = apcw_slen(ev->u.name.name);
+	struct apcw_open *s;
+	uint64_t t = 0;
+
+	if (core == -2)
+		return apcw_oom(err);
+	if (core < 0)
+		return APC_OK;
+	if (ev->type == APC_EV_THREAD_NAME)
+		t = apcw_time(w, ev, core);
+	if (!(s = apcw_frame(w, APC_FRAME_NAME, core, 4 * APC_PACKED64_MAX + n, err)))
+		return err->status;
+	if (ev->type == APC_EV_THREAD_NAME) {
+		apc_buf_put_packed32(&s->b, 2);
+		apc_buf_put_packed64(&s->b, (int64_t)t);
+	} else {
+		/* Cookie names have no time. */
+		apc_buf_put_packed32(&s->b, 1);
+	}
+	apc_buf_put_packed32(&s->b, ev->u.name.id);
+	apcw_put_str(&s->b, ev->u.name.name, n);
+	return apcw_done(w, s, err);
+}
+
+static int apcw_sched(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	int32_t core = apcw_core(w, ev);
+	struct apcw_open *s;
+	uint64_t t;
+	int sw = ev->type == APC_EV_SCHED_SWITCH;
+
+	if (core == -2)
+		return apcw_oom(err);
+	if (core < 0)
+		return APC_OK;
+	t = apcw_time(w, ev, core);
+	if (!(s = apcw_frame(w, APC_FRAME_SCHED_TRACE, core, 4 * APC_PACKED64_MAX, err)))
+		return err->status;
+	apc_buf_put_packed32(&s->b, sw ? 1 : 2);
+	apc_buf_put_packed64(&s->b, (int64_t)t);
+	apc_buf_put_packed32(&s->b, ev->u.sched.tid);
+	if (sw)
+		apc_buf_put_packed32(&s->b, ev->u.sched.state);
+	return apcw_done(w, s, err);
+}
+
+/* Link, activity switch and task exit: Activity Trace frames (no core field). */
+static int apcw_activity(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	struct apcw_open *s;
+	uint64_t t;
+	int32_t key = 0, core = -1;
+	int oom = 0;
+
+	if (ev->type == APC_EV_ACTIVITY) {
+		key = apcw_key(w, ev->u.activity.counter, &oom);
+		if (oom)
+			return apcw_oom(err);
+		if (!key) {
+			apc_model_unmapped(w->m, "activity switches of undeclared counters", 1);
+			w->st.dropped++;
+			return APC_OK;
+		}
+		if ((core = apcw_core(w, ev)) == -2)
+			return apcw_oom(err);
+		if (core < 0)
+			return APC_OK;
+	}
+	/* A switch is ordered on its own core; links and exits on all. */
+	t = apcw_time(w, ev, core);
+	if (!(s = apcw_frame(w, APC_FRAME_ACTIVITY_TRACE, -1, 8 * APC_PACKED64_MAX, err)))
+		return err->status;
+	switch (ev->type) {
+	case APC_EV_LINK:
+		apc_buf_put_packed32(&s->b, 1);
+		apc_buf_put_packed64(&s->b, (int64_t)t);
+		apc_buf_put_packed32(&s->b, ev->u.link.cookie);
+		apc_buf_put_packed32(&s->b, ev->u.link.pid);
+		apc_buf_put_packed32(&s->b, ev->u.link.tid);
+		break;
+	case APC_EV_ACTIVITY:
+		apc_buf_put_packed32(&s->b, 2);
+		apc_buf_put_packed64(&s->b, (int64_t)t);
+		apc_buf_put_packed32(&s->b, core);
+		apc_buf_put_packed32(&s->b, key);
+		apc_buf_put_packed32(&s->b, ev->u.activity.activity);
+		apc_buf_put_packed32(&s->b, ev->u.activity.tid);
+		apc_buf_put_packed32(&s->b, ev->u.activity.wait);
+		w->m->counters[ev->u.activity.counter].values++;
+		break;
+	default: /* APC_EV_TASK_EXIT */
+		apc_buf_put_packed32(&s->b, 3);
+		apc_buf_put_packed64(&s->b, (int64_t)t);
+		apc_buf_put_packed32(&s->b, ev->u.sched.tid);
+		break;
+	}
+	return apcw_done(w, s, err);
+}
+
+static int apcw_idle(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	struct apcw_open *s;
+	int32_t core;
+	uint64_t t;
+
+	if (ev->core == APC_NO_CORE) {
+		apc_model_unmapped(w->m, "idle events without a core", 1);
+		w->st.dropped++;
+		return APC_OK;
+	}
+	if ((core = apcw_core(w, ev)) == -2)
+		return apcw_oom(err);
+	if (core < 0)
+		return APC_OK;
+	t = apcw_time(w, ev, core);
+	if (!(s = apcw_frame(w, APC_FRAME_IDLE, -1, 4 * APC_PACKED64_MAX, err)))
+		return err->status;
+	/* The Idle message has no code: state, time, core. */
+	apc_buf_put_packed32(&s->b, ev->u.idle.state);
+	apc_buf_put_packed64(&s->b, (int64_t)t);
+	apc_buf_put_packed32(&s->b, core);
+	return apcw_done(w, s, err);
+}
+
+static int apcw_sample(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	uint32_t depth = ev->u.sample.depth;
+	int32_t core = apcw_core(w, ev);
+	struct apcw_open *s;
+	uint64_t t;
+
+	if (core == -2)
+		return apcw_oom(err);
+	if (core < 0)
+		return APC_OK;
+	if (!ev->u.sample.pcs)
+		depth = 0;
+	if (depth > APCW_DEPTH_MAX)
+		depth = APCW_DEPTH_MAX;
+	t = apcw_time(w, ev, core);
+	if (!(s = apcw_frame(w, APC_FRAME_BACKTRACE, core,
+			     5 * APC_PACKED64_MAX + (size_t)depth * (APC_PACKED32_MAX + APC_PACKED64_MAX), err)))
+		return err->status;
+	apc_buf_put_packed64(&s->b, (int64_t)t);
+	apc_buf_put_packed32(&s->b, ev->u.sample.cookie);
+	apc_buf_put_packed32(&s->b, ev->u.sample.pid);
+	apc_buf_put_packed32(&s->b, ev->u.sample.tid);
+	for (uint32_t i = 0; i < depth; i++) {
+		int32_t c = ev->u.sample.pcs[i].cookie;
+		/* Cookie 1 would read as End of Message: write it as invalid. */
+		apc_buf_put_packed32(&s->b, c == 1 ? -1 : c);
+		apc_buf_put_packed64(&s->b, ev->u.sample.pcs[i].offset);
+	}
+	apc_buf_put_packed32(&s->b, 1); /* End of Message */
+	return apcw_done(w, s, err);
+}
+
+/*
+ * Proc frames as gatord 6.8 writes them: code 5 (comm), pid, tid, then
+ * the image and the thread name as NUL-terminated strings (not the
+ * spec's length-prefixed strings).  No timestamp.
+ */
+static int apcw_proc(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	int32_t core = apcw_core(w, ev);
+	const char *img = ev->u.proc.image ? ev->u.proc.image : "";
+	const char *comm = ev->u.proc.comm ? ev->u.proc.comm : "";
+	size_t ni = apcw_slen(img), nc = apcw_slen(comm);
+	struct apcw_open *s;
+	static const uint8_t nul = 0;
+
+	if (core == -2)
+		return apcw_oom(err);
+	if (core < 0)
+		return APC_OK;
+	if (!(s = apcw_frame(w, APC_FRAME_PROC, core, 3 * APC_PACKED32_MAX + ni + nc + 2, err)))
+		return err->status;
+	apc_buf_put_packed32(&s->b, 5);
+	apc_buf_put_packed32(&s->b, ev->u.proc.pid);
+	apc_buf_put_packed32(&s->b, ev->u.proc.tid);
+	(void)apc_buf_put_bytes(&s->b, img, ni);
+	(void)apc_buf_put_bytes(&s->b, &nul, 1);
+	(void)apc_buf_put_bytes(&s->b, comm, nc);
+	(void)apc_buf_put_bytes(&s->b, &nul, 1);
+	return apcw_done(w, s, err);
+}
+
+/* Append stream bytes for External fd, split across frames at frame_max. */
+static int apcw_ext_bytes(struct apc_writer *w, int32_t fd, const uint8_t *p, size_t n,
+			  struct apc_err *err)
+{
+	struct apcw_open *s = &w->ext;
+
+	if (s->type && s->core != fd && apcw_flush(w, s, err) < 0)
+		return APC_EIO;
+	while (n) {
+		size_t room;
+		if (!s->type) {
+			if (apc_buf_reserve(&s->b, w->frame_max + 2 * APC_PACKED32_MAX) != APC_OK)
+				return apcw_oom(err);
+			s->type = APC_FRAME_EXTERNAL;
+			s->core = fd;
+			s->b.len = 0;
+			apc_buf_put_packed32(&s->b, APC_FRAME_EXTERNAL);
+			apc_buf_put_packed32(&s->b, fd);
+		}
+		room = s->b.len < w->frame_max ? w->frame_max - s->b.len : 0;
+		if (room > n)
+			room = n;
+		if (apc_buf_put_bytes(&s->b, p, room) != APC_OK)
+			return apcw_oom(err);
+		p += room;
+		n -= room;
+		if (s->b.len >= w->frame_max && apcw_flush(w, s, err) < 0)
+			return APC_EIO;
+	}
+	return APC_OK;
+}
+
+/* The connection for (tid, pid), created on first sight; NULL on ENOMEM. */
+static struct apcw_conn *apcw_conn(struct apc_writer *w, int32_t tid, int32_t pid, int *is_new)
+{
+	size_t h, mask;
+
+	*is_new = 0;
+	if (w->nconns * 2 >= w->chash_cap) {
+		size_t ncap = w->chash_cap ? w->chash_cap * 2 : 64;
+		int32_t *nh = calloc(ncap, sizeof *nh);
+		if (!nh)
+			return NULL;
+		for (size_t i = 0; i < w->nconns; i++) {
+			h = ((uint32_t)w->conns[i].tid * 2654435761u ^ (uint32_t)w->conns[i].pid * 40503u) & (ncap - 1);
+			while (nh[h])
+				h = (h + 1) & (ncap - 1);
+			nh[h] = (int32_t)i + 1;
+		}
+		free(w->chash);
+		w->chash = nh;
+		w->chash_cap = ncap;
+	}
+	mask = w->chash_cap - 1;
+	h = ((uint32_t)tid * 2654435761u ^ (uint32_t)pid * 40503u) & mask;
+	while (w->chash[h]) {
+		struct apcw_conn *c = &w->conns[w->chash[h] - 1];
+		if (c->tid == tid && c->pid == pid)
+			return c;
+		h = (h + 1) & mask;
+	}
+	if (w->nconns >= INT32_MAX - 1)
+		return NULL;
+	struct apcw_conn *nc = realloc(w->conns, (w->nconns + 1) * sizeof *nc);
+	if (!nc)
+		return NULL;
+	w->conns = nc;
+	nc[w->nconns].tid = tid;
+	nc[w->nconns].pid = pid;
+	nc[w->nconns].fd = (int32_t)w->nconns + 1; /* fds from 1, in order of first appearance */
+	w->chash[h] = (int32_t)++w->nconns;
+	*is_new = 1;
+	return &nc[w->nconns - 1];
+}
+
+/*
+ * Annotations: each client connection (tid, pid) gets an External fd;
+ * its stream starts with the setup message.  The version is fixed when
+ * the first message of a connection is written, before the rest of the
+ * stream is known, so unless --annotate-version says otherwise it is 4
+ * (gatord 6.8's, and enough for every code including 0x0e-0x10).
+ * Annotation timestamps are absolute, as clients send them.
+ */
+static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	const struct apc_ann *a = ev->u.ann;
+	struct apcw_conn *c;
+	int is_new, rc;
+
+	if (!a) {
+		w->st.dropped++;
+		return APC_OK;
+	}
+	if (w->ann_version < 4 && a->code >= APC_ANN_JOB_START) {
+		apc_model_unmapped(w->m, "annotations newer than the annotate version", 1);
+		w->st.dropped++;
+		return APC_OK;
+	}
+	if (!(c = apcw_conn(w, a->tid, a->pid, &is_new)))
+		return apcw_oom(err);
+	w->scratch.len = 0;
+	if (is_new) {
+		if (apc_ann_encode_setup(&w->scratch, w->ann_version, a->tid, a->pid, 0) != APC_OK)
+			return apcw_oom(err);
+		if ((rc = apcw_ext_bytes(w, c->fd, w->scratch.p, w->scratch.len, err)) < 0)
+			return rc;
+		w->scratch.len = 0;
+	}
+	rc = apc_ann_encode(&w->scratch, w->ann_version, ev->ts, a);
+	if (rc == APC_ENOMEM)
+		return apcw_oom(err);
+	if (rc != APC_OK) {
+		apc_model_unmapped(w->m, "annotations the encoder rejected", 1);
+		w->st.dropped++;
+		return APC_OK;
+	}
+	if ((rc = apcw_ext_bytes(w, c->fd, w->scratch.p, w->scratch.len, err)) < 0)
+		return rc;
+	w->st.messages++;
+	return APC_OK;
+}
+
+/*
+ * A frame kept opaque: [type][core][bytes], a frame of its own.  The
+ * bytes are the body after the frame header (as lib/frame.c splits it);
+ * the core is written for types that have one, 0 when the event has none.
+ */
+static int apcw_raw(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	w->scratch.len = 0;
+	if (apc_buf_reserve(&w->scratch, 2 * APC_PACKED32_MAX) != APC_OK)
+		return apcw_oom(err);
+	apc_buf_put_packed32(&w->scratch, ev->u.raw.frame_type);
+	if (apc_frame_has_core(ev->u.raw.frame_type))
+		apc_buf_put_packed32(&w->scratch, ev->core == APC_NO_CORE ? 0 : ev->core);
+	if (ev->u.raw.len && (!ev->u.raw.bytes ||
+			      apc_buf_put_bytes(&w->scratch, ev->u.raw.bytes, ev->u.raw.len) != APC_OK))
+		return ev->u.raw.bytes ? apcw_oom(err) : APC_OK;
+	w->st.messages++;
+	return apcw_emit(w, w->scratch.p, w->scratch.len, err);
+}
+
+/* ---- open / begin / write ------------------------------------------- */
+
+static void apcw_free(struct apc_writer *w)
+{
+	if (!w)
+		return;
+	if (w->datafd >= 0)
+		close(w->datafd);
+	for (uint32_t i = 0; i < w->nslots; i++)
+		apc_buf_free(&w->slot[i].b);
+	apc_buf_free(&w->glob.b);
+	apc_buf_free(&w->ext.b);
+	apc_buf_free(&w->scratch);
+	free(w->slot);
+	free(w->last);
+	free(w->open_list);
+	free(w->keys);
+	free(w->taken);
+	free(w->conns);
+	free(w->chash);
+	free(w->obuf);
+	free(w->path);
+	free(w->name);
+	free(w->tmpdir);
+	free(w->datapath);
+	free(w->partpath);
+	free(w);
+}
+
+static int64_t apcw_created(const struct apc_writer *w, const struct apc_model *m)
+{
+	const char *e = getenv("SOURCE_DATE_EPOCH");
+
+	if (w->o.created >= 0)
+		return w->o.created;
+	if (m->meta.created >= 0)
+		return m->meta.created;
+	if (e && *e) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(e, &end, 10);
+		if (!errno && !*end && v >= 0)
+			return v;
+	}
+	return 0;
+}
+
+int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_writer **wp,
+		    struct apc_err *err)
+{
+	struct apc_writer *w;
+	char *dir = NULL;
+	const char *base;
+	struct stat st;
+
+	*wp = NULL;
+	if (!out || !*out)
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "no output name given");
+	if (!(w = calloc(1, sizeof *w)))
+		return apcw_oom(err);
+	w->datafd = -1;
+	if (o)
+		w->o = *o;
+	else
+		w->o.created = -1;
+	w->frame_max = w->o.frame_max ? w->o.frame_max : APCW_FRAME_DEFAULT;
+	if (w->frame_max < 64)
+		w->frame_max = 64;
+	if (w->frame_max > APCW_FRAME_LIMIT)
+		w->frame_max = APCW_FRAME_LIMIT;
+	w->ann_version = w->o.annotate_version ? w->o.annotate_version : APCW_ANN_VERSION;
+	if (w->ann_version < 3 || w->ann_version > 5) {
+		apcw_free(w);
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+				   "annotate version %d is not one of 3, 4, 5", w->o.annotate_version);
+	}
+	w->next_key = 3;
+
+	if (strcmp(out, "-") == 0) {
+		const char *tmp = getenv("TMPDIR");
+		if (isatty(STDOUT_FILENO)) {
+			apcw_free(w);
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					   "refusing to write a tar stream to a terminal (redirect it or use -o FILE)");
+		}
+		w->kind = APCW_STDOUT;
+		w->path = apcw_strdup("-");
+		w->name = apcw_strdup("capture.apc");
+		w->tmpdir = apcw_printf("%s/apcconv-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	} else {
+		size_t n = strlen(out), k = 0;
+		static const struct { const char *sfx; enum apcw_kind kind; } arch[] = {
+			{".tar.gz", APCW_TGZ}, {".tgz", APCW_TGZ}, {".tar", APCW_TAR}, {".zip", APCW_ZIP},
+		};
+		w->kind = APCW_DIR;
+		for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++)
+			if (apcw_ends(out, arch[i].sfx)) {
+				w->kind = arch[i].kind;
+				k = strlen(arch[i].sfx);
+				break;
+			}
+		if (w->kind == APCW_DIR) {
+			while (n > 1 && out[n - 1] == '/')
+				n--;
+			w->path = apcw_printf("%.*s%s", (int)n, out,
+					      n >= 4 && !strncmp(out + n - 4, ".apc", 4) ? "" : ".apc");
+			if (w->path)
+				w->name = apcw_strdup(apcw_basename(w->path));
+		} else {
+			w->path = apcw_strdup(out);
+			base = apcw_basename(out);
+			n = strlen(base) - k;
+			if (n == 0)
+				w->name = apcw_strdup("capture.apc");
+			else
+				w->name = apcw_printf("%.*s%s", (int)n, base,
+						      n >= 4 && !strncmp(base + n - 4, ".apc", 4) ? "" : ".apc");
+		}
+		if (w->path && w->name && (!*w->name || !strcmp(w->name, ".apc") ||
+					   !strcmp(w->name, "..apc"))) {
+			apc_err_set(err, APC_EIO, out, APC_NO_OFFSET, "not a usable output name");
+			apcw_free(w);
+			return APC_EIO;
+		}
+		if (w->path && lstat(w->path, &st) == 0 && !w->o.overwrite) {
+			apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET,
+				    "output exists (use --overwrite to replace it)");
+			apcw_free(w);
+			return APC_EIO;
+		}
+		dir = w->path ? apcw_dirname(w->path) : NULL;
+		if (dir)
+			w->tmpdir = apcw_printf("%s/.%s.tmp-XXXXXX", dir, apcw_basename(w->path));
+		free(dir);
+	}
+	if (!w->path || !w->name || !w->tmpdir) {
+		apcw_free(w);
+		return apcw_oom(err);
+	}
+	if (!mkdtemp(w->tmpdir)) {
+		int rc = apcw_eio(err, w->tmpdir, "cannot create a temporary folder");
+		free(w->tmpdir);
+		w->tmpdir = NULL;
+		apcw_free(w);
+		return rc;
+	}
+	if (!(w->datapath = apcw_printf("%s/0000000000", w->tmpdir)) || !(w->obuf = malloc(APCW_OBUF))) {
+		apc_writer_abort(w);
+		return apcw_oom(err);
+	}
+	w->datafd = open(w->datapath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (w->datafd < 0) {
+		int rc = apcw_eio(err, w->datapath, "cannot create");
+		apc_writer_abort(w);
+		return rc;
+	}
+	*wp = w;
+	return APC_OK;
+}
+
+const char *apc_writer_path(const struct apc_writer *w)
+{
+	return w->path;
+}
+
+const struct apc_write_stats *apc_writer_stats(const struct apc_writer *w)
+{
+	return &w->st;
+}
+
+/*
+ * The Summary frame: the summary message (canary, wall clock, uptime,
+ * monotonic delta, attributes ended by an empty key), then one core-name
+ * message per known core, in the same frame as gatord 6.8 does (both go
+ * to its summary buffer before it is committed).
+ */
+int apc_writer_begin(struct apc_writer *w, struct apc_model *m, struct apc_err *err)
+{
+	const struct apc_meta *me = &m->meta;
+	struct apc_buf *b = &w->scratch;
+	size_t room = 64 + sizeof APC_NEWLINE_CANARY;
+
+	w->m = m;
+	w->created = apcw_created(w, m);
+	if (apcw_grow_cores(w, me->ncores ? me->ncores - 1 : 0) != APC_OK)
+		return apcw_oom(err);
+	w->max_core = me->ncores;
+	if (apcw_assign_keys(w) != APC_OK)
+		return apcw_oom(err);
+	for (size_t i = 0; i < me->nattrs; i++)
+		room += 2 * (APC_PACKED32_MAX + apcw_slen(me->attrs[i].key) + apcw_slen(me->attrs[i].value));
+	for (uint32_t i = 0; i < me->ncores && me->cores; i++)
+		room += 3 * APC_PACKED32_MAX + APC_PACKED32_MAX + apcw_slen(me->cores[i].name);
+	b->len = 0;
+	if (apc_buf_reserve(b, room) != APC_OK)
+		return apcw_oom(err);
+	apc_buf_put_packed32(b, APC_FRAME_SUMMARY);
+	apc_buf_put_packed32(b, 1);
+	apcw_put_str(b, APC_NEWLINE_CANARY, sizeof APC_NEWLINE_CANARY - 1);
+	apc_buf_put_packed64(b, (int64_t)me->wall_clock_ns);
+	apc_buf_put_packed64(b, (int64_t)me->uptime_ns);
+	apc_buf_put_packed64(b, (int64_t)me->monotonic_delta);
+	for (size_t i = 0; i < me->nattrs; i++) {
+		const char *k = me->attrs[i].key, *v = me->attrs[i].value;
+		if (!k || !*k)
+			continue; /* an empty key would end the list */
+		apcw_put_str(b, k, apcw_slen(k));
+		apcw_put_str(b, v, apcw_slen(v));
+	}
+	apcw_put_str(b, "", 0);
+	w->st.messages++;
+	for (uint32_t i = 0; i < me->ncores && me->cores; i++) {
+		const struct apc_core *c = &me->cores[i];
+		/* gatord names only cores whose cpuid it knows. */
+		if (!c->name && (c->cpuid == 0 || c->cpuid == UINT32_MAX))
+			continue;
+		apc_buf_put_packed32(b, 3);
+		apc_buf_put_packed32(b, (int32_t)i);
+		apc_buf_put_packed32(b, (int32_t)c->cpuid);
+		apcw_put_str(b, c->name ? c->name : "unknown", c->name ? apcw_slen(c->name) : 7);
+		w->st.messages++;
+	}
+	w->begun = 1;
+	return apcw_emit(w, b->p, b->len, err);
+}
+
+int apc_writer_write(struct apc_writer *w, const struct apc_batch *b, struct apc_err *err)
+{
+	int rc = APC_OK;
+
+	if (!w->begun)
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "writer used before begin");
+	for (size_t i = 0; i < b->n && rc >= 0; i++) {
+		const struct apc_event *ev = &b->ev[i];
+		switch (ev->type) {
+		case APC_EV_COUNTER: rc = apcw_counter(w, ev, err); break;
+		case APC_EV_THREAD_NAME:
+		case APC_EV_COOKIE_NAME: rc = apcw_name(w, ev, err); break;
+		case APC_EV_LINK:
+		case APC_EV_ACTIVITY:
+		case APC_EV_TASK_EXIT: rc = apcw_activity(w, ev, err); break;
+		case APC_EV_SCHED_SWITCH:
+		case APC_EV_THREAD_EXIT: rc = apcw_sched(w, ev, err); break;
+		case APC_EV_IDLE: rc = apcw_idle(w, ev, err); break;
+		case APC_EV_SAMPLE: rc = apcw_sample(w, ev, err); break;
+		case APC_EV_PROC: rc = apcw_proc(w, ev, err); break;
+		case APC_EV_ANNOTATION: rc = apcw_annotation(w, ev, err); break;
+		case APC_EV_RAW_FRAME: rc = apcw_raw(w, ev, err); break;
+		default:
+			apc_model_unmapped(w->m, "events of unknown type", 1);
+			w->st.dropped++;
+			break;
+		}
+	}
+	return rc < 0 ? rc : APC_OK;
+}
+
+/* ---- XML ------------------------------------------------------------ */
+
+static void apcw_prop(xmlNodePtr n, const char *name, const char *v)
+{
+	if (v)
+		xmlNewProp(n, (const xmlChar *)name, (const xmlChar *)v);
+}
+
+static void apcw_propf(xmlNodePtr n, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void apcw_propf(xmlNodePtr n, const char *name, const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	xmlNewProp(n, (const xmlChar *)name, (const xmlChar *)buf);
+}
+
+static const char *apcw_tri(enum apc_tri t)
+{
+	return t == APC_YES ? "yes" : t == APC_NO ? "no" : NULL;
+}
+
+/* Serialise doc (UTF-8, indented) into the temporary folder. */
+static int apcw_save(struct apc_writer *w, xmlDocPtr doc, const char *leaf, struct apc_err *err)
+{
+	xmlChar *mem = NULL;
+	int size = 0, rc;
+
+	xmlDocDumpFormatMemoryEnc(doc, &mem, &size, "UTF-8", 1);
+	if (!mem)
+		return apcw_oom(err);
+	rc = apcw_write_file(w, leaf, mem, (size_t)size, err);
+	xmlFree(mem);
+	return rc;
+}
+
+static int apcw_captured(struct apc_writer *w, struct apc_err *err)
+{
+	const struct apc_model *m = w->m;
+	xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
+	xmlNodePtr root, t, cs;
+	uint32_t cores = m->meta.ncores > w->max_core ? m->meta.ncores : w->max_core;
+	int rc;
+
+	if (!doc)
+		return apcw_oom(err);
+	root = xmlNewNode(NULL, (const xmlChar *)"captured");
+	xmlDocSetRootElement(doc, root);
+	apcw_prop(root, "version", "1");
+	apcw_propf(root, "created", "%lld", (long long)w->created);
+	apcw_propf(root, "protocol", "%d", APCW_PROTOCOL);
+	apcw_prop(root, "backtrace_processing", "none");
+	apcw_prop(root, "type", "Gator");
+	t = xmlNewChild(root, NULL, (const xmlChar *)"target", NULL);
+	apcw_prop(t, "name", m->meta.target_name ? m->meta.target_name : "unknown");
+	apcw_propf(t, "sample_rate", "%u", m->meta.sample_rate);
+	apcw_propf(t, "cores", "%u", cores ? cores : 1);
+	apcw_propf(t, "cpuid", "0x%x", m->meta.ncores && m->meta.cores ? m->meta.cores[0].cpuid : 0);
+	apcw_prop(t, "supports_live", "no");
+	cs = xmlNewChild(root, NULL, (const xmlChar *)"counters", NULL);
+	for (size_t i = 0; i < m->ncounters; i++) {
+		const struct apc_counter_decl *d = &m->counters[i];
+		xmlNodePtr c = xmlNewChild(cs, NULL, (const xmlChar *)"counter", NULL);
+		apcw_propf(c, "key", "0x%x", (unsigned)w->keys[i]);
+		apcw_prop(c, "type", d->type);
+		if (d->event >= 0)
+			apcw_propf(c, "event", "0x%llx", (unsigned long long)d->event);
+		if (d->cls == APC_CLASS_ACTIVITY && d->cores)
+			apcw_propf(c, "cores", "%u", d->cores);
+	}
+	rc = apcw_save(w, doc, "captured.xml", err);
+	xmlFreeDoc(doc);
+	return rc;
+}
+
+static int apcw_session(struct apc_writer *w, struct apc_err *err)
+{
+	uint32_t r = w->m->meta.sample_rate;
+	xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
+	xmlNodePtr s;
+	int rc;
+
+	if (!doc)
+		return apcw_oom(err);
+	s = xmlNewNode(NULL, (const xmlChar *)"session");
+	xmlDocSetRootElement(doc, s);
+	apcw_prop(s, "version", "1");
+	apcw_prop(s, "call_stack_unwinding", "no");
+	apcw_prop(s, "parse_debug_info", "no");
+	apcw_prop(s, "high_resolution", "no");
+	apcw_prop(s, "buffer_mode", "streaming");
+	/* gatord's rates: normal ~1000/s, low ~100/s. */
+	apcw_prop(s, "sample_rate", r >= 500 ? "normal" : r ? "low" : "none");
+	apcw_prop(s, "duration", "0");
+	apcw_prop(s, "target_host", "");
+	apcw_prop(s, "target_port", "8080");
+	apcw_prop(s, "live_rate", "0");
+	rc = apcw_save(w, doc, "session.xml", err);
+	xmlFreeDoc(doc);
+	return rc;
+}
+
+static void apcw_double(xmlNodePtr n, const char *name, double v)
+{
+	char buf[40];
+
+	/* Shortest form that reads back as the same double. */
+	snprintf(buf, sizeof buf, "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof buf, "%.17g", v);
+	apcw_prop(n, name, buf);
+}
+
+static xmlNodePtr apcw_find_child(xmlNodePtr parent, const char *elem, const char *name)
+{
+	for (xmlNodePtr c = parent->children; c; c = c->next) {
+		if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)elem))
+			continue;
+		xmlChar *v = xmlGetProp(c, (const xmlChar *)"name");
+		int same = v && !xmlStrcmp(v, (const xmlChar *)name);
+		xmlFree(v);
+		if (same)
+			return c;
+	}
+	return NULL;
+}
+
+static void apcw_event_node(xmlNodePtr e, const struct apc_counter_decl *d)
+{
+	static const char *const series[] = {NULL, "stacked", "overlay", "log10"};
+	static const char *const render[] = {NULL, "filled", "line", "bar"};
+	char an[48];
+
+	apcw_prop(e, "counter", d->type);
+	if (d->event >= 0)
+		apcw_propf(e, "event", "0x%llx", (unsigned long long)d->event);
+	apcw_prop(e, "title", d->title ? d->title : d->category ? d->category : "apctools");
+	apcw_prop(e, "name", d->name ? d->name : d->type);
+	apcw_prop(e, "description", d->description);
+	apcw_prop(e, "units", d->units);
+	apcw_prop(e, "class", apc_class_name(d->cls));
+	apcw_prop(e, "display", apc_display_name(d->display));
+	if (d->multiplier != 0)
+		apcw_double(e, "multiplier", d->multiplier);
+	apcw_prop(e, "per_cpu", apcw_tri(d->per_cpu));
+	if ((unsigned)d->series < 4)
+		apcw_prop(e, "series_composition", series[d->series]);
+	if ((unsigned)d->render < 4)
+		apcw_prop(e, "rendering_type", render[d->render]);
+	apcw_prop(e, "average_selection", apcw_tri(d->average_selection));
+	apcw_prop(e, "average_cores", apcw_tri(d->average_cores));
+	apcw_prop(e, "percentage", apcw_tri(d->percentage));
+	if (d->has_color)
+		apcw_propf(e, "color", "0x%08x", d->color);
+	for (size_t k = 0; k < d->nactivities; k++) {
+		snprintf(an, sizeof an, "activity%zu", k + 1);
+		apcw_prop(e, an, d->activities[k].name ? d->activities[k].name : "");
+		if (d->activities[k].has_color) {
+			snprintf(an, sizeof an, "activity_color%zu", k + 1);
+			apcw_propf(e, an, "0x%08x", d->activities[k].color);
+		}
+	}
+	if (d->cls == APC_CLASS_ACTIVITY && d->cores)
+		apcw_propf(e, "cores", "%u", d->cores);
+}
+
+/*
+ * Merge --events=FILE into ours: its counter_sets and categories are
+ * added, and its events replace ours with the same counter name.
+ */
+static int apcw_merge_events(struct apc_writer *w, xmlNodePtr root, xmlNodePtr *nodes,
+			     struct apc_err *err)
+{
+	xmlDocPtr ext = xmlReadFile(w->o.events_file, NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	xmlNodePtr er;
+
+	if (!ext)
+		return apc_err_set(err, APC_EIO, w->o.events_file, APC_NO_OFFSET,
+				   "cannot read the events file (missing or not XML)");
+	er = xmlDocGetRootElement(ext);
+	if (!er || xmlStrcmp(er->name, (const xmlChar *)"events")) {
+		xmlFreeDoc(ext);
+		return apc_err_set(err, APC_EIO, w->o.events_file, APC_NO_OFFSET,
+				   "the events file has no <events> root");
+	}
+	for (xmlNodePtr c = er->children; c; c = c->next) {
+		if (c->type != XML_ELEMENT_NODE)
+			continue;
+		if (!xmlStrcmp(c->name, (const xmlChar *)"category")) {
+			xmlChar *cname = xmlGetProp(c, (const xmlChar *)"name");
+			xmlNodePtr ours = apcw_find_child(root, "category", cname ? (const char *)cname : "");
+			if (!ours) {
+				ours = xmlDocCopyNode(c, root->doc, 2); /* attributes, no children */
+				xmlAddChild(root, ours);
+			}
+			xmlFree(cname);
+			for (xmlNodePtr e = c->children; e; e = e->next) {
+				if (e->type != XML_ELEMENT_NODE)
+					continue;
+				xmlChar *cn = xmlGetProp(e, (const xmlChar *)"counter");
+				struct apc_counter_decl *d = cn ? apc_model_find_counter(w->m, (const char *)cn) : NULL;
+				if (d && nodes[d->id]) {
+					xmlUnlinkNode(nodes[d->id]);
+					xmlFreeNode(nodes[d->id]);
+					nodes[d->id] = NULL;
+				}
+				xmlFree(cn);
+				xmlAddChild(ours, xmlDocCopyNode(e, root->doc, 1));
+			}
+		} else if (!xmlStrcmp(c->name, (const xmlChar *)"counter_set")) {
+			xmlChar *sname = xmlGetProp(c, (const xmlChar *)"name");
+			if (!apcw_find_child(root, "counter_set", sname ? (const char *)sname : "")) {
+				xmlNodePtr first = root->children;
+				xmlNodePtr copy = xmlDocCopyNode(c, root->doc, 1);
+				if (first)
+					xmlAddPrevSibling(first, copy);
+				else
+					xmlAddChild(root, copy);
+			}
+			xmlFree(sname);
+		}
+	}
+	xmlFreeDoc(ext);
+	return APC_OK;
+}
+
+static int apcw_events(struct apc_writer *w, struct apc_err *err)
+{
+	const struct apc_model *m = w->m;
+	xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
+	xmlNodePtr root, *nodes;
+	int rc = APC_OK;
+
+	if (!doc)
+		return apcw_oom(err);
+	if (!(nodes = calloc(m->ncounters + 1, sizeof *nodes))) {
+		xmlFreeDoc(doc);
+		return apcw_oom(err);
+	}
+	root = xmlNewNode(NULL, (const xmlChar *)"events");
+	xmlDocSetRootElement(doc, root);
+	/* Categories in order of first appearance. */
+	for (size_t i = 0; i < m->ncounters; i++) {
+		const struct apc_counter_decl *d = &m->counters[i];
+		const char *cat = d->category ? d->category : "apctools";
+		xmlNodePtr c = apcw_find_child(root, "category", cat);
+		if (!c) {
+			c = xmlNewChild(root, NULL, (const xmlChar *)"category", NULL);
+			apcw_prop(c, "name", cat);
+		}
+		nodes[i] = xmlNewChild(c, NULL, (const xmlChar *)"event", NULL);
+		apcw_event_node(nodes[i], d);
+	}
+	if (w->o.events_file)
+		rc = apcw_merge_events(w, root, nodes, err);
+	if (rc == APC_OK)
+		rc = apcw_save(w, doc, "events.xml", err);
+	free(nodes);
+	xmlFreeDoc(doc);
+	return rc;
+}
+
+/* ---- finish: into place --------------------------------------------- */
+
+static int apcw_archive_file(struct apc_writer *w, struct archive *a, const char *leaf,
+			     struct apc_err *err)
+{
+	char *src = apcw_printf("%s/%s", w->tmpdir, leaf);
+	char *member = apcw_printf("%s/%s", w->name, leaf);
+	struct archive_entry *e = archive_entry_new();
+	struct stat st;
+	int fd = -1, rc = APC_OK;
+	uint8_t *buf = NULL;
+
+	if (!src || !member || !e || !(buf = malloc(1 << 16))) {
+		rc = apcw_oom(err);
+		goto out;
+	}
+	if ((fd = open(src, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) != 0) {
+		rc = apcw_eio(err, src, "cannot read");
+		goto out;
+	}
+	archive_entry_set_pathname(e, member);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, st.st_size);
+	archive_entry_set_mtime(e, w->created, 0);
+	archive_entry_set_uid(e, 0);
+	archive_entry_set_gid(e, 0);
+	if (archive_write_header(a, e) != ARCHIVE_OK) {
+		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write %s: %s", member,
+				 archive_error_string(a));
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf, 1 << 16);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = apcw_eio(err, src, "cannot read");
+			goto out;
+		}
+		if (n == 0)
+			break;
+		if (archive_write_data(a, buf, (size_t)n) != n) {
+			rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write %s: %s", member,
+					 archive_error_string(a));
+			goto out;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	archive_entry_free(e);
+	free(buf);
+	free(src);
+	free(member);
+	return rc;
+}
+
+/*
+ * Archive the folder: members NAME.apc/ then its files in name order,
+ * mtime = created, owner 0, fixed modes, no gzip time stamp, so the
+ * same capture gives the same bytes.
+ */
+static int apcw_archive(struct apc_writer *w, struct apc_err *err)
+{
+	static const char *const leaves[] = {"0000000000", "captured.xml", "events.xml", "session.xml"};
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = NULL;
+	int fd = STDOUT_FILENO, rc = APC_OK;
+
+	if (!a)
+		return apcw_oom(err);
+	if (w->kind == APCW_ZIP)
+		archive_write_set_format_zip(a);
+	else
+		archive_write_set_format_pax_restricted(a);
+	if (w->kind == APCW_TGZ) {
+		archive_write_add_filter_gzip(a);
+		archive_write_set_filter_option(a, "gzip", "timestamp", NULL);
+	}
+	if (w->kind != APCW_STDOUT) {
+		char *dir = apcw_dirname(w->path);
+		w->partpath = dir ? apcw_printf("%s/.%s.part-XXXXXX", dir, apcw_basename(w->path)) : NULL;
+		free(dir);
+		if (!w->partpath) {
+			archive_write_free(a);
+			return apcw_oom(err);
+		}
+		if ((fd = mkstemp(w->partpath)) < 0) {
+			rc = apcw_eio(err, w->partpath, "cannot create");
+			free(w->partpath);
+			w->partpath = NULL;
+			archive_write_free(a);
+			return rc;
+		}
+		if (fchmod(fd, 0644) != 0) {
+			rc = apcw_eio(err, w->partpath, "cannot set the mode of");
+			goto out;
+		}
+	} else {
+		/* Keep the last block full-sized: pipes do not mind. */
+		archive_write_set_bytes_in_last_block(a, 1);
+	}
+	if (archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", archive_error_string(a));
+		goto out;
+	}
+	if (!(e = archive_entry_new())) {
+		rc = apcw_oom(err);
+		goto out;
+	}
+	archive_entry_set_pathname(e, w->name);
+	archive_entry_set_filetype(e, AE_IFDIR);
+	archive_entry_set_perm(e, 0755);
+	archive_entry_set_mtime(e, w->created, 0);
+	if (archive_write_header(a, e) != ARCHIVE_OK) {
+		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", archive_error_string(a));
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof leaves / sizeof leaves[0] && rc == APC_OK; i++)
+		rc = apcw_archive_file(w, a, leaves[i], err);
+	if (rc == APC_OK && archive_write_close(a) != ARCHIVE_OK)
+		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", archive_error_string(a));
+out:
+	archive_entry_free(e);
+	archive_write_free(a);
+	if (w->kind != APCW_STDOUT) {
+		if (close(fd) != 0 && rc == APC_OK)
+			rc = apcw_eio(err, w->partpath, "cannot write");
+		if (rc == APC_OK && rename(w->partpath, w->path) != 0)
+			rc = apcw_eio(err, w->path, "cannot rename the archive into place");
+		if (rc == APC_OK) {
+			free(w->partpath);
+			w->partpath = NULL;
+		}
+	}
+	return rc;
+}
+
+/* Move the finished folder into place, replacing an old one if asked. */
+static int apcw_place_dir(struct apc_writer *w, struct apc_err *err)
+{
+	struct stat st;
+	char *dir, *old;
+	int rc = APC_OK;
+
+	if (chmod(w->tmpdir, 0755) != 0)
+		return apcw_eio(err, w->tmpdir, "cannot set the mode of");
+	if (lstat(w->path, &st) != 0) {
+		if (rename(w->tmpdir, w->path) != 0)
+			return apcw_eio(err, w->path, "cannot rename the capture into place");
+		free(w->tmpdir);
+		w->tmpdir = NULL;
+		return APC_OK;
+	}
+	if (!w->o.overwrite)
+		return apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET,
+				   "output exists (use --overwrite to replace it)");
+	/* Old one aside, new one in, then remove the old one. */
+	dir = apcw_dirname(w->path);
+	old = dir ? apcw_printf("%s/.%s.old-XXXXXX", dir, apcw_basename(w->path)) : NULL;
+	free(dir);
+	if (!old)
+		return apcw_oom(err);
+	if (!mkdtemp(old) || rmdir(old) != 0) {
+		rc = apcw_eio(err, w->path, "cannot make a name to move the old output to");
+	} else if (rename(w->path, old) != 0) {
+		rc = apcw_eio(err, w->path, "cannot move the old output aside");
+	} else if (rename(w->tmpdir, w->path) != 0) {
+		rc = apcw_eio(err, w->path, "cannot rename the capture into place");
+		(void)rename(old, w->path);
+	} else {
+		free(w->tmpdir);
+		w->tmpdir = NULL;
+		if (apcw_remove_tree(old) != 0)
+			rc = apcw_eio(err, old, "cannot remove the old output");
+	}
+	free(old);
+	return rc;
+}
+
+int apc_writer_finish(struct apc_writer *w, struct apc_err *err)
+{
+	int rc;
+
+	if (!w->begun)
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "writer finished before begin");
+	/* Open frames out, then every External fd closed. */
+	if ((rc = apcw_flush_cores(w, err)) < 0 || (rc = apcw_flush(w, &w->glob, err)) < 0 ||
+	    (rc = apcw_flush(w, &w->ext, err)) < 0)
+		return rc;
+	for (size_t i = 0; i < w->nconns; i++) {
+		uint8_t body[3 * APC_PACKED32_MAX];
+		size_t n = apc_pack32(body, APC_FRAME_EXTERNAL);
+		n += apc_pack32(body + n, -1);
+		n += apc_pack32(body + n, w->conns[i].fd);
+		if ((rc = apcw_emit(w, body, n, err)) < 0)
+			return rc;
+	}
+	if ((rc = apcw_flush_obuf(w, err)) < 0)
+		return rc;
+	rc = close(w->datafd);
+	w->datafd = -1;
+	if (rc != 0)
+		return apcw_eio(err, w->datapath, "cannot write");
+	if (apcw_assign_keys(w) != APC_OK)
+		return apcw_oom(err);
+	if ((rc = apcw_captured(w, err)) < 0 || (rc = apcw_session(w, err)) < 0 ||
+	    (rc = apcw_events(w, err)) < 0)
+		return rc;
+	if (w->kind == APCW_DIR)
+		return apcw_place_dir(w, err);
+	if ((rc = apcw_archive(w, err)) < 0)
+		return rc;
+	if (apcw_remove_tree(w->tmpdir) != 0)
+		return apcw_eio(err, w->tmpdir, "cannot remove the temporary folder");
+	free(w->tmpdir);
+	w->tmpdir = NULL;
+	return APC_OK;
+}
+
+void apc_writer_abort(struct apc_writer *w)
+{
+	if (!w)
+		return;
+	if (w->datafd >= 0) {
+		close(w->datafd);
+		w->datafd = -1;
+	}
+	if (w->tmpdir)
+		(void)apcw_remove_tree(w->tmpdir);
+	if (w->partpath)
+		(void)unlink(w->partpath);
+	apcw_free(w);
+}
+
+void apc_writer_free(struct apc_writer *w)
+{
+	/* After a finish that failed, free must still not leave files. */
+	apc_writer_abort(w);
+}
