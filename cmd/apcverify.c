@@ -1,0 +1,193 @@
+/*
+ * apcverify - check Arm Streamline captures: one call into the checks
+ * engine (lib/verify.c) per capture, problems on stdout as text or JSON,
+ * usage and I/O errors on stderr, an exit status for CI.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "verify.h"
+
+#define PROG "apcverify"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [OPTIONS] CAPTURE...\n"
+		"Check Arm Streamline captures (.apc folders, archives of them, bare\n"
+		"0000000000 files, or - for stdin).\n\n"
+		"      --json            one JSON object per capture\n"
+		"      --max-errors=N    list at most N errors per capture (all are counted)\n"
+		"      --strict          warnings fail too\n"
+		"      --list-checks     list the check ids and exit\n"
+		"  -q, --quiet           print nothing; exit status only\n"
+		"  -v, --verbose         also list the checks' readings on stderr\n"
+		"  -h, --help            this help\n"
+		"  -V, --version         print the version\n"
+		"Exit status: 0 no problems; 1 a capture has errors (or warnings with\n"
+		"--strict); 2 usage or I/O error.\n");
+}
+
+struct out {
+	const char *file;
+	int json, quiet;
+	long max_errors;     /* -1: no limit */
+	uint64_t listed_errors;
+	uint64_t nlisted;
+	int stopped;         /* the limit was hit: keep counting, stop listing */
+};
+
+static void on_problem(void *ctx, const struct apc_vproblem *p)
+{
+	struct out *o = ctx;
+	const char *sev = p->severity == APC_V_ERROR ? "error" : "warning";
+
+	if (o->quiet || o->stopped)
+		return;
+	if (o->max_errors >= 0 && p->severity == APC_V_ERROR &&
+	    o->listed_errors >= (uint64_t)o->max_errors) {
+		o->stopped = 1;
+		return;
+	}
+	if (p->severity == APC_V_ERROR)
+		o->listed_errors++;
+	if (o->json) {
+		printf("%s{\"frame\":", o->nlisted ? "," : "");
+		if (p->frame >= 0)
+			printf("%" PRId64 ",\"offset\":%" PRId64, p->frame, p->offset);
+		else
+			printf("null,\"offset\":null");
+		printf(",\"member\":");
+		apc_json_cstr(stdout, p->member);
+		printf(",\"severity\":\"%s\",\"check\":\"%s\",\"message\":", sev, p->check);
+		apc_json_cstr(stdout, p->msg);
+		putchar('}');
+	} else if (p->frame >= 0) {
+		printf("%s: frame %" PRId64 " @0x%" PRIx64 ": %s: %s [%s]\n", o->file, p->frame,
+		       (uint64_t)p->offset, sev, p->msg, p->check);
+	} else if (p->member) {
+		printf("%s: %s: %s: %s [%s]\n", o->file, p->member, sev, p->msg, p->check);
+	} else {
+		printf("%s: %s: %s [%s]\n", o->file, sev, p->msg, p->check);
+	}
+	o->nlisted++;
+}
+
+/* Verify one capture; 0 ok, 1 problems, 2 could not read it. */
+static int verify_one(const char *path, int json, int quiet, int strict, long max_errors)
+{
+	struct out o = {.file = path, .json = json, .quiet = quiet, .max_errors = max_errors};
+	struct apc_vresult r;
+	struct apc_err err;
+	char buf[APC_ERR_MSG + 300];
+	int rc, bad;
+
+	if (json && !quiet) {
+		printf("{\"file\":");
+		apc_json_cstr(stdout, path);
+		printf(",\"problems\":[");
+	}
+	rc = apc_verify_path(path, on_problem, &o, &r, &err);
+	bad = r.errors || (strict && r.warnings);
+	if (rc < 0)
+		fprintf(stderr, PROG ": %s\n", apc_err_format(&err, buf, sizeof buf));
+	if (!quiet) {
+		if (json) {
+			printf("],\"ok\":%s,\"frames\":%" PRIu64 ",\"errors\":%" PRIu64
+			       ",\"warnings\":%" PRIu64 ",\"perf_mode\":%s,\"io_error\":",
+			       !bad && rc >= 0 ? "true" : "false", r.frames, r.errors, r.warnings,
+			       r.perf_mode ? "true" : "false");
+			if (rc < 0)
+				apc_json_cstr(stdout, err.msg);
+			else
+				printf("null");
+			printf("}\n");
+		} else if (rc >= 0) {
+			if (o.stopped)
+				printf("%s: listing stopped after %ld errors\n", path, max_errors);
+			if (!bad && !r.warnings)
+				printf("%s: ok (%" PRIu64 " frames)\n", path, r.frames);
+			else if (!bad)
+				printf("%s: ok (%" PRIu64 " frames, %" PRIu64 " warning%s)\n", path,
+				       r.frames, r.warnings, r.warnings == 1 ? "" : "s");
+			else
+				printf("%s: %" PRIu64 " error%s, %" PRIu64 " warning%s\n", path,
+				       r.errors, r.errors == 1 ? "" : "s", r.warnings,
+				       r.warnings == 1 ? "" : "s");
+		}
+	}
+	if (rc < 0)
+		return 2;
+	return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_MAX, OPT_STRICT, OPT_LIST };
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"max-errors", required_argument, NULL, OPT_MAX},
+		{"strict", no_argument, NULL, OPT_STRICT},
+		{"list-checks", no_argument, NULL, OPT_LIST},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	int json = 0, quiet = 0, strict = 0, verbose = 0, c, status = 0;
+	long max_errors = -1;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "qvhV", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON: json = 1; break;
+		case OPT_STRICT: strict = 1; break;
+		case OPT_MAX:
+			max_errors = strtol(optarg, &end, 10);
+			if (!*optarg || *end || max_errors < 0) {
+				fprintf(stderr, PROG ": --max-errors wants a count, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_LIST:
+			for (const struct apc_vcheck *k = apc_verify_checks; k->id; k++)
+				printf("%-20s %-8s %s\n", k->id,
+				       k->severity == APC_V_ERROR ? "error" : "warning", k->what);
+			return 0;
+		case 'q': quiet = 1; break;
+		case 'v': verbose++; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf(PROG " " APC_VERSION "\n"); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, PROG ": no capture given\n");
+		usage(stderr);
+		return 2;
+	}
+	if (verbose && !quiet)
+		fprintf(stderr, PROG ": readings: timestamps in order within a frame and per "
+				"(frame type, core); block counter key-2 core lasts past key 0 "
+				"(gatord); type-11 frames may precede the Summary\n");
+	for (int i = optind; i < argc; i++) {
+		int r;
+
+		if (!strcmp(argv[i], "-") && isatty(STDIN_FILENO)) {
+			fprintf(stderr, PROG ": -: refusing to read a binary capture from a terminal\n");
+			status = 2;
+			continue;
+		}
+		r = verify_one(argv[i], json, quiet, strict, max_errors);
+		if (r > status)
+			status = r;
+	}
+	fflush(stdout);
+	return status;
+}

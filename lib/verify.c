@@ -1,0 +1,1395 @@
+/*
+ * verify.c - the apcverify checks engine.
+ *
+ * One pass over the data file: each frame's bytes are walked here, field
+ * by field, so every packed integer is seen as encoded (truncated,
+ * overlong, non-minimal) and every length is checked against what is
+ * left.  The same frame then goes through the shared decoder (frame.h) as
+ * a cross-check.  captured.xml and events.xml are read with libxml2
+ * first, so keys can be checked as they appear.
+ *
+ * Readings applied where gatord and the spec differ (see DESIGN.md):
+ * - timestamps must be in order within a frame and per (frame type,
+ *   core), as gatord writes them from separate buffers; a strict
+ *   cross-type regression on one core is only a warning;
+ * - in a Block Counter frame a key-2 core lasts past later key-0
+ *   timestamps (gatord's reading); where the spec's reading (a timestamp
+ *   resets the core) would give another core, a warning says so;
+ * - Summary first, except that type-11 frames may precede it (gatord 9.x);
+ * - gatord 6.8's first Name of a thread (its start time) and a sched
+ *   switch stamped before the thread exit ahead of it are warnings.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "annotate.h"
+#include "frame.h"
+#include "input.h"
+#include "packed.h"
+#include "verify.h"
+
+const struct apc_vcheck apc_verify_checks[] = {
+	{"data-file", APC_V_ERROR, "the capture has no 0000000000 data file"},
+	{"frame-truncated", APC_V_ERROR,
+	 "a frame's length word or body is cut short, or its length is impossible"},
+	{"frame-empty", APC_V_WARNING,
+	 "a zero-length frame (the protocol's end of sequence) inside the file"},
+	{"packed-truncated", APC_V_ERROR,
+	 "a frame ends inside a packed integer or before a message's next field"},
+	{"packed-overlong", APC_V_ERROR, "a packed integer longer than 5/10 bytes or out of range"},
+	{"packed-nonminimal", APC_V_WARNING, "a packed integer not in its shortest form"},
+	{"string-overrun", APC_V_ERROR,
+	 "a string length that is negative or runs past the end of the frame"},
+	{"unknown-frame", APC_V_WARNING, "a frame type neither the spec nor gatord defines"},
+	{"unknown-msg", APC_V_WARNING,
+	 "a message code the frame type does not define (rest of frame skipped)"},
+	{"decode", APC_V_ERROR, "the shared frame decoder rejects a frame this walker accepted"},
+	{"canary", APC_V_ERROR, "the Summary's newline canary is not \"1\\n2\\r\\n3\\r4\\n\\r5\""},
+	{"summary-first", APC_V_ERROR,
+	 "frames before the Summary (a warning when they are all type 11, as gatord 9.x writes)"},
+	{"summary-repeated", APC_V_ERROR, "more than one Summary message"},
+	{"summary-missing", APC_V_ERROR, "no Summary message"},
+	{"ts-frame", APC_V_ERROR, "a timestamp earlier than the previous one in the same frame"},
+	{"ts-core", APC_V_ERROR,
+	 "a timestamp earlier than the previous one of the same frame type on the same core"},
+	{"ts-cross-type", APC_V_WARNING,
+	 "a timestamp earlier than the previous message of another frame type on the same core"},
+	{"ts-gatord-name", APC_V_WARNING,
+	 "a thread's first Name carries its start time, earlier than the Name before it "
+	 "(gatord 6.8)"},
+	{"ts-gatord-exit", APC_V_WARNING,
+	 "a sched switch stamped just before the thread exit ahead of it (gatord 6.8)"},
+	{"key-undeclared", APC_V_ERROR,
+	 "a Counter, Block Counter or Activity Switch key not declared in captured.xml"},
+	{"key-mixed", APC_V_ERROR, "one key used in both Counter and Block Counter frames"},
+	{"block-no-ts", APC_V_ERROR,
+	 "a Block Counter frame whose first message is not key 0 (timestamp)"},
+	{"block-core-reading", APC_V_WARNING,
+	 "a Block Counter value whose core differs between gatord's and the spec's reading"},
+	{"no-data", APC_V_ERROR,
+	 "no Activity, Counter or Block Counter message (a warning in perf-mode captures)"},
+	{"captured-xml", APC_V_ERROR,
+	 "captured.xml missing, malformed or without a usable counter list"},
+	{"captured-key-dup", APC_V_ERROR, "a key above 2 declared twice in captured.xml"},
+	{"captured-type", APC_V_WARNING,
+	 "a captured.xml counter type that events.xml does not define"},
+	{"events-xml", APC_V_ERROR, "events.xml malformed"},
+	{"ext-fd", APC_V_ERROR, "an External frame with a negative or too large fd"},
+	{"ext-disconnect", APC_V_WARNING, "an External disconnect for an fd never opened"},
+	{"annotate-setup", APC_V_ERROR,
+	 "an annotate stream that does not begin with its setup message"},
+	{"annotate-decode", APC_V_ERROR, "an annotate stream message that does not decode"},
+	{NULL, 0, NULL}
+};
+
+#define V_TABLE_MAX (1u << 16)      /* bound on tracked (type, core) pairs, tids, keys */
+#define V_FD_MAX 65536              /* External fds tracked */
+#define V_XML_LIMIT (64u << 20)     /* largest XML file read */
+#define V_CANARY_LEN 11
+
+/* ---- a small bounded hash table of 64-bit keys ------------------------ */
+
+struct vslot {
+	uint64_t key;
+	int used;
+	int64_t ts;
+	int64_t frame;
+	int code;     /* message code of the last message (sched: 1 switch, 2 exit) */
+	int type;     /* frame type of the last message (cross-type table) */
+};
+
+struct vtab {
+	struct vslot *s;
+	size_t cap, n;
+};
+
+static uint64_t vtab_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return k;
+}
+
+/* The slot for key, created if absent; NULL when the table is at its bound. */
+static struct vslot *vtab_get(struct vtab *t, uint64_t key, int *created)
+{
+	size_t i;
+
+	*created = 0;
+	if (t->n * 2 >= t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+		struct vslot *ns;
+
+		if (t->n >= V_TABLE_MAX)
+			goto lookup_only;
+		ns = calloc(ncap, sizeof *ns);
+		if (!ns)
+			goto lookup_only;
+		for (size_t j = 0; j < t->cap; j++) {
+			if (!t->s[j].used)
+				continue;
+			i = vtab_hash(t->s[j].key) & (ncap - 1);
+			while (ns[i].used)
+				i = (i + 1) & (ncap - 1);
+			ns[i] = t->s[j];
+		}
+		free(t->s);
+		t->s = ns;
+		t->cap = ncap;
+	}
+	i = vtab_hash(key) & (t->cap - 1);
+	while (t->s[i].used) {
+		if (t->s[i].key == key)
+			return &t->s[i];
+		i = (i + 1) & (t->cap - 1);
+	}
+	t->s[i].used = 1;
+	t->s[i].key = key;
+	t->n++;
+	*created = 1;
+	return &t->s[i];
+lookup_only:
+	if (!t->cap)
+		return NULL;
+	i = vtab_hash(key) & (t->cap - 1);
+	while (t->s[i].used) {
+		if (t->s[i].key == key)
+			return &t->s[i];
+		i = (i + 1) & (t->cap - 1);
+	}
+	return NULL;
+}
+
+static uint64_t vtab_key(int32_t a, int32_t b)
+{
+	return (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+}
+
+/* ---- state of one verification --------------------------------------- */
+
+/* A warning that may repeat often: the first one, and how many. */
+struct vagg {
+	uint64_t n;
+	int64_t worst;
+	struct apc_vproblem first;
+};
+
+enum { AGG_NONMIN, AGG_CROSS, AGG_BLOCKCORE, AGG_NAME, AGG_EXIT, AGG_N };
+
+struct vkey {
+	int64_t key;
+	uint8_t used;     /* bit 0: Counter frame, bit 1: Block Counter frame */
+	uint8_t mixed_reported;
+};
+
+struct vfd {
+	int open;
+	int bad;          /* setup or decode failed: stop feeding */
+	uint8_t nhead;    /* bytes of the setup magic checked so far */
+	struct apc_ann_decoder *dec;
+};
+
+struct verify {
+	const char *file;
+	void (*report)(void *ctx, const struct apc_vproblem *p);
+	void *ctx;
+	struct apc_vresult *res;
+
+	/* captured.xml */
+	int have_captured;
+	int protocol;         /* 0 if unknown */
+	struct vkey *keys;
+	size_t nkeys;
+	struct vtab undeclared;
+
+	/* frame walk */
+	int64_t frame;        /* index of the frame being walked */
+	uint64_t body_off;    /* file offset of its body */
+	int frame_bad;        /* the walker reported an error or unknown code in it */
+	uint64_t summaries;
+	int summary_clocks;
+	int64_t first_non11;  /* first frame before the Summary that is not type 11 */
+	int64_t first_non11_off;
+	int first_non11_type;
+	uint64_t pre_summary; /* frames before the Summary */
+	int in_frame_have;
+	int64_t in_frame_ts;
+	int ts_quiet;         /* update the timestamp state without checking */
+	struct vtab ts_type;  /* (type, core) -> last */
+	struct vtab ts_core;  /* (0, core) -> last, any type */
+	struct vtab names;    /* tids named so far */
+	struct vfd *fds;
+	size_t nfds;
+	struct vagg agg[AGG_N];
+};
+
+static const char *const agg_notes[AGG_N] = {
+	"gatord always writes the shortest form",
+	"gatord interleaves separate buffers per frame type, so only the order per frame type "
+	"and core is required (reading applied); the spec's strict per-core order is not",
+	"gatord's reading (a key-2 core lasts past a key-0 timestamp) was applied; the spec's "
+	"wording resets the core at each timestamp: repeat key 2 after each key 0 so both "
+	"agree",
+	"gatord 6.8 stamps a new thread's first Name with its start time; accepted",
+	"gatord 6.8 can stamp a sched switch just before the thread exit written ahead of it; "
+	"accepted",
+};
+
+static void v_emit(struct verify *v, struct apc_vproblem *p)
+{
+	if (p->severity == APC_V_ERROR)
+		v->res->errors++;
+	else
+		v->res->warnings++;
+	if (v->report)
+		v->report(v->ctx, p);
+}
+
+static void v_vfill(struct apc_vproblem *p, int sev, const char *check, int64_t frame,
+		    int64_t offset, const char *member, const char *fmt, va_list ap)
+{
+	p->severity = sev;
+	p->check = check;
+	p->frame = frame;
+	p->offset = offset;
+	p->member = member;
+	vsnprintf(p->msg, sizeof p->msg, fmt, ap);
+}
+
+/* Report a problem at (frame, offset) of the data file, or -1, -1. */
+__attribute__((format(printf, 6, 7)))
+static void v_prob(struct verify *v, int sev, const char *check, int64_t frame, int64_t offset,
+		   const char *fmt, ...)
+{
+	struct apc_vproblem p;
+	va_list ap;
+
+	va_start(ap, fmt);
+	v_vfill(&p, sev, check, frame, offset, NULL, fmt, ap);
+	va_end(ap);
+	v_emit(v, &p);
+}
+
+/* Report a problem about an XML member (no frame). */
+__attribute__((format(printf, 5, 6)))
+static void v_xml(struct verify *v, int sev, const char *check, const char *member,
+		  const char *fmt, ...)
+{
+	struct apc_vproblem p;
+	va_list ap;
+
+	va_start(ap, fmt);
+	v_vfill(&p, sev, check, -1, -1, member, fmt, ap);
+	va_end(ap);
+	v_emit(v, &p);
+}
+
+/* Count a repeatable warning; the first is kept for the end. */
+__attribute__((format(printf, 6, 7)))
+static void v_agg(struct verify *v, int which, const char *check, int64_t offset, int64_t amount,
+		  const char *fmt, ...)
+{
+	struct vagg *a = &v->agg[which];
+	va_list ap;
+
+	if (amount > a->worst)
+		a->worst = amount;
+	if (a->n++)
+		return;
+	va_start(ap, fmt);
+	v_vfill(&a->first, APC_V_WARNING, check, v->frame, offset, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* Print each repeatable warning once: its first occurrence, the count and why. */
+static void v_flush_aggs(struct verify *v)
+{
+	for (int i = 0; i < AGG_N; i++) {
+		struct vagg *a = &v->agg[i];
+		size_t l;
+
+		if (!a->n)
+			continue;
+		l = strlen(a->first.msg);
+		if (a->n > 1 && i == AGG_BLOCKCORE)
+			snprintf(a->first.msg + l, sizeof a->first.msg - l, " (first of %llu): %s",
+				 (unsigned long long)a->n, agg_notes[i]);
+		else if (a->n > 1)
+			snprintf(a->first.msg + l, sizeof a->first.msg - l,
+				 " (first of %llu; %s %lld%s): %s", (unsigned long long)a->n,
+				 i == AGG_NONMIN ? "most excess bytes" : "largest step back",
+				 (long long)a->worst, i == AGG_NONMIN ? "" : " ns", agg_notes[i]);
+		else
+			snprintf(a->first.msg + l, sizeof a->first.msg - l, ": %s", agg_notes[i]);
+		v_emit(v, &a->first);
+	}
+}
+
+/* ---- the byte walker --------------------------------------------------- */
+
+/* A read position inside the current frame body. */
+struct vcur {
+	const uint8_t *b;
+	size_t pos, len;
+	int quiet;        /* probing (Summary clocks): fail without reporting */
+};
+
+static int64_t c_off(const struct verify *v, size_t pos)
+{
+	return (int64_t)(v->body_off + pos);
+}
+
+static int c_fail_trunc(struct verify *v, struct vcur *c, const char *what)
+{
+	if (!c->quiet) {
+		v_prob(v, APC_V_ERROR, "packed-truncated", v->frame, c_off(v, c->pos),
+		       "frame ends inside %s (%zu bytes left)", what, c->len - c->pos);
+		v->frame_bad = 1;
+	}
+	return -1;
+}
+
+/* One packed integer of at most `max` bytes (5 or 10), all checks applied. */
+static int c_packed(struct verify *v, struct vcur *c, int max, int64_t *out, const char *what)
+{
+	size_t start = c->pos, n = c->len - c->pos;
+	int k;
+
+	if (n == 0)
+		return c_fail_trunc(v, c, what);
+	if (max == APC_PACKED32_MAX) {
+		int32_t x;
+		k = apc_unpack32(c->b + start, n, &x);
+		*out = x;
+	} else {
+		k = apc_unpack64(c->b + start, n, out);
+	}
+	if (k == APC_PACKED_TRUNCATED)
+		return c_fail_trunc(v, c, what);
+	if (k == APC_PACKED_OVERLONG) {
+		if (!c->quiet) {
+			v_prob(v, APC_V_ERROR, "packed-overlong", v->frame, c_off(v, start),
+			       "%s is an overlong packed%d (over %d bytes or out of range)", what,
+			       max == APC_PACKED32_MAX ? 32 : 64, max);
+			v->frame_bad = 1;
+		}
+		return -1;
+	}
+	c->pos += (size_t)k;
+	if (!c->quiet) {
+		size_t want = max == APC_PACKED32_MAX ? apc_packed_size32((int32_t)*out)
+						      : apc_packed_size64(*out);
+		if ((size_t)k > want)
+			v_agg(v, AGG_NONMIN, "packed-nonminimal", c_off(v, start), (int64_t)((size_t)k - want),
+			      "%s %lld takes %d bytes where %zu suffice", what, (long long)*out, k, want);
+	}
+	return 0;
+}
+
+static int c_p32(struct verify *v, struct vcur *c, int64_t *out, const char *what)
+{
+	return c_packed(v, c, APC_PACKED32_MAX, out, what);
+}
+
+static int c_p64(struct verify *v, struct vcur *c, int64_t *out, const char *what)
+{
+	return c_packed(v, c, APC_PACKED64_MAX, out, what);
+}
+
+/* An APC string: packed32 length, then that many bytes. */
+static int c_str(struct verify *v, struct vcur *c, const uint8_t **s, size_t *n, const char *what)
+{
+	size_t at = c->pos;
+	int64_t len;
+
+	if (c_p32(v, c, &len, what) < 0)
+		return -1;
+	if (len < 0 || (uint64_t)len > c->len - c->pos) {
+		if (!c->quiet) {
+			v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, at),
+			       "%s length %lld %s (%zu bytes left in the frame)", what, (long long)len,
+			       len < 0 ? "is negative" : "runs past the end of the frame",
+			       c->len - c->pos);
+			v->frame_bad = 1;
+		}
+		return -1;
+	}
+	*s = c->b + c->pos;
+	*n = (size_t)len;
+	c->pos += (size_t)len;
+	return 0;
+}
+
+/* An unknown code leaves the message's length unknown: skip the rest. */
+static void v_unknown_msg(struct verify *v, struct vcur *c, size_t at, int64_t code,
+			  const char *frame)
+{
+	v_prob(v, APC_V_WARNING, "unknown-msg", v->frame, c_off(v, at),
+	       "unknown message code %lld in a %s frame (rest of the frame skipped)", (long long)code,
+	       frame);
+	v->frame_bad = 1;
+	c->pos = c->len;
+}
+
+/* ---- checks on decoded values ---------------------------------------- */
+
+/* Where a key was used, for key-mixed. */
+enum { KEY_COUNTER = 1, KEY_BLOCK = 2, KEY_ACTIVITY = 4 };
+
+static int vkey_cmp(const void *a, const void *b)
+{
+	const struct vkey *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void v_key(struct verify *v, int64_t key, int kind, int64_t offset)
+{
+	struct vkey probe = {.key = key}, *k;
+
+	if (!v->have_captured)
+		return;
+	k = v->nkeys ? bsearch(&probe, v->keys, v->nkeys, sizeof *k, vkey_cmp) : NULL;
+	if (!k) {
+		int created;
+		struct vslot *s = vtab_get(&v->undeclared, (uint64_t)key, &created);
+		if (s && created)
+			v_prob(v, APC_V_ERROR, "key-undeclared", v->frame, offset,
+			       "%s key 0x%llx is not declared in captured.xml",
+			       kind == KEY_COUNTER ? "counter" : kind == KEY_BLOCK ? "block counter"
+										: "activity switch",
+			       (unsigned long long)key);
+		return;
+	}
+	if (kind == KEY_ACTIVITY)
+		return;
+	k->used |= (uint8_t)kind;
+	if ((k->used & (KEY_COUNTER | KEY_BLOCK)) == (KEY_COUNTER | KEY_BLOCK) && !k->mixed_reported) {
+		k->mixed_reported = 1;
+		v_prob(v, APC_V_ERROR, "key-mixed", v->frame, offset,
+		       "key 0x%llx is used in both Counter and Block Counter frames",
+		       (unsigned long long)key);
+	}
+}
+
+enum { Q_NONE, Q_NAME, Q_SCHED_SWITCH, Q_SCHED_EXIT };
+
+/*
+ * One timestamped message: within the frame, per (type, core), and
+ * across types on the core.  q says what kind of message it is, so the
+ * gatord 6.8 quirks can be told from real disorder.  core < 0: none.
+ */
+static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t offset, int q)
+{
+	struct vslot *s, *x = NULL;
+	int created, quirk = 0;
+	int64_t prev_frame_ts = v->in_frame_ts;
+	int had_frame = v->in_frame_have;
+
+	s = vtab_get(&v->ts_type, vtab_key(type, core), &created);
+	if (s && !created) {
+		/* the quirks, told by what came before on this (type, core) */
+		if (q == Q_NAME)
+			quirk = AGG_NAME;
+		else if (q == Q_SCHED_SWITCH && s->code == Q_SCHED_EXIT)
+			quirk = AGG_EXIT;
+	}
+	if (v->ts_quiet) {
+		/* already reported for this block: resynchronise only */
+	} else if (had_frame && ts < prev_frame_ts) {
+		if (quirk)
+			v_agg(v, quirk, quirk == AGG_NAME ? "ts-gatord-name" : "ts-gatord-exit", offset,
+			      prev_frame_ts - ts, "timestamp %lld is %lld ns before the previous one in the frame",
+			      (long long)ts, (long long)(prev_frame_ts - ts));
+		else
+			v_prob(v, APC_V_ERROR, "ts-frame", v->frame, offset,
+			       "timestamp %lld is %lld ns before the previous one in the same frame",
+			       (long long)ts, (long long)(prev_frame_ts - ts));
+	} else if (s && !created && ts < s->ts) {
+		if (quirk)
+			v_agg(v, quirk, quirk == AGG_NAME ? "ts-gatord-name" : "ts-gatord-exit", offset,
+			      s->ts - ts, "timestamp %lld on core %d is %lld ns before frame %lld's",
+			      (long long)ts, (int)core, (long long)(s->ts - ts), (long long)s->frame);
+		else
+			v_prob(v, APC_V_ERROR, "ts-core", v->frame, offset,
+			       "%s timestamp %lld on core %d is %lld ns before the one in frame %lld",
+			       apc_frame_type_name(type), (long long)ts, (int)core,
+			       (long long)(s->ts - ts), (long long)s->frame);
+	} else if (core >= 0 && !v->ts_quiet &&
+		   (x = vtab_get(&v->ts_core, vtab_key(0, core), &created)) && !created &&
+		   ts < x->ts) {
+		v_agg(v, AGG_CROSS, "ts-cross-type", offset, x->ts - ts,
+		      "%s timestamp %lld on core %d is %lld ns before the %s message in frame %lld",
+		      apc_frame_type_name(type), (long long)ts, (int)core, (long long)(x->ts - ts),
+		      apc_frame_type_name(x->type), (long long)x->frame);
+	}
+	v->in_frame_have = 1;
+	v->in_frame_ts = ts;
+	if (s) {
+		s->ts = ts;
+		s->frame = v->frame;
+		s->code = q;
+	}
+	if (core >= 0) {
+		if (!x)
+			x = vtab_get(&v->ts_core, vtab_key(0, core), &created);
+		if (x) {
+			x->ts = ts;
+			x->frame = v->frame;
+			x->type = type;
+		}
+	}
+}
+
+/* ---- per frame type ---------------------------------------------------- */
+
+static int summary_attrs(struct verify *v, struct vcur *c)
+{
+	const uint8_t *s;
+	size_t n;
+
+	for (;;) {
+		if (c_str(v, c, &s, &n, "attribute key") < 0)
+			return -1;
+		if (n == 0)
+			return 0;
+		if (c_str(v, c, &s, &n, "attribute value") < 0)
+			return -1;
+	}
+}
+
+/* Does the Summary parse with `clocks` clocks?  (Quiet probe.) */
+static int summary_fits(struct verify *v, const struct vcur *c0, int clocks)
+{
+	struct vcur c = *c0;
+	int64_t x;
+
+	c.quiet = 1;
+	for (int i = 0; i < clocks; i++)
+		if (c_p64(v, &c, &x, "clock") < 0)
+			return 0;
+	if (summary_attrs(v, &c) < 0)
+		return 0;
+	/* what follows must be the end or a core name message */
+	if (c.pos == c.len)
+		return 1;
+	return c_p32(v, &c, &x, "code") == 0 && x == 3;
+}
+
+static void walk_summary(struct verify *v, struct vcur *c)
+{
+	int first = 1;
+
+	while (c->pos < c->len) {
+		size_t at = c->pos;
+		int64_t code, x;
+		const uint8_t *s;
+		size_t n;
+
+		if (c_p32(v, c, &code, "message code") < 0)
+			return;
+		if (code == 1) {
+			int clocks;
+
+			if (++v->summaries > 1)
+				v_prob(v, APC_V_ERROR, "summary-repeated", v->frame, c_off(v, at),
+				       "another Summary message (the first was earlier)");
+			if (c_str(v, c, &s, &n, "newline canary") < 0)
+				return;
+			if (n != V_CANARY_LEN || memcmp(s, APC_NEWLINE_CANARY, V_CANARY_LEN) != 0)
+				v_prob(v, APC_V_ERROR, "canary", v->frame, c_off(v, at),
+				       "newline canary is wrong (%zu bytes; line endings translated in transfer?)",
+				       n);
+			clocks = v->summary_clocks;
+			if (!clocks)
+				clocks = summary_fits(v, c, 3) ? 3 : 4;
+			for (int i = 0; i < clocks; i++)
+				if (c_p64(v, c, &x, i == 0 ? "wall clock" : i == 1 ? "uptime" :
+						    i == 2 ? "monotonic delta" : "fourth clock") < 0)
+					return;
+			if (summary_attrs(v, c) < 0)
+				return;
+		} else if (code == 3) {
+			if (first && !v->summaries)
+				v_prob(v, APC_V_ERROR, "summary-first", v->frame, c_off(v, at),
+				       "the Summary frame does not start with the Summary message");
+			if (c_p32(v, c, &x, "core") < 0 || c_p32(v, c, &x, "cpuid") < 0 ||
+			    c_str(v, c, &s, &n, "core name") < 0)
+				return;
+		} else {
+			v_unknown_msg(v, c, at, code, "summary");
+			return;
+		}
+		first = 0;
+	}
+}
+
+static void walk_name(struct verify *v, struct vcur *c, int32_t core)
+{
+	while (c->pos < c->len) {
+		size_t at = c->pos;
+		int64_t code, x, ts, tid;
+		const uint8_t *s;
+		size_t n;
+
+		if (c_p32(v, c, &code, "message code") < 0)
+			return;
+		if (code == 1) {
+			if (c_p32(v, c, &x, "cookie") < 0 || c_str(v, c, &s, &n, "cookie name") < 0)
+				return;
+		} else if (code == 2) {
+			int created;
+			if (c_p64(v, c, &ts, "timestamp") < 0 || c_p32(v, c, &tid, "tid") < 0 ||
+			    c_str(v, c, &s, &n, "thread name") < 0)
+				return;
+			/* only a tid's first Name may carry its (earlier) start time */
+			vtab_get(&v->names, (uint64_t)tid, &created);
+			v_ts(v, APC_FRAME_NAME, core, ts, c_off(v, at), created ? Q_NAME : Q_NONE);
+		} else {
+			v_unknown_msg(v, c, at, code, "name");
+			return;
+		}
+	}
+}
+
+static void walk_counter(struct verify *v, struct vcur *c)
+{
+	while (c->pos < c->len) {
+		size_t at = c->pos;
+		int64_t ts, core, key, val;
+
+		if (c_p64(v, c, &ts, "timestamp") < 0 || c_p32(v, c, &core, "core") < 0 ||
+		    c_p32(v, c, &key, "key") < 0 || c_p64(v, c, &val, "value") < 0)
+			return;
+		v->res->data_msgs++;
+		v_key(v, key, KEY_COUNTER, c_off(v, at));
+		v_ts(v, APC_FRAME_COUNTER, (int32_t)core, ts, c_off(v, at), Q_NONE);
+	}
+}
+
+static void walk_block(struct verify *v, struct vcur *c, int32_t fcore)
+{
+	int32_t core_g = fcore, core_s = fcore;
+	int64_t ts = 0;
+	int have_ts = 0, first = 1, regressed = 0;
+
+	while (c->pos < c->len) {
+		size_t at = c->pos;
+		int64_t key, val;
+
+		if (c_p32(v, c, &key, "key") < 0 || c_p64(v, c, &val, "value") < 0)
+			return;
+		if (first && key != 0)
+			v_prob(v, APC_V_ERROR, "block-no-ts", v->frame, c_off(v, at),
+			       "block counter frame starts with key 0x%llx, not key 0 (timestamp)",
+			       (unsigned long long)key);
+		first = 0;
+		if (key == 0) {
+			ts = val;
+			have_ts = 1;
+			core_s = fcore;
+			/* within-frame order of the timestamps themselves; the
+			 * values of a block already reported are not reported again */
+			regressed = v->in_frame_have && ts < v->in_frame_ts;
+			if (regressed)
+				v_prob(v, APC_V_ERROR, "ts-frame", v->frame, c_off(v, at),
+				       "timestamp %lld is %lld ns before the previous one in the same frame",
+				       (long long)ts, (long long)(v->in_frame_ts - ts));
+			v->in_frame_have = 1;
+			v->in_frame_ts = ts;
+		} else if (key == 1) {
+			/* pid: values that follow belong to it; nothing to check */
+		} else if (key == 2) {
+			core_g = core_s = (int32_t)val;
+		} else {
+			v->res->data_msgs++;
+			v_key(v, key, KEY_BLOCK, c_off(v, at));
+			if (core_g != core_s)
+				v_agg(v, AGG_BLOCKCORE, "block-core-reading", c_off(v, at), 0,
+				      "key 0x%llx after a timestamp is on core %d by gatord's reading, core %d by the spec's",
+				      (unsigned long long)key, (int)core_g, (int)core_s);
+			if (have_ts) {
+				/* the frame check was done at key 0; per-core checks here */
+				int saved = v->in_frame_have;
+				v->in_frame_have = 0;
+				v->ts_quiet = regressed;
+				v_ts(v, APC_FRAME_BLOCK_COUNTER, core_g, ts, c_off(v, at), Q_NONE);
+				v->ts_quiet = 0;
+				v->in_frame_have = saved;
+			}
+		}
+	}
+}
+
+static void walk_sched(struct verify *v, struct vcur *c, int32_t core)
+{
+	while (c->pos < c->len) {
+		size_t at = c->pos;
+		int64_t code, ts, tid, st;
+
+		if (c_p32(v, c, &code, "message code") < 0)
+			return;
+		if (code != 1 && code != 2) {
+			v_unknown_msg(v, c, at, code, "scheduler trace");
+			return;
+		}
+		if (c_p64(v, c, &ts, "timestamp") < 0 || c_p32(v, c, &tid, "tid") < 0)
+			return;
+		if (code == 1 && c_p32(v, c, &st, "state") < 0)
+			return;
+		v_ts(v, APC_FRAME_SCHED_TRACE, core, ts, c_off(v, at),
+		     code == 1 ? Q_SCHED_SWITCH : Q_SCHED_EXIT);
+	}
+}
+
+static void walk_activity(struct verify *v, struct vcur *c)
+{
+	while (c->pos < c->len) {
+		size_t at = c->pos;
+		int64_t code, ts, x, core = -1, key;
+
+		if (c_p32(v, c, &code, "message code") < 0)
+			return;
+		if (code < 1 || code > 3) {
+			v_unknown_msg(v, c, at, code, "activity");
+			return;
+		}
+		if (c_p64(v, c, &ts, "timestamp") < 0)
+			return;
+		if (code == 1) {
+			if (c_p32(v, c, &x, "cookie") < 0 || c_p32(v, c, &x, "pid") < 0 ||
+			    c_p32(v, c, &x, "tid") < 0)
+				return;
+		} else if (code == 2) {
+			if (c_p32(v, c, &core, "core") < 0 || c_p32(v, c, &key, "key") < 0 ||
+			    c_p32(v, c, &x, "activity") < 0 || c_p32(v, c, &x, "tid") < 0 ||
+			    c_p32(v, c, &x, "wait state") < 0)
+				return;
+			v_key(v, key, KEY_ACTIVITY, c_off(v, at));
+		} else if (c_p32(v, c, &x, "tid") < 0) {
+			return;
+		}
+		v->res->data_msgs++;
+		v_ts(v, APC_FRAME_ACTIVITY_TRACE, (int32_t)core, ts, c_off(v, at), Q_NONE);
+	}
+}
+
+static void walk_backtrace(struct verify *v, struct vcur *c, int32_t core)
+{
+	while (c->pos < c->len) {
+		size_t at = c->pos;
+		int64_t ts, x, cookie;
+
+		if (c_p64(v, c, &ts, "timestamp") < 0 || c_p32(v, c, &x, "cookie") < 0 ||
+		    c_p32(v, c, &x, "pid") < 0 || c_p32(v, c, &x, "tid") < 0)
+			return;
+		/* (cookie, offset) pairs up to the end-of-message cookie 1 */
+		for (;;) {
+			if (c_p32(v, c, &cookie, "backtrace cookie") < 0)
+				return;
+			if (cookie == 1)
+				break;
+			if (c_p64(v, c, &x, "backtrace offset") < 0)
+				return;
+		}
+		v_ts(v, APC_FRAME_BACKTRACE, core, ts, c_off(v, at), Q_NONE);
+	}
+}
+
+static void walk_idle(struct verify *v, struct vcur *c)
+{
+	while (c->pos < c->len) {
+		size_t at = c->pos;
+		int64_t st, ts, core;
+
+		if (c_p32(v, c, &st, "state") < 0 || c_p64(v, c, &ts, "timestamp") < 0 ||
+		    c_p32(v, c, &core, "core") < 0)
+			return;
+		v_ts(v, APC_FRAME_IDLE, (int32_t)core, ts, c_off(v, at), Q_NONE);
+	}
+}
+
+static void walk_annotate(struct verify *v, struct vcur *c)
+{
+	while (c->pos < c->len) {
+		size_t at = c->pos;
+		int64_t core, tid, ts, size;
+
+		if (c_p32(v, c, &core, "core") < 0 || c_p32(v, c, &tid, "tid") < 0 ||
+		    c_p64(v, c, &ts, "timestamp") < 0 || c_p32(v, c, &size, "size") < 0)
+			return;
+		if (size < 0 || (uint64_t)size > c->len - c->pos) {
+			v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, at),
+			       "annotation size %lld runs past the end of the frame", (long long)size);
+			v->frame_bad = 1;
+			return;
+		}
+		c->pos += (size_t)size;
+		v_ts(v, APC_FRAME_ANNOTATE, (int32_t)core, ts, c_off(v, at), Q_NONE);
+	}
+}
+
+/* ---- External frames: annotate streams per fd ------------------------- */
+
+static struct vfd *v_fd(struct verify *v, int64_t fd)
+{
+	if (fd < 0 || fd >= V_FD_MAX)
+		return NULL;
+	if ((size_t)fd >= v->nfds) {
+		size_t n = (size_t)fd + 16;
+		struct vfd *nf = realloc(v->fds, n * sizeof *nf);
+		if (!nf)
+			return NULL;
+		memset(nf + v->nfds, 0, (n - v->nfds) * sizeof *nf);
+		v->fds = nf;
+		v->nfds = n;
+	}
+	return &v->fds[fd];
+}
+
+static void v_fd_close(struct vfd *f)
+{
+	if (f->dec)
+		apc_ann_decoder_free(f->dec);
+	memset(f, 0, sizeof *f);
+}
+
+static void walk_external(struct verify *v, struct vcur *c)
+{
+	static const char magic[] = "ANNOTATE ";
+	size_t at = c->pos;
+	int64_t fd;
+	struct vfd *f;
+	const uint8_t *p;
+	size_t n;
+
+	if (c->pos == c->len)
+		return; /* a bare [10]: gatord 6.8 writes one at the end */
+	if (c_p32(v, c, &fd, "fd") < 0)
+		return;
+	if (fd == -1) {
+		if (c_p32(v, c, &fd, "disconnected fd") < 0)
+			return;
+		f = v_fd(v, fd);
+		if (!f) {
+			v_prob(v, APC_V_ERROR, "ext-fd", v->frame, c_off(v, at),
+			       "disconnect for fd %lld, which is out of range", (long long)fd);
+			return;
+		}
+		if (!f->open)
+			v_prob(v, APC_V_WARNING, "ext-disconnect", v->frame, c_off(v, at),
+			       "disconnect for fd %lld, which was never opened", (long long)fd);
+		else if (!f->bad && f->dec && apc_ann_decoder_pending(f->dec))
+			v_prob(v, APC_V_ERROR, "annotate-decode", v->frame, c_off(v, at),
+			       "fd %lld disconnects inside a message (%zu bytes pending)", (long long)fd,
+			       apc_ann_decoder_pending(f->dec));
+		v_fd_close(f);
+		if (c->pos < c->len)
+			v_prob(v, APC_V_WARNING, "unknown-msg", v->frame, c_off(v, c->pos),
+			       "%zu bytes after a disconnect message", c->len - c->pos);
+		return;
+	}
+	f = v_fd(v, fd);
+	if (!f) {
+		v_prob(v, APC_V_ERROR, "ext-fd", v->frame, c_off(v, at), "external fd %lld is out of range",
+		       (long long)fd);
+		return;
+	}
+	p = c->b + c->pos;
+	n = c->len - c->pos;
+	c->pos = c->len;
+	if (n == 0)
+		return; /* empty [10][fd] frames: gatord 6.8 */
+	if (!f->open) {
+		f->open = 1;
+		f->dec = apc_ann_decoder_new(v->file);
+		if (!f->dec) {
+			f->bad = 1;
+			return;
+		}
+	}
+	if (f->bad)
+		return;
+	/* the setup magic may itself be split across frames */
+	for (size_t i = 0; f->nhead < sizeof magic - 1 && i < n; i++, f->nhead++) {
+		if (p[i] != (uint8_t)magic[f->nhead]) {
+			v_prob(v, APC_V_ERROR, "annotate-setup", v->frame, c_off(v, at),
+			       "annotate stream on fd %lld does not begin with \"ANNOTATE N\\n\"",
+			       (long long)fd);
+			f->bad = 1;
+			return;
+		}
+	}
+	{
+		struct apc_err e;
+		struct apc_ann_msg m;
+		int rc;
+
+		apc_err_clear(&e);
+		if (apc_ann_decoder_feed(f->dec, p, n, &e) < 0) {
+			v_prob(v, APC_V_ERROR, "annotate-decode", v->frame, c_off(v, at),
+			       "annotate stream on fd %lld: %s", (long long)fd, e.msg);
+			f->bad = 1;
+			return;
+		}
+		while ((rc = apc_ann_decoder_next(f->dec, &m, &e)) == APC_OK)
+			;
+		if (rc < 0) {
+			v_prob(v, APC_V_ERROR, "annotate-decode", v->frame, c_off(v, at),
+			       "annotate stream on fd %lld, stream offset 0x%llx: %s", (long long)fd,
+			       (unsigned long long)(e.offset == APC_NO_OFFSET ? 0 : e.offset), e.msg);
+			f->bad = 1;
+		}
+	}
+}
+
+/* ---- one frame --------------------------------------------------------- */
+
+static int type_known(int64_t t)
+{
+	return t >= 1 && t <= 15 && t != 8;
+}
+
+static void v_crosscheck(struct verify *v, const struct apc_frame *f)
+{
+	struct apc_msg_iter it;
+	struct apc_msg m;
+	struct apc_err e;
+	int rc;
+
+	apc_err_clear(&e);
+	apc_msg_iter_init(&it, f, v->summary_clocks);
+	while ((rc = apc_msg_next(&it, &m, &e)) == APC_OK)
+		;
+	if (rc < 0 && rc != APC_ENOMEM)
+		v_prob(v, APC_V_ERROR, "decode", v->frame,
+		       e.offset == APC_NO_OFFSET ? (int64_t)f->offset : e.offset,
+		       "the shared frame decoder rejects this frame: %s", e.msg);
+}
+
+static void v_frame(struct verify *v, const struct apc_frame *f)
+{
+	struct vcur c = {.b = f->body, .len = f->len};
+	int64_t type, core = -1;
+
+	v->frame = (int64_t)f->index;
+	v->body_off = f->offset + 4;
+	v->frame_bad = 0;
+	v->in_frame_have = 0;
+	v->res->frames++;
+	if (f->len == 0) {
+		v_prob(v, APC_V_WARNING, "frame-empty", v->frame, (int64_t)f->offset,
+		       "zero-length frame (the protocol's end of sequence) inside the file");
+		return;
+	}
+	if (c_p32(v, &c, &type, "frame type") < 0)
+		return;
+	if (!type_known(type)) {
+		v_prob(v, APC_V_WARNING, "unknown-frame", v->frame, (int64_t)f->offset,
+		       "unknown frame type %lld (%u bytes skipped)", (long long)type, f->len);
+		return;
+	}
+	if (type == APC_FRAME_PERF_DATA)
+		v->res->perf_mode = 1;
+	/* Summary position */
+	/* Summary position: told when the Summary comes (if it never does,
+	 * summary-missing says all there is to say) */
+	if (type != APC_FRAME_SUMMARY && !v->summaries) {
+		v->pre_summary++;
+		if (type != APC_FRAME_PROC && v->first_non11 < 0) {
+			v->first_non11 = v->frame;
+			v->first_non11_off = (int64_t)f->offset;
+			v->first_non11_type = (int)type;
+		}
+	} else if (type == APC_FRAME_SUMMARY && !v->summaries && v->pre_summary) {
+		if (v->first_non11 >= 0)
+			v_prob(v, APC_V_ERROR, "summary-first", v->first_non11, v->first_non11_off,
+			       "%s frame before the Summary (which is frame %lld)",
+			       apc_frame_type_name(v->first_non11_type), (long long)v->frame);
+		else
+			v_prob(v, APC_V_WARNING, "summary-first", v->frame, (int64_t)f->offset,
+			       "the Summary follows %llu type-11 frames: gatord 9.x writes its perf "
+			       "attributes first; the spec only recommends the Summary first",
+			       (unsigned long long)v->pre_summary);
+	}
+	if (apc_frame_has_core((int)type) && c_p32(v, &c, &core, "frame core") < 0)
+		return;
+
+	switch (type) {
+	case APC_FRAME_SUMMARY: walk_summary(v, &c); break;
+	case APC_FRAME_BACKTRACE: walk_backtrace(v, &c, (int32_t)core); break;
+	case APC_FRAME_NAME: walk_name(v, &c, (int32_t)core); break;
+	case APC_FRAME_COUNTER: walk_counter(v, &c); break;
+	case APC_FRAME_BLOCK_COUNTER: walk_block(v, &c, (int32_t)core); break;
+	case APC_FRAME_ANNOTATE: walk_annotate(v, &c); break;
+	case APC_FRAME_SCHED_TRACE: walk_sched(v, &c, (int32_t)core); break;
+	case APC_FRAME_IDLE: walk_idle(v, &c); break;
+	case APC_FRAME_EXTERNAL: walk_external(v, &c); break;
+	case APC_FRAME_ACTIVITY_TRACE: walk_activity(v, &c); break;
+	default: break; /* 11, 12, 14, 15: perf data, opaque */
+	}
+	if (!v->frame_bad)
+		v_crosscheck(v, f);
+}
+
+/* ---- XML ---------------------------------------------------------------- */
+
+/* Parse a member; NULL (problem reported) if malformed. */
+static xmlDoc *v_parse(struct verify *v, const uint8_t *buf, size_t len, const char *member,
+		       const char *check)
+{
+	xmlParserCtxt *ctx = xmlNewParserCtxt();
+	xmlDoc *doc;
+
+	if (!ctx)
+		return NULL;
+	doc = xmlCtxtReadMemory(ctx, (const char *)buf, (int)len, member, NULL,
+				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+				XML_PARSE_HUGE);
+	const xmlError *xe = xmlCtxtGetLastError(ctx);
+	if (!doc || (xe && xe->code != XML_ERR_OK)) {
+		const char *msg = xe && xe->message ? xe->message : "not well-formed";
+		char clean[256];
+		size_t n = 0;
+
+		/* libxml messages end in a newline and start with a capital */
+		for (; msg[n] && msg[n] != '\n' && n < sizeof clean - 1; n++)
+			clean[n] = msg[n];
+		clean[n] = '\0';
+		if (n && clean[0] >= 'A' && clean[0] <= 'Z' && !(clean[1] >= 'A' && clean[1] <= 'Z'))
+			clean[0] = (char)(clean[0] - 'A' + 'a');
+		v_xml(v, APC_V_ERROR, check, member, "line %d: %s", xe ? xe->line : 0, clean);
+		if (doc)
+			xmlFreeDoc(doc);
+		doc = NULL;
+	}
+	xmlFreeParserCtxt(ctx);
+	return doc;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Collect every `counter` attribute of <event> and `name` of <counter_set>. */
+static void events_collect(xmlNode *n, char ***ev, size_t *nev, char ***sets, size_t *nsets)
+{
+	for (; n; n = n->next) {
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		int is_event = !xmlStrcmp(n->name, BAD_CAST "event");
+		int is_set = !xmlStrcmp(n->name, BAD_CAST "counter_set") ||
+			     !xmlStrcmp(n->name, BAD_CAST "category");
+		xmlChar *a = is_event ? xmlGetProp(n, BAD_CAST "counter")
+				      : is_set ? xmlGetProp(n, BAD_CAST(n->name[2] == 'u' ? "name" : "counter_set"))
+					       : NULL;
+		if (a) {
+			char ***arr = is_event ? ev : sets;
+			size_t *cnt = is_event ? nev : nsets;
+			char **na = realloc(*arr, (*cnt + 1) * sizeof *na);
+			char *d = strdup((const char *)a);
+			if (na && d) {
+				*arr = na;
+				na[(*cnt)++] = d;
+			} else {
+				if (na)
+					*arr = na;
+				free(d);
+			}
+			xmlFree(a);
+		}
+		events_collect(n->children, ev, nev, sets, nsets);
+	}
+}
+
+/* Is `type` a counter events.xml defines (an event, or set name + number)? */
+static int events_has(char **ev, size_t nev, char **sets, size_t nsets, const char *type)
+{
+	if (nev && bsearch(&type, ev, nev, sizeof *ev, str_cmp))
+		return 1;
+	for (size_t i = 0; i < nsets; i++) {
+		size_t l = strlen(sets[i]);
+		const char *r = type + l;
+		if (strncmp(type, sets[i], l) != 0 || !*r)
+			continue;
+		while (*r >= '0' && *r <= '9')
+			r++;
+		if (!*r)
+			return 1;
+	}
+	return 0;
+}
+
+static int v_slurp(struct apc_input *in, const char *member, uint8_t **buf, size_t *len,
+		   struct apc_err *err)
+{
+	struct apc_stream *s;
+	int rc = apc_input_open_member(in, member, &s, err);
+
+	if (rc < 0)
+		return rc;
+	rc = apc_stream_slurp(s, V_XML_LIMIT, buf, len, err);
+	apc_stream_close(s);
+	return rc;
+}
+
+/* captured.xml: keys, protocol, perf mode; events.xml types. */
+static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, const uint8_t *evs,
+		       size_t evlen)
+{
+	xmlDoc *doc = v_parse(v, cap, caplen, "captured.xml", "captured-xml");
+	xmlNode *root, *n, *k;
+	char **ev = NULL, **sets = NULL;
+	size_t nev = 0, nsets = 0;
+	xmlDoc *edoc = NULL;
+
+	if (!doc)
+		return APC_OK;
+	root = xmlDocGetRootElement(doc);
+	if (!root || xmlStrcmp(root->name, BAD_CAST "captured")) {
+		v_xml(v, APC_V_ERROR, "captured-xml", "captured.xml", "root element is not <captured>");
+		xmlFreeDoc(doc);
+		return APC_OK;
+	}
+	v->have_captured = 1;
+	{
+		xmlChar *a = xmlGetProp(root, BAD_CAST "protocol");
+		if (a) {
+			v->protocol = atoi((const char *)a);
+			xmlFree(a);
+		}
+		a = xmlGetProp(root, BAD_CAST "type");
+		if (a) {
+			if (!xmlStrcmp(a, BAD_CAST "Perf"))
+				v->res->perf_mode = 1;
+			xmlFree(a);
+		}
+	}
+	if (v->protocol > 0)
+		v->summary_clocks = v->protocol >= 910 ? 4 : 3;
+	if (evs) {
+		edoc = v_parse(v, evs, evlen, "events.xml", "events-xml");
+		if (edoc) {
+			events_collect(xmlDocGetRootElement(edoc), &ev, &nev, &sets, &nsets);
+			if (ev)
+				qsort(ev, nev, sizeof *ev, str_cmp);
+		}
+	}
+	for (n = root->children; n; n = n->next) {
+		if (n->type != XML_ELEMENT_NODE || xmlStrcmp(n->name, BAD_CAST "counters"))
+			continue;
+		for (k = n->children; k; k = k->next) {
+			xmlChar *ks, *ts;
+			char *end;
+			long long key;
+
+			if (k->type != XML_ELEMENT_NODE || xmlStrcmp(k->name, BAD_CAST "counter"))
+				continue;
+			ks = xmlGetProp(k, BAD_CAST "key");
+			key = ks ? strtoll((const char *)ks, &end, 0) : 0;
+			if (!ks || !*ks || *end) {
+				v_xml(v, APC_V_ERROR, "captured-xml", "captured.xml",
+				      "line %ld: counter has %s key", (long)xmlGetLineNo(k),
+				      ks ? "a malformed" : "no");
+				xmlFree(ks);
+				continue;
+			}
+			xmlFree(ks);
+			struct vkey *nk = realloc(v->keys, (v->nkeys + 1) * sizeof *nk);
+			if (!nk)
+				break;
+			v->keys = nk;
+			nk[v->nkeys++] = (struct vkey){.key = key};
+			ts = xmlGetProp(k, BAD_CAST "type");
+			if (ts && edoc && !events_has(ev, nev, sets, nsets, (const char *)ts))
+				v_xml(v, APC_V_WARNING, "captured-type", "captured.xml",
+				      "line %ld: counter type \"%s\" (key 0x%llx) is not defined in events.xml",
+				      (long)xmlGetLineNo(k), (const char *)ts, (unsigned long long)key);
+			xmlFree(ts);
+		}
+	}
+	if (v->nkeys)
+		qsort(v->keys, v->nkeys, sizeof *v->keys, vkey_cmp);
+	for (size_t i = 1; i < v->nkeys; i++)
+		if (v->keys[i].key == v->keys[i - 1].key && v->keys[i].key > 2 &&
+		    (i < 2 || v->keys[i - 2].key != v->keys[i].key))
+			v_xml(v, APC_V_ERROR, "captured-key-dup", "captured.xml",
+			      "key 0x%llx is declared more than once", (unsigned long long)v->keys[i].key);
+	for (size_t i = 0; i < nev; i++)
+		free(ev[i]);
+	for (size_t i = 0; i < nsets; i++)
+		free(sets[i]);
+	free(ev);
+	free(sets);
+	if (edoc)
+		xmlFreeDoc(edoc);
+	xmlFreeDoc(doc);
+	return APC_OK;
+}
+
+/* ---- driver -------------------------------------------------------------- */
+
+static int v_data(struct verify *v, struct apc_stream *s, struct apc_err *err)
+{
+	struct apc_frame_reader *fr;
+	struct apc_frame f;
+	int rc = apc_frame_reader_new(s, &fr, err);
+
+	if (rc < 0)
+		return rc;
+	for (;;) {
+		struct apc_err e;
+
+		apc_err_clear(&e);
+		rc = apc_frame_read(fr, &f, &e);
+		if (rc == APC_END) {
+			rc = APC_OK;
+			break;
+		}
+		if (rc == APC_EDATA) {
+			v->frame = (int64_t)f.index;
+			v_prob(v, APC_V_ERROR, "frame-truncated", (int64_t)f.index,
+			       e.offset == APC_NO_OFFSET ? (int64_t)f.offset : e.offset, "%s", e.msg);
+			rc = APC_OK;
+			break;
+		}
+		if (rc < 0) {
+			*err = e;
+			break;
+		}
+		v_frame(v, &f);
+	}
+	apc_frame_reader_free(fr);
+	return rc;
+}
+
+/* The checks that need the whole file. */
+static void v_finish(struct verify *v)
+{
+	v->frame = -1;
+	v_flush_aggs(v);
+	if (!v->summaries)
+		v_prob(v, APC_V_ERROR, "summary-missing", -1, -1, "no Summary message in %llu frames",
+		       (unsigned long long)v->res->frames);
+	if (!v->res->data_msgs) {
+		if (v->res->perf_mode)
+			v_prob(v, APC_V_WARNING, "no-data", -1, -1,
+			       "no Activity, Counter or Block Counter message: accepted for a perf-mode "
+			       "capture, whose samples are in perf frames 11 and 12");
+		else
+			v_prob(v, APC_V_ERROR, "no-data", -1, -1,
+			       "no Activity, Counter or Block Counter message (Streamline needs at least one)");
+	}
+}
+
+/* A bare data file: look for captured.xml and events.xml beside it. */
+static void v_sibling(const char *path, const char *name, uint8_t **buf, size_t *len)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+	char *p = malloc(dl + strlen(name) + 1);
+	struct apc_stream *s;
+	struct apc_err e;
+
+	*buf = NULL;
+	*len = 0;
+	if (!p)
+		return;
+	memcpy(p, path, dl);
+	strcpy(p + dl, name);
+	apc_err_clear(&e);
+	if (apc_stream_open_path(p, &s, &e) == APC_OK) {
+		if (apc_stream_slurp(s, V_XML_LIMIT, buf, len, &e) < 0)
+			*buf = NULL;
+		apc_stream_close(s);
+	}
+	free(p);
+}
+
+int apc_verify_path(const char *path,
+		    void (*report)(void *ctx, const struct apc_vproblem *p), void *ctx,
+		    struct apc_vresult *res, struct apc_err *err)
+{
+	struct verify v;
+	struct apc_input *in = NULL;
+	struct apc_stream *data = NULL;
+	uint8_t *cap = NULL, *evs = NULL;
+	size_t caplen = 0, evlen = 0;
+	int rc, tree;
+
+	memset(res, 0, sizeof *res);
+	memset(&v, 0, sizeof v);
+	v.file = path;
+	v.report = report;
+	v.ctx = ctx;
+	v.res = res;
+	v.frame = -1;
+	v.first_non11 = -1;
+	apc_err_clear(err);
+
+	rc = apc_input_open(path, &in, err);
+	if (rc < 0)
+		return rc;
+	tree = apc_input_is_tree(in);
+	if (tree) {
+		if (!apc_input_has(in, "0000000000")) {
+			v_prob(&v, APC_V_ERROR, "data-file", -1, -1,
+			       "no 0000000000 data file in the capture");
+			goto out;
+		}
+		if (apc_input_has(in, "captured.xml")) {
+			rc = v_slurp(in, "captured.xml", &cap, &caplen, err);
+			if (rc < 0)
+				goto out;
+		}
+		if (apc_input_has(in, "events.xml")) {
+			rc = v_slurp(in, "events.xml", &evs, &evlen, err);
+			if (rc < 0)
+				goto out;
+		}
+	} else if (strcmp(path, "-") != 0) {
+		v_sibling(path, "captured.xml", &cap, &caplen);
+		if (cap)
+			v_sibling(path, "events.xml", &evs, &evlen);
+	}
+	if (cap)
+		v_xml_files(&v, cap, caplen, evs, evlen);
+	else if (tree)
+		v_xml(&v, APC_V_ERROR, "captured-xml", "captured.xml",
+		      "captured.xml is missing (keys cannot be checked)");
+	else
+		v_xml(&v, APC_V_WARNING, "captured-xml", "captured.xml",
+		      "no captured.xml beside a bare data file: key checks skipped");
+
+	if (tree) {
+		rc = apc_input_open_member(in, "0000000000", &data, err);
+		if (rc < 0)
+			goto out;
+	} else {
+		data = apc_input_stream(in);
+	}
+	rc = v_data(&v, data, err);
+	if (rc >= 0)
+		v_finish(&v);
+out:
+	if (tree && data)
+		apc_stream_close(data);
+	for (size_t i = 0; i < v.nfds; i++)
+		v_fd_close(&v.fds[i]);
+	free(v.fds);
+	free(v.keys);
+	free(v.undeclared.s);
+	free(v.ts_type.s);
+	free(v.ts_core.s);
+	free(v.names.s);
+	free(cap);
+	free(evs);
+	apc_input_close(in);
+	return rc < 0 ? rc : APC_OK;
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/env bats
+# apcverify.bats - apcverify as a CI gate: the real gatord captures pass
+# (skipped when ../shared/testdata is absent), damaged copies fail with
+# the frame and offset named, output formats, options and exit statuses.
+# Small captures are also generated here (python3) so the options are
+# tested without the real files.
+
+load helpers
+
+CAPS="v68_nonroot.apc v68_sleep.apc sleep_counters.apc v68_nonroot_annotate.apc"
+
+setup() {
+	TMP="$(mktemp -d)"
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+need_python() {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+}
+
+# make_cap DIR [FAULT]: a small gatord-6.8-like capture: Summary, a Name,
+# a Block Counter frame with key 0x11.  FAULT: canary | undeclared |
+# nonminimal (a warning only).
+make_cap() {
+	need_python
+	mkdir -p "$1"
+	python3 - "$1" "${2:-}" <<'EOF'
+import struct, sys
+d, fault = sys.argv[1], sys.argv[2]
+def p(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7f
+        v >>= 7
+        if (v == 0 and not b & 0x40) or (v == -1 and b & 0x40):
+            out.append(b)
+            return bytes(out)
+        out.append(b | 0x80)
+def s(t):
+    return p(len(t)) + t
+canary = b"1\n2\r\n3\r4\n\r5" if fault != "canary" else b"1\n2\n3\n4\n\n5"
+key = 0x11 if fault != "undeclared" else 0x77
+val = p(5) if fault != "nonminimal" else b"\x85\x00"
+frames = [
+    p(1) + p(1) + s(canary) + p(1700000000000000000) + p(500) + p(100) + s(b"") ,
+    p(3) + p(0) + p(2) + p(10) + p(42) + s(b"main"),
+    p(5) + p(0) + p(0) + p(20) + p(key) + val + p(0) + p(30) + p(key) + p(6),
+]
+with open(d + "/0000000000", "wb") as f:
+    for fr in frames:
+        f.write(struct.pack("<i", len(fr)) + fr)
+with open(d + "/captured.xml", "w") as f:
+    f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Gator">'
+            '<counters><counter key="0x11" type="T_cnt0"/></counters></captured>\n')
+EOF
+}
+
+@test "real gatord captures pass with no errors" {
+	need_shared
+	for c in $CAPS; do
+		run apcverify "$SHARED/apc/$c"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"$c: ok ("* ]]
+		! grep -q ': error: ' <<<"$output"
+	done
+}
+
+@test "each warning on a real capture says why and names its check" {
+	need_shared
+	run apcverify "$SHARED/apc/sleep_counters.apc" "$SHARED/apc/v68_nonroot_annotate.apc"
+	[ "$status" -eq 0 ]
+	grep -q 'warning: .*gatord 9.x .* \[summary-first\]$' <<<"$output"
+	grep -q 'warning: .*gatord 6.8 .* \[ts-gatord-name\]$' <<<"$output"
+	grep -q 'warning: .*gatord 6.8 .* \[ts-gatord-exit\]$' <<<"$output"
+}
+
+@test "a truncated copy of a real capture exits 1 naming frame and offset" {
+	need_shared
+	cp -r "$SHARED/apc/v68_nonroot.apc" "$TMP/cut.apc"
+	chmod -R u+w "$TMP/cut.apc"
+	truncate -s -3 "$TMP/cut.apc/0000000000"
+	run apcverify "$TMP/cut.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -Eq "^$TMP/cut.apc: frame 221 @0x[0-9a-f]+: error: .*\[frame-truncated\]$" <<<"$output"
+	grep -q "^$TMP/cut.apc: 1 error, " <<<"$output"
+}
+
+@test "a real capture with its canary damaged exits 1 at frame 0" {
+	need_shared
+	cp -r "$SHARED/apc/v68_nonroot.apc" "$TMP/canary.apc"
+	chmod -R u+w "$TMP/canary.apc"
+	# byte 7: length word (4), frame type, message code (@0x5), string length, "1\n2..."
+	printf 'X' | dd of="$TMP/canary.apc/0000000000" bs=1 seek=7 conv=notrunc 2>/dev/null
+	run apcverify "$TMP/canary.apc"
+	[ "$status" -eq 1 ]
+	grep -q "frame 0 @0x5: error: newline canary is wrong.*\[canary\]" <<<"$output"
+}
+
+@test "a generated capture passes; faults in it fail with their check id" {
+	make_cap "$TMP/ok.apc"
+	run apcverify "$TMP/ok.apc"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$TMP/ok.apc: ok (3 frames)" ]
+
+	make_cap "$TMP/bad.apc" undeclared
+	run apcverify "$TMP/bad.apc"
+	[ "$status" -eq 1 ]
+	grep -Eq "frame 2 @0x[0-9a-f]+: error: block counter key 0x77 is not declared in captured.xml \[key-undeclared\]" <<<"$output"
+}
+
+@test "--json gives one parseable object per capture" {
+	make_cap "$TMP/a.apc"
+	make_cap "$TMP/b.apc" canary
+	run apcverify --json "$TMP/a.apc" "$TMP/b.apc"
+	[ "$status" -eq 1 ]
+	[ "$(wc -l <<<"$output")" -eq 2 ]
+	python3 -c '
+import json, sys
+objs = [json.loads(l) for l in sys.stdin]
+a, b = objs
+assert a["ok"] is True and a["frames"] == 3 and a["errors"] == 0 and a["problems"] == []
+assert b["ok"] is False and b["errors"] == 1
+p = b["problems"][0]
+assert p["check"] == "canary" and p["severity"] == "error" and p["frame"] == 0 and p["offset"] == 5
+' <<<"$output"
+}
+
+@test "--json on the real captures parses" {
+	need_shared
+	need_python
+	run apcverify --json $(for c in $CAPS; do echo "$SHARED/apc/$c"; done)
+	[ "$status" -eq 0 ]
+	python3 -c '
+import json, sys
+for l in sys.stdin:
+    o = json.loads(l)
+    assert o["ok"] and o["errors"] == 0 and o["frames"] > 0
+    for p in o["problems"]:
+        assert p["severity"] == "warning" and p["check"] and p["message"]
+' <<<"$output"
+}
+
+@test "--strict turns a warning into exit 1" {
+	make_cap "$TMP/w.apc" nonminimal
+	run apcverify "$TMP/w.apc"
+	[ "$status" -eq 0 ]
+	grep -q "warning: .*\[packed-nonminimal\]" <<<"$output"
+	grep -q "ok (3 frames, 1 warning)" <<<"$output"
+	run apcverify --strict "$TMP/w.apc"
+	[ "$status" -eq 1 ]
+}
+
+@test "--strict fails the gatord 9.x capture (Summary after perf frames)" {
+	need_shared
+	run apcverify --strict "$SHARED/apc/sleep_counters.apc"
+	[ "$status" -eq 1 ]
+	run apcverify "$SHARED/apc/sleep_counters.apc"
+	[ "$status" -eq 0 ]
+}
+
+@test "a missing capture exits 2 with the reason on stderr, others still checked" {
+	make_cap "$TMP/ok.apc"
+	run apcverify "$TMP/nope.apc" "$TMP/ok.apc"
+	[ "$status" -eq 2 ]
+	grep -q "^apcverify: .*nope.apc" <<<"$output"
+	grep -q "ok.apc: ok (3 frames)" <<<"$output"
+	apcverify "$TMP/nope.apc" 2>/dev/null >"$TMP/out" || true
+	[ ! -s "$TMP/out" ]
+}
+
+@test "-q prints nothing and keeps the exit status" {
+	make_cap "$TMP/bad.apc" canary
+	make_cap "$TMP/ok.apc"
+	run apcverify -q "$TMP/bad.apc"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	run apcverify --quiet "$TMP/ok.apc"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "a bad capture among good ones: every one reported, exit 1" {
+	make_cap "$TMP/a.apc"
+	make_cap "$TMP/b.apc" undeclared
+	make_cap "$TMP/c.apc"
+	run apcverify "$TMP/a.apc" "$TMP/b.apc" "$TMP/c.apc"
+	[ "$status" -eq 1 ]
+	grep -q "a.apc: ok" <<<"$output"
+	grep -q "b.apc: 1 error, 0 warnings" <<<"$output"
+	grep -q "c.apc: ok" <<<"$output"
+}
+
+@test "--max-errors limits the listing, not the count" {
+	make_cap "$TMP/bad.apc" canary
+	rm "$TMP/bad.apc/captured.xml"
+	run apcverify --max-errors=1 "$TMP/bad.apc"
+	[ "$status" -eq 1 ]
+	[ "$(grep -c ': error: ' <<<"$output")" -eq 1 ]
+	grep -q "bad.apc: 2 errors" <<<"$output"
+	run apcverify --max-errors=x "$TMP/bad.apc"
+	[ "$status" -eq 2 ]
+}
+
+@test "a bare data file finds captured.xml beside it; stdin works" {
+	make_cap "$TMP/ok.apc"
+	run apcverify "$TMP/ok.apc/0000000000"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$TMP/ok.apc/0000000000: ok (3 frames)" ]
+	run apcverify - <"$TMP/ok.apc/0000000000"
+	[ "$status" -eq 0 ]
+	grep -q "warning: no captured.xml beside a bare data file" <<<"$output"
+}
+
+@test "an archived capture verifies like its folder" {
+	make_cap "$TMP/ok.apc"
+	tar -C "$TMP" -czf "$TMP/ok.apc.tar.gz" ok.apc
+	run apcverify "$TMP/ok.apc.tar.gz"
+	[ "$status" -eq 0 ]
+	grep -q "ok (3 frames)" <<<"$output"
+}
+
+@test "usage: no capture, unknown option exit 2; -h, -V, --list-checks exit 0" {
+	run apcverify
+	[ "$status" -eq 2 ]
+	run apcverify --bogus x
+	[ "$status" -eq 2 ]
+	run apcverify -h
+	[ "$status" -eq 0 ]
+	[[ "$output" == usage:* ]]
+	run apcverify -V
+	[ "$status" -eq 0 ]
+	[[ "$output" == "apcverify "* ]]
+	run apcverify --list-checks
+	[ "$status" -eq 0 ]
+	grep -q "^ts-cross-type  *warning" <<<"$output"
+}
+
+@test "every check id is documented in the man page" {
+	run apcverify --list-checks
+	[ "$status" -eq 0 ]
+	for id in $(awk '{print $1}' <<<"$output"); do
+		grep -q "^\.It Sy $id\$" "$APC_ROOT/man/apcverify.1" || { echo "undocumented: $id"; false; }
+	done
+}

@@ -1,0 +1,921 @@
+/*
+ * test_verify.c - the apcverify checks engine.  A small valid capture is
+ * built by hand (frames from apc_buf_* and packed integers, captured.xml
+ * and events.xml as strings) in a temporary folder and must verify with
+ * no problem at all; then each check gets exactly its fault injected into
+ * that capture, and exactly that check id must fire.  The real gatord
+ * captures must have no errors.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "annotate.h"
+#include "frame.h"
+#include "packed.h"
+#include "t.h"
+#include "verify.h"
+
+/* ---- building a capture ------------------------------------------------ */
+
+#define MAX_FRAMES 32
+
+struct cap {
+	struct apc_buf f[MAX_FRAMES];
+	size_t n;
+	const char *captured; /* NULL: no captured.xml */
+	const char *events;   /* NULL: no events.xml */
+	int no_data_file;
+	size_t chop;          /* bytes cut off the end of 0000000000 */
+	const uint8_t *tail;  /* raw bytes appended to 0000000000 */
+	size_t tail_len;
+};
+
+/* Knobs of the valid capture, so a fault can change one thing. */
+struct base_opts {
+	const char *canary;   /* NULL: the right one */
+	int no_summary;
+	int name_first;       /* the Name frame before the Summary */
+	int perf_first;       /* a type-11 frame before the Summary */
+	int no_data_msgs;     /* leave out Activity, Block Counter and Counter */
+};
+
+#define CAPTURED_COUNTERS \
+	"  <counters>\n" \
+	"    <counter key=\"0x10\" type=\"Test_activity\"/>\n" \
+	"    <counter key=\"0x11\" type=\"Test_cnt0\"/>\n" \
+	"    <counter key=\"0x12\" type=\"Test_memory\"/>\n" \
+	"  </counters>\n" \
+	"</captured>\n"
+
+/* gatord 6.8 (three clocks in the Summary) */
+static const char captured_ok[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<captured version=\"1\" protocol=\"680\" type=\"Gator\">\n"
+	"  <target name=\"test\" cores=\"2\"/>\n" CAPTURED_COUNTERS;
+
+/* gatord 9.x (four clocks in the Summary) */
+static const char captured_950[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<captured version=\"1\" protocol=\"950\" type=\"Gator\">\n"
+	"  <target name=\"test\" cores=\"2\"/>\n" CAPTURED_COUNTERS;
+
+static const char events_ok[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<events>\n"
+	"  <counter_set name=\"Test_cnt\" count=\"2\"/>\n"
+	"  <category name=\"Test\">\n"
+	"    <event counter=\"Test_activity\" title=\"A\" name=\"B\" class=\"activity\"/>\n"
+	"    <event counter=\"Test_memory\" title=\"Mem\" name=\"Used\"/>\n"
+	"  </category>\n"
+	"</events>\n";
+
+static struct apc_buf *fr(struct cap *c)
+{
+	struct apc_buf *b = &c->f[c->n++];
+
+	if (c->n > MAX_FRAMES)
+		abort();
+	memset(b, 0, sizeof *b);
+	return b;
+}
+
+static void p32(struct apc_buf *b, int32_t v)
+{
+	if (apc_buf_reserve(b, APC_PACKED32_MAX) != APC_OK)
+		abort();
+	apc_buf_put_packed32(b, v);
+}
+
+static void p64(struct apc_buf *b, int64_t v)
+{
+	if (apc_buf_reserve(b, APC_PACKED64_MAX) != APC_OK)
+		abort();
+	apc_buf_put_packed64(b, v);
+}
+
+static void pstr(struct apc_buf *b, const char *s)
+{
+	if (apc_buf_put_string(b, s, strlen(s)) != APC_OK)
+		abort();
+}
+
+static void praw(struct apc_buf *b, const void *p, size_t n)
+{
+	if (apc_buf_put_bytes(b, p, n) != APC_OK)
+		abort();
+}
+
+static void add_summary(struct cap *c, const char *canary)
+{
+	struct apc_buf *b = fr(c);
+	int v9 = c->captured == captured_950;
+
+	p32(b, APC_FRAME_SUMMARY);
+	p32(b, 1);
+	pstr(b, canary);
+	p64(b, 1700000000000000000LL); /* wall clock */
+	p64(b, 5000);                   /* uptime */
+	p64(b, 1000);                   /* monotonic delta */
+	if (v9)
+		p64(b, 2000);           /* protocol >= 910: a fourth clock */
+	pstr(b, "os");
+	pstr(b, "linux");
+	pstr(b, "");
+	p32(b, 3); /* core name */
+	p32(b, 0);
+	p32(b, 0xd03);
+	pstr(b, "Cortex-A53");
+}
+
+static void add_name(struct cap *c, int core, int64_t ts, int tid, const char *name)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_NAME);
+	p32(b, core);
+	p32(b, 2);
+	p64(b, ts);
+	p32(b, tid);
+	pstr(b, name);
+}
+
+static void add_counter(struct cap *c, int64_t ts, int core, int key, int64_t value)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_COUNTER);
+	p64(b, ts);
+	p32(b, core);
+	p32(b, key);
+	p64(b, value);
+}
+
+/* A Block Counter frame from (key, value) pairs. */
+static void add_block(struct cap *c, int core, const int64_t *kv, size_t npairs)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_BLOCK_COUNTER);
+	p32(b, core);
+	for (size_t i = 0; i < npairs; i++) {
+		p32(b, (int32_t)kv[2 * i]);
+		p64(b, kv[2 * i + 1]);
+	}
+}
+
+/* Scheduler trace messages: (code, ts, tid) triples; switches get state 0. */
+static void add_sched(struct cap *c, int core, const int64_t *m, size_t nmsg)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_SCHED_TRACE);
+	p32(b, core);
+	for (size_t i = 0; i < nmsg; i++) {
+		p32(b, (int32_t)m[3 * i]);
+		p64(b, m[3 * i + 1]);
+		p32(b, (int32_t)m[3 * i + 2]);
+		if (m[3 * i] == 1)
+			p32(b, 0);
+	}
+}
+
+/* An External frame carrying bytes for fd. */
+static void add_external(struct cap *c, int fd, const void *p, size_t n)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_EXTERNAL);
+	p32(b, fd);
+	praw(b, p, n);
+}
+
+static void add_disconnect(struct cap *c, int fd)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_EXTERNAL);
+	p32(b, -1);
+	p32(b, fd);
+}
+
+/* The valid capture, changed by o. */
+static void base(struct cap *c, const struct base_opts *o)
+{
+	struct apc_buf ann = {0};
+	struct apc_ann a = {.code = APC_ANN_STR, .text = "hello", .text_len = 5};
+	struct apc_buf *b;
+
+	memset(c, 0, sizeof *c);
+	c->captured = captured_ok;
+	c->events = events_ok;
+	if (o->perf_first) {
+		/* gatord 9.x: a perf-attributes frame (opaque here) first */
+		c->captured = captured_950;
+		b = fr(c);
+		p32(b, APC_FRAME_PROC);
+		p32(b, 0);
+		praw(b, "\x01\x02\x03", 3);
+	}
+	if (o->name_first)
+		add_name(c, 0, 10, 100, "main");
+	if (!o->no_summary)
+		add_summary(c, o->canary ? o->canary : APC_NEWLINE_CANARY);
+	if (!o->name_first)
+		add_name(c, 0, 10, 100, "main");
+	if (!o->no_data_msgs) {
+		const int64_t blk[] = {0, 30, 0x11, 5, 0, 40, 0x11, 6};
+
+		b = fr(c);
+		p32(b, APC_FRAME_ACTIVITY_TRACE);
+		p32(b, 1); /* link */
+		p64(b, 15);
+		p32(b, 2);
+		p32(b, 100);
+		p32(b, 100);
+		p32(b, 2); /* switch */
+		p64(b, 20);
+		p32(b, 0);
+		p32(b, 0x10);
+		p32(b, 1);
+		p32(b, 100);
+		p32(b, 0);
+		add_block(c, 0, blk, 4);
+		add_counter(c, 50, 0, 0x12, 7);
+	}
+	{
+		const int64_t s[] = {1, 60, 100};
+		add_sched(c, 0, s, 1);
+	}
+	if (apc_ann_encode_setup(&ann, 4, 100, 100, 0) != APC_OK ||
+	    apc_ann_encode(&ann, 4, 1070, &a) != APC_OK)
+		abort();
+	/* the setup split across two frames, as a client's writes may be */
+	add_external(c, 5, ann.p, 4);
+	add_external(c, 5, ann.p + 4, ann.len - 4);
+	add_disconnect(c, 5);
+	apc_buf_free(&ann);
+}
+
+static void cap_free(struct cap *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		apc_buf_free(&c->f[i]);
+}
+
+static void put_file(const char *dir, const char *name, const void *p, size_t n)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%.400s/%.100s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || (n && fwrite(p, 1, n, f) != n) || fclose(f) != 0)
+		abort();
+}
+
+/* Write the capture as DIR/x.apc; returns the folder path (static). */
+static const char *cap_write(struct cap *c, char *tmp)
+{
+	static char apc[512];
+	struct apc_buf d = {0};
+
+	strcpy(tmp, "/tmp/test_verify-XXXXXX");
+	if (!mkdtemp(tmp))
+		abort();
+	snprintf(apc, sizeof apc, "%.400s/x.apc", tmp);
+	if (mkdir(apc, 0755) != 0)
+		abort();
+	for (size_t i = 0; i < c->n; i++) {
+		uint8_t lw[4];
+		for (int k = 0; k < 4; k++)
+			lw[k] = (uint8_t)(c->f[i].len >> (8 * k));
+		praw(&d, lw, 4);
+		praw(&d, c->f[i].p, c->f[i].len);
+	}
+	if (c->tail_len)
+		praw(&d, c->tail, c->tail_len);
+	if (!c->no_data_file)
+		put_file(apc, "0000000000", d.p, d.len - (c->chop < d.len ? c->chop : d.len));
+	if (c->captured)
+		put_file(apc, "captured.xml", c->captured, strlen(c->captured));
+	if (c->events)
+		put_file(apc, "events.xml", c->events, strlen(c->events));
+	apc_buf_free(&d);
+	return apc;
+}
+
+static void rm_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[1024];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct stat st;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			rm_tree(p);
+		else
+			unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/* ---- running and collecting ------------------------------------------- */
+
+#define MAX_GOT 64
+
+struct got {
+	size_t n;
+	const char *check[MAX_GOT];
+	int sev[MAX_GOT];
+	int64_t frame[MAX_GOT];
+	char msg[MAX_GOT][160];
+};
+
+static void collect(void *ctx, const struct apc_vproblem *p)
+{
+	struct got *g = ctx;
+
+	if (g->n < MAX_GOT) {
+		g->check[g->n] = p->check;
+		g->sev[g->n] = p->severity;
+		g->frame[g->n] = p->frame;
+		snprintf(g->msg[g->n], sizeof g->msg[0], "%.150s", p->msg);
+	}
+	g->n++;
+}
+
+static int run(struct cap *c, struct got *g, struct apc_vresult *r)
+{
+	char tmp[64];
+	const char *path = cap_write(c, tmp);
+	struct apc_err err;
+	int rc;
+
+	memset(g, 0, sizeof *g);
+	rc = apc_verify_path(path, collect, g, r, &err);
+	if (rc < 0)
+		T_FAIL("apc_verify_path failed: %s", err.msg);
+	rm_tree(tmp);
+	cap_free(c);
+	return rc;
+}
+
+static void show(const struct got *g)
+{
+	for (size_t i = 0; i < g->n && i < MAX_GOT; i++)
+		fprintf(stderr, "    got [%s] frame %lld: %s\n", g->check[i], (long long)g->frame[i],
+			g->msg[i]);
+}
+
+/* Exactly check `id` fired (at least once), with severity sev, and nothing else. */
+static void expect_only(const struct got *g, const char *id, int sev)
+{
+	int bad = g->n == 0;
+
+	for (size_t i = 0; i < g->n && i < MAX_GOT; i++)
+		if (strcmp(g->check[i], id) != 0 || g->sev[i] != sev)
+			bad = 1;
+	if (bad) {
+		T_FAIL("expected only [%s] as %s, got %zu problems", id,
+		       sev == APC_V_ERROR ? "error" : "warning", g->n);
+		show(g);
+	}
+}
+
+/* The valid capture plus the frames add() appends. */
+static void fault_frames(void (*add)(struct cap *), const char *id, int sev)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	base(&c, &o);
+	add(&c);
+	run(&c, &g, &r);
+	expect_only(&g, id, sev);
+}
+
+static void fault_opts(const struct base_opts *o, const char *id, int sev)
+{
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	base(&c, o);
+	run(&c, &g, &r);
+	expect_only(&g, id, sev);
+}
+
+/* ---- the valid capture ------------------------------------------------ */
+
+static void valid_capture_is_clean(void)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	base(&c, &o);
+	T_EQ_INT(run(&c, &g, &r), APC_OK);
+	if (g.n)
+		show(&g);
+	T_EQ_INT(g.n, 0);
+	T_EQ_U64(r.errors, 0);
+	T_EQ_U64(r.warnings, 0);
+	T_EQ_U64(r.frames, 9);
+	/* link and switch, two block counter values, one counter */
+	T_EQ_U64(r.data_msgs, 5);
+}
+
+/* ---- one fault per check ----------------------------------------------- */
+
+static void f_canary(void)
+{
+	struct base_opts o = {.canary = "1\n2\n3\n4\n\n5"};
+	fault_opts(&o, "canary", APC_V_ERROR);
+}
+
+static void f_summary_first(void)
+{
+	struct base_opts o = {.name_first = 1};
+	fault_opts(&o, "summary-first", APC_V_ERROR);
+}
+
+static void f_summary_first_perf(void)
+{
+	struct base_opts o = {.perf_first = 1};
+	fault_opts(&o, "summary-first", APC_V_WARNING);
+}
+
+static void add_second_summary(struct cap *c) { add_summary(c, APC_NEWLINE_CANARY); }
+static void f_summary_repeated(void) { fault_frames(add_second_summary, "summary-repeated", APC_V_ERROR); }
+
+static void f_summary_missing(void)
+{
+	struct base_opts o = {.no_summary = 1};
+	fault_opts(&o, "summary-missing", APC_V_ERROR);
+}
+
+static void f_frame_truncated(void)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	base(&c, &o);
+	c.chop = 2; /* the disconnect frame loses its last bytes */
+	run(&c, &g, &r);
+	expect_only(&g, "frame-truncated", APC_V_ERROR);
+	T_EQ_INT(g.n, 1);
+	T_EQ_INT(g.frame[0], 8);
+
+	/* a length word cut short */
+	base(&c, &o);
+	c.tail = (const uint8_t *)"\x05\x00";
+	c.tail_len = 2;
+	run(&c, &g, &r);
+	expect_only(&g, "frame-truncated", APC_V_ERROR);
+	T_EQ_INT(g.frame[0], 9);
+}
+
+static void add_empty_frame(struct cap *c) { fr(c); }
+static void f_frame_empty(void) { fault_frames(add_empty_frame, "frame-empty", APC_V_WARNING); }
+
+/* a Counter message that stops after its key */
+static void add_cut_counter(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+	p32(b, APC_FRAME_COUNTER);
+	p64(b, 100);
+	p32(b, 0);
+	p32(b, 0x12);
+}
+static void f_packed_truncated(void) { fault_frames(add_cut_counter, "packed-truncated", APC_V_ERROR); }
+
+/* a Counter value of 11 bytes: 10 continuation bytes then 0 */
+static void add_overlong(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+	p32(b, APC_FRAME_COUNTER);
+	p64(b, 100);
+	p32(b, 0);
+	p32(b, 0x12);
+	praw(b, "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00", 11);
+}
+static void f_packed_overlong(void) { fault_frames(add_overlong, "packed-overlong", APC_V_ERROR); }
+
+/* 7 written as 0x87 0x00 instead of 0x07 */
+static void add_nonminimal(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+	p32(b, APC_FRAME_COUNTER);
+	p64(b, 100);
+	p32(b, 0);
+	p32(b, 0x12);
+	praw(b, "\x87\x00", 2);
+}
+static void f_packed_nonminimal(void) { fault_frames(add_nonminimal, "packed-nonminimal", APC_V_WARNING); }
+
+static void add_string_overrun(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+	p32(b, APC_FRAME_NAME);
+	p32(b, 0);
+	p32(b, 2);
+	p64(b, 100);
+	p32(b, 101);
+	p32(b, 100); /* 100 bytes promised, 3 given */
+	praw(b, "abc", 3);
+}
+static void f_string_overrun(void) { fault_frames(add_string_overrun, "string-overrun", APC_V_ERROR); }
+
+static void add_type8(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+	p32(b, 8);
+	praw(b, "xyz", 3);
+}
+static void f_unknown_frame(void) { fault_frames(add_type8, "unknown-frame", APC_V_WARNING); }
+
+static void add_sched_code9(struct cap *c)
+{
+	const int64_t s[] = {9, 100, 100};
+	add_sched(c, 0, s, 1);
+}
+static void f_unknown_msg(void) { fault_frames(add_sched_code9, "unknown-msg", APC_V_WARNING); }
+
+static void add_ts_frame(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+	p32(b, APC_FRAME_COUNTER);
+	p64(b, 100);
+	p32(b, 1);
+	p32(b, 0x12);
+	p64(b, 1);
+	p64(b, 90); /* back in the same frame (other core: no per-core issue) */
+	p32(b, 0);
+	p32(b, 0x12);
+	p64(b, 2);
+}
+static void f_ts_frame(void) { fault_frames(add_ts_frame, "ts-frame", APC_V_ERROR); }
+
+static void add_ts_block_frame(struct cap *c)
+{
+	const int64_t blk[] = {0, 100, 0x11, 1, 0, 90, 0x11, 2};
+	add_block(c, 0, blk, 4);
+}
+static void f_ts_frame_block(void) { fault_frames(add_ts_block_frame, "ts-frame", APC_V_ERROR); }
+
+static void add_ts_core(struct cap *c) { add_counter(c, 45, 0, 0x12, 8); }
+static void f_ts_core(void) { fault_frames(add_ts_core, "ts-core", APC_V_ERROR); }
+
+static void add_ts_cross(struct cap *c)
+{
+	/* an Idle message on core 0 before the sched switch at 60 */
+	struct apc_buf *b = fr(c);
+	p32(b, APC_FRAME_IDLE);
+	p32(b, -1);
+	p64(b, 55);
+	p32(b, 0);
+}
+static void f_ts_cross_type(void) { fault_frames(add_ts_cross, "ts-cross-type", APC_V_WARNING); }
+
+static void add_name_start(struct cap *c) { add_name(c, 0, 5, 101, "worker"); }
+static void f_ts_gatord_name(void) { fault_frames(add_name_start, "ts-gatord-name", APC_V_WARNING); }
+
+static void add_name_again(struct cap *c) { add_name(c, 0, 5, 100, "renamed"); }
+static void f_ts_name_not_first(void) { fault_frames(add_name_again, "ts-core", APC_V_ERROR); }
+
+static void add_exit_switch(struct cap *c)
+{
+	const int64_t s[] = {2, 70, 100, 1, 65, 101};
+	add_sched(c, 0, s, 2);
+}
+static void f_ts_gatord_exit(void) { fault_frames(add_exit_switch, "ts-gatord-exit", APC_V_WARNING); }
+
+static void add_switch_switch(struct cap *c)
+{
+	const int64_t s[] = {1, 70, 100, 1, 65, 101};
+	add_sched(c, 0, s, 2);
+}
+static void f_ts_sched_real(void) { fault_frames(add_switch_switch, "ts-frame", APC_V_ERROR); }
+
+static void add_undeclared(struct cap *c) { add_counter(c, 100, 0, 0x99, 1); }
+static void f_key_undeclared(void) { fault_frames(add_undeclared, "key-undeclared", APC_V_ERROR); }
+
+static void add_mixed(struct cap *c) { add_counter(c, 100, 0, 0x11, 1); }
+static void f_key_mixed(void) { fault_frames(add_mixed, "key-mixed", APC_V_ERROR); }
+
+static void add_block_no_ts(struct cap *c)
+{
+	const int64_t blk[] = {0x11, 9, 0, 100, 0x11, 10};
+	add_block(c, 0, blk, 3);
+}
+static void f_block_no_ts(void) { fault_frames(add_block_no_ts, "block-no-ts", APC_V_ERROR); }
+
+static void add_block_core(struct cap *c)
+{
+	/* key 2 moves to core 1; after the next key 0, gatord stays on 1 */
+	const int64_t blk[] = {0, 100, 2, 1, 0x11, 1, 0, 110, 0x11, 2};
+	add_block(c, 0, blk, 5);
+}
+static void f_block_core_reading(void) { fault_frames(add_block_core, "block-core-reading", APC_V_WARNING); }
+
+static void f_no_data(void)
+{
+	struct base_opts o = {.no_data_msgs = 1};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	fault_opts(&o, "no-data", APC_V_ERROR);
+	/* the same in a perf-mode capture is only a warning */
+	base(&c, &o);
+	c.captured = "<captured version=\"1\" protocol=\"680\" type=\"Perf\"><counters/></captured>";
+	run(&c, &g, &r);
+	expect_only(&g, "no-data", APC_V_WARNING);
+	T_ASSERT(r.perf_mode);
+}
+
+static void f_captured_xml(void)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	base(&c, &o);
+	c.captured = NULL;
+	run(&c, &g, &r);
+	expect_only(&g, "captured-xml", APC_V_ERROR);
+
+	base(&c, &o);
+	c.captured = "<captured><counters><counter key=\"0x10\"></counters></captured>";
+	run(&c, &g, &r);
+	expect_only(&g, "captured-xml", APC_V_ERROR);
+
+	base(&c, &o);
+	c.captured = "<captured><counters><counter key=\"0x10\"/><counter key=\"0x11\"/>"
+		     "<counter key=\"0x12\"/><counter key=\"banana\"/></counters></captured>";
+	run(&c, &g, &r);
+	expect_only(&g, "captured-xml", APC_V_ERROR);
+}
+
+static void f_captured_key_dup(void)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	base(&c, &o);
+	c.captured = "<captured protocol=\"680\"><counters><counter key=\"0x10\" type=\"Test_activity\"/>"
+		     "<counter key=\"0x11\" type=\"Test_cnt0\"/><counter key=\"0x12\" type=\"Test_memory\"/>"
+		     "<counter key=\"0x12\" type=\"Test_memory\"/></counters></captured>";
+	run(&c, &g, &r);
+	expect_only(&g, "captured-key-dup", APC_V_ERROR);
+	T_EQ_INT(g.n, 1);
+}
+
+static void f_captured_type(void)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	base(&c, &o);
+	c.captured = "<captured protocol=\"680\"><counters><counter key=\"0x10\" type=\"Test_activity\"/>"
+		     "<counter key=\"0x11\" type=\"Test_cnt1\"/><counter key=\"0x12\" type=\"Nowhere\"/>"
+		     "</counters></captured>";
+	run(&c, &g, &r);
+	expect_only(&g, "captured-type", APC_V_WARNING);
+	T_EQ_INT(g.n, 1);
+
+	/* without events.xml the types are not checked */
+	base(&c, &o);
+	c.captured = "<captured protocol=\"680\"><counters><counter key=\"0x10\" type=\"Test_activity\"/>"
+		     "<counter key=\"0x11\" type=\"Test_cnt1\"/><counter key=\"0x12\" type=\"Nowhere\"/>"
+		     "</counters></captured>";
+	c.events = NULL;
+	run(&c, &g, &r);
+	T_EQ_INT(g.n, 0);
+}
+
+static void f_events_xml(void)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	base(&c, &o);
+	c.events = "<events><event counter=\"x\"></events>";
+	run(&c, &g, &r);
+	expect_only(&g, "events-xml", APC_V_ERROR);
+}
+
+static void add_bad_fd(struct cap *c) { add_external(c, 70000, "ANNOTATE 4\n", 11); }
+static void f_ext_fd(void) { fault_frames(add_bad_fd, "ext-fd", APC_V_ERROR); }
+
+static void add_stray_disconnect(struct cap *c) { add_disconnect(c, 9); }
+static void f_ext_disconnect(void) { fault_frames(add_stray_disconnect, "ext-disconnect", APC_V_WARNING); }
+
+static void add_no_setup(struct cap *c) { add_external(c, 6, "\x01\x05\x00\x00\x00hello", 10); }
+static void f_annotate_setup(void) { fault_frames(add_no_setup, "annotate-setup", APC_V_ERROR); }
+
+static void add_bad_annotation(struct cap *c)
+{
+	struct apc_buf b = {0};
+
+	if (apc_ann_encode_setup(&b, 4, 7, 7, 0) != APC_OK)
+		abort();
+	praw(&b, "\x7e\x02\x00\x00\x00\x00\x00", 7); /* code 0x7e does not exist */
+	add_external(c, 6, b.p, b.len);
+	apc_buf_free(&b);
+}
+static void f_annotate_decode(void) { fault_frames(add_bad_annotation, "annotate-decode", APC_V_ERROR); }
+
+static void f_data_file(void)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	base(&c, &o);
+	c.no_data_file = 1;
+	run(&c, &g, &r);
+	expect_only(&g, "data-file", APC_V_ERROR);
+}
+
+/*
+ * Every check in the table has a test above (keep this list in step),
+ * except "decode": it fires only when the shared decoder and this walker
+ * disagree, which no valid-by-the-walker fault can provoke on purpose.
+ */
+static void every_check_is_tested(void)
+{
+	static const char *const tested[] = {
+		"data-file", "frame-truncated", "frame-empty", "packed-truncated",
+		"packed-overlong", "packed-nonminimal", "string-overrun", "unknown-frame",
+		"unknown-msg", "canary", "summary-first", "summary-repeated",
+		"summary-missing", "ts-frame", "ts-core", "ts-cross-type", "ts-gatord-name",
+		"ts-gatord-exit", "key-undeclared", "key-mixed", "block-no-ts",
+		"block-core-reading", "no-data", "captured-xml", "captured-key-dup",
+		"captured-type", "events-xml", "ext-fd", "ext-disconnect", "annotate-setup",
+		"annotate-decode", NULL};
+	size_t n = 0;
+
+	for (const struct apc_vcheck *k = apc_verify_checks; k->id; k++, n++) {
+		int found = 0;
+		for (size_t i = 0; tested[i]; i++)
+			found |= !strcmp(tested[i], k->id);
+		if (!found && strcmp(k->id, "decode") != 0)
+			T_FAIL("check %s has no test", k->id);
+	}
+	T_EQ_INT(n, sizeof tested / sizeof tested[0]); /* the NULL stands for "decode" */
+}
+
+/* ---- hostile input --------------------------------------------------------- */
+
+/* Random bytes after a valid start: never a crash, always some problem. */
+static void random_garbage(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	for (int round = 0; round < 40; round++) {
+		struct base_opts o = {0};
+		struct cap c;
+		struct got g;
+		struct apc_vresult r;
+		uint8_t junk[300];
+		size_t n = 1 + (size_t)(round * 7) % sizeof junk;
+
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			junk[i] = (uint8_t)x;
+		}
+		/* a frame header claiming the junk, so it is walked, not just cut */
+		base(&c, &o);
+		{
+			struct apc_buf *b = fr(&c);
+			praw(b, junk, n);
+		}
+		T_EQ_INT(run(&c, &g, &r), APC_OK);
+		T_EQ_U64(r.frames, 10);
+	}
+}
+
+/*
+ * Counter messages on 200000 different cores: the per-core tables stop
+ * growing at their bound and the walk still finishes, in order.
+ */
+static void many_cores_bounded(void)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+	struct apc_buf *b;
+
+	base(&c, &o);
+	b = fr(&c);
+	p32(b, APC_FRAME_COUNTER);
+	for (int32_t core = 0; core < 200000; core++) {
+		p64(b, 100);
+		p32(b, core);
+		p32(b, 0x12);
+		p64(b, core);
+	}
+	T_EQ_INT(run(&c, &g, &r), APC_OK);
+	T_EQ_INT(g.n, 0);
+	T_EQ_U64(r.data_msgs, 5 + 200000);
+}
+
+/* ---- real captures ------------------------------------------------------- */
+
+static void real_captures_have_no_errors(void)
+{
+	static const char *const names[] = {"v68_nonroot.apc", "v68_nonroot_annotate.apc",
+					    "v68_sleep.apc", "sleep_counters.apc"};
+	const char *root = t_shared_testdata();
+
+	if (!root)
+		T_SKIP("../shared/testdata is absent");
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char path[512];
+		struct got g;
+		struct apc_vresult r;
+		struct apc_err err;
+
+		snprintf(path, sizeof path, "%s/apc/%s", root, names[i]);
+		memset(&g, 0, sizeof g);
+		T_EQ_INT(apc_verify_path(path, collect, &g, &r, &err), APC_OK);
+		if (r.errors) {
+			T_FAIL("%s has %llu errors", names[i], (unsigned long long)r.errors);
+			show(&g);
+		}
+		T_ASSERT(r.frames > 0);
+		/* each warning says why it is accepted */
+		for (size_t k = 0; k < g.n && k < MAX_GOT; k++)
+			T_ASSERT(g.sev[k] == APC_V_WARNING);
+	}
+}
+
+void run_tests(void)
+{
+	T_RUN(valid_capture_is_clean);
+	T_RUN(f_canary);
+	T_RUN(f_summary_first);
+	T_RUN(f_summary_first_perf);
+	T_RUN(f_summary_repeated);
+	T_RUN(f_summary_missing);
+	T_RUN(f_frame_truncated);
+	T_RUN(f_frame_empty);
+	T_RUN(f_packed_truncated);
+	T_RUN(f_packed_overlong);
+	T_RUN(f_packed_nonminimal);
+	T_RUN(f_string_overrun);
+	T_RUN(f_unknown_frame);
+	T_RUN(f_unknown_msg);
+	T_RUN(f_ts_frame);
+	T_RUN(f_ts_frame_block);
+	T_RUN(f_ts_core);
+	T_RUN(f_ts_cross_type);
+	T_RUN(f_ts_gatord_name);
+	T_RUN(f_ts_name_not_first);
+	T_RUN(f_ts_gatord_exit);
+	T_RUN(f_ts_sched_real);
+	T_RUN(f_key_undeclared);
+	T_RUN(f_key_mixed);
+	T_RUN(f_block_no_ts);
+	T_RUN(f_block_core_reading);
+	T_RUN(f_no_data);
+	T_RUN(f_captured_xml);
+	T_RUN(f_captured_key_dup);
+	T_RUN(f_captured_type);
+	T_RUN(f_events_xml);
+	T_RUN(f_ext_fd);
+	T_RUN(f_ext_disconnect);
+	T_RUN(f_annotate_setup);
+	T_RUN(f_annotate_decode);
+	T_RUN(f_data_file);
+	T_RUN(every_check_is_tested);
+	T_RUN(random_garbage);
+	T_RUN(many_cores_bounded);
+	T_RUN(real_captures_have_no_errors);
+}
