@@ -1,0 +1,821 @@
+/*
+ * test_barman.c - the barman reader against ground truth: the real
+ * captures in ../shared/testdata/barman (truth written by the harness
+ * that ran the real agent) and the fixtures in testdata/barman written
+ * by tools/barmangen (truth in the same line format).  Every present
+ * record must come out as the events it maps to, with exact
+ * timestamps, counter values, annotation texts and PCs.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "format.h"
+#include "input.h"
+#include "model.h"
+#include "t.h"
+
+/* The reader under test (strong reference: links formats/barman.o). */
+extern const struct apc_format apc_format_barman;
+
+/* ---- truth files -------------------------------------------------------- */
+
+#define TR_MAXCNT 64
+#define TR_MAXCUST 16
+
+struct tr_rec {
+	uint64_t off, ts, pc, value;
+	int type, has_pc, ncnt, ncust, atype, entered, reason;
+	uint32_t core, task, channel, group, color, gid;
+	uint64_t cnt[TR_MAXCNT];
+	uint32_t cid[TR_MAXCUST];
+	uint64_t cval[TR_MAXCUST];
+	char *text;
+};
+
+struct tr_map { uint64_t base, len, off; uint32_t task; char name[64]; };
+
+struct truth {
+	uint64_t base, mult, div;
+	uint32_t ncores;
+	uint32_t ncnt[256];
+	uint32_t types[256][TR_MAXCNT];
+	int tasks_enabled;
+	uint32_t ntasks, task_id[64];
+	char task_name[64][32];
+	uint32_t nmaps;
+	struct tr_map maps[16];
+	uint64_t present[7];
+	uint64_t records_present;
+	int64_t expect_err; /* file offset of the expected error, -1 none */
+	uint64_t junk, trailing, skipped, uncommitted;
+	size_t nrec;
+	struct tr_rec *recs;
+};
+
+static const char *tr_field(const char *line, const char *key)
+{
+	size_t k = strlen(key);
+	const char *p = line;
+
+	while ((p = strstr(p, key)) != NULL) {
+		if ((p == line || p[-1] == ' ') && p[k] == '=')
+			return p + k + 1;
+		p += k;
+	}
+	return NULL;
+}
+
+static uint64_t tr_u64(const char *line, const char *key, uint64_t dflt)
+{
+	const char *v = tr_field(line, key);
+	return v ? strtoull(v, NULL, 0) : dflt;
+}
+
+static char *tr_quoted(const char *line, const char *key)
+{
+	const char *v = tr_field(line, key), *e;
+	char *s;
+
+	if (!v || *v != '"')
+		return NULL;
+	v++;
+	e = strrchr(v, '"');
+	if (!e || e < v)
+		return NULL;
+	s = malloc((size_t)(e - v) + 1);
+	memcpy(s, v, (size_t)(e - v));
+	s[e - v] = 0;
+	return s;
+}
+
+static size_t tr_list(const char *v, uint64_t *out, size_t max)
+{
+	size_t n = 0;
+	char *end;
+
+	while (v && n < max) {
+		out[n++] = strtoull(v, &end, 0);
+		if (*end != ',')
+			break;
+		v = end + 1;
+	}
+	return n;
+}
+
+static int tr_cmp_off(const void *a, const void *b)
+{
+	const struct tr_rec *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static void tr_free(struct truth *t)
+{
+	for (size_t i = 0; i < t->nrec; i++)
+		free(t->recs[i].text);
+	free(t->recs);
+}
+
+static int tr_load(const char *path, struct truth *t)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, rcap = 0;
+
+	memset(t, 0, sizeof *t);
+	t->expect_err = -1;
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		if (strncmp(line, "H clock ", 8) == 0) {
+			t->base = tr_u64(line, "timestamp_base", 0);
+			t->mult = tr_u64(line, "timestamp_multiplier", 1);
+			t->div = tr_u64(line, "timestamp_divisor", 1);
+		} else if (strncmp(line, "H config ", 9) == 0) {
+			t->ncores = (uint32_t)tr_u64(line, "max_cores", 0);
+			t->tasks_enabled = tr_u64(line, "max_task_infos", 0) > 0;
+		} else if (strncmp(line, "H pmu ", 6) == 0) {
+			uint64_t v[TR_MAXCNT];
+			uint32_t c = (uint32_t)tr_u64(line, "core", 0);
+			size_t n = tr_list(tr_field(line, "counter_types"), v, TR_MAXCNT);
+			if (c < 256) {
+				t->ncnt[c] = (uint32_t)tr_u64(line, "num_counters", 0);
+				for (size_t i = 0; i < n; i++)
+					t->types[c][i] = (uint32_t)v[i];
+			}
+		} else if (strncmp(line, "H task ", 7) == 0 && t->ntasks < 64) {
+			char *nm = tr_quoted(line, "name");
+			t->task_id[t->ntasks] = (uint32_t)tr_u64(line, "task_id", 0);
+			snprintf(t->task_name[t->ntasks], 32, "%s", nm ? nm : "");
+			free(nm);
+			t->ntasks++;
+		} else if (strncmp(line, "H mmap ", 7) == 0 && t->nmaps < 16) {
+			struct tr_map *m = &t->maps[t->nmaps++];
+			char *nm = tr_quoted(line, "name");
+			m->base = tr_u64(line, "base_address", 0);
+			m->len = tr_u64(line, "length", 0);
+			m->off = tr_u64(line, "image_offset", 0);
+			m->task = (uint32_t)tr_u64(line, "task_id", 0);
+			snprintf(m->name, sizeof m->name, "%s", nm ? nm : "");
+			free(nm);
+		} else if (strncmp(line, "SUMMARY records_present=", 24) == 0) {
+			static const char *names[7] = {"", "SAMPLE", "SAMPLE_WITH_PC", "TASK_SWITCH",
+						       "CUSTOM_COUNTER", "ANNOTATION", "HALT_EVENT"};
+			t->records_present = tr_u64(line, "SUMMARY records_present", 0);
+			t->records_present = strtoull(line + 24, NULL, 0);
+			for (int i = 1; i < 7; i++)
+				t->present[i] = tr_u64(line, names[i], 0);
+		} else if (strncmp(line, "EXPECT ", 7) == 0) {
+			t->expect_err = (int64_t)tr_u64(line, "error_offset", (uint64_t)-1);
+		} else if (strncmp(line, "FILE ", 5) == 0) {
+			t->junk = tr_u64(line, "leading_junk", 0);
+			t->trailing = tr_u64(line, "trailing", 0);
+		} else if (strncmp(line, "SKIPPED ", 8) == 0 && strstr(line, " st=present ")) {
+			t->skipped++;
+		} else if (strncmp(line, "UNCOMMITTED ", 12) == 0 && strstr(line, " st=present ")) {
+			t->uncommitted++;
+		} else if (strncmp(line, "R ", 2) == 0 && strstr(line, " st=present ")) {
+			struct tr_rec *r;
+			if (t->nrec == rcap) {
+				rcap = rcap ? rcap * 2 : 1024;
+				t->recs = realloc(t->recs, rcap * sizeof *t->recs);
+			}
+			r = &t->recs[t->nrec++];
+			memset(r, 0, sizeof *r);
+			r->off = tr_u64(line, "off", 0);
+			r->type = (int)tr_u64(line, "type", 0);
+			r->core = (uint32_t)tr_u64(line, "core", 0);
+			r->ts = tr_u64(line, "ts", 0);
+			r->task = (uint32_t)tr_u64(line, "task", 0);
+			r->has_pc = tr_field(line, "pc") != NULL;
+			r->pc = tr_u64(line, "pc", 0);
+			r->ncnt = (int)tr_u64(line, "ncnt", 0);
+			{
+				uint64_t v[TR_MAXCNT];
+				size_t n = tr_list(tr_field(line, "cnt"), v, TR_MAXCNT);
+				for (size_t i = 0; i < n; i++)
+					r->cnt[i] = v[i];
+			}
+			r->ncust = (int)tr_u64(line, "ncust", 0);
+			if (r->ncust > TR_MAXCUST)
+				r->ncust = TR_MAXCUST;
+			{
+				const char *v = tr_field(line, "cust");
+				for (int i = 0; v && i < r->ncust; i++) {
+					char *end;
+					r->cid[i] = (uint32_t)strtoul(v, &end, 0);
+					r->cval[i] = strtoull(end + 1, &end, 0);
+					v = *end == ',' ? end + 1 : NULL;
+				}
+			}
+			r->atype = (int)tr_u64(line, "atype", 0);
+			r->channel = (uint32_t)tr_u64(line, "channel", 0);
+			r->group = (uint32_t)tr_u64(line, "group", 0);
+			r->color = (uint32_t)tr_u64(line, "color", 0);
+			r->text = tr_quoted(line, "text");
+			r->entered = (int)tr_u64(line, "entered", 0);
+			r->reason = (int)tr_u64(line, "reason", 0);
+			r->gid = (uint32_t)tr_u64(line, "gid", 0);
+			r->value = tr_u64(line, "value", 0);
+		}
+	}
+	free(line);
+	fclose(f);
+	if (t->nrec)
+		qsort(t->recs, t->nrec, sizeof *t->recs, tr_cmp_off);
+	return 0;
+}
+
+/* ---- running the reader -------------------------------------------------- */
+
+struct ev {
+	struct apc_event e;
+	struct apc_pc pc;
+	struct apc_ann ann;
+	char *text;
+};
+
+struct run {
+	struct apc_model model;
+	struct ev *ev;
+	size_t n;
+	int status;            /* last status: APC_END or an error */
+	struct apc_err err;
+	int damaged;
+};
+
+static void run_free(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->ev[i].text);
+	free(r->ev);
+	apc_model_free(&r->model);
+}
+
+/* Open path with the barman format and pull every event (copied). */
+static int run_reader(const char *path, struct run *out, size_t batch_cap)
+{
+	struct apc_input *in = NULL;
+	struct apc_reader r;
+	struct apc_batch b;
+	size_t cap = 0;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	apc_model_init(&out->model);
+	memset(&r, 0, sizeof r);
+	apc_err_clear(&r.err);
+	if (apc_input_open(path, &in, &r.err) < 0) {
+		out->err = r.err;
+		return out->status = -1;
+	}
+	r.fmt = &apc_format_barman;
+	r.inputs = &in;
+	r.ninputs = 1;
+	r.model = &out->model;
+	apc_batch_init(&b, batch_cap);
+	rc = r.fmt->open(&r);
+	while (rc >= 0) {
+		apc_batch_reset(&b);
+		rc = r.fmt->next(&r, &b);
+		for (size_t i = 0; i < b.n; i++) {
+			struct ev *e;
+			if (out->n == cap) {
+				cap = cap ? cap * 2 : 4096;
+				out->ev = realloc(out->ev, cap * sizeof *out->ev);
+			}
+			e = &out->ev[out->n++];
+			memset(e, 0, sizeof *e);
+			e->e = b.ev[i];
+			if (e->e.type == APC_EV_SAMPLE && e->e.u.sample.depth) {
+				e->pc = e->e.u.sample.pcs[0];
+				e->e.u.sample.pcs = NULL;
+			}
+			if (e->e.type == APC_EV_ANNOTATION) {
+				e->ann = *e->e.u.ann;
+				e->text = strdup(e->ann.text ? e->ann.text : "");
+				e->e.u.ann = NULL;
+			}
+			if (e->e.type == APC_EV_THREAD_NAME || e->e.type == APC_EV_COOKIE_NAME) {
+				e->text = strdup(e->e.u.name.name ? e->e.u.name.name : "");
+				e->e.u.name.name = NULL;
+			}
+		}
+		if (rc == APC_END)
+			break;
+	}
+	/* batches stay bounded: the reader stops before the cap it was given */
+	if (batch_cap >= 64 && b.cap != batch_cap)
+		T_FAIL("batch grew from %zu to %zu events", batch_cap, b.cap);
+	out->status = rc;
+	out->err = r.err;
+	out->damaged = r.damaged;
+	r.fmt->close(&r);
+	apc_batch_free(&b);
+	apc_input_close(in);
+	return rc;
+}
+
+static uint64_t tr_ns(const struct truth *t, uint64_t ticks)
+{
+	return (uint64_t)((unsigned __int128)(ticks - t->base) * t->mult / t->div);
+}
+
+static const char *cookie_name(const struct run *r, int32_t cookie)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->ev[i].e.type == APC_EV_COOKIE_NAME && r->ev[i].e.u.name.id == cookie)
+			return r->ev[i].text;
+	return NULL;
+}
+
+/* Custom series counters are the declarations with no event number. */
+static uint32_t series_counter(const struct run *r, uint32_t gid)
+{
+	uint32_t k = 0;
+	for (size_t i = 0; i < r->model.ncounters; i++) {
+		const struct apc_counter_decl *d = &r->model.counters[i];
+		if (d->event == -1 && d->cls != APC_CLASS_ACTIVITY && strncmp(d->type, "Barman_", 7) == 0 &&
+		    strstr(d->type, "_ccnt") == NULL) {
+			if (k == gid)
+				return d->id;
+			k++;
+		}
+	}
+	return UINT32_MAX;
+}
+
+/*
+ * compare() : walk the truth's present records in buffer order against
+ * the events.  Returns the number of mismatches (each is reported).
+ */
+static int compare(const struct truth *t, const struct run *r, const char *what)
+{
+	uint64_t counts[7] = {0};
+	uint64_t *cum = calloc(256 * TR_MAXCNT, sizeof *cum);
+	uint64_t *last_ts = calloc(256, sizeof *last_ts);
+	size_t ei = 0;
+	int bad = 0;
+
+#define CHECK(c, ...)                                                          \
+	do {                                                                   \
+		if (!(c)) {                                                    \
+			if (bad++ < 8) {                                       \
+				fprintf(stderr, "  %s: record off=%llu: ", what, (unsigned long long)tr->off); \
+				fprintf(stderr, __VA_ARGS__);                  \
+				fputc('\n', stderr);                           \
+			}                                                      \
+			goto next_rec;                                         \
+		}                                                              \
+	} while (0)
+
+	/* preamble: names and links, no timestamp */
+	while (ei < r->n && (r->ev[ei].e.flags & APC_EVF_NO_TS))
+		ei++;
+	for (uint32_t i = 0; i < t->ntasks; i++) {
+		int found = 0;
+		for (size_t k = 0; k < ei; k++)
+			if (r->ev[k].e.type == APC_EV_THREAD_NAME && r->ev[k].e.u.name.id == (int32_t)t->task_id[i] &&
+			    strcmp(r->ev[k].text, t->task_name[i]) == 0)
+				found = 1;
+		if (!found && bad++ < 8)
+			fprintf(stderr, "  %s: no thread name for task %u\n", what, t->task_id[i]);
+	}
+	for (size_t ri = 0; ri < t->nrec; ri++) {
+		const struct tr_rec *tr = &t->recs[ri];
+		uint64_t ns = tr_ns(t, tr->ts);
+		const struct apc_event *e;
+
+		counts[tr->type]++;
+		switch (tr->type) {
+		case 1:
+		case 2:
+			CHECK(tr->core < 256 && (uint32_t)tr->ncnt == t->ncnt[tr->core], "ncnt %d", tr->ncnt);
+			for (int k = 0; k < tr->ncnt; k++) {
+				const struct apc_counter_decl *d;
+				uint64_t *c = &cum[tr->core * TR_MAXCNT + k];
+				CHECK(ei < r->n, "events end early");
+				e = &r->ev[ei++].e;
+				CHECK(e->type == APC_EV_COUNTER, "type %d, expected counter", e->type);
+				CHECK(e->ts == ns, "ts %llu, expected %llu", (unsigned long long)e->ts, (unsigned long long)ns);
+				CHECK(e->core == (int32_t)tr->core, "core %d", e->core);
+				CHECK(e->u.counter.pid == (t->tasks_enabled ? (int32_t)tr->task : APC_NO_PID), "pid %d", e->u.counter.pid);
+				d = &r->model.counters[e->u.counter.counter];
+				if (t->types[tr->core][k] == 0xffffffffu)
+					CHECK(strstr(d->type, "_ccnt") != NULL, "counter %s for the cycle counter", d->type);
+				else
+					CHECK(strstr(d->type, "_cnt") && d->event == t->types[tr->core][k],
+					      "counter %s event %lld for type 0x%x", d->type, (long long)d->event, t->types[tr->core][k]);
+				/* first reading is the baseline (delta 0); then deltas */
+				if (!last_ts[tr->core] && !*c && e->u.counter.value == 0)
+					*c = tr->cnt[k];
+				else
+					*c += (uint64_t)e->u.counter.value;
+				CHECK(*c == tr->cnt[k], "counter %d cumulative 0x%llx, expected 0x%llx", k,
+				      (unsigned long long)*c, (unsigned long long)tr->cnt[k]);
+			}
+			for (int k = 0; k < tr->ncust; k++) {
+				CHECK(ei < r->n, "events end early");
+				e = &r->ev[ei++].e;
+				CHECK(e->type == APC_EV_COUNTER && e->ts == ns, "custom value event");
+				CHECK(e->u.counter.counter == series_counter(r, tr->cid[k]), "custom series counter");
+				CHECK((uint64_t)e->u.counter.value == tr->cval[k], "custom value %lld", (long long)e->u.counter.value);
+			}
+			if (tr->type == 2) {
+				const struct ev *x;
+				const struct tr_map *hit = NULL;
+				CHECK(ei < r->n, "events end early");
+				x = &r->ev[ei++];
+				CHECK(x->e.type == APC_EV_SAMPLE && x->e.ts == ns, "sample event");
+				for (uint32_t m = 0; m < t->nmaps; m++)
+					if (tr->pc >= t->maps[m].base && tr->pc - t->maps[m].base < t->maps[m].len &&
+					    (!hit || (t->maps[m].task == tr->task && hit->task != tr->task)))
+						hit = &t->maps[m];
+				if (hit) {
+					const char *nm = cookie_name(r, x->pc.cookie);
+					CHECK(nm && strcmp(nm, hit->name) == 0, "pc 0x%llx image %s, expected %s",
+					      (unsigned long long)tr->pc, nm ? nm : "(none)", hit->name);
+					CHECK((uint64_t)x->pc.offset == tr->pc - hit->base + hit->off, "pc offset");
+				} else {
+					CHECK(x->pc.cookie == -1 && (uint64_t)x->pc.offset == tr->pc, "unmapped pc");
+				}
+			}
+			last_ts[tr->core] = 1;
+			break;
+		case 3:
+			CHECK(ei < r->n, "events end early");
+			e = &r->ev[ei++].e;
+			CHECK(e->type == APC_EV_ACTIVITY && e->ts == ns && e->core == (int32_t)tr->core, "activity event");
+			CHECK(e->u.activity.tid == (int32_t)tr->task, "activity tid %d, expected %u", e->u.activity.tid, tr->task);
+			CHECK(e->u.activity.wait == (tr->reason ? APC_WAIT_IO : APC_WAIT_OTHER), "wait");
+			break;
+		case 4:
+			CHECK(ei < r->n, "events end early");
+			e = &r->ev[ei++].e;
+			CHECK(e->type == APC_EV_COUNTER && e->ts == ns, "custom counter event");
+			CHECK(e->u.counter.counter == series_counter(r, tr->gid), "custom counter series (gid %u)", tr->gid);
+			CHECK((uint64_t)e->u.counter.value == tr->value, "custom value");
+			break;
+		case 5: {
+			const struct ev *x;
+			static const int codes[4][2] = {{APC_ANN_STR, APC_ANN_COLOR_STR}, {APC_ANN_MARKER, APC_ANN_COLOR_MARKER},
+							{APC_ANN_CHANNEL, APC_ANN_CHANNEL}, {APC_ANN_GROUP, APC_ANN_GROUP}};
+			CHECK(ei < r->n, "events end early");
+			x = &r->ev[ei++];
+			CHECK(x->e.type == APC_EV_ANNOTATION && x->e.ts == ns, "annotation event");
+			CHECK(tr->atype < 4 && x->ann.code == codes[tr->atype][tr->color != 0], "annotation code %d", x->ann.code);
+			CHECK(tr->text && strcmp(x->text, tr->text) == 0, "annotation text \"%s\", expected \"%s\"", x->text,
+			      tr->text ? tr->text : "");
+			CHECK(x->ann.channel == (int32_t)tr->channel && x->ann.group == (int32_t)tr->group, "channel/group");
+			CHECK(x->ann.color == tr->color, "color");
+			break;
+		}
+		case 6:
+			CHECK(ei < r->n, "events end early");
+			e = &r->ev[ei++].e;
+			CHECK(e->type == APC_EV_IDLE && e->ts == ns && e->core == (int32_t)tr->core, "idle event");
+			CHECK(e->u.idle.state == (tr->entered ? 0 : -1), "idle state");
+			break;
+		default:
+			CHECK(0, "unknown truth type %d", tr->type);
+		}
+	next_rec:;
+	}
+	if (ei != r->n && bad++ < 8)
+		fprintf(stderr, "  %s: %zu events left over\n", what, r->n - ei);
+	for (int i = 1; i < 7; i++)
+		if (t->records_present && counts[i] != t->present[i] && bad++ < 8)
+			fprintf(stderr, "  %s: %llu records of type %d, summary says %llu\n", what,
+				(unsigned long long)counts[i], i, (unsigned long long)t->present[i]);
+	/* time order per core */
+	{
+		uint64_t prev[256] = {0};
+		for (size_t i = 0; i < r->n; i++) {
+			const struct apc_event *x = &r->ev[i].e;
+			if (x->core < 0 || x->core >= 256)
+				continue;
+			if (x->ts < prev[x->core] && bad++ < 8)
+				fprintf(stderr, "  %s: event %zu on core %d goes back in time\n", what, i, x->core);
+			prev[x->core] = x->ts;
+		}
+	}
+	free(cum);
+	free(last_ts);
+#undef CHECK
+	return bad;
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+static uint8_t *slurp(const char *path, size_t *n);
+
+/* Sum of the unmapped counts whose kind contains `what`. */
+static uint64_t unmapped(const struct run *r, const char *what)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < r->model.nunmapped; i++)
+		if (strstr(r->model.unmapped[i].what, what))
+			n += r->model.unmapped[i].count;
+	return n;
+}
+
+static int check_file(const char *bin, const char *truth_path, size_t batch_cap)
+{
+	struct truth t;
+	struct run r;
+	int bad;
+
+	if (tr_load(truth_path, &t) < 0) {
+		T_FAIL("cannot read %s", truth_path);
+		return 1;
+	}
+	run_reader(bin, &r, batch_cap);
+	if (t.expect_err < 0) {
+		if (r.status != APC_END) {
+			char buf[1024];
+			T_FAIL("%s: %s", bin, apc_err_format(&r.err, buf, sizeof buf));
+		}
+	} else {
+		T_ASSERT(r.status < 0);
+		T_ASSERT(r.damaged);
+		T_EQ_INT(r.err.offset, t.expect_err);
+	}
+	bad = compare(&t, &r, bin);
+	if (bad)
+		T_FAIL("%s: %d mismatches against %s", bin, bad, truth_path);
+	T_EQ_U64(r.model.records_read >= t.nrec, 1);
+	T_EQ_U64(unmapped(&r, "leading bytes"), t.junk);
+	T_EQ_U64(unmapped(&r, "trailing bytes after"), t.trailing);
+	T_EQ_U64(unmapped(&r, "barman record type"), t.skipped);
+	T_EQ_U64(unmapped(&r, "uncommitted"), t.uncommitted);
+	run_free(&r);
+	tr_free(&t);
+	return bad;
+}
+
+static void real_capture(const char *base)
+{
+	const char *dir = t_shared_testdata();
+	char bin[512], truth[512];
+
+	if (!dir)
+		T_SKIP("../shared/testdata absent");
+	snprintf(bin, sizeof bin, "%s/barman/%s.bin", dir, base);
+	snprintf(truth, sizeof truth, "%s/barman/%s.truth.txt", dir, base);
+	check_file(bin, truth, 4096);
+}
+
+static void real_linear64(void) { real_capture("capture1_linear64"); }
+static void real_circular64(void) { real_capture("capture2_circular64"); }
+static void real_linear32(void) { real_capture("capture4_linear32_armv7"); }
+
+/* Batch size 1 makes every record straddle batches. */
+static void real_tiny_batches(void)
+{
+	const char *dir = t_shared_testdata();
+	char bin[512], truth[512];
+
+	if (!dir)
+		T_SKIP("../shared/testdata absent");
+	snprintf(bin, sizeof bin, "%s/barman/capture2_circular64.bin", dir);
+	snprintf(truth, sizeof truth, "%s/barman/capture2_circular64.truth.txt", dir);
+	check_file(bin, truth, 1);
+}
+
+/* Header metadata and counter naming of the real 64-bit capture. */
+static void real_metadata(void)
+{
+	const char *dir = t_shared_testdata();
+	char bin[512];
+	struct run r;
+	const struct apc_counter_decl *d;
+
+	if (!dir)
+		T_SKIP("../shared/testdata absent");
+	snprintf(bin, sizeof bin, "%s/barman/capture1_linear64.bin", dir);
+	run_reader(bin, &r, 4096);
+	T_EQ_INT(r.status, APC_END);
+	T_EQ_STR(r.model.meta.target_name, "barman-host-cap1-linear64");
+	T_EQ_INT(r.model.meta.ncores, 2);
+	T_EQ_U64(r.model.meta.cores[1].cpuid, 0x41d03);
+	T_EQ_STR(r.model.meta.cores[0].name, "Cortex-A53");
+	T_EQ_INT(r.model.meta.sample_rate, 1000);
+	T_EQ_U64(r.model.meta.wall_clock_ns, 1700000000000000000ull);
+	d = apc_model_find_counter(&r.model, "ARMv8_Cortex_A53_ccnt");
+	T_ASSERT(d && d->event == 0x11 && d->cls == APC_CLASS_DELTA && d->per_cpu == APC_YES);
+	d = apc_model_find_counter(&r.model, "ARMv8_Cortex_A53_cnt0");
+	T_ASSERT(d && d->event == 0x8 && strcmp(d->category, "Cortex-A53") == 0);
+	T_EQ_STR(d ? d->title : NULL, "Instructions (Executed)");
+	d = apc_model_find_counter(&r.model, "ARMv8_Cortex_A53_cnt2");
+	T_ASSERT(d && d->event == 0x4);
+	run_free(&r);
+
+	snprintf(bin, sizeof bin, "%s/barman/capture4_linear32_armv7.bin", dir);
+	run_reader(bin, &r, 4096);
+	T_EQ_INT(r.status, APC_END);
+	T_EQ_U64(r.model.meta.cores[0].cpuid, 0x41c09);
+	T_ASSERT(apc_model_find_counter(&r.model, "ARMv7_Cortex_A9_ccnt") != NULL);
+	d = apc_model_find_counter(&r.model, "Barman_Sensors_Voltage");
+	T_ASSERT(d != NULL);
+	if (d) {
+		T_EQ_STR(d->title, "Sensors");
+		T_EQ_STR(d->units, "mV");
+		T_EQ_STR(d->description, "Supply voltage");
+		T_EQ_INT(d->cls, APC_CLASS_ABSOLUTE);
+		T_EQ_INT(d->display, APC_DISPLAY_AVERAGE);
+		T_EQ_INT(d->series, APC_SERIES_OVERLAY);
+		T_EQ_INT(d->render, APC_RENDER_LINE);
+		T_EQ_U64(d->color, 0xff);
+	}
+	d = apc_model_find_counter(&r.model, "Barman_Sensors_Events");
+	T_ASSERT(d && d->cls == APC_CLASS_INCIDENT && d->display == APC_DISPLAY_ACCUMULATE);
+	run_free(&r);
+}
+
+/* Every fixture in testdata/barman with a .truth file. */
+static void generated_fixtures(void)
+{
+	char dir[512];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(dir, sizeof dir, "%s/barman", t_testdata());
+	d = opendir(dir);
+	if (!d)
+		T_SKIP("testdata/barman absent");
+	while ((de = readdir(d)) != NULL) {
+		char bin[1024], truth[1024];
+		size_t k = strlen(de->d_name);
+		if (k < 5 || strcmp(de->d_name + k - 4, ".bin") != 0)
+			continue;
+		snprintf(bin, sizeof bin, "%s/%s", dir, de->d_name);
+		snprintf(truth, sizeof truth, "%s/%.*s.truth", dir, (int)(k - 4), de->d_name);
+		check_file(bin, truth, 4096);
+		check_file(bin, truth, 7);
+		n++;
+	}
+	closedir(d);
+	T_ASSERT(n >= 8);
+}
+
+/* Detection by bid, and a gzip-compressed dump (a stream that cannot seek). */
+static void detect_and_gzip(void)
+{
+	char bin[512], truth[512], gz[] = "/tmp/test_barman_gz_XXXXXX";
+	struct apc_input *in = NULL;
+	struct apc_err err;
+	const struct apc_format *f;
+	uint8_t *data;
+	size_t n = 0;
+	int bid = 0, fd;
+	gzFile g;
+
+	apc_err_clear(&err);
+	snprintf(bin, sizeof bin, "%s/barman/le32_junk_trailing.bin", t_testdata());
+	T_EQ_INT(apc_input_open(bin, &in, &err), APC_OK);
+	f = apc_format_detect(in, &bid);
+	T_ASSERT(f == &apc_format_barman);
+	T_EQ_INT(bid, 80); /* magic found after leading junk */
+	apc_input_close(in);
+	snprintf(bin, sizeof bin, "%s/barman/le64_circular_wrap.bin", t_testdata());
+	T_EQ_INT(apc_input_open(bin, &in, &err), APC_OK);
+	T_EQ_INT(apc_format_barman.bid(in), 100);
+	apc_input_close(in);
+
+	data = slurp(bin, &n);
+	T_ASSERT(data != NULL);
+	fd = mkstemp(gz);
+	T_ASSERT(fd >= 0);
+	if (!data || fd < 0)
+		return;
+	g = gzdopen(fd, "wb");
+	T_EQ_INT(gzwrite(g, data, (unsigned)n), (int)n);
+	gzclose(g);
+	snprintf(truth, sizeof truth, "%s/barman/le64_circular_wrap.truth", t_testdata());
+	T_EQ_INT(check_file(gz, truth, 100), 0);
+	unlink(gz);
+	free(data);
+}
+
+/* Not barman at all: no magic, no bid. */
+static void not_barman(void)
+{
+	char path[] = "/tmp/test_barman_XXXXXX";
+	int fd = mkstemp(path);
+	struct apc_input *in = NULL;
+	struct apc_err err;
+	struct run r;
+
+	T_ASSERT(fd >= 0);
+	if (fd < 0)
+		return;
+	T_ASSERT(write(fd, "hello, this is not a barman dump\n", 33) == 33);
+	close(fd);
+	apc_err_clear(&err);
+	T_EQ_INT(apc_input_open(path, &in, &err), APC_OK);
+	T_EQ_INT(apc_format_barman.bid(in), 0);
+	apc_input_close(in);
+	run_reader(path, &r, 64);
+	T_EQ_INT(r.status, APC_EDATA);
+	T_ASSERT(strstr(r.err.msg, "magic") != NULL);
+	run_free(&r);
+	unlink(path);
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b;
+	long k;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	k = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc(k > 0 ? (size_t)k : 1);
+	*n = fread(b, 1, (size_t)k, f);
+	fclose(f);
+	return b;
+}
+
+/*
+ * Damaged copies of the fixtures (bytes flipped in the header and the
+ * data, every truncation length on a stride): the reader must stop
+ * cleanly, never crash or hang, and a failure must carry an offset
+ * inside the file.
+ */
+static void mutated_inputs(void)
+{
+	static const char *names[] = {"le64_linear_v3", "be32_circular", "le64_circular_wrap", "le32_custom_charts"};
+	char path[] = "/tmp/test_barman_mut_XXXXXX";
+	uint64_t seed = 12345;
+	int fd = mkstemp(path);
+	int runs = 0;
+
+	T_ASSERT(fd >= 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
+		char src[512];
+		size_t n = 0;
+		uint8_t *orig, *buf;
+
+		snprintf(src, sizeof src, "%s/barman/%s.bin", t_testdata(), names[f]);
+		orig = slurp(src, &n);
+		if (!orig) {
+			T_FAIL("cannot read %s", src);
+			continue;
+		}
+		buf = malloc(n);
+		for (int it = 0; it < 120; it++) {
+			struct run r;
+			size_t len = n;
+			FILE *o;
+
+			memcpy(buf, orig, n);
+			if (it < 40) {
+				len = (size_t)it * (n / 40); /* truncations */
+			} else {
+				for (int k = 0; k < 1 + it % 4; k++) {
+					seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+					/* half the hits in the header, half anywhere */
+					size_t at = (size_t)(seed >> 33) % (k % 2 ? n : (n < 2048 ? n : 2048));
+					buf[at] ^= (uint8_t)(1u << ((seed >> 20) & 7));
+				}
+			}
+			o = fopen(path, "wb");
+			fwrite(buf, 1, len, o);
+			fclose(o);
+			run_reader(path, &r, 256);
+			T_ASSERT(r.status == APC_END || r.status < 0);
+			if (r.status < 0 && r.err.offset != APC_NO_OFFSET)
+				if (!(r.err.offset >= 0 && (uint64_t)r.err.offset <= len))
+					T_FAIL("%s it %d: offset %lld len %zu: %s", names[f], it, (long long)r.err.offset, len, r.err.msg);
+			run_free(&r);
+			runs++;
+		}
+		free(buf);
+		free(orig);
+	}
+	unlink(path);
+	T_EQ_INT(runs, 480);
+}
+
+void run_tests(void)
+{
+	T_RUN(real_linear64);
+	T_RUN(real_circular64);
+	T_RUN(real_linear32);
+	T_RUN(real_tiny_batches);
+	T_RUN(real_metadata);
+	T_RUN(generated_fixtures);
+	T_RUN(detect_and_gzip);
+	T_RUN(not_barman);
+	T_RUN(mutated_inputs);
+}
