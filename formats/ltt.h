@@ -1,0 +1,293 @@
+/*
+ * ltt.h - the Linux Trace Toolkit (2003-2005 directory trace) decoder
+ * pieces shared by the reader (ltt.c), the eventdefs compiler
+ * (ltt_eventdefs.c), the generator (tools/lttgen.c) and the tests.
+ *
+ * Layers, bottom up:
+ *   - a tolerant parser for the not-quite-XML of eventdefs/ *.xml,
+ *     system.xml and bookmarks.xml (unquoted attributes, bare
+ *     attributes, stray or missing close tags);
+ *   - the eventdefs type language (int, uint, float, string, enum,
+ *     array, sequence, struct, union, typeref) compiled once per event
+ *     type into a fixed length or a walk;
+ *   - a per-CPU tracefile walker that reads one fixed-size block at a
+ *     time and yields raw events with 64-bit cycles and nanosecond times.
+ * The apc_format glue (bid/open/next/close, mapping to the model, k-way
+ * merge of CPUs) is in ltt.c.
+ */
+#ifndef APC_LTT_H
+#define APC_LTT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "format.h"
+
+/* ---- tolerant XML-ish tree ------------------------------------------- */
+
+struct apc_ltt_xattr {
+	char *name, *value; /* value "" for a bare attribute */
+};
+
+struct apc_ltt_xnode {
+	char *name;                   /* lower-cased element name */
+	struct apc_ltt_xattr *attrs;
+	size_t nattrs;
+	struct apc_ltt_xnode **kids;
+	size_t nkids;
+	char *text;                   /* concatenated character data, trimmed */
+	int64_t offset;               /* byte offset of the start tag */
+};
+
+/*
+ * apc_ltt_xml_parse() : parse buf into a tree whose root is a synthetic
+ * "#doc" node holding the top-level elements.  Never fails on odd
+ * markup (unknown close tags are ignored, unclosed elements are closed
+ * at the end, leaf types such as <typeref ...> need no "/"); fails only
+ * on allocation or nesting deeper than 64.  Free with apc_ltt_xml_free.
+ */
+int apc_ltt_xml_parse(const char *buf, size_t len, const char *file,
+		      struct apc_ltt_xnode **root, struct apc_err *err);
+void apc_ltt_xml_free(struct apc_ltt_xnode *n);
+/* The value of attribute `name` (case-insensitive), or NULL. */
+const char *apc_ltt_xml_attr(const struct apc_ltt_xnode *n, const char *name);
+/* The first child element called `name`, or NULL. */
+const struct apc_ltt_xnode *apc_ltt_xml_child(const struct apc_ltt_xnode *n, const char *name);
+
+/* ---- the type language ----------------------------------------------- */
+
+enum apc_ltt_kind {
+	APC_LTT_INT = 1, APC_LTT_UINT, APC_LTT_FLOAT, APC_LTT_STRING, APC_LTT_ENUM,
+	APC_LTT_ARRAY, APC_LTT_SEQUENCE, APC_LTT_STRUCT, APC_LTT_UNION, APC_LTT_TYPEREF
+};
+
+struct apc_ltt_label {
+	char *name;
+	int64_t value;
+};
+
+struct apc_ltt_type;
+
+struct apc_ltt_field {
+	char *name, *description;
+	struct apc_ltt_type *type;
+};
+
+struct apc_ltt_type {
+	enum apc_ltt_kind kind;
+	int size;          /* scalar/enum/length/tag size in bytes once resolved */
+	char *size_kw;     /* the size as written ("4", "short", ...) */
+	uint32_t count;    /* array length */
+	char *ref;         /* typeref target name */
+	struct apc_ltt_type *target; /* typeref: resolved named type */
+	struct apc_ltt_type *elem;   /* array, sequence */
+	struct apc_ltt_field *fields;/* struct, union */
+	size_t nfields;
+	struct apc_ltt_label *labels;/* enum */
+	size_t nlabels;
+	int64_t fixed;     /* compiled: byte length if fixed, -1 if variable */
+};
+
+struct apc_ltt_named {
+	char *name;
+	struct apc_ltt_type *type;
+};
+
+struct apc_ltt_evdef {
+	char *name, *description;
+	struct apc_ltt_type *type; /* NULL: no payload */
+	int64_t fixed;             /* compiled payload length, -1 variable */
+};
+
+struct apc_ltt_facility {
+	char *name, *description;
+	struct apc_ltt_evdef *events;
+	size_t nevents;
+	struct apc_ltt_named *types;
+	size_t ntypes;
+	uint32_t base;             /* first event id */
+	int has_base;
+};
+
+/* Architecture facts the size keywords depend on (from system.xml). */
+struct apc_ltt_arch {
+	int int_size, long_size, ptr_size; /* ILP32: 4 4 4, LP64: 4 8 8 ... */
+	int big_endian;
+};
+
+/* Set arch sizes from an arch_size value ("ILP32", "LP64", ...); -1 unknown. */
+int apc_ltt_arch_set(struct apc_ltt_arch *a, const char *arch_size);
+
+struct apc_ltt_defs {
+	struct apc_ltt_facility *facs;
+	size_t nfacs;
+};
+
+/*
+ * apc_ltt_defs_add() : parse one eventdefs file (one or more <facility>
+ * elements) and add its facilities to d.  APC_EDATA with err set when
+ * the file has no facility or an element is meaningless (unknown type,
+ * bad size).
+ */
+int apc_ltt_defs_add(struct apc_ltt_defs *d, const char *buf, size_t len, const char *file,
+		     struct apc_err *err);
+/*
+ * apc_ltt_defs_compile() : resolve typerefs and size keywords for arch
+ * and compute each event's fixed length (or -1).  APC_EDATA on an
+ * undefined or recursive typeref.
+ */
+int apc_ltt_defs_compile(struct apc_ltt_defs *d, const struct apc_ltt_arch *arch,
+			 struct apc_err *err);
+void apc_ltt_defs_free(struct apc_ltt_defs *d);
+
+/*
+ * apc_ltt_payload_len() : bytes the payload of `ev` occupies at p (at
+ * most avail), or -1 when it would run past avail or is malformed (a
+ * union tag out of range, a string without NUL).
+ */
+int64_t apc_ltt_payload_len(const struct apc_ltt_evdef *ev, const uint8_t *p, size_t avail,
+			    int big_endian);
+/*
+ * apc_ltt_field_u64() : the value of top-level integer/enum field `name`
+ * of an event payload (walking variable fields before it).  0 on
+ * success, -1 if absent or not an integer.
+ */
+int apc_ltt_field_u64(const struct apc_ltt_evdef *ev, const uint8_t *p, size_t avail,
+		      int big_endian, const char *name, uint64_t *out);
+/* Same for a string field: *s points into p, *n its length. */
+int apc_ltt_field_str(const struct apc_ltt_evdef *ev, const uint8_t *p, size_t avail,
+		      int big_endian, const char *name, const char **s, size_t *n);
+
+/* ---- event ids ------------------------------------------------------- */
+
+#define APC_LTT_ID_FACILITY_LOAD 0
+#define APC_LTT_ID_BLOCK_START 17
+#define APC_LTT_ID_BLOCK_END 18
+#define APC_LTT_ID_HEARTBEAT 19
+#define APC_LTT_HDR 6          /* u16 id, u32 low 32 bits of the cycle count */
+#define APC_LTT_BLOCK_EV 20    /* block_start/end payload: s, ns, cycles, id */
+#define APC_LTT_MAX_IDS 65536
+
+/* id -> (facility, event) table built from facility bases. */
+struct apc_ltt_idmap {
+	const struct apc_ltt_facility *fac[APC_LTT_MAX_IDS];
+	const struct apc_ltt_evdef *ev[APC_LTT_MAX_IDS];
+};
+
+/*
+ * apc_ltt_idmap_build() : give each facility a base when it has none
+ * (control/facilities was empty): "core" gets 0 and its events are
+ * numbered in file order (which puts facility_load at 0 and
+ * block_start/end/time_heartbeat at 17/18/19 in the 2004 core.xml);
+ * a facility without those builtins (2003) is numbered around the
+ * builtin ids.  Other facilities follow, in the order they were added.
+ */
+void apc_ltt_idmap_build(struct apc_ltt_idmap *m, struct apc_ltt_defs *d);
+
+/* ---- time ------------------------------------------------------------ */
+
+/*
+ * apc_ltt_interp() : ns time of cycle count c in a block that starts at
+ * (t0 ns, c0 cycles) and ends at (t1, c1): t0 + floor((c - c0) *
+ * (t1 - t0) / (c1 - c0)), 128-bit exact, the LTT viewer's linear
+ * interpolation.  Degenerate blocks (c1 <= c0 or t1 < t0) give t0.
+ */
+uint64_t apc_ltt_interp(uint64_t c, uint64_t t0, uint64_t c0, uint64_t t1, uint64_t c1);
+
+/* ---- per-CPU tracefile walker ---------------------------------------- */
+
+/* Read up to n bytes; returns bytes read (0 at end) or -1 with err set. */
+typedef long (*apc_ltt_read_fn)(void *ctx, void *buf, size_t n, struct apc_err *err);
+
+enum apc_ltt_subsec { APC_LTT_SUBSEC_AUTO = 0, APC_LTT_SUBSEC_NS, APC_LTT_SUBSEC_US };
+enum apc_ltt_trailer { APC_LTT_TRAILER_OLD = 1, APC_LTT_TRAILER_NEW = 2 };
+
+struct apc_ltt_raw {
+	int cpu;
+	uint16_t id;
+	uint32_t hdr32;         /* the header's low 32 bits of the cycle count */
+	uint64_t cycles;        /* extended to 64 bits */
+	uint64_t ts;            /* ns since the epoch (interpolated) */
+	uint64_t offset;        /* file offset of the event header */
+	const uint8_t *payload; /* valid until the next call */
+	size_t len;
+	const struct apc_ltt_facility *fac; /* NULL for unknown ids */
+	const struct apc_ltt_evdef *def;
+};
+
+struct apc_ltt_cpu {
+	int cpu;
+	const char *name;       /* for messages */
+	apc_ltt_read_fn read;
+	void *ctx;
+	const struct apc_ltt_idmap *ids;
+	int big_endian;
+	int subsec;             /* enum apc_ltt_subsec, decided before walking */
+	size_t block_size;
+	uint8_t *block;         /* one block */
+	uint64_t block_off;     /* file offset of the current block */
+	uint64_t nblocks;
+	int have_block;
+	size_t pos, end_pos;    /* next event, block_end offset */
+	int trailer;            /* meaning seen in the last block */
+	uint32_t bs_s, bs_sub, be_s, be_sub; /* raw block timespecs */
+	uint64_t bs_cyc, be_cyc, t0, t1;
+	uint64_t cyc;           /* last extended cycle count */
+	uint64_t last_ts;
+	uint64_t wraps;         /* low-32 wraps seen */
+	uint64_t skipped;       /* events lost to undecodable ids */
+	uint64_t undefined;     /* undefined ids met */
+	int done;
+};
+
+/*
+ * apc_ltt_cpu_init() : set up a walker; the caller sets subsec (AUTO is
+ * read as ns) before the first apc_ltt_cpu_next.  Allocates one block.
+ */
+int apc_ltt_cpu_init(struct apc_ltt_cpu *c, int cpu, const char *name, apc_ltt_read_fn read,
+		     void *ctx, const struct apc_ltt_idmap *ids, int big_endian, size_t block_size,
+		     struct apc_err *err);
+void apc_ltt_cpu_free(struct apc_ltt_cpu *c);
+/*
+ * apc_ltt_cpu_load() : read the next block (called by _next as needed,
+ * and by the reader at open to look at the first block's timestamps).
+ * APC_OK, APC_END at end of file, or APC_EDATA/APC_EIO.
+ */
+int apc_ltt_cpu_load(struct apc_ltt_cpu *c, struct apc_err *err);
+/*
+ * apc_ltt_cpu_next() : the next raw event (builtins included), time in
+ * ns.  APC_OK, APC_END, or a negative status with err set (the file
+ * offset of the damage in err).  An id with no definition cannot be
+ * sized: the rest of its block is skipped (counted in c->skipped) and
+ * walking resumes at block_end.
+ */
+int apc_ltt_cpu_next(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_err *err);
+
+/* The time of a block timespec under a sub-second reading. */
+static inline uint64_t apc_ltt_timespec_ns(uint32_t s, uint32_t sub, int subsec)
+{
+	return (uint64_t)s * 1000000000u + (uint64_t)sub * (subsec == APC_LTT_SUBSEC_US ? 1000u : 1u);
+}
+
+/* ---- reader statistics ----------------------------------------------- */
+
+struct apc_ltt_stat {
+	int cpu;                 /* -1 for control files / bookmarks */
+	const char *facility;    /* "builtin" for ids without a definition */
+	const char *event;
+	uint16_t id;
+	uint64_t count;
+	const char *became;      /* "activity", "counter ltt_irq", "none", ... */
+};
+
+/*
+ * apc_ltt_stats() : per (cpu, event type) counts of what an open LTT
+ * reader has read so far and what each became; fills up to max entries
+ * and returns how many there are in all.  Strings live as long as r.
+ */
+size_t apc_ltt_stats(struct apc_reader *r, struct apc_ltt_stat *out, size_t max);
+
+extern const struct apc_format apc_format_ltt;
+
+#endif

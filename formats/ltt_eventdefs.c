@@ -1,0 +1,1233 @@
+/*
+ * ltt_eventdefs.c - the LTT eventdefs type language and the per-CPU
+ * tracefile walker (see ltt.h for the layers).
+ *
+ * Real eventdefs files are not XML: attributes are unquoted (size=4),
+ * some are bare (per_tracefile), the spec's own examples close
+ * <typeref ...> with </event>.  So they go through a small tolerant
+ * parser here rather than libxml2.  Each event type is compiled once:
+ * typerefs and size keywords resolved, and a fixed payload length
+ * precomputed where there is one, so the hot walk over millions of
+ * events is a table lookup for most of them.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ltt.h"
+
+#define XML_MAX_DEPTH 64
+#define TYPE_MAX_DEPTH 32
+
+/* ---- tolerant XML-ish parser ------------------------------------------ */
+
+/* Elements that never have children, whether or not written with "/>". */
+static int xml_is_void(const char *name)
+{
+	static const char *const v[] = {"int", "uint", "float", "string", "typeref", "label",
+					"pointer", "long", "ulong", "size_t", "ssize_t", "off_t",
+					"char", "uchar", "short", "ushort", NULL};
+	for (size_t i = 0; v[i]; i++)
+		if (strcmp(v[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static char *xml_dup_decoded(const char *s, size_t n)
+{
+	char *d = malloc(n + 1), *o = d;
+
+	if (!d)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		static const struct { const char *ent; char c; } ents[] = {
+			{"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}, {"&apos;", '\''}};
+		size_t k;
+		for (k = 0; k < 5; k++) {
+			size_t el = strlen(ents[k].ent);
+			if (s[i] == '&' && n - i >= el && memcmp(s + i, ents[k].ent, el) == 0) {
+				*o++ = ents[k].c;
+				i += el - 1;
+				break;
+			}
+		}
+		if (k == 5)
+			*o++ = s[i];
+	}
+	*o = 0;
+	return d;
+}
+
+static struct apc_ltt_xnode *xml_new(const char *name, size_t n, int64_t off)
+{
+	struct apc_ltt_xnode *x = calloc(1, sizeof *x);
+
+	if (!x)
+		return NULL;
+	x->name = malloc(n + 1);
+	if (!x->name) {
+		free(x);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		x->name[i] = (char)tolower((unsigned char)name[i]);
+	x->name[n] = 0;
+	x->offset = off;
+	return x;
+}
+
+static int xml_add_kid(struct apc_ltt_xnode *p, struct apc_ltt_xnode *k)
+{
+	struct apc_ltt_xnode **nk = realloc(p->kids, (p->nkids + 1) * sizeof *nk);
+
+	if (!nk)
+		return -1;
+	p->kids = nk;
+	p->kids[p->nkids++] = k;
+	return 0;
+}
+
+static int xml_add_text(struct apc_ltt_xnode *p, const char *s, size_t n)
+{
+	size_t old = p->text ? strlen(p->text) : 0;
+	char *d = xml_dup_decoded(s, n), *t;
+
+	if (!d)
+		return -1;
+	t = realloc(p->text, old + strlen(d) + 2);
+	if (!t) {
+		free(d);
+		return -1;
+	}
+	if (!old)
+		t[0] = 0;
+	else
+		strcat(t, " ");
+	strcat(t, d);
+	free(d);
+	p->text = t;
+	return 0;
+}
+
+static void xml_trim(struct apc_ltt_xnode *x)
+{
+	if (x->text) {
+		char *s = x->text, *e;
+		while (*s && isspace((unsigned char)*s))
+			s++;
+		memmove(x->text, s, strlen(s) + 1);
+		e = x->text + strlen(x->text);
+		while (e > x->text && isspace((unsigned char)e[-1]))
+			*--e = 0;
+	}
+	for (size_t i = 0; i < x->nkids; i++)
+		xml_trim(x->kids[i]);
+}
+
+static int xml_isname(int c)
+{
+	return isalnum(c) || c == '_' || c == '-' || c == ':' || c == '.';
+}
+
+/* Parse the attributes of a start tag from *pp; stops at '>' or "/>". */
+static int xml_attrs(struct apc_ltt_xnode *x, const char *b, size_t len, size_t *pp, int *selfclose)
+{
+	size_t i = *pp;
+
+	*selfclose = 0;
+	for (;;) {
+		while (i < len && isspace((unsigned char)b[i]))
+			i++;
+		if (i >= len)
+			break;
+		if (b[i] == '>') {
+			i++;
+			break;
+		}
+		if (b[i] == '/' && i + 1 < len && b[i + 1] == '>') {
+			*selfclose = 1;
+			i += 2;
+			break;
+		}
+		if (!xml_isname((unsigned char)b[i])) {
+			i++; /* stray character: skip it, stay tolerant */
+			continue;
+		}
+		size_t ns = i;
+		while (i < len && xml_isname((unsigned char)b[i]))
+			i++;
+		size_t ne = i, vs = i, ve = i;
+		while (i < len && isspace((unsigned char)b[i]))
+			i++;
+		if (i < len && b[i] == '=') {
+			i++;
+			while (i < len && isspace((unsigned char)b[i]))
+				i++;
+			if (i < len && (b[i] == '"' || b[i] == '\'')) {
+				char q = b[i++];
+				vs = i;
+				while (i < len && b[i] != q)
+					i++;
+				ve = i;
+				if (i < len)
+					i++;
+			} else {
+				vs = i;
+				while (i < len && !isspace((unsigned char)b[i]) && b[i] != '>' &&
+				       !(b[i] == '/' && i + 1 < len && b[i + 1] == '>'))
+					i++;
+				ve = i;
+			}
+		}
+		struct apc_ltt_xattr *na = realloc(x->attrs, (x->nattrs + 1) * sizeof *na);
+		if (!na)
+			return -1;
+		x->attrs = na;
+		struct apc_ltt_xattr *a = &x->attrs[x->nattrs];
+		a->name = xml_dup_decoded(b + ns, ne - ns);
+		a->value = xml_dup_decoded(b + vs, ve - vs);
+		if (!a->name || !a->value) {
+			free(a->name);
+			free(a->value);
+			return -1;
+		}
+		for (char *c = a->name; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		x->nattrs++;
+	}
+	*pp = i;
+	return 0;
+}
+
+static const char *xml_find(const char *b, size_t len, size_t from, const char *pat)
+{
+	size_t pl = strlen(pat);
+
+	for (size_t i = from; i + pl <= len; i++)
+		if (memcmp(b + i, pat, pl) == 0)
+			return b + i;
+	return NULL;
+}
+
+int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_ltt_xnode **root,
+		      struct apc_err *err)
+{
+	struct apc_ltt_xnode *stack[XML_MAX_DEPTH + 1];
+	size_t depth = 0, i = 0;
+	struct apc_ltt_xnode *doc = xml_new("#doc", 4, 0);
+
+	*root = NULL;
+	if (!doc)
+		return apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
+	stack[0] = doc;
+	while (i < len) {
+		if (b[i] != '<') {
+			size_t s = i;
+			while (i < len && b[i] != '<')
+				i++;
+			if (xml_add_text(stack[depth], b + s, i - s))
+				goto nomem;
+			continue;
+		}
+		size_t start = i;
+		if (len - i >= 4 && memcmp(b + i, "<!--", 4) == 0) {
+			const char *e = xml_find(b, len, i + 4, "-->");
+			i = e ? (size_t)(e - b) + 3 : len;
+			continue;
+		}
+		if (i + 1 < len && (b[i + 1] == '?' || b[i + 1] == '!')) {
+			const char *e = memchr(b + i, '>', len - i);
+			i = e ? (size_t)(e - b) + 1 : len;
+			continue;
+		}
+		if (i + 1 < len && b[i + 1] == '/') {
+			size_t ns = i + 2, ne = ns;
+			while (ne < len && xml_isname((unsigned char)b[ne]))
+				ne++;
+			const char *e = memchr(b + ne, '>', len - ne);
+			i = e ? (size_t)(e - b) + 1 : len;
+			/* Close the nearest open element of that name; a close
+			 * tag with no open element is a typo of the writer. */
+			for (size_t d = depth; d > 0; d--) {
+				if (strlen(stack[d]->name) == ne - ns &&
+				    strncasecmp(stack[d]->name, b + ns, ne - ns) == 0) {
+					depth = d - 1;
+					break;
+				}
+			}
+			continue;
+		}
+		size_t ns = i + 1, ne = ns;
+		while (ne < len && xml_isname((unsigned char)b[ne]))
+			ne++;
+		if (ne == ns) { /* a lone '<' is text */
+			if (xml_add_text(stack[depth], b + i, 1))
+				goto nomem;
+			i++;
+			continue;
+		}
+		struct apc_ltt_xnode *x = xml_new(b + ns, ne - ns, (int64_t)start);
+		int selfclose;
+		if (!x)
+			goto nomem;
+		i = ne;
+		if (xml_attrs(x, b, len, &i, &selfclose) || xml_add_kid(stack[depth], x)) {
+			apc_ltt_xml_free(x);
+			goto nomem;
+		}
+		if (!selfclose && !xml_is_void(x->name)) {
+			if (depth == XML_MAX_DEPTH) {
+				apc_ltt_xml_free(doc);
+				return apc_err_set(err, APC_EDATA, file, (int64_t)start,
+						   "elements nested deeper than %d", XML_MAX_DEPTH);
+			}
+			stack[++depth] = x;
+		}
+	}
+	xml_trim(doc);
+	*root = doc;
+	return APC_OK;
+nomem:
+	apc_ltt_xml_free(doc);
+	return apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
+}
+
+void apc_ltt_xml_free(struct apc_ltt_xnode *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->nkids; i++)
+		apc_ltt_xml_free(n->kids[i]);
+	for (size_t i = 0; i < n->nattrs; i++) {
+		free(n->attrs[i].name);
+		free(n->attrs[i].value);
+	}
+	free(n->attrs);
+	free(n->kids);
+	free(n->text);
+	free(n->name);
+	free(n);
+}
+
+const char *apc_ltt_xml_attr(const struct apc_ltt_xnode *n, const char *name)
+{
+	for (size_t i = 0; n && i < n->nattrs; i++)
+		if (strcasecmp(n->attrs[i].name, name) == 0)
+			return n->attrs[i].value;
+	return NULL;
+}
+
+const struct apc_ltt_xnode *apc_ltt_xml_child(const struct apc_ltt_xnode *n, const char *name)
+{
+	for (size_t i = 0; n && i < n->nkids; i++)
+		if (strcmp(n->kids[i]->name, name) == 0)
+			return n->kids[i];
+	return NULL;
+}
+
+/* ---- types from the tree ---------------------------------------------- */
+
+static void type_free(struct apc_ltt_type *t)
+{
+	if (!t)
+		return;
+	free(t->size_kw);
+	free(t->ref);
+	type_free(t->elem);
+	for (size_t i = 0; i < t->nfields; i++) {
+		free(t->fields[i].name);
+		free(t->fields[i].description);
+		type_free(t->fields[i].type);
+	}
+	free(t->fields);
+	for (size_t i = 0; i < t->nlabels; i++)
+		free(t->labels[i].name);
+	free(t->labels);
+	free(t);
+}
+
+static char *sdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int is_type_elem(const char *n)
+{
+	static const char *const v[] = {"int", "uint", "float", "string", "enum", "array",
+					"sequence", "struct", "union", "typeref", "pointer", "long",
+					"ulong", "size_t", "ssize_t", "off_t", "char", "uchar",
+					"short", "ushort", NULL};
+	for (size_t i = 0; v[i]; i++)
+		if (strcmp(v[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+/* The type element inside a field/event/type/array/sequence node. */
+static const struct apc_ltt_xnode *type_child(const struct apc_ltt_xnode *n)
+{
+	for (size_t i = 0; i < n->nkids; i++)
+		if (is_type_elem(n->kids[i]->name))
+			return n->kids[i];
+	return NULL;
+}
+
+static struct apc_ltt_type *type_parse(const struct apc_ltt_xnode *x, const char *file,
+				       struct apc_err *err);
+
+static int fields_parse(struct apc_ltt_type *t, const struct apc_ltt_xnode *x, const char *file,
+			struct apc_err *err)
+{
+	for (size_t i = 0; i < x->nkids; i++) {
+		const struct apc_ltt_xnode *f = x->kids[i], *tc;
+		if (strcmp(f->name, "field") != 0)
+			continue;
+		struct apc_ltt_field *nf = realloc(t->fields, (t->nfields + 1) * sizeof *nf);
+		if (!nf)
+			return apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
+		t->fields = nf;
+		struct apc_ltt_field *fd = &t->fields[t->nfields];
+		memset(fd, 0, sizeof *fd);
+		t->nfields++;
+		const struct apc_ltt_xnode *d = apc_ltt_xml_child(f, "description");
+		fd->name = sdup(apc_ltt_xml_attr(f, "name") ? apc_ltt_xml_attr(f, "name") : "");
+		fd->description = sdup(d && d->text ? d->text : "");
+		tc = type_child(f);
+		if (!tc)
+			return apc_err_set(err, APC_EDATA, file, f->offset, "field '%s' has no type",
+					   fd->name ? fd->name : "");
+		fd->type = type_parse(tc, file, err);
+		if (!fd->type)
+			return err->status;
+	}
+	return APC_OK;
+}
+
+static int labels_parse(struct apc_ltt_type *t, const struct apc_ltt_xnode *x)
+{
+	int64_t next = 0;
+
+	for (size_t i = 0; i < x->nkids; i++) {
+		const struct apc_ltt_xnode *l = x->kids[i];
+		const char *nm = apc_ltt_xml_attr(l, "name"), *v = apc_ltt_xml_attr(l, "value");
+		if (strcmp(l->name, "label") != 0)
+			continue;
+		struct apc_ltt_label *nl = realloc(t->labels, (t->nlabels + 1) * sizeof *nl);
+		if (!nl)
+			return -1;
+		t->labels = nl;
+		if (v && *v)
+			next = strtoll(v, NULL, 0);
+		t->labels[t->nlabels].name = sdup(nm ? nm : "");
+		t->labels[t->nlabels].value = next++;
+		t->nlabels++;
+	}
+	/* The spec's older form: labels as words in the element text. */
+	if (!t->nlabels && x->text) {
+		const char *p = x->text;
+		while (*p) {
+			while (*p && isspace((unsigned char)*p))
+				p++;
+			const char *s = p;
+			while (*p && !isspace((unsigned char)*p))
+				p++;
+			if (p == s)
+				break;
+			struct apc_ltt_label *nl = realloc(t->labels, (t->nlabels + 1) * sizeof *nl);
+			if (!nl)
+				return -1;
+			t->labels = nl;
+			t->labels[t->nlabels].name = strndup(s, (size_t)(p - s));
+			t->labels[t->nlabels].value = next++;
+			t->nlabels++;
+		}
+	}
+	return 0;
+}
+
+static struct apc_ltt_type *type_parse(const struct apc_ltt_xnode *x, const char *file,
+				       struct apc_err *err)
+{
+	static const struct { const char *elem; enum apc_ltt_kind kind; const char *size; } alias[] = {
+		{"pointer", APC_LTT_UINT, "pointer"}, {"long", APC_LTT_INT, "long"},
+		{"ulong", APC_LTT_UINT, "long"},      {"size_t", APC_LTT_UINT, "pointer"},
+		{"ssize_t", APC_LTT_INT, "pointer"},  {"off_t", APC_LTT_INT, "long"},
+		{"char", APC_LTT_INT, "1"},           {"uchar", APC_LTT_UINT, "1"},
+		{"short", APC_LTT_INT, "2"},          {"ushort", APC_LTT_UINT, "2"},
+		{"int", APC_LTT_INT, NULL},           {"uint", APC_LTT_UINT, NULL},
+		{"float", APC_LTT_FLOAT, NULL},       {"string", APC_LTT_STRING, NULL},
+		{"enum", APC_LTT_ENUM, NULL},         {"array", APC_LTT_ARRAY, NULL},
+		{"sequence", APC_LTT_SEQUENCE, NULL}, {"struct", APC_LTT_STRUCT, NULL},
+		{"union", APC_LTT_UNION, NULL},       {"typeref", APC_LTT_TYPEREF, NULL},
+	};
+	struct apc_ltt_type *t = calloc(1, sizeof *t);
+	size_t k;
+
+	if (!t) {
+		apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
+		return NULL;
+	}
+	t->fixed = -1;
+	for (k = 0; k < sizeof alias / sizeof alias[0]; k++)
+		if (strcmp(alias[k].elem, x->name) == 0)
+			break;
+	if (k == sizeof alias / sizeof alias[0]) {
+		apc_err_set(err, APC_EDATA, file, x->offset, "unknown type element <%s>", x->name);
+		goto fail;
+	}
+	t->kind = alias[k].kind;
+	switch (t->kind) {
+	case APC_LTT_INT: case APC_LTT_UINT: case APC_LTT_FLOAT: case APC_LTT_ENUM: {
+		const char *sz = alias[k].size ? alias[k].size : apc_ltt_xml_attr(x, "size");
+		/* No size: the natural int ("medium"), as the LTT viewer did. */
+		t->size_kw = sdup(sz && *sz ? sz : "medium");
+		if (t->kind == APC_LTT_ENUM && labels_parse(t, x)) {
+			apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
+			goto fail;
+		}
+		break;
+	}
+	case APC_LTT_STRING:
+		break;
+	case APC_LTT_ARRAY: case APC_LTT_SEQUENCE: {
+		const struct apc_ltt_xnode *tc = type_child(x);
+		if (t->kind == APC_LTT_ARRAY) {
+			const char *n = apc_ltt_xml_attr(x, "size");
+			char *end;
+			unsigned long v = n ? strtoul(n, &end, 0) : 0;
+			if (!n || end == n || *end || v > 0xffffffffUL) {
+				apc_err_set(err, APC_EDATA, file, x->offset, "array without a valid size");
+				goto fail;
+			}
+			t->count = (uint32_t)v;
+		} else {
+			const char *n = apc_ltt_xml_attr(x, "lengthsize");
+			t->size_kw = sdup(n && *n ? n : "medium");
+		}
+		if (!tc) {
+			apc_err_set(err, APC_EDATA, file, x->offset, "<%s> without an element type", x->name);
+			goto fail;
+		}
+		t->elem = type_parse(tc, file, err);
+		if (!t->elem)
+			goto fail;
+		break;
+	}
+	case APC_LTT_STRUCT: case APC_LTT_UNION:
+		if (t->kind == APC_LTT_UNION) {
+			const char *n = apc_ltt_xml_attr(x, "typecodesize");
+			t->size_kw = sdup(n && *n ? n : "medium");
+		}
+		if (fields_parse(t, x, file, err))
+			goto fail;
+		break;
+	case APC_LTT_TYPEREF: {
+		const char *n = apc_ltt_xml_attr(x, "name");
+		if (!n || !*n) {
+			apc_err_set(err, APC_EDATA, file, x->offset, "typeref without a name");
+			goto fail;
+		}
+		t->ref = sdup(n);
+		break;
+	}
+	}
+	return t;
+fail:
+	type_free(t);
+	return NULL;
+}
+
+/* ---- facilities -------------------------------------------------------- */
+
+static int fac_parse(struct apc_ltt_facility *f, const struct apc_ltt_xnode *x, const char *file,
+		     struct apc_err *err)
+{
+	const struct apc_ltt_xnode *d = apc_ltt_xml_child(x, "description");
+
+	f->name = sdup(apc_ltt_xml_attr(x, "name") ? apc_ltt_xml_attr(x, "name") : "");
+	f->description = sdup(d && d->text ? d->text : "");
+	for (size_t i = 0; i < x->nkids; i++) {
+		const struct apc_ltt_xnode *e = x->kids[i], *tc;
+		const char *nm = apc_ltt_xml_attr(e, "name");
+		if (strcmp(e->name, "event") == 0) {
+			struct apc_ltt_evdef *ne = realloc(f->events, (f->nevents + 1) * sizeof *ne);
+			if (!ne)
+				return apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
+			f->events = ne;
+			struct apc_ltt_evdef *ev = &f->events[f->nevents++];
+			memset(ev, 0, sizeof *ev);
+			ev->fixed = -1;
+			d = apc_ltt_xml_child(e, "description");
+			ev->name = sdup(nm ? nm : "");
+			ev->description = sdup(d && d->text ? d->text : "");
+			tc = type_child(e);
+			if (tc && !(ev->type = type_parse(tc, file, err)))
+				return err->status;
+		} else if (strcmp(e->name, "type") == 0) {
+			struct apc_ltt_named *nt = realloc(f->types, (f->ntypes + 1) * sizeof *nt);
+			if (!nt)
+				return apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
+			f->types = nt;
+			struct apc_ltt_named *t = &f->types[f->ntypes++];
+			t->name = sdup(nm ? nm : "");
+			t->type = NULL;
+			tc = type_child(e);
+			if (!tc)
+				return apc_err_set(err, APC_EDATA, file, e->offset, "type '%s' has no structure",
+						   t->name);
+			if (!(t->type = type_parse(tc, file, err)))
+				return err->status;
+		}
+	}
+	return APC_OK;
+}
+
+int apc_ltt_defs_add(struct apc_ltt_defs *d, const char *buf, size_t len, const char *file,
+		     struct apc_err *err)
+{
+	struct apc_ltt_xnode *root;
+	int st = apc_ltt_xml_parse(buf, len, file, &root, err);
+	size_t found = 0;
+
+	if (st)
+		return st;
+	for (size_t i = 0; i < root->nkids; i++) {
+		const struct apc_ltt_xnode *x = root->kids[i];
+		if (strcmp(x->name, "facility") != 0)
+			continue;
+		struct apc_ltt_facility *nf = realloc(d->facs, (d->nfacs + 1) * sizeof *nf);
+		if (!nf) {
+			st = apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
+			break;
+		}
+		d->facs = nf;
+		memset(&d->facs[d->nfacs], 0, sizeof d->facs[0]);
+		d->nfacs++;
+		found++;
+		if ((st = fac_parse(&d->facs[d->nfacs - 1], x, file, err)))
+			break;
+	}
+	if (!st && !found)
+		st = apc_err_set(err, APC_EDATA, file, 0, "no <facility> element in eventdefs file");
+	apc_ltt_xml_free(root);
+	return st;
+}
+
+void apc_ltt_defs_free(struct apc_ltt_defs *d)
+{
+	for (size_t i = 0; i < d->nfacs; i++) {
+		struct apc_ltt_facility *f = &d->facs[i];
+		for (size_t k = 0; k < f->nevents; k++) {
+			free(f->events[k].name);
+			free(f->events[k].description);
+			type_free(f->events[k].type);
+		}
+		for (size_t k = 0; k < f->ntypes; k++) {
+			free(f->types[k].name);
+			type_free(f->types[k].type);
+		}
+		free(f->events);
+		free(f->types);
+		free(f->name);
+		free(f->description);
+	}
+	free(d->facs);
+	d->facs = NULL;
+	d->nfacs = 0;
+}
+
+/* ---- compile ----------------------------------------------------------- */
+
+int apc_ltt_arch_set(struct apc_ltt_arch *a, const char *s)
+{
+	static const struct { const char *n; int i, l, p; } t[] = {
+		{"ILP32", 4, 4, 4}, {"LP32", 2, 4, 4}, {"LP64", 4, 8, 8}, {"ILP64", 8, 8, 8}};
+	for (size_t k = 0; s && k < 4; k++)
+		if (strcasecmp(s, t[k].n) == 0) {
+			a->int_size = t[k].i;
+			a->long_size = t[k].l;
+			a->ptr_size = t[k].p;
+			return 0;
+		}
+	return -1;
+}
+
+static int size_resolve(const char *kw, const struct apc_ltt_arch *a)
+{
+	if (!kw)
+		return -1;
+	if (strcmp(kw, "1") == 0 || strcmp(kw, "2") == 0 || strcmp(kw, "4") == 0 ||
+	    strcmp(kw, "8") == 0)
+		return kw[0] - '0';
+	if (strcasecmp(kw, "short") == 0)
+		return 2;
+	if (strcasecmp(kw, "medium") == 0)
+		return a->int_size;
+	if (strcasecmp(kw, "long") == 0)
+		return a->long_size;
+	if (strcasecmp(kw, "pointer") == 0)
+		return a->ptr_size;
+	return -1;
+}
+
+static struct apc_ltt_type *find_named(const struct apc_ltt_defs *d,
+				       const struct apc_ltt_facility *own, const char *name)
+{
+	for (size_t k = 0; k < own->ntypes; k++)
+		if (strcmp(own->types[k].name, name) == 0)
+			return own->types[k].type;
+	for (size_t i = 0; i < d->nfacs; i++)
+		for (size_t k = 0; k < d->facs[i].ntypes; k++)
+			if (strcmp(d->facs[i].types[k].name, name) == 0)
+				return d->facs[i].types[k].type;
+	return NULL;
+}
+
+/* Resolve sizes and typerefs under t and return its fixed length (-1
+ * variable, -2 error with err set). */
+static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d,
+			    const struct apc_ltt_facility *f, const struct apc_ltt_arch *a,
+			    int depth, struct apc_err *err)
+{
+	int64_t r = -1;
+
+	if (depth > TYPE_MAX_DEPTH) {
+		apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
+			    "types of facility '%s' nest deeper than %d (recursive typeref?)", f->name,
+			    TYPE_MAX_DEPTH);
+		return -2;
+	}
+	switch (t->kind) {
+	case APC_LTT_INT: case APC_LTT_UINT: case APC_LTT_ENUM: case APC_LTT_FLOAT:
+		t->size = size_resolve(t->size_kw, a);
+		if (t->size < 1 || (t->kind == APC_LTT_FLOAT && t->size != 4 && t->size != 8)) {
+			apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
+				    "facility '%s': bad size '%s'", f->name, t->size_kw);
+			return -2;
+		}
+		r = t->size;
+		break;
+	case APC_LTT_STRING:
+		r = -1;
+		break;
+	case APC_LTT_ARRAY: {
+		int64_t e = type_compile(t->elem, d, f, a, depth + 1, err);
+		if (e == -2)
+			return -2;
+		r = (e >= 0 && (e == 0 || t->count <= (INT64_C(1) << 32) / e)) ? e * t->count : -1;
+		break;
+	}
+	case APC_LTT_SEQUENCE: case APC_LTT_UNION:
+		t->size = size_resolve(t->size_kw, a);
+		if (t->size < 1) {
+			apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
+				    "facility '%s': bad length size '%s'", f->name, t->size_kw);
+			return -2;
+		}
+		if (t->kind == APC_LTT_SEQUENCE) {
+			if (type_compile(t->elem, d, f, a, depth + 1, err) == -2)
+				return -2;
+			r = -1;
+			break;
+		}
+		/* A union whose members all have one length is fixed. */
+		r = t->nfields ? 0 : t->size;
+		for (size_t i = 0; i < t->nfields; i++) {
+			int64_t e = type_compile(t->fields[i].type, d, f, a, depth + 1, err);
+			if (e == -2)
+				return -2;
+			if (i == 0)
+				r = e < 0 ? -1 : e + t->size;
+			else if (r < 0 || e < 0 || e + t->size != r)
+				r = -1;
+		}
+		break;
+	case APC_LTT_STRUCT:
+		r = 0;
+		for (size_t i = 0; i < t->nfields; i++) {
+			int64_t e = type_compile(t->fields[i].type, d, f, a, depth + 1, err);
+			if (e == -2)
+				return -2;
+			r = (r < 0 || e < 0) ? -1 : r + e;
+		}
+		break;
+	case APC_LTT_TYPEREF:
+		t->target = find_named(d, f, t->ref);
+		if (!t->target) {
+			apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
+				    "facility '%s': typeref to undefined type '%s'", f->name, t->ref);
+			return -2;
+		}
+		r = type_compile(t->target, d, f, a, depth + 1, err);
+		break;
+	}
+	t->fixed = r;
+	return r;
+}
+
+int apc_ltt_defs_compile(struct apc_ltt_defs *d, const struct apc_ltt_arch *a, struct apc_err *err)
+{
+	for (size_t i = 0; i < d->nfacs; i++) {
+		struct apc_ltt_facility *f = &d->facs[i];
+		for (size_t k = 0; k < f->ntypes; k++)
+			if (type_compile(f->types[k].type, d, f, a, 0, err) == -2)
+				return err->status;
+		for (size_t k = 0; k < f->nevents; k++) {
+			struct apc_ltt_evdef *e = &f->events[k];
+			int64_t r = e->type ? type_compile(e->type, d, f, a, 0, err) : 0;
+			if (r == -2)
+				return err->status;
+			e->fixed = r;
+		}
+	}
+	return APC_OK;
+}
+
+/* ---- walking payloads -------------------------------------------------- */
+
+static uint64_t rd_uint(const uint8_t *p, int size, int be)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < size; i++)
+		v |= (uint64_t)p[be ? size - 1 - i : i] << (8 * i);
+	return v;
+}
+
+static int64_t type_walk(const struct apc_ltt_type *t, const uint8_t *p, size_t avail, int be)
+{
+	if (t->fixed >= 0)
+		return (uint64_t)t->fixed <= avail ? t->fixed : -1;
+	switch (t->kind) {
+	case APC_LTT_STRING: {
+		const uint8_t *z = memchr(p, 0, avail);
+		return z ? z - p + 1 : -1;
+	}
+	case APC_LTT_TYPEREF:
+		return type_walk(t->target, p, avail, be);
+	case APC_LTT_ARRAY: case APC_LTT_SEQUENCE: {
+		uint64_t n = t->count;
+		size_t off = 0;
+		if (t->kind == APC_LTT_SEQUENCE) {
+			if ((size_t)t->size > avail)
+				return -1;
+			n = rd_uint(p, t->size, be);
+			off = (size_t)t->size;
+		}
+		if (t->elem->fixed >= 0) {
+			uint64_t e = (uint64_t)t->elem->fixed;
+			if (e && n > (avail - off) / e)
+				return -1;
+			return (int64_t)(off + n * e);
+		}
+		/* Variable elements take at least one byte each. */
+		if (n > avail - off)
+			return -1;
+		for (uint64_t i = 0; i < n; i++) {
+			int64_t e = type_walk(t->elem, p + off, avail - off, be);
+			if (e < 0)
+				return -1;
+			off += (size_t)e;
+		}
+		return (int64_t)off;
+	}
+	case APC_LTT_STRUCT: {
+		size_t off = 0;
+		for (size_t i = 0; i < t->nfields; i++) {
+			int64_t e = type_walk(t->fields[i].type, p + off, avail - off, be);
+			if (e < 0)
+				return -1;
+			off += (size_t)e;
+		}
+		return (int64_t)off;
+	}
+	case APC_LTT_UNION: {
+		if ((size_t)t->size > avail)
+			return -1;
+		uint64_t tag = rd_uint(p, t->size, be);
+		if (tag >= t->nfields)
+			return -1;
+		int64_t e = type_walk(t->fields[tag].type, p + t->size, avail - (size_t)t->size, be);
+		return e < 0 ? -1 : e + t->size;
+	}
+	default:
+		return -1;
+	}
+}
+
+int64_t apc_ltt_payload_len(const struct apc_ltt_evdef *ev, const uint8_t *p, size_t avail, int be)
+{
+	if (ev->fixed >= 0)
+		return (uint64_t)ev->fixed <= avail ? ev->fixed : -1;
+	return type_walk(ev->type, p, avail, be);
+}
+
+static const struct apc_ltt_type *deref(const struct apc_ltt_type *t)
+{
+	while (t && t->kind == APC_LTT_TYPEREF)
+		t = t->target;
+	return t;
+}
+
+/* Find top-level field `name`: its type and offset. */
+static int field_find(const struct apc_ltt_evdef *ev, const uint8_t *p, size_t avail, int be,
+		      const char *name, const struct apc_ltt_type **ft, size_t *off)
+{
+	const struct apc_ltt_type *t = deref(ev->type);
+	size_t o = 0;
+
+	if (!t || t->kind != APC_LTT_STRUCT)
+		return -1;
+	for (size_t i = 0; i < t->nfields; i++) {
+		if (strcmp(t->fields[i].name, name) == 0) {
+			*ft = deref(t->fields[i].type);
+			*off = o;
+			return 0;
+		}
+		int64_t e = type_walk(t->fields[i].type, p + o, avail - o, be);
+		if (e < 0)
+			return -1;
+		o += (size_t)e;
+	}
+	return -1;
+}
+
+int apc_ltt_field_u64(const struct apc_ltt_evdef *ev, const uint8_t *p, size_t avail, int be,
+		      const char *name, uint64_t *out)
+{
+	const struct apc_ltt_type *ft;
+	size_t off;
+
+	if (field_find(ev, p, avail, be, name, &ft, &off))
+		return -1;
+	if (ft->kind != APC_LTT_INT && ft->kind != APC_LTT_UINT && ft->kind != APC_LTT_ENUM)
+		return -1;
+	if ((size_t)ft->size > avail - off || ft->size > 8)
+		return -1;
+	*out = rd_uint(p + off, ft->size, be);
+	return 0;
+}
+
+int apc_ltt_field_str(const struct apc_ltt_evdef *ev, const uint8_t *p, size_t avail, int be,
+		      const char *name, const char **s, size_t *n)
+{
+	const struct apc_ltt_type *ft;
+	size_t off;
+	const uint8_t *z;
+
+	if (field_find(ev, p, avail, be, name, &ft, &off) || ft->kind != APC_LTT_STRING)
+		return -1;
+	z = memchr(p + off, 0, avail - off);
+	if (!z)
+		return -1;
+	*s = (const char *)p + off;
+	*n = (size_t)(z - (p + off));
+	return 0;
+}
+
+/* ---- ids --------------------------------------------------------------- */
+
+/* Builtin definitions for ids that no eventdefs file describes. */
+static struct apc_ltt_type bi_u4 = {.kind = APC_LTT_UINT, .size = 4, .fixed = 4};
+static struct apc_ltt_type bi_u8 = {.kind = APC_LTT_UINT, .size = 8, .fixed = 8};
+static struct apc_ltt_type bi_str = {.kind = APC_LTT_STRING, .fixed = -1};
+static struct apc_ltt_field bi_fl_fields[] = {
+	{"name", "", &bi_str}, {"checksum", "", &bi_u4}, {"base_code", "", &bi_u4}};
+static struct apc_ltt_type bi_fl = {.kind = APC_LTT_STRUCT, .fields = bi_fl_fields,
+				    .nfields = 3, .fixed = -1};
+static struct apc_ltt_field bi_ts_fields[] = {
+	{"seconds", "", &bi_u4}, {"nanoseconds", "", &bi_u4}, {"cycle_count", "", &bi_u8}};
+static struct apc_ltt_type bi_ts = {.kind = APC_LTT_STRUCT, .fields = bi_ts_fields,
+				    .nfields = 3, .fixed = 16};
+static struct apc_ltt_field bi_bt_fields[] = {
+	{"seconds", "", &bi_u4}, {"nanoseconds", "", &bi_u4}, {"cycle_count", "", &bi_u8},
+	{"block_id", "", &bi_u4}};
+static struct apc_ltt_type bi_bt = {.kind = APC_LTT_STRUCT, .fields = bi_bt_fields,
+				    .nfields = 4, .fixed = 20};
+static struct apc_ltt_evdef bi_events[4] = {
+	{"facility_load", "Facility used in the trace", &bi_fl, -1},
+	{"block_start", "Block start timestamp", &bi_bt, 20},
+	{"block_end", "Block end timestamp", &bi_bt, 20},
+	{"time_heartbeat", "System time values sent periodically", &bi_ts, 16}};
+static struct apc_ltt_facility bi_fac = {"builtin", "Builtin events", bi_events, 4, NULL, 0, 0, 1};
+
+static int builtin_id(uint32_t id)
+{
+	return id == APC_LTT_ID_FACILITY_LOAD || id == APC_LTT_ID_BLOCK_START ||
+	       id == APC_LTT_ID_BLOCK_END || id == APC_LTT_ID_HEARTBEAT;
+}
+
+static int fac_has_builtins(const struct apc_ltt_facility *f)
+{
+	for (size_t k = 0; k < f->nevents; k++)
+		if (strcmp(f->events[k].name, "block_start") == 0)
+			return 1;
+	return 0;
+}
+
+void apc_ltt_idmap_build(struct apc_ltt_idmap *m, struct apc_ltt_defs *d)
+{
+	uint32_t next = 0;
+
+	memset(m, 0, sizeof *m);
+	/* "core" first, so it gets base 0 when nothing says otherwise. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < d->nfacs; i++) {
+			struct apc_ltt_facility *f = &d->facs[i];
+			int is_core = strcmp(f->name, "core") == 0;
+			if ((pass == 0) != is_core)
+				continue;
+			int own_builtins = fac_has_builtins(f);
+			uint32_t id = f->has_base ? f->base : next;
+			if (!f->has_base && !own_builtins)
+				while (builtin_id(id))
+					id++;
+			if (!f->has_base) {
+				f->base = id;
+				f->has_base = 1;
+			}
+			for (size_t k = 0; k < f->nevents; k++) {
+				if (!own_builtins)
+					while (builtin_id(id))
+						id++;
+				if (id >= APC_LTT_MAX_IDS)
+					break;
+				if (!m->ev[id]) {
+					m->fac[id] = f;
+					m->ev[id] = &f->events[k];
+				}
+				id++;
+			}
+			if (id > next)
+				next = id;
+		}
+	}
+	static const uint32_t bids[4] = {APC_LTT_ID_FACILITY_LOAD, APC_LTT_ID_BLOCK_START,
+					 APC_LTT_ID_BLOCK_END, APC_LTT_ID_HEARTBEAT};
+	for (int k = 0; k < 4; k++)
+		if (!m->ev[bids[k]]) {
+			m->fac[bids[k]] = &bi_fac;
+			m->ev[bids[k]] = &bi_events[k];
+		}
+}
+
+/* ---- time -------------------------------------------------------------- */
+
+uint64_t apc_ltt_interp(uint64_t c, uint64_t t0, uint64_t c0, uint64_t t1, uint64_t c1)
+{
+	unsigned __int128 q;
+
+	if (c1 <= c0 || t1 < t0 || c < c0)
+		return t0;
+	q = (unsigned __int128)(c - c0) * (t1 - t0) / (c1 - c0);
+	if (q > UINT64_MAX - t0)
+		return UINT64_MAX;
+	return t0 + (uint64_t)q;
+}
+
+/* ---- the per-CPU walker ------------------------------------------------ */
+
+int apc_ltt_cpu_init(struct apc_ltt_cpu *c, int cpu, const char *name, apc_ltt_read_fn read,
+		     void *ctx, const struct apc_ltt_idmap *ids, int big_endian, size_t block_size,
+		     struct apc_err *err)
+{
+	memset(c, 0, sizeof *c);
+	c->cpu = cpu;
+	c->name = name;
+	c->read = read;
+	c->ctx = ctx;
+	c->ids = ids;
+	c->big_endian = big_endian;
+	c->block_size = block_size;
+	if (block_size < 2 * (APC_LTT_HDR + APC_LTT_BLOCK_EV) + 4)
+		return apc_err_set(err, APC_EDATA, name, APC_NO_OFFSET,
+				   "block size %zu is too small for block_start and block_end", block_size);
+	c->block = malloc(block_size);
+	if (!c->block)
+		return apc_err_set(err, APC_ENOMEM, name, APC_NO_OFFSET,
+				   "cannot allocate a block of %zu bytes", block_size);
+	return APC_OK;
+}
+
+void apc_ltt_cpu_free(struct apc_ltt_cpu *c)
+{
+	free(c->block);
+	c->block = NULL;
+}
+
+/* Is there a block_end event at off? */
+static int cpu_end_at(const struct apc_ltt_cpu *c, uint64_t off)
+{
+	return off >= APC_LTT_HDR + APC_LTT_BLOCK_EV &&
+	       off + APC_LTT_HDR + APC_LTT_BLOCK_EV <= c->block_size - 4 &&
+	       rd_uint(c->block + off, 2, c->big_endian) == APC_LTT_ID_BLOCK_END;
+}
+
+int apc_ltt_cpu_load(struct apc_ltt_cpu *c, struct apc_err *err)
+{
+	size_t got = 0;
+	const uint8_t *b = c->block;
+	int be = c->big_endian;
+
+	if (c->have_block)
+		c->block_off += c->block_size;
+	c->have_block = 0;
+	while (got < c->block_size) {
+		long r = c->read(c->ctx, c->block + got, c->block_size - got, err);
+		if (r < 0)
+			return err->status < 0 ? err->status : APC_EIO;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got == 0) {
+		c->done = 1;
+		return APC_END;
+	}
+	if (got < c->block_size)
+		return apc_err_set(err, APC_EDATA, c->name, (int64_t)(c->block_off + got),
+				   "truncated block: %zu of %zu bytes (trace cut short?)", got,
+				   c->block_size);
+	if (rd_uint(b, 2, be) != APC_LTT_ID_BLOCK_START)
+		return apc_err_set(err, APC_EDATA, c->name, (int64_t)c->block_off,
+				   "block does not begin with block_start (id %u; wrong block size or endianness?)",
+				   (unsigned)rd_uint(b, 2, be));
+	/*
+	 * The trailer: before August 2004 the LTT writers stored the room
+	 * left after block_end (so block_end sits at block_size - trailer);
+	 * later ones store block_end's offset.  Take the meaning under which
+	 * a block_end event is found; if both fit, the one whose block id
+	 * matches block_start's.
+	 */
+	uint32_t tr = (uint32_t)rd_uint(b + c->block_size - 4, 4, be);
+	uint64_t old_off = tr <= c->block_size ? c->block_size - tr : 0, new_off = tr;
+	int old_ok = cpu_end_at(c, old_off), new_ok = cpu_end_at(c, new_off);
+	if (old_ok && new_ok && old_off != new_off) {
+		uint32_t id0 = (uint32_t)rd_uint(b + APC_LTT_HDR + 16, 4, be);
+		if ((uint32_t)rd_uint(b + new_off + APC_LTT_HDR + 16, 4, be) == id0 &&
+		    (uint32_t)rd_uint(b + old_off + APC_LTT_HDR + 16, 4, be) != id0)
+			old_ok = 0;
+	}
+	if (old_ok) {
+		c->end_pos = (size_t)old_off;
+		c->trailer = APC_LTT_TRAILER_OLD;
+	} else if (new_ok) {
+		c->end_pos = (size_t)new_off;
+		c->trailer = APC_LTT_TRAILER_NEW;
+	} else {
+		return apc_err_set(err, APC_EDATA, c->name, (int64_t)(c->block_off + c->block_size - 4),
+				   "block trailer %u points at no block_end under either meaning", tr);
+	}
+	const uint8_t *s = b + APC_LTT_HDR, *e = b + c->end_pos + APC_LTT_HDR;
+	c->bs_s = (uint32_t)rd_uint(s, 4, be);
+	c->bs_sub = (uint32_t)rd_uint(s + 4, 4, be);
+	c->bs_cyc = rd_uint(s + 8, 8, be);
+	c->be_s = (uint32_t)rd_uint(e, 4, be);
+	c->be_sub = (uint32_t)rd_uint(e + 4, 4, be);
+	c->be_cyc = rd_uint(e + 8, 8, be);
+	c->pos = 0;
+	c->have_block = 1;
+	c->nblocks++;
+	return APC_OK;
+}
+
+/* Block times under the sub-second reading (decided by the caller). */
+static void cpu_block_times(struct apc_ltt_cpu *c)
+{
+	int sub = c->subsec == APC_LTT_SUBSEC_US ? APC_LTT_SUBSEC_US : APC_LTT_SUBSEC_NS;
+
+	c->t0 = apc_ltt_timespec_ns(c->bs_s, c->bs_sub, sub);
+	c->t1 = apc_ltt_timespec_ns(c->be_s, c->be_sub, sub);
+}
+
+static void cpu_fill(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, size_t pos, uint16_t id,
+		     uint32_t hdr32, uint64_t cyc, uint64_t ts, size_t len)
+{
+	ev->cpu = c->cpu;
+	ev->id = id;
+	ev->hdr32 = hdr32;
+	ev->cycles = cyc;
+	/* Per-CPU time never runs backwards, even across odd blocks. */
+	if (ts < c->last_ts)
+		ts = c->last_ts;
+	c->last_ts = ts;
+	ev->ts = ts;
+	ev->offset = c->block_off + pos;
+	ev->payload = c->block + pos + APC_LTT_HDR;
+	ev->len = len;
+	ev->fac = c->ids->fac[id];
+	ev->def = c->ids->ev[id];
+}
+
+int apc_ltt_cpu_next(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_err *err)
+{
+	int be = c->big_endian;
+
+	for (;;) {
+		if (c->done)
+			return APC_END;
+		if (!c->have_block || c->pos > c->end_pos) {
+			int st = apc_ltt_cpu_load(c, err);
+			if (st)
+				return st;
+		}
+		const uint8_t *p = c->block + c->pos;
+		uint32_t hdr32 = (uint32_t)rd_uint(p + 2, 4, be);
+		if (c->pos == 0) {
+			cpu_block_times(c);
+			/* The count restarts from block_start's full 64-bit
+			 * payload, not its header (which is a little later). */
+			c->cyc = c->bs_cyc;
+			cpu_fill(c, ev, 0, APC_LTT_ID_BLOCK_START, hdr32, c->bs_cyc, c->t0,
+				 APC_LTT_BLOCK_EV);
+			c->pos = APC_LTT_HDR + APC_LTT_BLOCK_EV;
+			return APC_OK;
+		}
+		if (c->pos == c->end_pos) {
+			/* Events after a wrap that went unseen would put our
+			 * count below block_end's; count the wraps it implies. */
+			if (c->be_cyc > c->cyc)
+				c->wraps += (c->be_cyc - c->cyc) >> 32;
+			c->cyc = c->be_cyc;
+			cpu_fill(c, ev, c->pos, APC_LTT_ID_BLOCK_END, hdr32, c->be_cyc, c->t1,
+				 APC_LTT_BLOCK_EV);
+			c->pos = c->end_pos + 1; /* load the next block next time */
+			return APC_OK;
+		}
+		if (c->pos + APC_LTT_HDR > c->end_pos)
+			return apc_err_set(err, APC_EDATA, c->name, (int64_t)(c->block_off + c->pos),
+					   "event header runs past block_end at offset %zu", c->end_pos);
+		uint16_t id = (uint16_t)rd_uint(p, 2, be);
+		const struct apc_ltt_evdef *def = c->ids->ev[id];
+		/* Extend the low 32 bits: the count only goes forward, so a
+		 * smaller value means it wrapped (heartbeats guarantee an event
+		 * at least once per wrap period). */
+		uint64_t cyc = (c->cyc & ~(uint64_t)0xffffffff) | hdr32;
+		if (cyc < c->cyc) {
+			cyc += UINT64_C(1) << 32;
+			c->wraps++;
+		}
+		if (!def) {
+			/* No definition, no size: nothing after it can be found. */
+			c->undefined++;
+			c->skipped++;
+			c->pos = c->end_pos;
+			continue;
+		}
+		if (id == APC_LTT_ID_BLOCK_START || id == APC_LTT_ID_BLOCK_END)
+			return apc_err_set(err, APC_EDATA, c->name, (int64_t)(c->block_off + c->pos),
+					   "%s inside a block (event sizes do not match the trace?)",
+					   def->name);
+		size_t avail = c->end_pos - c->pos - APC_LTT_HDR;
+		int64_t len = apc_ltt_payload_len(def, p + APC_LTT_HDR, avail, be);
+		if (len < 0)
+			return apc_err_set(err, APC_EDATA, c->name, (int64_t)(c->block_off + c->pos),
+					   "event %s (id %u) runs past block_end at offset %zu or is malformed",
+					   def->name, id, c->end_pos);
+		c->cyc = cyc;
+		cpu_fill(c, ev, c->pos, id, hdr32, cyc,
+			 apc_ltt_interp(cyc, c->t0, c->bs_cyc, c->t1, c->be_cyc), (size_t)len);
+		c->pos += APC_LTT_HDR + (size_t)len;
+		return APC_OK;
+	}
+}

@@ -1,0 +1,788 @@
+/*
+ * test_ltt.c - the LTT reader: the tolerant eventdefs parser on every
+ * historical core.xml, the type language on annotated bytes, the one
+ * real trace (smp_example) against its reference listing, and
+ * generated traces (tools/lttgen.c, included here) against their
+ * ground truth.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "input.h"
+#include "ltt.h"
+#include "t.h"
+
+int lttgen_main(int argc, char **argv);
+#define main lttgen_main
+#include "../../tools/lttgen.c"
+#undef main
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *b;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc((size_t)n + 1);
+	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+		free(b);
+		b = NULL;
+	}
+	if (b)
+		b[n] = 0;
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+static long file_read(void *ctx, void *buf, size_t n, struct apc_err *err)
+{
+	(void)err;
+	return (long)fread(buf, 1, n, ctx);
+}
+
+/* Load every eventdefs/ *.xml of a trace dir and compile for ILP32. */
+static int load_defs(const char *dir, struct apc_ltt_defs *d, struct apc_ltt_arch *a)
+{
+	char p[4096];
+	struct dirent *de;
+	DIR *dd;
+	struct apc_err err;
+
+	snprintf(p, sizeof p, "%s/eventdefs", dir);
+	dd = opendir(p);
+	if (!dd)
+		return -1;
+	apc_err_clear(&err);
+	while ((de = readdir(dd))) {
+		size_t len;
+		char *b;
+		if (!strstr(de->d_name, ".xml"))
+			continue;
+		snprintf(p, sizeof p, "%s/eventdefs/%s", dir, de->d_name);
+		b = slurp(p, &len);
+		if (!b || apc_ltt_defs_add(d, b, len, p, &err)) {
+			free(b);
+			closedir(dd);
+			return -1;
+		}
+		free(b);
+	}
+	closedir(dd);
+	apc_ltt_arch_set(a, "ILP32");
+	return apc_ltt_defs_compile(d, a, &err);
+}
+
+static const struct apc_ltt_evdef *find_ev(const struct apc_ltt_defs *d, const char *fac,
+					   const char *ev)
+{
+	for (size_t i = 0; i < d->nfacs; i++)
+		if (!strcmp(d->facs[i].name, fac))
+			for (size_t k = 0; k < d->facs[i].nevents; k++)
+				if (!strcmp(d->facs[i].events[k].name, ev))
+					return &d->facs[i].events[k];
+	return NULL;
+}
+
+/* ---- parser and type language ------------------------------------------ */
+
+static void xml_tolerant(void)
+{
+	static const char src[] =
+		"<?xml version=\"1.0\"?><!-- c <x> -->\n"
+		"<facility name=f per_trace>\n"
+		"  <event name=e size=4/> text &lt;1&gt;\n"
+		"  <field name=time><typeref name=timespec></event>\n" /* spec's typo */
+		"  <x a='q' b = \"r s\"/>\n"
+		"</facility></nothing>";
+	struct apc_ltt_xnode *root;
+	struct apc_err err;
+
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_xml_parse(src, sizeof src - 1, "t", &root, &err), APC_OK);
+	const struct apc_ltt_xnode *f = apc_ltt_xml_child(root, "facility");
+	T_ASSERT(f != NULL);
+	if (!f) {
+		apc_ltt_xml_free(root);
+		return;
+	}
+	T_EQ_STR(apc_ltt_xml_attr(f, "name"), "f");
+	T_EQ_STR(apc_ltt_xml_attr(f, "per_trace"), "");
+	T_EQ_STR(apc_ltt_xml_attr(apc_ltt_xml_child(f, "event"), "size"), "4");
+	T_EQ_STR(f->text, "text <1>");
+	const struct apc_ltt_xnode *fl = apc_ltt_xml_child(f, "field");
+	T_ASSERT(fl && apc_ltt_xml_child(fl, "typeref"));
+	/* </event> closed nothing open, so <x> is still inside the field */
+	T_ASSERT(apc_ltt_xml_child(fl, "x") != NULL);
+	T_EQ_STR(apc_ltt_xml_attr(apc_ltt_xml_child(fl, "x"), "b"), "r s");
+	apc_ltt_xml_free(root);
+
+	/* Nesting beyond the limit is refused, not a stack overflow. */
+	char deep[70 * 3 + 1];
+	for (int i = 0; i < 70; i++)
+		memcpy(deep + i * 3, "<a>", 3);
+	T_EQ_INT(apc_ltt_xml_parse(deep, 210, "t", &root, &err), APC_EDATA);
+}
+
+static void eventdefs_history(void)
+{
+	const char *sd = t_shared_testdata();
+	char dir[4096];
+	DIR *dd;
+	struct dirent *de;
+	int files = 0;
+
+	if (!sd)
+		T_SKIP("../shared/testdata absent");
+	snprintf(dir, sizeof dir, "%s/ltt/eventdefs-history", sd);
+	dd = opendir(dir);
+	T_ASSERT(dd != NULL);
+	if (!dd)
+		return;
+	while ((de = readdir(dd))) {
+		char p[8192];
+		size_t len;
+		struct apc_ltt_defs d = {0};
+		struct apc_ltt_arch a = {0};
+		struct apc_err err;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+		char *b = slurp(p, &len);
+		apc_err_clear(&err);
+		apc_ltt_arch_set(&a, "ILP32");
+		/* LTTng files are parsed and compiled too (pointer, size_t,
+		 * long are in the type language here). */
+		int st = apc_ltt_defs_add(&d, b, len, p, &err);
+		if (!st)
+			st = apc_ltt_defs_compile(&d, &a, &err);
+		if (st)
+			T_FAIL("%s: %s", de->d_name, err.msg);
+		T_ASSERT(d.nfacs >= 1 && d.facs[0].nevents >= 1);
+		if (strstr(de->d_name, "core.xml.")) {
+			const struct apc_ltt_evdef *e = find_ev(&d, "core", "syscall_entry");
+			T_ASSERT(e && e->fixed == 5);
+			e = find_ev(&d, "core", "file_system");
+			T_ASSERT(e && e->fixed == -1);
+			e = find_ev(&d, "core", "soft_irq");
+			T_ASSERT(e && e->fixed == 5 && e->type);
+			if (!strstr(de->d_name, "2003")) {
+				e = find_ev(&d, "core", "block_start");
+				T_ASSERT(e && e->fixed == 20);
+				e = find_ev(&d, "core", "time_heartbeat");
+				T_ASSERT(e && e->fixed == 16);
+			}
+		}
+		if (strstr(de->d_name, "lttng-2005-09_process")) {
+			apc_ltt_defs_free(&d);
+			apc_ltt_arch_set(&a, "LP64");
+			apc_ltt_defs_add(&d, b, len, p, &err);
+			T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_OK);
+			const struct apc_ltt_evdef *e = find_ev(&d, "process", "kernel_thread");
+			T_ASSERT(e && e->fixed == 12); /* u32 + 64-bit pointer */
+		}
+		files++;
+		apc_ltt_defs_free(&d);
+		free(b);
+	}
+	closedir(dd);
+	T_EQ_INT(files, 12);
+}
+
+static void type_language(void)
+{
+	static const char src[] =
+		"<facility name=t>\n"
+		" <event name=all><struct>\n"
+		"  <field name=a><int size=short/></field>\n"
+		"  <field name=b><uint size=long/></field>\n"
+		"  <field name=c><enum size=1>ZERO ONE TWO</enum></field>\n"
+		"  <field name=s><string/></field>\n"
+		"  <field name=q><sequence lengthsize=1><typeref name=p/></sequence></field>\n"
+		"  <field name=u><union typecodesize=1><field name=x><float size=4/></field>\n"
+		"    <field name=y><string/></field></union></field>\n"
+		"  <field name=z><array size=2><uint size=medium/></array></field>\n"
+		"  <field name=last><uint size=2/></field>\n"
+		" </struct></event>\n"
+		" <type name=p><struct><field name=m><uint size=1/></field><field name=n><string/></field></struct></type>\n"
+		" <event name=fixed><array size=3><typeref name=fx/></array></event>\n"
+		" <type name=fx><union typecodesize=short><field name=a><int size=4/></field>\n"
+		"   <field name=b><array size=2><uint size=2/></array></field></union></type>\n"
+		" <event name=empty></event>\n"
+		"</facility>\n";
+	/* a=-2 (2), b (4, ILP32 long), c=2, s="hi", q: 2 x {m, n}, u tag 1 "z",
+	 * z two u32, last 0x0102 -- little endian */
+	static const uint8_t le[] = {
+		0xfe, 0xff,             /* a */
+		0x78, 0x56, 0x34, 0x12, /* b */
+		0x02,                   /* c */
+		'h', 'i', 0,            /* s */
+		0x02, 0x07, 'x', 0, 0x08, 0, /* q: 2 elements */
+		0x01, 'z', 0,           /* u: tag 1 = string */
+		1, 0, 0, 0, 2, 0, 0, 0, /* z */
+		0x02, 0x01};            /* last */
+	struct apc_ltt_defs d = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_err err;
+	uint64_t v;
+	const char *s;
+	size_t n;
+
+	apc_err_clear(&err);
+	apc_ltt_arch_set(&a, "ILP32");
+	T_EQ_INT(apc_ltt_defs_add(&d, src, sizeof src - 1, "t.xml", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_OK);
+	const struct apc_ltt_evdef *all = find_ev(&d, "t", "all"), *fx = find_ev(&d, "t", "fixed");
+	T_ASSERT(all && fx);
+	if (!all || !fx)
+		goto out;
+	T_EQ_INT(all->fixed, -1);
+	T_EQ_INT(fx->fixed, 3 * (2 + 4)); /* union with equal-size members is fixed */
+	T_EQ_INT(find_ev(&d, "t", "empty")->fixed, 0);
+	T_EQ_INT(apc_ltt_payload_len(all, le, sizeof le, 0), (int64_t)sizeof le);
+	T_EQ_INT(apc_ltt_field_u64(all, le, sizeof le, 0, "last", &v), 0);
+	T_EQ_U64(v, 0x0102);
+	T_EQ_INT(apc_ltt_field_u64(all, le, sizeof le, 0, "b", &v), 0);
+	T_EQ_U64(v, 0x12345678);
+	T_EQ_INT(apc_ltt_field_str(all, le, sizeof le, 0, "s", &s, &n), 0);
+	T_ASSERT(n == 2 && !memcmp(s, "hi", 2));
+	/* Every truncation is caught. */
+	for (size_t k = 0; k < sizeof le; k++)
+		if (apc_ltt_payload_len(all, le, k, 0) >= 0)
+			T_FAIL("truncated to %zu bytes accepted", k);
+	/* A bad union tag and a huge sequence length are refused. */
+	uint8_t bad[sizeof le];
+	memcpy(bad, le, sizeof le);
+	bad[16] = 5;
+	T_EQ_INT(apc_ltt_payload_len(all, bad, sizeof bad, 0), -1);
+	memcpy(bad, le, sizeof le);
+	bad[10] = 0xff;
+	T_EQ_INT(apc_ltt_payload_len(all, bad, sizeof bad, 0), -1);
+	/* Big endian reads the same bytes the other way round. */
+	T_EQ_INT(apc_ltt_field_u64(all, le, sizeof le, 1, "last", &v), 0);
+	T_EQ_U64(v, 0x0201);
+	/* LP64: long is 8 bytes, so the same payload no longer fits exactly. */
+	apc_ltt_arch_set(&a, "LP64");
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_OK);
+	T_ASSERT(apc_ltt_payload_len(all, le, sizeof le, 0) != (int64_t)sizeof le);
+out:
+	apc_ltt_defs_free(&d);
+
+	/* Undefined and recursive typerefs are errors at compile time. */
+	static const char undef[] = "<facility name=u><event name=e><typeref name=nope/></event></facility>";
+	static const char rec[] = "<facility name=r><event name=e><typeref name=a/></event>"
+				  "<type name=a><struct><field name=x><typeref name=a/></field></struct></type></facility>";
+	apc_ltt_arch_set(&a, "ILP32");
+	T_EQ_INT(apc_ltt_defs_add(&d, undef, sizeof undef - 1, "u", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_EDATA);
+	apc_ltt_defs_free(&d);
+	T_EQ_INT(apc_ltt_defs_add(&d, rec, sizeof rec - 1, "r", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_EDATA);
+	apc_ltt_defs_free(&d);
+	T_EQ_INT(apc_ltt_defs_add(&d, "<x/>", 4, "n", &err), APC_EDATA);
+	apc_ltt_defs_free(&d);
+}
+
+/* ---- the real trace ----------------------------------------------------- */
+
+struct ref_ev {
+	uint64_t off, hdr32, cyc, t;
+	unsigned id;
+};
+
+struct ref_cpu {
+	uint64_t trailer, end_at, total;
+	uint64_t bs[4], be[4]; /* s, sub, cycles, id */
+	struct ref_ev ev[64];
+	size_t nev;
+	char counts[2048];
+};
+
+/* Parse smp_example.reference.txt (the 2004 reader's listing). */
+static int parse_reference(const char *path, struct ref_cpu cpu[2])
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int c = -1;
+
+	if (!f)
+		return -1;
+	memset(cpu, 0, 2 * sizeof *cpu);
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long a, b, s, ns, frac;
+		if (sscanf(line, "cpu/%d:", &c) == 1 && c >= 0 && c < 2) {
+			const char *p = strstr(line, "trailer_u32=");
+			sscanf(p, "trailer_u32=%llu block_end_at=%llu", &a, &b);
+			cpu[c].trailer = a;
+			cpu[c].end_at = b;
+			p = strstr(line, "block_start=(");
+			sscanf(p, "block_start=(%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64, &cpu[c].bs[0],
+			       &cpu[c].bs[1], &cpu[c].bs[2], &cpu[c].bs[3]);
+			p = strstr(line, "block_end=(");
+			sscanf(p, "block_end=(%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64, &cpu[c].be[0],
+			       &cpu[c].be[1], &cpu[c].be[2], &cpu[c].be[3]);
+		} else if (c >= 0 && c < 2 && strstr(line, "off=") && cpu[c].nev < 64) {
+			struct ref_ev *e = &cpu[c].ev[cpu[c].nev];
+			char name[64];
+			unsigned id;
+			if (sscanf(line, " off= %llu id= %u %63s hdr32=%llx cyc=%llu t=%llu.%llu", &a, &id,
+				   name, &b, &s, &ns, &frac) == 7) {
+				e->off = a;
+				e->id = id;
+				e->hdr32 = b;
+				e->cyc = s;
+				e->t = ns * 1000000000ull + frac;
+				cpu[c].nev++;
+			}
+		} else if (c >= 0 && c < 2 && strstr(line, "total events=")) {
+			sscanf(strstr(line, "total events="), "total events=%" SCNu64, &cpu[c].total);
+			const char *p = strstr(line, "counts={");
+			snprintf(cpu[c].counts, sizeof cpu[c].counts, "%s", p ? p + 8 : "");
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The count the reference lists for event `name`, or -1. */
+static int64_t ref_count(const struct ref_cpu *c, const char *name)
+{
+	char key[80];
+	const char *p;
+
+	snprintf(key, sizeof key, "'%s': ", name);
+	p = strstr(c->counts, key);
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+static void smp_example_walk(void)
+{
+	const char *sd = t_shared_testdata();
+	char dir[4096], p[4200];
+	struct ref_cpu ref[2];
+	struct apc_ltt_defs d = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_ltt_idmap *ids = malloc(sizeof *ids);
+
+	if (!sd) {
+		free(ids);
+		T_SKIP("../shared/testdata absent");
+	}
+	snprintf(dir, sizeof dir, "%s/ltt/smp_example", sd);
+	snprintf(p, sizeof p, "%s/ltt/smp_example.reference.txt", sd);
+	T_EQ_INT(parse_reference(p, ref), 0);
+	T_EQ_INT(load_defs(dir, &d, &a), 0);
+	apc_ltt_idmap_build(ids, &d);
+	T_EQ_STR(ids->ev[APC_LTT_ID_BLOCK_START]->name, "block_start");
+	T_EQ_STR(ids->ev[APC_LTT_ID_HEARTBEAT]->name, "time_heartbeat");
+	T_EQ_STR(ids->ev[7]->name, "schedchange");
+	for (int cpu = 0; cpu < 2; cpu++) {
+		/* Both readings: ns reproduces the reference's own times (its
+		 * algorithm), us is what the reader uses (the converter bug). */
+		for (int sub = APC_LTT_SUBSEC_NS; sub <= APC_LTT_SUBSEC_US; sub++) {
+			struct apc_ltt_cpu w;
+			struct apc_ltt_raw ev;
+			struct apc_err err;
+			uint64_t n = 0, counts[32] = {0}, last_off = 0;
+			size_t k = 0;
+			int st;
+			snprintf(p, sizeof p, "%s/cpu/%d", dir, cpu);
+			FILE *f = fopen(p, "rb");
+			T_ASSERT(f != NULL);
+			if (!f)
+				continue;
+			apc_err_clear(&err);
+			T_EQ_INT(apc_ltt_cpu_init(&w, cpu, p, file_read, f, ids, 0, 1000000, &err), APC_OK);
+			w.subsec = sub;
+			uint64_t t0 = apc_ltt_timespec_ns((uint32_t)ref[cpu].bs[0], (uint32_t)ref[cpu].bs[1], sub);
+			uint64_t t1 = apc_ltt_timespec_ns((uint32_t)ref[cpu].be[0], (uint32_t)ref[cpu].be[1], sub);
+			while ((st = apc_ltt_cpu_next(&w, &ev, &err)) == APC_OK) {
+				n++;
+				if (ev.id < 32)
+					counts[ev.id]++;
+				last_off = ev.offset;
+				while (k < ref[cpu].nev && ref[cpu].ev[k].off < ev.offset)
+					k++;
+				if (k < ref[cpu].nev && ref[cpu].ev[k].off == ev.offset) {
+					const struct ref_ev *r = &ref[cpu].ev[k];
+					uint64_t want = sub == APC_LTT_SUBSEC_NS
+						? r->t
+						: apc_ltt_interp(r->cyc, t0, ref[cpu].bs[2], t1, ref[cpu].be[2]);
+					if (ev.id != r->id || ev.hdr32 != r->hdr32 || ev.cycles != r->cyc ||
+					    ev.ts != want)
+						T_FAIL("cpu %d off %" PRIu64 ": id %u hdr %x cyc %" PRIu64 " t %" PRIu64
+						       ", reference id %u cyc %" PRIu64 " t %" PRIu64,
+						       cpu, ev.offset, ev.id, ev.hdr32, ev.cycles, ev.ts, r->id,
+						       r->cyc, want);
+					k++;
+				}
+			}
+			T_EQ_INT(st, APC_END);
+			T_EQ_INT(k, ref[cpu].nev); /* every listed event was met */
+			T_EQ_U64(n, ref[cpu].total);
+			T_EQ_U64(last_off, ref[cpu].end_at); /* walking lands on block_end */
+			T_EQ_INT(w.trailer, APC_LTT_TRAILER_OLD);
+			T_EQ_U64(1000000 - w.end_pos, ref[cpu].trailer);
+			T_EQ_U64(w.wraps, 1);
+			for (unsigned id = 0; id < 32; id++) {
+				if (!ids->ev[id])
+					continue;
+				int64_t want = ref_count(&ref[cpu], ids->ev[id]->name);
+				if (want < 0)
+					want = 0;
+				if ((int64_t)counts[id] != want)
+					T_FAIL("cpu %d %s: %" PRIu64 " events, reference %" PRId64, cpu,
+					       ids->ev[id]->name, counts[id], want);
+			}
+			if (sub == APC_LTT_SUBSEC_US) {
+				/* read as us both CPUs run at 350.795 MHz */
+				double mhz = (double)(ref[cpu].be[2] - ref[cpu].bs[2]) / (double)(t1 - t0) * 1e3;
+				T_ASSERT(mhz > 350.79 && mhz < 350.80);
+			}
+			apc_ltt_cpu_free(&w);
+			fclose(f);
+		}
+	}
+	apc_ltt_defs_free(&d);
+	free(ids);
+}
+
+struct drained {
+	uint64_t by_type[APC_EV_TYPE_COUNT];
+	uint64_t first_ts, n;
+	int order_ok, core_order_ok;
+	char marks[4][64];
+	uint64_t mark_ts[4];
+	size_t nmarks;
+};
+
+/* Open `path` through the input layer and the LTT reader; drain it. */
+static int run_reader(const char *path, struct apc_model *m, struct drained *dr,
+		      struct apc_ltt_stat *stats, size_t *nstats)
+{
+	struct apc_input *in = NULL;
+	struct apc_reader r;
+	struct apc_batch b;
+	uint64_t last = 0, last_core[64] = {0};
+	int st;
+
+	memset(&r, 0, sizeof r);
+	memset(dr, 0, sizeof *dr);
+	dr->order_ok = dr->core_order_ok = 1;
+	apc_err_clear(&r.err);
+	st = apc_input_open(path, &in, &r.err);
+	if (st)
+		return st;
+	if (apc_format_ltt.bid(in) != 100) {
+		apc_input_close(in);
+		return -100;
+	}
+	r.fmt = &apc_format_ltt;
+	r.inputs = &in;
+	r.ninputs = 1;
+	r.model = m;
+	apc_batch_init(&b, 1024);
+	st = apc_format_ltt.open(&r);
+	while (!st) {
+		apc_batch_reset(&b);
+		st = apc_format_ltt.next(&r, &b);
+		for (size_t i = 0; i < b.n; i++) {
+			const struct apc_event *e = &b.ev[i];
+			if (dr->n++ == 0)
+				dr->first_ts = e->ts;
+			dr->by_type[e->type]++;
+			if (!(e->flags & APC_EVF_NO_TS) && e->ts < last)
+				dr->order_ok = 0;
+			if (e->core >= 0 && e->core < 64) {
+				if (e->ts < last_core[e->core])
+					dr->core_order_ok = 0;
+				last_core[e->core] = e->ts;
+			}
+			if (!(e->flags & APC_EVF_NO_TS))
+				last = e->ts;
+			if (e->type == APC_EV_ANNOTATION && dr->nmarks < 4) {
+				snprintf(dr->marks[dr->nmarks], 64, "%s", e->u.ann->text);
+				dr->mark_ts[dr->nmarks++] = e->ts;
+			}
+		}
+	}
+	if (st == APC_END)
+		st = APC_OK;
+	if (st)
+		fprintf(stderr, "  reader: %s\n", r.err.msg);
+	if (stats) {
+		/* The stats' strings live as long as the reader: keep copies. */
+		static char names[128][2][64];
+		*nstats = apc_ltt_stats(&r, stats, *nstats);
+		for (size_t i = 0; i < *nstats && i < 128; i++) {
+			snprintf(names[i][0], 64, "%s", stats[i].event);
+			snprintf(names[i][1], 64, "%s", stats[i].became);
+			stats[i].event = names[i][0];
+			stats[i].became = names[i][1];
+			stats[i].facility = NULL;
+		}
+	}
+	apc_format_ltt.close(&r);
+	apc_batch_free(&b);
+	apc_input_close(in);
+	return st;
+}
+
+static void smp_example_reader(void)
+{
+	const char *sd = t_shared_testdata();
+	char dir[4096], p[4200];
+	struct ref_cpu ref[2];
+	struct apc_model m;
+	struct drained dr;
+	struct apc_ltt_stat stats[128];
+	size_t nstats = 128;
+
+	if (!sd)
+		T_SKIP("../shared/testdata absent");
+	snprintf(dir, sizeof dir, "%s/ltt/smp_example", sd);
+	snprintf(p, sizeof p, "%s/ltt/smp_example.reference.txt", sd);
+	T_EQ_INT(parse_reference(p, ref), 0);
+	apc_model_init(&m);
+	T_EQ_INT(run_reader(dir, &m, &dr, stats, &nstats), APC_OK);
+	T_EQ_INT(m.meta.ncores, 2);
+	T_ASSERT(m.meta.target_name && strstr(m.meta.target_name, "thales") &&
+		 strstr(m.meta.target_name, "2.5.44"));
+	/* microseconds: block_start (1467637903 s, 312859 us) on cpu 0 */
+	T_EQ_U64(m.meta.wall_clock_ns, ref[0].bs[0] * 1000000000ull + ref[0].bs[1] * 1000);
+	T_EQ_U64(m.meta.monotonic_delta, m.meta.wall_clock_ns);
+	T_EQ_U64(m.records_read, ref[0].total + ref[1].total);
+	T_ASSERT(dr.order_ok && dr.core_order_ok);
+	T_ASSERT(dr.first_ts >= m.meta.monotonic_delta);
+	T_EQ_U64(dr.by_type[APC_EV_ACTIVITY],
+		 ref_count(&ref[0], "schedchange") + ref_count(&ref[1], "schedchange"));
+	/* every per-type count, per CPU, is in the stats table */
+	uint64_t seen = 0;
+	for (size_t i = 0; i < nstats && i < 128; i++) {
+		const struct apc_ltt_stat *s = &stats[i];
+		T_ASSERT(s->cpu == 0 || s->cpu == 1);
+		if (s->cpu != 0 && s->cpu != 1)
+			continue;
+		T_EQ_INT((int64_t)s->count, ref_count(&ref[s->cpu], s->event));
+		seen += s->count;
+		if (!strcmp(s->event, "irq_entry"))
+			T_EQ_STR(s->became, "counter ltt_irq");
+		if (!strcmp(s->event, "kernel_timer"))
+			T_EQ_STR(s->became, "ltt_core_kernel_timer");
+	}
+	T_EQ_U64(seen, ref[0].total + ref[1].total);
+	/* counters: all but the 6 builtins (block_start, block_end and
+	 * time_heartbeat on each CPU) and schedchange; none dropped */
+	uint64_t want = ref[0].total + ref[1].total - 6 - (uint64_t)dr.by_type[APC_EV_ACTIVITY];
+	T_EQ_U64(dr.by_type[APC_EV_COUNTER], want);
+	struct apc_counter_decl *irq = apc_model_find_counter(&m, "ltt_irq");
+	T_ASSERT(irq && irq->cls == APC_CLASS_INCIDENT && irq->per_cpu == APC_YES);
+	struct apc_counter_decl *fs = apc_model_find_counter(&m, "ltt_core_file_system");
+	T_ASSERT(fs && fs->title && !strcmp(fs->title, "core") && fs->description &&
+		 strstr(fs->description, "file system"));
+	apc_model_free(&m);
+}
+
+/* ---- generated traces ---------------------------------------------------- */
+
+struct truth {
+	char subsec[8], trailer[8];
+	uint64_t model[8]; /* activity link exit name counter annotation */
+	uint64_t marks[4];
+	size_t nmarks;
+	FILE *f;
+};
+
+static void gen_run(const char *extra, int cpus, int events, uint64_t seed)
+{
+	char dir[] = "/tmp/test_ltt.XXXXXX", out[256], truthp[256], cmd[1024];
+	char *argv[32];
+	int argc = 0;
+
+	if (!mkdtemp(dir)) {
+		T_FAIL("mkdtemp");
+		return;
+	}
+	snprintf(out, sizeof out, "%s/trace", dir);
+	snprintf(truthp, sizeof truthp, "%s/truth", dir);
+	snprintf(cmd, sizeof cmd, "lttgen --seed %" PRIu64 " --events %d --cpus %d -o %s --truth %s %s",
+		 seed, events, cpus, out, truthp, extra);
+	for (char *t = strtok(cmd, " "); t && argc < 31; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	T_EQ_INT(lttgen_main(argc, argv), 0);
+
+	/* 1. raw walk per CPU against the ev lines */
+	struct apc_ltt_defs d = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_ltt_idmap *ids = malloc(sizeof *ids);
+	FILE *tf = fopen(truthp, "r");
+	char line[512];
+	int big = strstr(extra, "big") != NULL, us = strstr(extra, "usec") != NULL;
+	T_EQ_INT(load_defs(out, &d, &a), 0);
+	/* control/facilities put "extra" at 40; do the same by hand here */
+	for (size_t i = 0; i < d.nfacs; i++)
+		if (!strcmp(d.facs[i].name, "extra")) {
+			d.facs[i].base = GEN_EXTRA_BASE;
+			d.facs[i].has_base = 1;
+		}
+	apc_ltt_idmap_build(ids, &d);
+	struct apc_ltt_cpu w[8];
+	FILE *cf[8];
+	for (int c = 0; c < cpus; c++) {
+		struct apc_err err;
+		snprintf(cmd, sizeof cmd, "%s/cpu/%d", out, c);
+		cf[c] = fopen(cmd, "rb");
+		apc_ltt_cpu_init(&w[c], c, "cpu", file_read, cf[c], ids, big, 4096, &err);
+		w[c].subsec = us ? APC_LTT_SUBSEC_US : APC_LTT_SUBSEC_NS;
+	}
+	uint64_t nev = 0, bad = 0, wraps[8] = {0};
+	struct truth t;
+	memset(&t, 0, sizeof t);
+	while (tf && fgets(line, sizeof line, tf)) {
+		int c;
+		unsigned id;
+		uint64_t ts, cyc, v;
+		char k[32];
+		if (sscanf(line, "ev %d %u %" SCNu64 " %" SCNu64, &c, &id, &ts, &cyc) == 4) {
+			struct apc_ltt_raw ev;
+			struct apc_err err;
+			nev++;
+			if (apc_ltt_cpu_next(&w[c], &ev, &err) != APC_OK) {
+				if (!bad++)
+					T_FAIL("cpu %d ended early: %s", c, err.msg);
+				continue;
+			}
+			if ((ev.id != id || ev.ts != ts || ev.cycles != cyc) && !bad++)
+				T_FAIL("cpu %d event %" PRIu64 ": id %u ts %" PRIu64 " cyc %" PRIu64
+				       ", truth id %u ts %" PRIu64 " cyc %" PRIu64,
+				       c, nev, ev.id, ev.ts, ev.cycles, id, ts, cyc);
+		} else if (sscanf(line, "wraps %d %" SCNu64, &c, &v) == 2) {
+			wraps[c] = v;
+		} else if (sscanf(line, "model %31s %" SCNu64, k, &v) == 2) {
+			static const char *const kinds[] = {"activity", "link", "exit", "name", "counter",
+							    "annotation"};
+			for (int i = 0; i < 6; i++)
+				if (!strcmp(k, kinds[i]))
+					t.model[i] = v;
+		} else if (sscanf(line, "mark %" SCNu64, &v) == 1 && t.nmarks < 4) {
+			t.marks[t.nmarks++] = v;
+		}
+	}
+	T_EQ_U64(bad, 0);
+	T_ASSERT(nev > (uint64_t)events * (uint64_t)cpus);
+	for (int c = 0; c < cpus; c++) {
+		struct apc_ltt_raw ev;
+		struct apc_err err;
+		T_EQ_INT(apc_ltt_cpu_next(&w[c], &ev, &err), APC_END);
+		T_ASSERT(w[c].nblocks > 1);
+		T_ASSERT(wraps[c] > 0);
+		T_EQ_INT(w[c].trailer, strstr(extra, "new") ? APC_LTT_TRAILER_NEW : APC_LTT_TRAILER_OLD);
+		apc_ltt_cpu_free(&w[c]);
+		fclose(cf[c]);
+	}
+	if (tf)
+		fclose(tf);
+	apc_ltt_defs_free(&d);
+	free(ids);
+
+	/* 2. the whole reader (control/facilities, processes, bookmarks) */
+	struct apc_model m;
+	struct drained dr;
+	apc_model_init(&m);
+	T_EQ_INT(run_reader(out, &m, &dr, NULL, NULL), APC_OK);
+	T_EQ_INT(m.meta.ncores, cpus);
+	T_ASSERT(dr.order_ok && dr.core_order_ok);
+	T_EQ_U64(dr.by_type[APC_EV_ACTIVITY], t.model[0]);
+	T_EQ_U64(dr.by_type[APC_EV_LINK], t.model[1]);
+	T_EQ_U64(dr.by_type[APC_EV_TASK_EXIT], t.model[2]);
+	T_EQ_U64(dr.by_type[APC_EV_THREAD_NAME], t.model[3]);
+	T_EQ_U64(dr.by_type[APC_EV_COUNTER], t.model[4]);
+	T_EQ_U64(dr.by_type[APC_EV_ANNOTATION], t.model[5]);
+	T_EQ_INT(dr.nmarks, 2);
+	if (dr.nmarks == 2 && t.nmarks == 2) {
+		T_EQ_U64(dr.mark_ts[0], t.marks[0]);
+		T_EQ_U64(dr.mark_ts[1], t.marks[1]);
+		T_EQ_STR(dr.marks[0], "first: Start");
+		T_EQ_STR(dr.marks[1], "second");
+	}
+	T_ASSERT(apc_model_find_counter(&m, "ltt_extra_blob") != NULL);
+	int found_unit = 0;
+	for (size_t i = 0; i < m.meta.nattrs; i++)
+		if (!strcmp(m.meta.attrs[i].key, "ltt_subsecond_unit"))
+			found_unit = !strcmp(m.meta.attrs[i].value, us ? "us" : "ns");
+	T_ASSERT(found_unit);
+	if (strstr(extra, "undefined")) {
+		int found = 0;
+		for (size_t i = 0; i < m.nunmapped; i++)
+			found |= strstr(m.unmapped[i].what, "undefined event id") != NULL;
+		T_ASSERT(found);
+	}
+	apc_model_free(&m);
+
+	/* 3. the same tree as a tar archive reads the same */
+	snprintf(cmd, sizeof cmd, "tar -C '%s' -cf '%s/t.tar' trace 2>/dev/null", dir, dir);
+	if (system(cmd) == 0) {
+		struct drained dt;
+		snprintf(cmd, sizeof cmd, "%s/t.tar", dir);
+		apc_model_init(&m);
+		T_EQ_INT(run_reader(cmd, &m, &dt, NULL, NULL), APC_OK);
+		T_EQ_U64(dt.n, dr.n);
+		T_EQ_U64(dt.by_type[APC_EV_COUNTER], dr.by_type[APC_EV_COUNTER]);
+		apc_model_free(&m);
+	}
+
+	/* 4. a CPU file cut inside its second block: data error, salvage */
+	snprintf(cmd, sizeof cmd, "%s/cpu/0", out);
+	if (truncate(cmd, 4096 + 100) == 0) {
+		struct drained dt;
+		apc_model_init(&m);
+		T_EQ_INT(run_reader(out, &m, &dt, NULL, NULL), APC_EDATA);
+		T_ASSERT(dt.n > 0);
+		apc_model_free(&m);
+	}
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		T_FAIL("cannot remove %s", dir);
+}
+
+static void gen_little_old(void) { gen_run("--trailer old", 2, 3000, 1); }
+static void gen_big_new(void) { gen_run("--endian big --trailer new", 3, 2000, 2); }
+static void gen_usec_one_cpu(void) { gen_run("--usec", 1, 2500, 3); }
+static void gen_undefined_ids(void) { gen_run("--undefined --endian big", 2, 3000, 4); }
+
+static void interp_exact(void)
+{
+	/* 128-bit: a span of 2^40 cycles over 2^40 ns does not overflow */
+	uint64_t c0 = 1ull << 40, t0 = 5;
+	T_EQ_U64(apc_ltt_interp(c0 + (1ull << 39), t0, c0, t0 + (1ull << 40), c0 + (1ull << 40)),
+		 t0 + (1ull << 39));
+	T_EQ_U64(apc_ltt_interp(10, 100, 10, 50, 20), 100); /* time going back: start */
+	T_EQ_U64(apc_ltt_interp(15, 100, 10, 200, 10), 100); /* empty block: start */
+	T_EQ_U64(apc_ltt_interp(13, 0, 10, 10, 13), 10);
+	T_EQ_U64(apc_ltt_interp(12, 0, 10, 10, 13), 6); /* floor of 6.67 */
+}
+
+void run_tests(void)
+{
+	T_RUN(xml_tolerant);
+	T_RUN(type_language);
+	T_RUN(interp_exact);
+	T_RUN(eventdefs_history);
+	T_RUN(smp_example_walk);
+	T_RUN(smp_example_reader);
+	T_RUN(gen_little_old);
+	T_RUN(gen_big_new);
+	T_RUN(gen_usec_one_cpu);
+	T_RUN(gen_undefined_ids);
+}
