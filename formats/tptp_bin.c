@@ -1,0 +1,497 @@
+/*
+ * tptp_bin.c - reader for the TPTP binary trace format (.trcbin, TPTP
+ * feature 196713): a 12-byte header, then messages of u16 id, u32 length
+ * and attributes in the fixed order of the spec's tables (tptp_map.c has
+ * them as tptp_bin_layout()).  Ids up to 1000 are system messages (1:
+ * character encoding, 2: CPU frequency), 1001..32767 data messages.
+ *
+ * Decisions where the spec is open (no real .trcbin file is public):
+ * - Magic: the four bytes "0TBF"; "\0TBF" is accepted too (the spec's
+ *   "0" may mean a zero byte).
+ * - Byte order: the header's endianness byte (0 big, 1 little) applies to
+ *   every integer after the magic, including the header's data offset.
+ * - Platform byte (0 32-bit, 1 64-bit): informational.  "Long" attributes
+ *   are 8 bytes either way (they are jlong/jlocation values, 64-bit on
+ *   every JVM); the byte is kept as the attribute tptp.bin.platform.
+ * - Message length: the spec does not say whether it counts the 6-byte
+ *   header.  The reader decides on the first message: for a message with
+ *   a known layout, the attributes parse to a fixed size C, and exactly
+ *   one of length == C (header excluded) or length == C + 6 (included)
+ *   holds; for an unknown first id, the convention whose next position is
+ *   the end of the file or a message with a known id wins (excluded when
+ *   both do).  The choice then holds for the whole file.  A later message
+ *   whose attributes need more bytes than its length is counted and
+ *   skipped by length; extra bytes after the attributes are ignored.
+ * - Time: Timestamp attributes are ticks at the frequency of system
+ *   message 2 (8-byte unsigned), counted from the epoch, so
+ *   ns = ticks * 1e9 / f (128-bit, exact floor).  A frequency below 1e6 is
+ *   taken as MHz (CPUID reports MHz; a real clock is never under 1 MHz).
+ *   Without message 2, timestamps are taken as ns.
+ * - Arrays (monitor stack methods/lines) are counted by the Integer stack
+ *   depth before them.
+ * Unknown ids are skipped by their length and counted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tptp.h"
+
+#define TPTP_BIN_MSG_MAX (16u << 20)   /* larger messages are damage */
+#define TPTP_BIN_DATA_OFF_MAX (1u << 20)
+#define TPTP_BIN_BUF (256u << 10)
+
+enum { LEN_UNKNOWN = 0, LEN_EXCLUDES_HEADER, LEN_INCLUDES_HEADER };
+
+struct tptp_bin {
+	struct tptp_map *map; /* first: tptp_reader_stats() relies on it */
+	struct apc_reader *r;
+	struct apc_stream *s;
+	uint8_t *buf;
+	size_t cap, start, end; /* valid bytes buf[start..end) */
+	uint64_t base;          /* file offset of buf[0] */
+	int eof;
+	int big, platform64, len_mode;
+	uint64_t freq_hz;
+	int finished, pending_rc;
+};
+
+/* ---- buffered input ------------------------------------------------------ */
+
+/* Make n bytes available at buf[start]; returns how many are (< n only at
+ * the end of the file), or -1 on an I/O error. */
+static ssize_t bin_fill(struct tptp_bin *x, size_t n)
+{
+	if (x->end - x->start >= n)
+		return (ssize_t)n;
+	if (x->start) {
+		memmove(x->buf, x->buf + x->start, x->end - x->start);
+		x->base += x->start;
+		x->end -= x->start;
+		x->start = 0;
+	}
+	if (n > x->cap) {
+		size_t cap = x->cap;
+		uint8_t *nb;
+		while (cap < n)
+			cap *= 2;
+		nb = realloc(x->buf, cap);
+		if (!nb) {
+			apc_err_set(&x->r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+			return -1;
+		}
+		x->buf = nb;
+		x->cap = cap;
+	}
+	while (!x->eof && x->end < n) {
+		ssize_t got = apc_stream_read(x->s, x->buf + x->end, x->cap - x->end, &x->r->err);
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			x->eof = 1;
+		x->end += (size_t)got;
+	}
+	return (ssize_t)(x->end - x->start < n ? x->end - x->start : n);
+}
+
+static uint64_t bin_get(const struct tptp_bin *x, const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (x->big ? 8 * (n - 1 - i) : 8 * i);
+	return v;
+}
+
+static uint64_t bin_offset(const struct tptp_bin *x)
+{
+	return x->base + x->start;
+}
+
+/* ---- attributes ------------------------------------------------------------ */
+
+/*
+ * Walk a body by layout.  Fills rec when given; returns the bytes the
+ * attributes take, or -1 when they need more than len.
+ */
+static long bin_parse(struct tptp_bin *x, const char *lay, const uint8_t *p, size_t len,
+		      struct tptp_rec *rec)
+{
+	size_t pos = 0;
+	uint64_t count = 0;
+
+	for (; lay[0] && lay[1]; lay += 2) {
+		uint64_t v = 0;
+		const char *str = NULL;
+		int size = lay[0] == 'b' ? 1 : lay[0] == 'i' ? 4 : lay[0] == 'l' ? 8 : 0;
+
+		if (size) {
+			if (len - pos < (size_t)size)
+				return -1;
+			v = bin_get(x, p + pos, size);
+			pos += (size_t)size;
+		} else if (lay[0] == 's') {
+			const uint8_t *z = memchr(p + pos, 0, len - pos);
+			if (!z)
+				return -1;
+			str = (const char *)p + pos;
+			pos = (size_t)(z - p) + 1;
+		} else if (lay[0] == 'S') {
+			for (uint64_t i = 0; i < count; i++) {
+				const uint8_t *z = memchr(p + pos, 0, len - pos);
+				if (!z)
+					return -1;
+				pos = (size_t)(z - p) + 1;
+			}
+			continue;
+		} else if (lay[0] == 'L') {
+			if (count > (len - pos) / 8)
+				return -1;
+			pos += (size_t)count * 8;
+			continue;
+		}
+		if (lay[1] == 'N')
+			count = v;
+		if (!rec)
+			continue;
+		switch (lay[1]) {
+		case 'T':
+			rec->time = x->freq_hz ? (uint64_t)((unsigned __int128)v * 1000000000u / x->freq_hz) : v;
+			rec->has |= TPTP_HAS_TIME;
+			break;
+		case 'h': rec->thread_id = v; rec->has |= TPTP_HAS_THREAD; break;
+		case 'm': rec->method_id = v; rec->has |= TPTP_HAS_METHOD; break;
+		case 'c': rec->class_id = v; rec->has |= TPTP_HAS_CLASS; break;
+		case 'o': rec->object_id = v; rec->has |= TPTP_HAS_OBJECT; break;
+		case 'k': rec->ticket = v; rec->has |= TPTP_HAS_TICKET; break;
+		case 'd': rec->depth = v; rec->has |= TPTP_HAS_DEPTH; break;
+		case 'z': rec->size = v; rec->has |= TPTP_HAS_SIZE; break;
+		case 'p': rec->pid = (int32_t)(uint32_t)v; rec->has |= TPTP_HAS_PID; break;
+		case 'w': rec->timeout = v; break;
+		case 'O': rec->owner_id = v; break;
+		case 'n': rec->name = str; break;
+		case 'g': rec->signature = str; break;
+		case 'H': rec->hostname = str; break;
+		case 'K': rec->key = str; break;
+		case 'V': rec->value = str; break;
+		case 'G': rec->group = str; break;
+		default: break;
+		}
+	}
+	return (long)pos;
+}
+
+/* Fixed size of a message body if the id is known (system 1, 2 or a data
+ * layout), -1 if unknown or it does not parse within len. */
+static long bin_body_size(struct tptp_bin *x, int id, const uint8_t *p, size_t len)
+{
+	const char *lay;
+
+	if (id == 1) {
+		const uint8_t *z = memchr(p, 0, len);
+		return z ? (long)(z - p) + 1 : -1;
+	}
+	if (id == 2)
+		return len >= 8 ? 8 : -1;
+	lay = tptp_bin_layout(id, NULL);
+	return lay ? bin_parse(x, lay, p, len, NULL) : -1;
+}
+
+static int bin_known(int id)
+{
+	return id == 1 || id == 2 || tptp_bin_layout(id, NULL) != NULL;
+}
+
+/* Is there a plausible message (or the end) at buffer offset off? */
+static int bin_lands(struct tptp_bin *x, size_t off)
+{
+	ssize_t n = bin_fill(x, off + 6);
+
+	if (n >= 0 && (size_t)n == off && x->eof)
+		return 1;
+	if (n < 0 || (size_t)n < off + 6)
+		return 0;
+	return bin_known((int)bin_get(x, x->buf + x->start + off, 2));
+}
+
+/* Decide the length convention on the message at buf[start]. */
+static int bin_decide(struct tptp_bin *x, int id, uint64_t len)
+{
+	ssize_t n;
+	long c;
+
+	/* Look at as much of the body as the larger reading needs. */
+	n = bin_fill(x, (size_t)(6 + (len > TPTP_BIN_MSG_MAX ? TPTP_BIN_MSG_MAX : len)));
+	if (n < 0)
+		return -1;
+	c = (size_t)n > 6 ? bin_body_size(x, id, x->buf + x->start + 6, (size_t)n - 6) : -1;
+	if (c >= 0) {
+		if ((uint64_t)c == len)
+			return LEN_EXCLUDES_HEADER;
+		if ((uint64_t)c + 6 == len)
+			return LEN_INCLUDES_HEADER;
+	}
+	if (len <= TPTP_BIN_MSG_MAX && bin_lands(x, (size_t)(6 + len)))
+		return LEN_EXCLUDES_HEADER;
+	if (len >= 6 && len <= TPTP_BIN_MSG_MAX && bin_lands(x, (size_t)len))
+		return LEN_INCLUDES_HEADER;
+	return LEN_EXCLUDES_HEADER;
+}
+
+/*
+ * Read the next message.  1 = a record in *rec (valid until the next
+ * call), 2 = a message handled or skipped, 0 = end, <0 = damage/failure.
+ */
+static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
+{
+	ssize_t n = bin_fill(x, 6);
+	uint64_t off = bin_offset(x), len, body;
+	const uint8_t *p;
+	const char *lay;
+	int id, kind = TPTP_UNKNOWN;
+
+	if (n < 0)
+		return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
+	if (n == 0)
+		return 0;
+	if (n < 6) {
+		x->r->damaged = 1;
+		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+				   "message header cut short (truncated trace?); kept everything before it");
+	}
+	id = (int)bin_get(x, x->buf + x->start, 2);
+	len = bin_get(x, x->buf + x->start + 2, 4);
+	if (x->len_mode == LEN_UNKNOWN) {
+		int mode = bin_decide(x, id, len);
+		if (mode < 0)
+			return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
+		x->len_mode = mode;
+		apc_model_add_attr(x->r->model, "tptp.bin.length",
+				   mode == LEN_INCLUDES_HEADER ? "includes header" : "excludes header");
+	}
+	if (x->len_mode == LEN_INCLUDES_HEADER) {
+		if (len < 6) {
+			x->r->damaged = 1;
+			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+					   "message %d length %llu is shorter than its header", id,
+					   (unsigned long long)len);
+		}
+		body = len - 6;
+	} else {
+		body = len;
+	}
+	if (body > TPTP_BIN_MSG_MAX) {
+		x->r->damaged = 1;
+		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+				   "message %d length %llu is over the %u-byte limit", id,
+				   (unsigned long long)len, TPTP_BIN_MSG_MAX);
+	}
+	n = bin_fill(x, (size_t)(6 + body));
+	if (n < 0)
+		return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
+	if ((uint64_t)n < 6 + body) {
+		x->r->damaged = 1;
+		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+				   "message %d of %llu bytes runs past the end of the file "
+				   "(truncated trace?); kept everything before it",
+				   id, (unsigned long long)body);
+	}
+	p = x->buf + x->start + 6;
+	x->start += (size_t)(6 + body);
+	x->r->model->records_read++;
+	x->r->progress_done = bin_offset(x);
+
+	if (id <= 1000) {
+		if (id == 1) {
+			/* Character encoding: strings are passed through as bytes;
+			 * recorded for the user. */
+			const uint8_t *z = memchr(p, 0, (size_t)body);
+			char enc[64];
+			size_t k = z ? (size_t)(z - p) : (size_t)body;
+			snprintf(enc, sizeof enc, "%.*s", (int)(k < 63 ? k : 63), (const char *)p);
+			apc_model_add_attr(x->r->model, "tptp.bin.encoding", enc);
+		} else if (id == 2 && body >= 8) {
+			uint64_t f = bin_get(x, p, 8);
+			x->freq_hz = f && f < 1000000 ? f * 1000000 : f;
+		} else {
+			char what[64];
+			snprintf(what, sizeof what, "tptp binary system message %d", id);
+			apc_model_unmapped(x->r->model, what, 1);
+		}
+		return 2;
+	}
+	lay = tptp_bin_layout(id, &kind);
+	if (!lay) {
+		char what[64];
+		snprintf(what, sizeof what, "tptp binary message id %d (skipped)", id);
+		apc_model_unmapped(x->r->model, what, 1);
+		return 2;
+	}
+	memset(rec, 0, sizeof *rec);
+	rec->kind = kind;
+	rec->elem = tptp_kind_name(kind);
+	if (bin_parse(x, lay, p, (size_t)body, rec) < 0) {
+		apc_model_unmapped(x->r->model, "tptp binary messages shorter than their attributes (skipped)", 1);
+		return 2;
+	}
+	return 1;
+}
+
+/* ---- the reader ------------------------------------------------------------ */
+
+static int tptp_bin_bid(struct apc_input *in)
+{
+	struct apc_stream *s;
+	const uint8_t *p;
+	struct apc_err err;
+
+	if (apc_input_is_tree(in) || !(s = apc_input_stream(in)))
+		return 0;
+	apc_err_clear(&err);
+	if (apc_stream_peek(s, &p, TPTP_BIN_HEADER, &err) < TPTP_BIN_HEADER)
+		return 0;
+	if ((memcmp(p, TPTP_BIN_MAGIC, 4) == 0 || memcmp(p, "\0TBF", 4) == 0) && p[7] <= 1)
+		return 100;
+	return 0;
+}
+
+static int tptp_bin_open(struct apc_reader *r)
+{
+	struct tptp_bin *x;
+	struct tptp_rec rec;
+	const uint8_t *h;
+	uint64_t data_off;
+	char ver[16];
+	int rc;
+
+	if (r->ninputs < 1 || apc_input_is_tree(r->inputs[0]))
+		return apc_err_set(&r->err, APC_EIO, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
+				   "tptp binary reads a single file, not a directory or archive");
+	x = calloc(1, sizeof *x);
+	if (!x)
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	r->priv = x;
+	x->r = r;
+	x->s = apc_input_stream(r->inputs[0]);
+	x->cap = TPTP_BIN_BUF;
+	x->buf = malloc(x->cap);
+	x->map = tptp_map_new(r->model, r->opts.window_ns);
+	if (!x->buf || !x->map)
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	apc_strset(&r->model->meta.source_format, "tptp-bin");
+	if (apc_stream_size(x->s) > 0)
+		r->progress_total = (uint64_t)apc_stream_size(x->s);
+
+	if (bin_fill(x, TPTP_BIN_HEADER) < TPTP_BIN_HEADER)
+		return apc_err_set(&r->err, x->r->err.status < 0 ? x->r->err.status : APC_EDATA,
+				   apc_stream_name(x->s), 0, "file is shorter than the 12-byte tptp binary header");
+	h = x->buf;
+	if (memcmp(h, TPTP_BIN_MAGIC, 4) != 0 && memcmp(h, "\0TBF", 4) != 0)
+		return apc_err_set(&r->err, APC_EDATA, apc_stream_name(x->s), 0,
+				   "no tptp binary magic (\"0TBF\")");
+	if (h[7] > 1)
+		return apc_err_set(&r->err, APC_EDATA, apc_stream_name(x->s), 7,
+				   "endianness byte %u is neither 0 (big) nor 1 (little)", h[7]);
+	x->big = h[7] == 0;
+	x->platform64 = h[6] != 0;
+	data_off = bin_get(x, h + 8, 4);
+	snprintf(ver, sizeof ver, "%u.%u", h[4], h[5]);
+	apc_model_add_attr(r->model, "tptp.bin.version", ver);
+	apc_model_add_attr(r->model, "tptp.bin.platform", x->platform64 ? "64-bit" : "32-bit");
+	apc_model_add_attr(r->model, "tptp.bin.endianness", x->big ? "big" : "little");
+	if (data_off < TPTP_BIN_HEADER || data_off > TPTP_BIN_DATA_OFF_MAX)
+		return apc_err_set(&r->err, APC_EDATA, apc_stream_name(x->s), 8,
+				   "offset to data %llu is outside 12..%u", (unsigned long long)data_off,
+				   TPTP_BIN_DATA_OFF_MAX);
+	if (bin_fill(x, (size_t)data_off) < (ssize_t)data_off)
+		return apc_err_set(&r->err, APC_EDATA, apc_stream_name(x->s), 8,
+				   "offset to data %llu is past the end of the file", (unsigned long long)data_off);
+	x->start = (size_t)data_off;
+
+	/* Header messages (and the system messages among them) fill the
+	 * metadata before the writer starts. */
+	for (;;) {
+		rc = bin_next_msg(x, &rec);
+		if (rc == 2)
+			continue;
+		if (rc <= 0)
+			break;
+		if (!tptp_map_is_header(rec.kind)) {
+			tptp_map_begin(x->map, (rec.has & TPTP_HAS_TIME) ? rec.time : 0);
+			int mrc = tptp_map_record(x->map, &rec, &r->err);
+			if (mrc < 0)
+				return mrc;
+			break;
+		}
+		tptp_map_record(x->map, &rec, &r->err);
+	}
+	if (rc < 0 && rc != APC_EDATA)
+		return rc;
+	if (rc <= 0) {
+		tptp_map_begin(x->map, 0);
+		x->finished = 1;
+		x->pending_rc = rc;
+	}
+	return APC_OK;
+}
+
+static int tptp_bin_next(struct apc_reader *r, struct apc_batch *b)
+{
+	struct tptp_bin *x = r->priv;
+	struct tptp_rec rec;
+	int rc;
+
+	if (x->finished) {
+		if (tptp_map_drain(x->map, b, 1) < 0)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		if (x->pending_rc < 0) {
+			rc = x->pending_rc;
+			x->pending_rc = 0;
+			return rc;
+		}
+		return b->n ? APC_OK : APC_END;
+	}
+	for (;;) {
+		if (tptp_map_drain(x->map, b, 0) < 0)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		if (apc_batch_full(b))
+			return APC_OK;
+		rc = bin_next_msg(x, &rec);
+		if (rc == 2)
+			continue;
+		if (rc == 1) {
+			rc = tptp_map_record(x->map, &rec, &r->err);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		x->finished = 1;
+		if (tptp_map_drain(x->map, b, 1) < 0)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		if (rc < 0)
+			return rc;
+		return b->n ? APC_OK : APC_END;
+	}
+}
+
+static void tptp_bin_close(struct apc_reader *r)
+{
+	struct tptp_bin *x = r->priv;
+
+	if (!x)
+		return;
+	tptp_map_free(x->map);
+	free(x->buf);
+	free(x);
+	r->priv = NULL;
+}
+
+const struct apc_format apc_format_tptp_bin = {
+	.name = "tptp-bin",
+	.description = "TPTP Java profiler binary trace (.trcbin, feature 196713)",
+	.reads = "file",
+	.bid = tptp_bin_bid,
+	.open = tptp_bin_open,
+	.next = tptp_bin_next,
+	.close = tptp_bin_close,
+};

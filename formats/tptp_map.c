@@ -1,0 +1,1272 @@
+/*
+ * tptp_map.c - TPTP records -> model events, shared by the XML and the
+ * binary reader (see tptp.h for the record and the ordering contract).
+ *
+ * What a user sees in Streamline:
+ * - each Java thread: a thread name and a link to the process (its tid is
+ *   the TPTP thread id when that fits and was not used before, else a
+ *   synthetic one from TPTP_SYNTH_TID up, so a reused id never merges two
+ *   threads);
+ * - method calls: a custom activity map view "Java methods" with one root
+ *   track per thread and one child track per call depth under it; every
+ *   call is one job named "Class.method" on its depth's track (the
+ *   signature is left out: job names stay readable, and overloads share a
+ *   colour by class anyway).  "-init-"/"-clinit-" (how converters spell
+ *   <init>/<clinit> in XML) are shown as "<init>"/"<clinit>".  Calls still
+ *   open at threadEnd or at the end of the input are closed at the last
+ *   time seen and counted;
+ * - objAlloc/objFree: counters tptp_live_heap (absolute bytes) and
+ *   tptp_alloc_rate (delta bytes);
+ * - gcStart/gcFinish: a bookmark at the start, and a job on a "GC" track;
+ * - monitor events: string annotations on the thread's connection;
+ * - heap-dump, aggregate and custom records: counted, not mapped.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tptp.h"
+
+#define TPTP_DEFAULT_WINDOW (5ull * 1000000000ull)
+#define TPTP_HEAP_MAX (1u << 19)
+#define TPTP_SYNTH_TID 0x40000000
+#define TPTP_VIEW_UID 0x5450   /* "TP": any fixed number keeps output deterministic */
+#define TPTP_GC_TRACK 1
+#define TPTP_TRACK_STRIDE 1024 /* thread i: track (i+1)*stride, depth d: + d */
+#define TPTP_COOKIE 1
+
+/* ---- a u64 -> u64 hash map (linear probing, backward-shift delete) ---- */
+
+struct tptp_hmap {
+	uint64_t *keys, *vals;
+	uint8_t *used;
+	size_t cap, n;
+};
+
+static size_t hmap_slot(uint64_t k, size_t cap)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k & (cap - 1);
+}
+
+static int hmap_find(const struct tptp_hmap *h, uint64_t k, uint64_t *v)
+{
+	if (!h->cap)
+		return 0;
+	for (size_t i = hmap_slot(k, h->cap); h->used[i]; i = (i + 1) & (h->cap - 1))
+		if (h->keys[i] == k) {
+			if (v)
+				*v = h->vals[i];
+			return 1;
+		}
+	return 0;
+}
+
+static int hmap_put(struct tptp_hmap *h, uint64_t k, uint64_t v);
+
+static int hmap_grow(struct tptp_hmap *h)
+{
+	struct tptp_hmap nh = {0};
+	size_t cap = h->cap ? h->cap * 2 : 64;
+
+	nh.keys = malloc(cap * sizeof *nh.keys);
+	nh.vals = malloc(cap * sizeof *nh.vals);
+	nh.used = calloc(cap, 1);
+	if (!nh.keys || !nh.vals || !nh.used) {
+		free(nh.keys);
+		free(nh.vals);
+		free(nh.used);
+		return -1;
+	}
+	nh.cap = cap;
+	for (size_t i = 0; i < h->cap; i++)
+		if (h->used[i])
+			hmap_put(&nh, h->keys[i], h->vals[i]);
+	free(h->keys);
+	free(h->vals);
+	free(h->used);
+	*h = nh;
+	return 0;
+}
+
+static int hmap_put(struct tptp_hmap *h, uint64_t k, uint64_t v)
+{
+	size_t i;
+
+	if ((h->n + 1) * 4 > h->cap * 3 && hmap_grow(h) < 0)
+		return -1;
+	for (i = hmap_slot(k, h->cap); h->used[i]; i = (i + 1) & (h->cap - 1))
+		if (h->keys[i] == k) {
+			h->vals[i] = v;
+			return 0;
+		}
+	h->used[i] = 1;
+	h->keys[i] = k;
+	h->vals[i] = v;
+	h->n++;
+	return 0;
+}
+
+static void hmap_del(struct tptp_hmap *h, uint64_t k)
+{
+	size_t i, j, mask = h->cap - 1;
+
+	if (!h->cap)
+		return;
+	for (i = hmap_slot(k, h->cap); h->used[i]; i = (i + 1) & mask)
+		if (h->keys[i] == k)
+			break;
+	if (!h->used[i])
+		return;
+	/* Backward-shift: move later entries of the run into the hole when
+	 * their home slot allows it, so lookups never need tombstones. */
+	for (j = (i + 1) & mask; h->used[j]; j = (j + 1) & mask) {
+		size_t home = hmap_slot(h->keys[j], h->cap);
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			h->keys[i] = h->keys[j];
+			h->vals[i] = h->vals[j];
+			i = j;
+		}
+	}
+	h->used[i] = 0;
+	h->n--;
+}
+
+static void hmap_free(struct tptp_hmap *h)
+{
+	free(h->keys);
+	free(h->vals);
+	free(h->used);
+	memset(h, 0, sizeof *h);
+}
+
+/* ---- interned strings: names live until the map is freed -------------- */
+
+struct tptp_strpool {
+	char **slots;
+	size_t cap, n;
+};
+
+static uint64_t str_hash(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static const char *pool_intern(struct tptp_strpool *p, const char *s, size_t len)
+{
+	size_t i;
+
+	if ((p->n + 1) * 2 > p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		char **ns = calloc(cap, sizeof *ns);
+		if (!ns)
+			return NULL;
+		for (size_t k = 0; k < p->cap; k++)
+			if (p->slots[k]) {
+				size_t j = (size_t)str_hash(p->slots[k], strlen(p->slots[k])) & (cap - 1);
+				while (ns[j])
+					j = (j + 1) & (cap - 1);
+				ns[j] = p->slots[k];
+			}
+		free(p->slots);
+		p->slots = ns;
+		p->cap = cap;
+	}
+	for (i = (size_t)str_hash(s, len) & (p->cap - 1); p->slots[i]; i = (i + 1) & (p->cap - 1))
+		if (strncmp(p->slots[i], s, len) == 0 && p->slots[i][len] == '\0')
+			return p->slots[i];
+	p->slots[i] = malloc(len + 1);
+	if (!p->slots[i])
+		return NULL;
+	memcpy(p->slots[i], s, len);
+	p->slots[i][len] = '\0';
+	p->n++;
+	return p->slots[i];
+}
+
+static void pool_free(struct tptp_strpool *p)
+{
+	for (size_t i = 0; i < p->cap; i++)
+		free(p->slots[i]);
+	free(p->slots);
+	memset(p, 0, sizeof *p);
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+/* One outgoing event waiting in the reorder heap (compact: the heap can
+ * hold half a million of them). */
+struct tptp_out {
+	uint64_t ts, seq;
+	uint64_t start, dur;
+	int64_t value;
+	const char *text;       /* interned */
+	int32_t tid, track, parent, job;
+	uint32_t counter, color;
+	uint16_t type;
+	uint8_t code, has_color;
+};
+
+struct tptp_call {
+	uint32_t method;        /* index in map->methods */
+	uint64_t ticket;
+	int has_ticket;
+	uint64_t start;
+};
+
+struct tptp_thread {
+	uint64_t id;
+	int32_t tid;
+	int32_t track;
+	uint32_t tracks_declared; /* depth tracks 1..n exist */
+	const char *name;
+	struct tptp_call *stack;
+	size_t depth, cap;
+	uint64_t last_ts;
+};
+
+struct tptp_method {
+	uint64_t class_id;
+	int has_class;
+	const char *name;       /* interned method name */
+	const char *job_name;   /* interned "Class.method", made at first call */
+	uint32_t color;
+};
+
+struct tptp_map {
+	struct apc_model *model;
+	uint64_t window;
+	int begun;
+	uint64_t trace_start, last_ts, newest, last_emitted;
+	int have_trace_start, have_emitted;
+	int32_t pid;
+	uint32_t c_live, c_rate;
+	struct tptp_strpool pool;
+	struct tptp_hmap thread_ids, class_ids, method_ids, objects, used_tids;
+	struct tptp_thread *threads;
+	size_t nthreads, threads_cap;
+	struct tptp_method *methods;
+	size_t nmethods, methods_cap;
+	struct tptp_out *heap;
+	size_t hn, hcap;
+	uint64_t seq;
+	int32_t next_synth_tid, next_job;
+	int gc_track_declared, gc_open;
+	uint64_t gc_start;
+	int64_t emit_live;      /* live heap summed in emission (time) order */
+	struct tptp_stats st;
+};
+
+/* ---- the reorder heap ---------------------------------------------------- */
+
+static int out_less(const struct tptp_out *a, const struct tptp_out *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+}
+
+static int heap_push(struct tptp_map *m, struct tptp_out *o)
+{
+	size_t i;
+
+	if (m->hn == m->hcap) {
+		size_t cap = m->hcap ? m->hcap * 2 : 1024;
+		struct tptp_out *nh = realloc(m->heap, cap * sizeof *nh);
+		if (!nh)
+			return -1;
+		m->heap = nh;
+		m->hcap = cap;
+	}
+	/* Nothing may go out before what already went: clamp and count. */
+	if (m->have_emitted && o->ts < m->last_emitted) {
+		o->ts = m->last_emitted;
+		m->st.late++;
+		apc_model_unmapped(m->model, "tptp events later than the reorder window (clamped)", 1);
+	}
+	o->seq = m->seq++;
+	if (o->ts > m->newest)
+		m->newest = o->ts;
+	i = m->hn++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!out_less(o, &m->heap[p]))
+			break;
+		m->heap[i] = m->heap[p];
+		i = p;
+	}
+	m->heap[i] = *o;
+	return 0;
+}
+
+static void heap_pop(struct tptp_map *m, struct tptp_out *o)
+{
+	struct tptp_out last;
+	size_t i = 0;
+
+	*o = m->heap[0];
+	last = m->heap[--m->hn];
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= m->hn)
+			break;
+		if (c + 1 < m->hn && out_less(&m->heap[c + 1], &m->heap[c]))
+			c++;
+		if (!out_less(&m->heap[c], &last))
+			break;
+		m->heap[i] = m->heap[c];
+		i = c;
+	}
+	if (m->hn)
+		m->heap[i] = last;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static uint32_t decl_counter(struct apc_model *model, const char *type, const char *title,
+			     const char *name, const char *desc, enum apc_class cls)
+{
+	struct apc_counter_decl *d = apc_model_add_counter(model, type);
+
+	if (!d)
+		return UINT32_MAX;
+	if (apc_strset(&d->title, title) < 0 || apc_strset(&d->name, name) < 0 ||
+	    apc_strset(&d->description, desc) < 0 || apc_strset(&d->units, "B") < 0 ||
+	    apc_strset(&d->category, "Java heap") < 0)
+		return UINT32_MAX;
+	d->cls = cls;
+	return d->id;
+}
+
+struct tptp_map *tptp_map_new(struct apc_model *model, uint64_t window_ns)
+{
+	struct tptp_map *m = calloc(1, sizeof *m);
+
+	if (!m)
+		return NULL;
+	m->model = model;
+	m->window = window_ns ? window_ns : TPTP_DEFAULT_WINDOW;
+	m->pid = 1; /* until a processCreate says otherwise */
+	m->next_synth_tid = TPTP_SYNTH_TID;
+	m->next_job = 1;
+	if (!model->meta.ncores && apc_model_set_cores(model, 1) < 0)
+		goto fail;
+	m->c_live = decl_counter(model, "tptp_live_heap", "Java heap", "Live heap",
+				 "Bytes allocated and not yet freed (objAlloc - objFree)",
+				 APC_CLASS_ABSOLUTE);
+	m->c_rate = decl_counter(model, "tptp_alloc_rate", "Java heap", "Allocation rate",
+				 "Bytes allocated (objAlloc sizes)", APC_CLASS_DELTA);
+	if (m->c_live == UINT32_MAX || m->c_rate == UINT32_MAX)
+		goto fail;
+	return m;
+fail:
+	free(m);
+	return NULL;
+}
+
+void tptp_map_free(struct tptp_map *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nthreads; i++)
+		free(m->threads[i].stack);
+	free(m->threads);
+	free(m->methods);
+	free(m->heap);
+	hmap_free(&m->thread_ids);
+	hmap_free(&m->class_ids);
+	hmap_free(&m->method_ids);
+	hmap_free(&m->objects);
+	hmap_free(&m->used_tids);
+	pool_free(&m->pool);
+	free(m);
+}
+
+const struct tptp_stats *tptp_map_stats(const struct tptp_map *m)
+{
+	return &m->st;
+}
+
+size_t tptp_map_pending(const struct tptp_map *m)
+{
+	return m->hn;
+}
+
+const struct tptp_stats *tptp_reader_stats(const struct apc_reader *r)
+{
+	struct tptp_map *const *mp = r ? r->priv : NULL;
+
+	return mp && *mp ? &(*mp)->st : NULL;
+}
+
+int tptp_map_is_header(int kind)
+{
+	return kind == TPTP_NODE || kind == TPTP_PROCESS_CREATE || kind == TPTP_AGENT_CREATE ||
+	       kind == TPTP_TRACE_START || kind == TPTP_OPTION || kind == TPTP_FILTER;
+}
+
+static const char *const kind_names[TPTP_KIND_COUNT] = {
+	[TPTP_UNKNOWN] = "unknown",
+	[TPTP_NODE] = "node",
+	[TPTP_PROCESS_CREATE] = "processCreate",
+	[TPTP_AGENT_CREATE] = "agentCreate",
+	[TPTP_AGENT_DESTROY] = "agentDestroy",
+	[TPTP_TRACE_START] = "traceStart",
+	[TPTP_TRACE_END] = "traceEnd",
+	[TPTP_FILTER] = "filter",
+	[TPTP_OPTION] = "option",
+	[TPTP_THREAD_START] = "threadStart",
+	[TPTP_THREAD_END] = "threadEnd",
+	[TPTP_CLASS_DEF] = "classDef",
+	[TPTP_METHOD_DEF] = "methodDef",
+	[TPTP_OBJ_ALLOC] = "objAlloc",
+	[TPTP_METHOD_ENTRY] = "methodEntry",
+	[TPTP_METHOD_EXIT] = "methodExit",
+	[TPTP_GC_START] = "gcStart",
+	[TPTP_OBJ_FREE] = "objFree",
+	[TPTP_GC_FINISH] = "gcFinish",
+	[TPTP_RUNTIME_INIT_DONE] = "runtimeInitDone",
+	[TPTP_RUNTIME_SHUTDOWN] = "runtimeShutdown",
+	[TPTP_MON_WAIT] = "monWait",
+	[TPTP_MON_WAITED] = "monWaited",
+	[TPTP_MON_CONTENDED_ENTER] = "monContendedEnter",
+	[TPTP_MON_CONTENDED_ENTERED] = "monContendedEntered",
+	[TPTP_AG_METHOD_ENTRY] = "agMethodEntry",
+	[TPTP_AG_METHOD_EXIT] = "agMethodExit",
+	[TPTP_HD_START] = "hdStart",
+	[TPTP_GC_ROOT] = "gcRoot",
+	[TPTP_OBJ_REF] = "objRef",
+	[TPTP_CUSTOM] = "custom",
+	[TPTP_CLASS_UNLOAD] = "classUnload",
+};
+
+int tptp_kind_from_name(const char *name)
+{
+	for (int k = 1; k < TPTP_KIND_COUNT; k++)
+		if (strcmp(kind_names[k], name) == 0)
+			return k;
+	return TPTP_UNKNOWN;
+}
+
+const char *tptp_kind_name(int kind)
+{
+	return kind > 0 && kind < TPTP_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+int tptp_parse_time(const char *s, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	int digits = 0, any = 0;
+
+	while (*s == ' ')
+		s++;
+	for (; *s >= '0' && *s <= '9'; s++, any = 1) {
+		if (sec > (UINT64_MAX / 1000000000ull - 9) / 10)
+			return -1; /* would not fit in ns */
+		sec = sec * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s == '.') {
+		for (s++; *s >= '0' && *s <= '9'; s++, any = 1)
+			if (digits < 9) {
+				frac = frac * 10 + (uint64_t)(*s - '0');
+				digits++;
+			}
+	}
+	if (!any || (*s && *s != ' '))
+		return -1;
+	for (; digits < 9; digits++)
+		frac *= 10;
+	*ns = sec * 1000000000ull + frac;
+	return 0;
+}
+
+/* ---- binary layouts (spec tables, in order) ---------------------------- */
+
+static const struct {
+	int id, kind;
+	const char *layout;
+} bin_layouts[] = {
+	{1001, TPTP_NODE, "s-sHs-i-lT"},
+	{1002, TPTP_PROCESS_CREATE, "s-s-ips-lTs-"},
+	{1003, TPTP_AGENT_CREATE, "s-s-sns-lTs-s-"},
+	{1004, TPTP_AGENT_DESTROY, "s-lT"},
+	{1005, TPTP_TRACE_START, "s-s-lTs-"},
+	{1006, TPTP_TRACE_END, "s-lTs-"},
+	{1007, TPTP_FILTER, "s-s-s-s-s-s-s-"},
+	{1008, TPTP_OPTION, "s-sKsV"},
+	{1009, TPTP_THREAD_START, "l-lhlTsGs-l-losns-s-"},
+	{1010, TPTP_THREAD_END, "l-lhlTs-s-"},
+	{1011, TPTP_CLASS_DEF, "l-l-lTi-s-l-lcs-s-s-l-l-sns-i-i-i-s-s-"},
+	{1012, TPTP_METHOD_DEF, "snsgb-b-b-b-s-l-l-s-l-lclms-s-"},
+	{1014, TPTP_OBJ_ALLOC, "l-lhlTb-l-lolzl-lml-lcs-s-s-"},
+	{1015, TPTP_METHOD_ENTRY, "l-lhlTlmikl-lcl-l-lds-s-"},
+	{1016, TPTP_METHOD_EXIT, "l-lhlTikl-lml-l-l-lcs-s-s-"},
+	{1023, TPTP_GC_START, "l-l-lTs-s-"},
+	{1024, TPTP_OBJ_FREE, "l-l-lTl-lol-l-l-s-s-"},
+	{1027, TPTP_GC_FINISH, "l-l-lTl-l-l-s-s-"},
+	{1030, TPTP_RUNTIME_INIT_DONE, "l-lhlTs-s-"},
+	{1031, TPTP_RUNTIME_SHUTDOWN, "l-lhlTs-s-"},
+	{1032, TPTP_MON_WAIT, "lhlTlolwiNS-L-"},
+	{1033, TPTP_MON_WAITED, "lhlTlolwiNS-L-"},
+	{1034, TPTP_MON_CONTENDED_ENTER, "lhlTlolOiNS-L-"},
+	{1035, TPTP_MON_CONTENDED_ENTERED, "lhlTloiNS-L-"},
+	{1036, TPTP_AG_METHOD_ENTRY, "lhlml-l-l-l-l-"},
+	{1037, TPTP_AG_METHOD_EXIT, "lhlm"},
+	{1038, TPTP_HD_START, "l-lTsnl-"},
+	{1039, TPTP_GC_ROOT, "lclos-"},
+	{1040, TPTP_OBJ_REF, "l-l-l-"},
+	{1041, TPTP_CUSTOM, "s-"},
+};
+
+const char *tptp_bin_layout(int id, int *kind)
+{
+	for (size_t i = 0; i < sizeof bin_layouts / sizeof bin_layouts[0]; i++)
+		if (bin_layouts[i].id == id) {
+			if (kind)
+				*kind = bin_layouts[i].kind;
+			return bin_layouts[i].layout;
+		}
+	return NULL;
+}
+
+/* ---- metadata ------------------------------------------------------------- */
+
+static void header_record(struct tptp_map *m, const struct tptp_rec *r)
+{
+	struct apc_model *model = m->model;
+	char num[32];
+
+	switch (r->kind) {
+	case TPTP_NODE:
+		if (r->hostname && *r->hostname)
+			apc_strset(&model->meta.target_name, r->hostname);
+		break;
+	case TPTP_PROCESS_CREATE:
+		if ((r->has & TPTP_HAS_PID) && r->pid > 0 && r->pid <= INT32_MAX) {
+			m->pid = (int32_t)r->pid;
+			snprintf(num, sizeof num, "%" PRId64, r->pid);
+			apc_model_add_attr(model, "tptp.pid", num);
+		}
+		break;
+	case TPTP_AGENT_CREATE:
+		if (r->name)
+			apc_model_add_attr(model, "tptp.agent", r->name);
+		break;
+	case TPTP_TRACE_START:
+		if ((r->has & TPTP_HAS_TIME) && !m->have_trace_start) {
+			m->trace_start = r->time;
+			m->have_trace_start = 1;
+		}
+		break;
+	case TPTP_OPTION:
+		if (r->key && r->value) {
+			char key[256];
+			snprintf(key, sizeof key, "tptp.option.%s", r->key);
+			apc_model_add_attr(model, key, r->value);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+void tptp_map_begin(struct tptp_map *m, uint64_t first_time)
+{
+	struct apc_meta *meta = &m->model->meta;
+	uint64_t t0 = m->have_trace_start ? m->trace_start : first_time;
+	struct tptp_out o;
+
+	if (m->begun)
+		return;
+	m->begun = 1;
+	meta->wall_clock_ns = t0;
+	meta->monotonic_delta = t0;
+	if (meta->created < 0)
+		meta->created = (int64_t)(t0 / 1000000000ull);
+	if (!meta->target_name)
+		apc_strset(&meta->target_name, "java");
+	m->last_ts = m->newest = t0;
+
+	memset(&o, 0, sizeof o);
+	o.ts = t0;
+	o.type = APC_EV_COOKIE_NAME;
+	o.text = pool_intern(&m->pool, "java", 4);
+	if (o.text)
+		heap_push(m, &o);
+	memset(&o, 0, sizeof o);
+	o.ts = t0;
+	o.type = APC_EV_ANNOTATION;
+	o.code = APC_ANN_CAM_VIEW;
+	o.tid = m->pid;
+	o.text = pool_intern(&m->pool, "Java methods", 12);
+	if (o.text)
+		heap_push(m, &o);
+}
+
+/* ---- mapping ------------------------------------------------------------------ */
+
+static int map_nomem(struct apc_err *err)
+{
+	return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory mapping tptp records");
+}
+
+/* The event time of a record: its own, else the thread's or the last one;
+ * never before the trace start (the model's zero). */
+static uint64_t rec_time(struct tptp_map *m, const struct tptp_rec *r, struct tptp_thread *th)
+{
+	uint64_t t;
+
+	if (r->has & TPTP_HAS_TIME)
+		t = r->time;
+	else
+		t = th ? th->last_ts : m->last_ts;
+	if (t < m->model->meta.monotonic_delta) {
+		apc_model_unmapped(m->model, "tptp times before the trace start (clamped)", 1);
+		t = m->model->meta.monotonic_delta;
+	}
+	if (t > m->last_ts)
+		m->last_ts = t;
+	if (th && t > th->last_ts)
+		th->last_ts = t;
+	return t;
+}
+
+static int push_ann(struct tptp_map *m, uint64_t ts, uint8_t code, int32_t tid, const char *text)
+{
+	struct tptp_out o;
+
+	memset(&o, 0, sizeof o);
+	o.ts = ts;
+	o.type = APC_EV_ANNOTATION;
+	o.code = code;
+	o.tid = tid;
+	o.text = text ? pool_intern(&m->pool, text, strlen(text)) : NULL;
+	if (text && !o.text)
+		return -1;
+	return heap_push(m, &o);
+}
+
+static int push_track(struct tptp_map *m, uint64_t ts, int32_t tid, int32_t track, int32_t parent,
+		      const char *name)
+{
+	struct tptp_out o;
+
+	memset(&o, 0, sizeof o);
+	o.ts = ts;
+	o.type = APC_EV_ANNOTATION;
+	o.code = APC_ANN_CAM_TRACK;
+	o.tid = tid;
+	o.track = track;
+	o.parent = parent;
+	o.text = pool_intern(&m->pool, name, strlen(name));
+	return o.text ? heap_push(m, &o) : -1;
+}
+
+static int push_job(struct tptp_map *m, uint64_t end, uint64_t start, int32_t tid, int32_t track,
+		    const char *name, uint32_t color)
+{
+	struct tptp_out o;
+
+	memset(&o, 0, sizeof o);
+	o.ts = end;
+	o.type = APC_EV_ANNOTATION;
+	o.code = APC_ANN_CAM_JOB;
+	o.tid = tid;
+	o.track = track;
+	o.start = start;
+	o.dur = end >= start ? end - start : 0;
+	o.job = m->next_job;
+	m->next_job = m->next_job == INT32_MAX ? 1 : m->next_job + 1;
+	o.text = name;
+	o.color = color;
+	o.has_color = 1;
+	m->st.jobs++;
+	return heap_push(m, &o);
+}
+
+static int push_counter(struct tptp_map *m, uint64_t ts, uint32_t counter, int64_t value)
+{
+	struct tptp_out o;
+
+	memset(&o, 0, sizeof o);
+	o.ts = ts;
+	o.type = APC_EV_COUNTER;
+	o.counter = counter;
+	o.value = value;
+	return heap_push(m, &o);
+}
+
+/* A thread by TPTP id; created (and counted) when used without
+ * threadStart, so its calls still show. */
+static struct tptp_thread *thread_get(struct tptp_map *m, uint64_t id, int create, uint64_t ts,
+				      const char *name)
+{
+	uint64_t idx;
+	struct tptp_thread *th;
+	char buf[64];
+	int32_t tid;
+
+	if (!create && hmap_find(&m->thread_ids, id, &idx))
+		return &m->threads[idx];
+	if (m->nthreads == m->threads_cap) {
+		size_t cap = m->threads_cap ? m->threads_cap * 2 : 16;
+		struct tptp_thread *nt = realloc(m->threads, cap * sizeof *nt);
+		if (!nt)
+			return NULL;
+		m->threads = nt;
+		m->threads_cap = cap;
+	}
+	/* The TPTP id when it fits and is fresh: users can match it with the
+	 * profiler's views; otherwise a synthetic one. */
+	if (id > 0 && id < TPTP_SYNTH_TID && !hmap_find(&m->used_tids, id, NULL))
+		tid = (int32_t)id;
+	else
+		tid = m->next_synth_tid < INT32_MAX ? m->next_synth_tid++ : INT32_MAX;
+	if (hmap_put(&m->used_tids, (uint64_t)tid, 1) < 0 ||
+	    hmap_put(&m->thread_ids, id, m->nthreads) < 0)
+		return NULL;
+	th = &m->threads[m->nthreads];
+	memset(th, 0, sizeof *th);
+	th->id = id;
+	th->tid = tid;
+	th->last_ts = ts;
+	th->track = (int32_t)((m->nthreads + 1) % (INT32_MAX / TPTP_TRACK_STRIDE)) * TPTP_TRACK_STRIDE;
+	m->nthreads++;
+	m->st.threads++;
+	if (!name || !*name) {
+		snprintf(buf, sizeof buf, "thread %" PRIu64, id);
+		name = buf;
+	}
+	th->name = pool_intern(&m->pool, name, strlen(name));
+	if (!th->name)
+		return NULL;
+	{
+		struct tptp_out o;
+		memset(&o, 0, sizeof o);
+		o.ts = ts;
+		o.type = APC_EV_THREAD_NAME;
+		o.tid = tid;
+		o.text = th->name;
+		if (heap_push(m, &o) < 0)
+			return NULL;
+		o.type = APC_EV_LINK;
+		if (heap_push(m, &o) < 0)
+			return NULL;
+	}
+	snprintf(buf, sizeof buf, "%s (%d)", th->name, (int)tid);
+	if (push_track(m, ts, tid, th->track, -1, buf) < 0)
+		return NULL;
+	return th;
+}
+
+static struct tptp_thread *thread_use(struct tptp_map *m, const struct tptp_rec *r)
+{
+	uint64_t idx;
+	uint64_t id = (r->has & TPTP_HAS_THREAD) ? r->thread_id : 0;
+
+	if (hmap_find(&m->thread_ids, id, &idx))
+		return &m->threads[idx];
+	apc_model_unmapped(m->model, "tptp threads used before threadStart (named by id)", 1);
+	return thread_get(m, id, 1, (r->has & TPTP_HAS_TIME) ? r->time : m->last_ts, NULL);
+}
+
+/* Converters write <init>/<clinit> as -init-/-clinit- (XML-safe). */
+static const char *java_method_name(const char *n)
+{
+	if (strcmp(n, "-init-") == 0)
+		return "<init>";
+	if (strcmp(n, "-clinit-") == 0)
+		return "<clinit>";
+	return n;
+}
+
+static uint32_t class_color(const char *cls)
+{
+	uint64_t h = str_hash(cls, strlen(cls));
+	/* Mid-range RGB so text stays readable; T byte 0x1b = plain RGB. */
+	uint32_t r = 64 + (uint32_t)(h & 0x7f), g = 64 + (uint32_t)((h >> 8) & 0x7f),
+		 b = 64 + (uint32_t)((h >> 16) & 0x7f);
+	return r << 24 | g << 16 | b << 8 | 0x1b;
+}
+
+/* The method's job name and colour, resolved at its first call (classes
+ * may be defined after the method in lazy writers). */
+static struct tptp_method *method_get(struct tptp_map *m, const struct tptp_rec *r)
+{
+	uint64_t idx;
+	struct tptp_method *me;
+	char buf[1024];
+	const char *cls = NULL;
+
+	if (!(r->has & TPTP_HAS_METHOD) || !hmap_find(&m->method_ids, r->method_id, &idx)) {
+		/* Undefined method: give it a placeholder definition. */
+		snprintf(buf, sizeof buf, "method%" PRIu64, r->method_id);
+		apc_model_unmapped(m->model, "tptp calls of undefined methods (named by id)", 1);
+		if (m->nmethods == m->methods_cap) {
+			size_t cap = m->methods_cap ? m->methods_cap * 2 : 64;
+			struct tptp_method *nm = realloc(m->methods, cap * sizeof *nm);
+			if (!nm)
+				return NULL;
+			m->methods = nm;
+			m->methods_cap = cap;
+		}
+		idx = m->nmethods++;
+		memset(&m->methods[idx], 0, sizeof m->methods[idx]);
+		m->methods[idx].name = pool_intern(&m->pool, buf, strlen(buf));
+		if (!m->methods[idx].name || hmap_put(&m->method_ids, r->method_id, idx) < 0)
+			return NULL;
+	}
+	me = &m->methods[idx];
+	if (me->job_name)
+		return me;
+	{
+		uint64_t cv;
+		uint64_t cid = me->has_class ? me->class_id : r->class_id;
+		int have = me->has_class || (r->has & TPTP_HAS_CLASS);
+		if (have && hmap_find(&m->class_ids, cid, &cv))
+			cls = (const char *)(uintptr_t)cv;
+	}
+	if (cls)
+		snprintf(buf, sizeof buf, "%s.%s", cls, java_method_name(me->name));
+	else
+		snprintf(buf, sizeof buf, "%s", java_method_name(me->name));
+	me->job_name = pool_intern(&m->pool, buf, strlen(buf));
+	me->color = class_color(cls ? cls : "");
+	return me->job_name ? me : NULL;
+}
+
+static int32_t depth_track(struct tptp_thread *th, size_t depth)
+{
+	size_t d = depth < TPTP_TRACK_STRIDE - 1 ? depth : TPTP_TRACK_STRIDE - 1;
+	return th->track + (int32_t)d;
+}
+
+/* Close the call at stack position pos (0-based) at time t. */
+static int close_call(struct tptp_map *m, struct tptp_thread *th, size_t pos, uint64_t t)
+{
+	struct tptp_call *c = &th->stack[pos];
+	struct tptp_method *me = &m->methods[c->method];
+
+	return push_job(m, t, c->start, th->tid, depth_track(th, pos + 1), me->job_name, me->color);
+}
+
+static int close_all(struct tptp_map *m, struct tptp_thread *th, uint64_t t)
+{
+	while (th->depth) {
+		th->depth--;
+		if (close_call(m, th, th->depth, t < th->stack[th->depth].start ? th->stack[th->depth].start : t) < 0)
+			return -1;
+		m->st.calls_open_at_end++;
+		apc_model_unmapped(m->model, "tptp calls still open at the end (closed at the last time)", 1);
+	}
+	return 0;
+}
+
+static int method_entry(struct tptp_map *m, const struct tptp_rec *r)
+{
+	struct tptp_thread *th = thread_use(m, r);
+	struct tptp_method *me;
+	struct tptp_call *c;
+	uint64_t t;
+
+	if (!th)
+		return -1;
+	t = rec_time(m, r, th);
+	me = method_get(m, r);
+	if (!me)
+		return -1;
+	if (th->depth == th->cap) {
+		size_t cap = th->cap ? th->cap * 2 : 16;
+		struct tptp_call *ns;
+		if (cap > (1u << 16)) {
+			/* Runaway recursion without exits (JVM stacks stop well
+			 * before this): keep memory bounded. */
+			apc_model_unmapped(m->model, "tptp calls deeper than 65536 (dropped)", 1);
+			return 0;
+		}
+		ns = realloc(th->stack, cap * sizeof *ns);
+		if (!ns)
+			return -1;
+		th->stack = ns;
+		th->cap = cap;
+	}
+	c = &th->stack[th->depth++];
+	c->method = (uint32_t)(me - m->methods);
+	c->ticket = r->ticket;
+	c->has_ticket = !!(r->has & TPTP_HAS_TICKET);
+	c->start = t;
+	if (th->depth > th->tracks_declared && th->depth < TPTP_TRACK_STRIDE) {
+		char buf[32];
+		snprintf(buf, sizeof buf, "depth %zu", th->depth);
+		th->tracks_declared = (uint32_t)th->depth;
+		if (push_track(m, t, th->tid, depth_track(th, th->depth), th->track, buf) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int method_exit(struct tptp_map *m, const struct tptp_rec *r)
+{
+	struct tptp_thread *th = thread_use(m, r);
+	uint64_t t;
+	size_t k;
+
+	if (!th)
+		return -1;
+	t = rec_time(m, r, th);
+	/* Match by ticket when the trace has tickets (TICKET option), else by
+	 * method id; search down the stack so a missed exit (exception
+	 * unwinding) does not desynchronise everything above it. */
+	for (k = th->depth; k > 0; k--) {
+		struct tptp_call *c = &th->stack[k - 1];
+		if ((r->has & TPTP_HAS_TICKET) && c->has_ticket) {
+			if (c->ticket == r->ticket)
+				break;
+		} else if (r->has & TPTP_HAS_METHOD) {
+			uint64_t idx;
+			if (hmap_find(&m->method_ids, r->method_id, &idx) && idx == c->method)
+				break;
+		} else {
+			break; /* nothing to match on: the innermost call */
+		}
+	}
+	if (k == 0) {
+		m->st.exits_unmatched++;
+		apc_model_unmapped(m->model, "tptp method exits without a matching entry", 1);
+		return 0;
+	}
+	while (th->depth > k) {
+		th->depth--;
+		if (close_call(m, th, th->depth, t) < 0)
+			return -1;
+		m->st.calls_unwound++;
+		apc_model_unmapped(m->model, "tptp calls left without exit (closed by an outer exit)", 1);
+	}
+	th->depth--;
+	m->st.calls_matched++;
+	return close_call(m, th, th->depth, t);
+}
+
+static int obj_alloc(struct tptp_map *m, const struct tptp_rec *r)
+{
+	uint64_t t = rec_time(m, r, NULL), old, old_live = 0;
+	uint64_t size = (r->has & TPTP_HAS_SIZE) ? r->size : 0;
+
+	if (size > INT64_MAX / 4)
+		size = 0; /* nonsense size: do not poison the counter */
+	if (r->has & TPTP_HAS_OBJECT) {
+		if (hmap_find(&m->objects, r->object_id, &old)) {
+			apc_model_unmapped(m->model, "tptp objAlloc of a live object id (old one freed)", 1);
+			m->st.live_heap -= (int64_t)old;
+			old_live = old;
+		}
+		if (hmap_put(&m->objects, r->object_id, size) < 0)
+			return -1;
+	}
+	m->st.live_heap += (int64_t)size;
+	if (push_counter(m, t, m->c_rate, (int64_t)size) < 0)
+		return -1;
+	/* The live-heap event carries the change: the absolute value is
+	 * summed at emission, in time order, not in file order. */
+	return push_counter(m, t, m->c_live, (int64_t)size - (int64_t)old_live);
+}
+
+static int obj_free(struct tptp_map *m, const struct tptp_rec *r)
+{
+	uint64_t t = rec_time(m, r, NULL), size;
+
+	if (!(r->has & TPTP_HAS_OBJECT) || !hmap_find(&m->objects, r->object_id, &size)) {
+		apc_model_unmapped(m->model, "tptp objFree of an unknown object", 1);
+		return 0;
+	}
+	hmap_del(&m->objects, r->object_id);
+	m->st.live_heap -= (int64_t)size;
+	return push_counter(m, t, m->c_live, -(int64_t)size);
+}
+
+static int gc_event(struct tptp_map *m, const struct tptp_rec *r)
+{
+	uint64_t t = rec_time(m, r, NULL);
+
+	if (r->kind == TPTP_GC_START) {
+		if (!m->gc_track_declared) {
+			if (push_track(m, t, m->pid, TPTP_GC_TRACK, -1, "GC") < 0)
+				return -1;
+			m->gc_track_declared = 1;
+		}
+		m->gc_open = 1;
+		m->gc_start = t;
+		return push_ann(m, t, APC_ANN_MARKER, m->pid, "GC start");
+	}
+	if (!m->gc_open) {
+		apc_model_unmapped(m->model, "tptp gcFinish without gcStart", 1);
+		return 0;
+	}
+	m->gc_open = 0;
+	m->st.gc_count++;
+	return push_job(m, t, m->gc_start, m->pid, TPTP_GC_TRACK, pool_intern(&m->pool, "GC", 2),
+			0xc0404000u | 0x1b);
+}
+
+static int monitor_event(struct tptp_map *m, const struct tptp_rec *r)
+{
+	struct tptp_thread *th = thread_use(m, r);
+	char buf[160];
+	uint64_t t;
+
+	if (!th)
+		return -1;
+	t = rec_time(m, r, th);
+	switch (r->kind) {
+	case TPTP_MON_WAIT:
+		snprintf(buf, sizeof buf, "monitor wait: object %" PRIu64 ", timeout %" PRIu64,
+			 r->object_id, r->timeout);
+		break;
+	case TPTP_MON_WAITED:
+		snprintf(buf, sizeof buf, "monitor waited: object %" PRIu64, r->object_id);
+		break;
+	case TPTP_MON_CONTENDED_ENTER:
+		snprintf(buf, sizeof buf, "monitor contended enter: object %" PRIu64 ", owner thread %" PRIu64,
+			 r->object_id, r->owner_id);
+		break;
+	default:
+		snprintf(buf, sizeof buf, "monitor contended entered: object %" PRIu64, r->object_id);
+		break;
+	}
+	return push_ann(m, t, APC_ANN_STR, th->tid, buf);
+}
+
+int tptp_map_record(struct tptp_map *m, const struct tptp_rec *r, struct apc_err *err)
+{
+	int rc = 0;
+	uint64_t idx;
+
+	m->st.records++;
+	if (r->kind >= 0 && r->kind < TPTP_KIND_COUNT)
+		m->st.kinds[r->kind]++;
+	if (tptp_map_is_header(r->kind)) {
+		if (!m->begun)
+			header_record(m, r);
+		return APC_OK;
+	}
+	if (!m->begun)
+		tptp_map_begin(m, (r->has & TPTP_HAS_TIME) ? r->time : 0);
+
+	switch (r->kind) {
+	case TPTP_THREAD_START: {
+		uint64_t t = rec_time(m, r, NULL);
+		uint64_t id = (r->has & TPTP_HAS_THREAD) ? r->thread_id : 0;
+		if (hmap_find(&m->thread_ids, id, &idx)) {
+			/* Started again without threadEnd: a new thread. */
+			if (close_all(m, &m->threads[idx], t) < 0)
+				return map_nomem(err);
+			apc_model_unmapped(m->model, "tptp threadStart of a live thread id", 1);
+		}
+		rc = thread_get(m, id, 1, t, r->name) ? 0 : -1;
+		break;
+	}
+	case TPTP_THREAD_END: {
+		uint64_t id = (r->has & TPTP_HAS_THREAD) ? r->thread_id : 0;
+		if (!hmap_find(&m->thread_ids, id, &idx)) {
+			apc_model_unmapped(m->model, "tptp threadEnd of an unknown thread", 1);
+			break;
+		}
+		rc = close_all(m, &m->threads[idx], rec_time(m, r, &m->threads[idx]));
+		/* The id may be reused by a later threadStart. */
+		hmap_del(&m->thread_ids, id);
+		break;
+	}
+	case TPTP_CLASS_DEF:
+		if ((r->has & TPTP_HAS_CLASS) && r->name) {
+			const char *n = pool_intern(&m->pool, r->name, strlen(r->name));
+			if (!n || hmap_put(&m->class_ids, r->class_id, (uint64_t)(uintptr_t)n) < 0)
+				rc = -1;
+		}
+		if (r->has & TPTP_HAS_TIME)
+			rec_time(m, r, NULL);
+		break;
+	case TPTP_CLASS_UNLOAD:
+		if (r->has & TPTP_HAS_CLASS)
+			hmap_del(&m->class_ids, r->class_id);
+		break;
+	case TPTP_METHOD_DEF: {
+		struct tptp_method *me;
+		if (!(r->has & TPTP_HAS_METHOD))
+			break;
+		if (m->nmethods == m->methods_cap) {
+			size_t cap = m->methods_cap ? m->methods_cap * 2 : 64;
+			struct tptp_method *nm = realloc(m->methods, cap * sizeof *nm);
+			if (!nm)
+				return map_nomem(err);
+			m->methods = nm;
+			m->methods_cap = cap;
+		}
+		/* Always a new entry: a redefined id must not rename the jobs
+		 * of calls still open under the old definition. */
+		me = &m->methods[m->nmethods];
+		memset(me, 0, sizeof *me);
+		me->class_id = r->class_id;
+		me->has_class = !!(r->has & TPTP_HAS_CLASS);
+		me->name = pool_intern(&m->pool, r->name ? r->name : "?", r->name ? strlen(r->name) : 1);
+		if (!me->name || hmap_put(&m->method_ids, r->method_id, m->nmethods) < 0)
+			return map_nomem(err);
+		m->nmethods++;
+		break;
+	}
+	case TPTP_METHOD_ENTRY:
+		rc = method_entry(m, r);
+		break;
+	case TPTP_METHOD_EXIT:
+		rc = method_exit(m, r);
+		break;
+	case TPTP_OBJ_ALLOC:
+		rc = obj_alloc(m, r);
+		break;
+	case TPTP_OBJ_FREE:
+		rc = obj_free(m, r);
+		break;
+	case TPTP_GC_START:
+	case TPTP_GC_FINISH:
+		rc = gc_event(m, r);
+		break;
+	case TPTP_MON_WAIT:
+	case TPTP_MON_WAITED:
+	case TPTP_MON_CONTENDED_ENTER:
+	case TPTP_MON_CONTENDED_ENTERED:
+		rc = monitor_event(m, r);
+		break;
+	case TPTP_RUNTIME_INIT_DONE:
+		rc = push_ann(m, rec_time(m, r, NULL), APC_ANN_MARKER, m->pid, "JVM init done");
+		break;
+	case TPTP_RUNTIME_SHUTDOWN:
+		rc = push_ann(m, rec_time(m, r, NULL), APC_ANN_MARKER, m->pid, "JVM shutdown");
+		break;
+	case TPTP_TRACE_END:
+	case TPTP_AGENT_DESTROY:
+		if (r->has & TPTP_HAS_TIME)
+			rec_time(m, r, NULL);
+		break;
+	case TPTP_HD_START:
+	case TPTP_GC_ROOT:
+	case TPTP_OBJ_REF:
+		apc_model_unmapped(m->model, "tptp heap dump records", 1);
+		break;
+	case TPTP_AG_METHOD_ENTRY:
+	case TPTP_AG_METHOD_EXIT:
+		apc_model_unmapped(m->model, "tptp aggregate method records", 1);
+		break;
+	case TPTP_CUSTOM:
+		apc_model_unmapped(m->model, "tptp custom records", 1);
+		break;
+	default: {
+		char what[96];
+		snprintf(what, sizeof what, "tptp element %.60s", r->elem ? r->elem : "(unknown)");
+		apc_model_unmapped(m->model, what, 1);
+		break;
+	}
+	}
+	return rc < 0 ? map_nomem(err) : APC_OK;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static int emit(struct tptp_map *m, struct apc_batch *b, const struct tptp_out *o)
+{
+	struct apc_event *e = apc_batch_add(b, o->type, o->ts,
+					    o->type == APC_EV_COUNTER ? 0 : APC_NO_CORE);
+	struct apc_ann a;
+
+	if (!e)
+		return -1;
+	switch (o->type) {
+	case APC_EV_COUNTER:
+		e->u.counter.counter = o->counter;
+		e->u.counter.pid = m->pid;
+		e->u.counter.value = o->value;
+		if (o->counter == m->c_live) {
+			m->emit_live += o->value;
+			e->u.counter.value = m->emit_live;
+		}
+		break;
+	case APC_EV_THREAD_NAME:
+		e->u.name.id = o->tid;
+		e->u.name.name = apc_batch_strdup(b, o->text, strlen(o->text));
+		if (!e->u.name.name)
+			return -1;
+		break;
+	case APC_EV_COOKIE_NAME:
+		e->u.name.id = TPTP_COOKIE;
+		e->u.name.name = apc_batch_strdup(b, o->text, strlen(o->text));
+		if (!e->u.name.name)
+			return -1;
+		break;
+	case APC_EV_LINK:
+		e->u.link.cookie = TPTP_COOKIE;
+		e->u.link.pid = m->pid;
+		e->u.link.tid = o->tid;
+		break;
+	case APC_EV_ANNOTATION:
+		memset(&a, 0, sizeof a);
+		a.tid = o->tid;
+		a.pid = m->pid;
+		a.code = o->code;
+		a.view = TPTP_VIEW_UID;
+		a.track = o->track;
+		a.parent = o->parent;
+		a.job = o->job;
+		a.primary_dep = -1;
+		a.start = o->start;
+		a.duration = o->dur;
+		a.has_color = o->has_color;
+		a.color = o->color;
+		a.text = o->text ? o->text : "";
+		a.text_len = strlen(a.text);
+		e->u.ann = apc_batch_copy_ann(b, &a);
+		if (!e->u.ann)
+			return -1;
+		break;
+	default:
+		break;
+	}
+	m->last_emitted = o->ts;
+	m->have_emitted = 1;
+	return 0;
+}
+
+long tptp_map_drain(struct tptp_map *m, struct apc_batch *b, int final)
+{
+	long n = 0;
+	struct tptp_out o;
+
+	if (final) {
+		for (size_t i = 0; i < m->nthreads; i++)
+			if (close_all(m, &m->threads[i], m->last_ts) < 0)
+				return -1;
+		if (m->gc_open) {
+			m->gc_open = 0;
+			m->st.gc_count++;
+			apc_model_unmapped(m->model, "tptp gcStart without gcFinish (closed at the last time)", 1);
+			if (push_job(m, m->last_ts, m->gc_start, m->pid, TPTP_GC_TRACK,
+				     pool_intern(&m->pool, "GC", 2), 0xc0404000u | 0x1b) < 0)
+				return -1;
+		}
+	}
+	while (m->hn) {
+		const struct tptp_out *top = &m->heap[0];
+		if (!final) {
+			int old = (m->newest >= m->window && top->ts <= m->newest - m->window) ||
+				  m->hn > TPTP_HEAP_MAX;
+			if (!old || apc_batch_full(b))
+				break;
+		}
+		heap_pop(m, &o);
+		if (emit(m, b, &o) < 0)
+			return -1;
+		n++;
+	}
+	return n;
+}

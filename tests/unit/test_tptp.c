@@ -1,0 +1,687 @@
+/*
+ * test_tptp.c - the TPTP readers (XML and binary) against the real
+ * converter output in ../shared/testdata/tptp/ and against traces from
+ * tools/tptpgen.c (included here, so the generator and the test share one
+ * source) whose ground truth the generator computes as it writes.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "format.h"
+#include "input.h"
+#include "tptp.h"
+#include "t.h"
+
+#define TPTPGEN_NO_MAIN
+#include "../../tools/tptpgen.c"
+
+/* What a test sees of one reader run. */
+struct run {
+	int open_rc, last_rc;
+	uint64_t events, jobs, method_jobs, gc_jobs, markers, strs, tracks, views;
+	uint64_t thread_names, links, counters;
+	uint64_t out_of_order;      /* events older than the one before */
+	uint64_t bad_jobs;          /* start+duration after the event time */
+	int64_t last_live;          /* last tptp_live_heap value */
+	uint64_t alloc_sum;         /* sum of tptp_alloc_rate values */
+	struct tptp_stats st;
+	uint64_t open_at_end_unmapped;
+	char err[600];
+	/* Inclusive time per job name (for the generator's truth). */
+	struct { char name[64]; uint64_t ns, calls; } per[TPTPGEN_MAX_METHODS];
+	size_t nper;
+};
+
+static uint64_t unmapped_count(const struct apc_model *m, const char *prefix)
+{
+	for (size_t i = 0; i < m->nunmapped; i++)
+		if (strncmp(m->unmapped[i].what, prefix, strlen(prefix)) == 0)
+			return m->unmapped[i].count;
+	return 0;
+}
+
+static void note_job(struct run *res, const struct apc_ann *a)
+{
+	size_t i;
+
+	for (i = 0; i < res->nper; i++)
+		if (strcmp(res->per[i].name, a->text) == 0)
+			break;
+	if (i == res->nper) {
+		if (res->nper == TPTPGEN_MAX_METHODS)
+			return;
+		snprintf(res->per[i].name, sizeof res->per[i].name, "%s", a->text);
+		res->nper++;
+	}
+	res->per[i].ns += a->duration;
+	res->per[i].calls++;
+}
+
+/* Run format f over path, counting what comes out. */
+static void run_reader(const struct apc_format *f, const char *path, uint64_t window, struct run *res)
+{
+	struct apc_input *in = NULL;
+	struct apc_reader r;
+	struct apc_model model;
+	struct apc_batch b;
+	struct apc_err err;
+	uint64_t prev = 0;
+	int rc;
+
+	memset(res, 0, sizeof *res);
+	res->last_live = -1;
+	apc_model_init(&model);
+	memset(&r, 0, sizeof r);
+	apc_batch_init(&b, 1000);
+	rc = apc_input_open(path, &in, &err);
+	if (rc < 0) {
+		res->open_rc = rc;
+		apc_err_format(&err, res->err, sizeof res->err);
+		apc_model_free(&model);
+		return;
+	}
+	r.fmt = f;
+	r.inputs = &in;
+	r.ninputs = 1;
+	r.model = &model;
+	r.opts.window_ns = window;
+	apc_err_clear(&r.err);
+	res->open_rc = f->open(&r);
+	uint32_t c_live = UINT32_MAX, c_rate = UINT32_MAX;
+	if (res->open_rc == APC_OK) {
+		struct apc_counter_decl *d = apc_model_find_counter(&model, "tptp_live_heap");
+		if (d)
+			c_live = d->id;
+		d = apc_model_find_counter(&model, "tptp_alloc_rate");
+		if (d)
+			c_rate = d->id;
+		do {
+			apc_batch_reset(&b);
+			rc = f->next(&r, &b);
+			for (size_t i = 0; i < b.n; i++) {
+				const struct apc_event *e = &b.ev[i];
+				res->events++;
+				if (e->ts < prev)
+					res->out_of_order++;
+				prev = e->ts;
+				switch (e->type) {
+				case APC_EV_THREAD_NAME: res->thread_names++; break;
+				case APC_EV_LINK: res->links++; break;
+				case APC_EV_COUNTER:
+					res->counters++;
+					if (e->u.counter.counter == c_live)
+						res->last_live = e->u.counter.value;
+					if (e->u.counter.counter == c_rate)
+						res->alloc_sum += (uint64_t)e->u.counter.value;
+					break;
+				case APC_EV_ANNOTATION:
+					switch (e->u.ann->code) {
+					case APC_ANN_CAM_JOB:
+						res->jobs++;
+						if (e->u.ann->start + e->u.ann->duration > e->ts ||
+						    e->u.ann->start < model.meta.monotonic_delta)
+							res->bad_jobs++;
+						if (e->u.ann->track == 1) {
+							res->gc_jobs++;
+						} else {
+							res->method_jobs++;
+							note_job(res, e->u.ann);
+						}
+						break;
+					case APC_ANN_CAM_TRACK: res->tracks++; break;
+					case APC_ANN_CAM_VIEW: res->views++; break;
+					case APC_ANN_MARKER: res->markers++; break;
+					case APC_ANN_STR: res->strs++; break;
+					default: break;
+					}
+					break;
+				default:
+					break;
+				}
+			}
+		} while (rc == APC_OK);
+		res->last_rc = rc;
+		if (rc < 0)
+			apc_err_format(&r.err, res->err, sizeof res->err);
+		if (tptp_reader_stats(&r))
+			res->st = *tptp_reader_stats(&r);
+		res->open_at_end_unmapped = unmapped_count(&model, "tptp calls still open");
+	} else {
+		apc_err_format(&r.err, res->err, sizeof res->err);
+	}
+	f->close(&r);
+	apc_batch_free(&b);
+	apc_model_free(&model);
+	apc_input_close(in);
+}
+
+/* ---- real files: an independent line scan of the XML -------------------- */
+
+struct scan {
+	uint64_t counts[TPTP_KIND_COUNT];
+	uint64_t pairs, entries;
+};
+
+static int attr_u64(const char *line, const char *name, uint64_t *v)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof pat, " %s=\"", name);
+	p = strstr(line, pat);
+	if (!p)
+		return -1;
+	*v = strtoull(p + strlen(pat), NULL, 10);
+	return 0;
+}
+
+/* Count elements, and pair entries with exits by (thread, ticket). */
+static int scan_xml(const char *path, struct scan *sc)
+{
+	FILE *f = fopen(path, "r");
+	char line[8192];
+	struct { uint64_t thread, ticket; int open; } *ent = NULL;
+	size_t nent = 0, cap = 0;
+
+	memset(sc, 0, sizeof *sc);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		char name[64];
+		size_t k = 0;
+		const char *p = line;
+		uint64_t th = 0, tk = 0;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != '<' || p[1] == '?' || p[1] == '/')
+			continue;
+		for (p++; *p && *p != ' ' && *p != '/' && *p != '>' && k + 1 < sizeof name; p++)
+			name[k++] = *p;
+		name[k] = '\0';
+		sc->counts[tptp_kind_from_name(name)]++;
+		if (strcmp(name, "methodEntry") == 0) {
+			attr_u64(line, "threadIdRef", &th);
+			attr_u64(line, "ticket", &tk);
+			if (nent == cap) {
+				cap = cap ? cap * 2 : 256;
+				ent = realloc(ent, cap * sizeof *ent);
+			}
+			ent[nent].thread = th;
+			ent[nent].ticket = tk;
+			ent[nent].open = 1;
+			nent++;
+			sc->entries++;
+		} else if (strcmp(name, "methodExit") == 0) {
+			attr_u64(line, "threadIdRef", &th);
+			attr_u64(line, "ticket", &tk);
+			for (size_t i = nent; i > 0; i--)
+				if (ent[i - 1].open && ent[i - 1].thread == th && ent[i - 1].ticket == tk) {
+					ent[i - 1].open = 0;
+					sc->pairs++;
+					break;
+				}
+		}
+	}
+	free(ent);
+	fclose(f);
+	return 0;
+}
+
+static void real_files(void)
+{
+	/* The README's table: threadStart, classDef, methodDef, methodEntry, methodExit. */
+	static const struct { const char *name; uint64_t n[5]; } table[] = {
+		{"basic", {1, 3, 7, 4, 2}},
+		{"exception", {1, 7, 14, 11, 9}},
+		{"mismatched", {1, 3, 8, 3, 1}},
+		{"jag_dmtrace", {1, 30, 101, 2057, 2054}},
+	};
+	static const int kinds[5] = {TPTP_THREAD_START, TPTP_CLASS_DEF, TPTP_METHOD_DEF,
+				     TPTP_METHOD_ENTRY, TPTP_METHOD_EXIT};
+	const char *td = t_shared_testdata();
+	char path[1024];
+
+	if (!td)
+		T_SKIP("../shared/testdata absent");
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+		struct run res;
+		struct scan sc;
+
+		snprintf(path, sizeof path, "%s/tptp/%s.trcxml", td, table[i].name);
+		if (access(path, R_OK) != 0) {
+			printf("  # skip %s: absent\n", path);
+			continue;
+		}
+		T_ASSERT(apc_format_tptp_xml.bid != NULL);
+		T_ASSERT(scan_xml(path, &sc) == 0);
+		run_reader(&apc_format_tptp_xml, path, 0, &res);
+		if (res.open_rc != APC_OK || res.last_rc != APC_END)
+			T_FAIL("%s: open %d, last %d: %s", table[i].name, res.open_rc, res.last_rc, res.err);
+		for (int k = 0; k < 5; k++) {
+			T_EQ_U64(res.st.kinds[kinds[k]], table[i].n[k]);
+			T_EQ_U64(sc.counts[kinds[k]], table[i].n[k]);
+		}
+		/* Every matched pair is one job; every other entry is closed
+		 * (by an outer exit or at the end) and is one job too. */
+		T_EQ_U64(res.st.calls_matched, sc.pairs);
+		T_EQ_U64(res.method_jobs, sc.entries);
+		T_EQ_U64(res.st.calls_open_at_end + res.st.calls_unwound, sc.entries - sc.pairs);
+		T_EQ_U64(res.open_at_end_unmapped, res.st.calls_open_at_end);
+		T_EQ_U64(res.out_of_order, 0);
+		T_EQ_U64(res.bad_jobs, 0);
+		T_EQ_U64(res.thread_names, table[i].n[0]);
+		T_EQ_U64(res.views, 1);
+	}
+}
+
+/* The bid: real files 90, other text 0. */
+static void bids(void)
+{
+	const char *td = t_shared_testdata();
+	char path[1024];
+	struct apc_input *in;
+	struct apc_err err;
+
+	if (!td)
+		T_SKIP("../shared/testdata absent");
+	snprintf(path, sizeof path, "%s/tptp/basic.trcxml", td);
+	if (apc_input_open(path, &in, &err) < 0)
+		T_SKIP("basic.trcxml absent");
+	T_EQ_INT(apc_format_tptp_xml.bid(in), 90);
+	T_EQ_INT(apc_format_tptp_bin.bid(in), 0);
+	apc_input_close(in);
+}
+
+static void parse_times(void)
+{
+	uint64_t ns = 0;
+
+	T_EQ_INT(tptp_parse_time("1185890426.304424453", &ns), 0);
+	T_EQ_U64(ns, 1185890426304424453ull);
+	T_EQ_INT(tptp_parse_time("1374703971.214759", &ns), 0);
+	T_EQ_U64(ns, 1374703971214759000ull);
+	T_EQ_INT(tptp_parse_time("12", &ns), 0);
+	T_EQ_U64(ns, 12000000000ull);
+	T_EQ_INT(tptp_parse_time("1.1234567891", &ns), 0); /* 10th digit truncated */
+	T_EQ_U64(ns, 1123456789ull);
+	T_EQ_INT(tptp_parse_time("abc", &ns), -1);
+	T_EQ_INT(tptp_parse_time("1.5x", &ns), -1);
+	T_EQ_INT(tptp_parse_time("99999999999999999999", &ns), -1);
+}
+
+/* ---- generated traces against the generator's truth --------------------- */
+
+/* Write a generated trace to a temporary file (cut at `cut` bytes if >= 0);
+ * path receives its name.  Returns the full length. */
+static long gen_file(const struct tptpgen_opts *o, struct tptpgen_truth *t, long cut, char *path,
+		     size_t len, char **copy)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *mem = open_memstream(&buf, &n);
+	int fd;
+	long full;
+
+	snprintf(path, len, "/tmp/test_tptp_XXXXXX");
+	if (!mem || tptpgen_write(mem, o, t) < 0 || fclose(mem) != 0)
+		return -1;
+	full = (long)n;
+	if (cut >= 0 && (size_t)cut < n)
+		n = (size_t)cut;
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, buf, n) != (ssize_t)n) {
+		free(buf);
+		return -1;
+	}
+	close(fd);
+	if (copy)
+		*copy = buf;
+	else
+		free(buf);
+	return full;
+}
+
+/* Compare one reader run with the generator's truth (complete trace). */
+static void check_truth(const struct run *res, const struct tptpgen_truth *t, const char *what)
+{
+	if (res->open_rc != APC_OK || res->last_rc != APC_END)
+		T_FAIL("%s: open %d, last %d: %s", what, res->open_rc, res->last_rc, res->err);
+	T_EQ_U64(res->thread_names, (uint64_t)t->threads);
+	T_EQ_U64(res->method_jobs, t->entries);
+	T_EQ_U64(res->st.calls_matched, t->exits);
+	T_EQ_U64(res->st.calls_open_at_end, t->open_at_end);
+	T_EQ_U64(res->st.exits_unmatched, 0);
+	T_EQ_U64(res->gc_jobs, t->gc_count);
+	T_EQ_U64(res->markers, t->gc_count);
+	T_EQ_U64(res->alloc_sum, t->alloc_bytes);
+	if (t->allocs)
+		T_EQ_INT(res->last_live, t->live_heap);
+	T_EQ_U64(res->st.live_heap, (uint64_t)t->live_heap);
+	T_EQ_U64(res->out_of_order, 0);
+	T_EQ_U64(res->bad_jobs, 0);
+	T_EQ_U64(res->st.late, 0);
+	T_EQ_U64(res->st.records, t->records);
+	if (t->open_at_end)
+		return; /* forced closes add time the truth does not have */
+	/* Several method ids may share a job name (overloads, <init>):
+	 * compare the sums per name. */
+	for (int i = 0; i < t->nmethods; i++) {
+		uint64_t ns = 0, calls = 0, tns = 0, tcalls = 0;
+		for (size_t k = 0; k < res->nper; k++)
+			if (strcmp(res->per[k].name, t->method_name[i]) == 0) {
+				ns = res->per[k].ns;
+				calls = res->per[k].calls;
+			}
+		for (int j = 0; j < t->nmethods; j++)
+			if (strcmp(t->method_name[j], t->method_name[i]) == 0) {
+				tns += t->incl_ns[j];
+				tcalls += t->calls[j];
+			}
+		if (ns != tns || calls != tcalls)
+			T_FAIL("%s: %s: %llu ns in %llu calls, truth %llu ns in %llu calls", what,
+			       t->method_name[i], (unsigned long long)ns, (unsigned long long)calls,
+			       (unsigned long long)tns, (unsigned long long)tcalls);
+	}
+}
+
+static void gen_xml(void)
+{
+	for (int bare = 0; bare <= 1; bare++)
+		for (uint64_t seed = 1; seed <= 4; seed++) {
+			struct tptpgen_opts o = {.seed = seed, .threads = (int)seed + 1, .calls = 400, .bare = bare};
+			struct tptpgen_truth t;
+			struct run res;
+			char path[64], what[64];
+
+			if (gen_file(&o, &t, -1, path, sizeof path, NULL) < 0) {
+				T_FAIL("cannot write a generated trace");
+				return;
+			}
+			snprintf(what, sizeof what, "xml seed %llu bare %d", (unsigned long long)seed, bare);
+			run_reader(&apc_format_tptp_xml, path, 0, &res);
+			check_truth(&res, &t, what);
+			T_ASSERT(t.entries >= 400 && t.allocs > 0 && t.frees > 0);
+			unlink(path);
+		}
+}
+
+static void gen_bin(void)
+{
+	for (int v = 0; v < 16; v++) {
+		struct tptpgen_opts o = {.seed = 10 + (uint64_t)v, .threads = 3, .calls = 300, .binary = 1,
+					 .big_endian = v & 1, .len_incl_header = (v >> 1) & 1,
+					 .platform32 = (v >> 2) & 1, .freq_mhz = (v >> 3) & 1};
+		struct tptpgen_truth t;
+		struct run res;
+		struct apc_input *in;
+		struct apc_err err;
+		char path[64], what[96];
+
+		if (gen_file(&o, &t, -1, path, sizeof path, NULL) < 0) {
+			T_FAIL("cannot write a generated trace");
+			return;
+		}
+		snprintf(what, sizeof what, "bin be %d incl %d p32 %d mhz %d", o.big_endian,
+			 o.len_incl_header, o.platform32, o.freq_mhz);
+		if (apc_input_open(path, &in, &err) == 0) {
+			T_EQ_INT(apc_format_tptp_bin.bid(in), 100);
+			T_EQ_INT(apc_format_tptp_xml.bid(in), 0);
+			apc_input_close(in);
+		}
+		run_reader(&apc_format_tptp_bin, path, 0, &res);
+		check_truth(&res, &t, what);
+		unlink(path);
+	}
+}
+
+/* Calls left open at the end are closed, counted and still one job each. */
+static void gen_open_at_end(void)
+{
+	for (int binary = 0; binary <= 1; binary++) {
+		struct tptpgen_opts o = {.seed = 7, .threads = 4, .calls = 250, .binary = binary,
+					 .leave_open = 1};
+		struct tptpgen_truth t;
+		struct run res;
+		char path[64];
+
+		if (gen_file(&o, &t, -1, path, sizeof path, NULL) < 0) {
+			T_FAIL("cannot write a generated trace");
+			return;
+		}
+		T_ASSERT(t.open_at_end > 0);
+		run_reader(binary ? &apc_format_tptp_bin : &apc_format_tptp_xml, path, 0, &res);
+		check_truth(&res, &t, binary ? "open bin" : "open xml");
+		T_EQ_U64(res.open_at_end_unmapped, t.open_at_end);
+		unlink(path);
+	}
+}
+
+/* Complete records before byte `cut` (XML: one element per line). */
+static uint64_t xml_records_before(const char *buf, long cut)
+{
+	uint64_t n = 0;
+	const char *p = buf, *end = buf + cut, *nl;
+
+	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		if (nl - p >= 2 && nl[-1] == '>' && nl[-2] == '/')
+			n++;
+		p = nl + 1;
+	}
+	/* A last element complete up to its "/>" but without the newline. */
+	if (end - p >= 2 && end[-1] == '>' && end[-2] == '/')
+		n++;
+	return n;
+}
+
+/* A cut file keeps every element before the cut and says where it broke. */
+static void gen_truncated(void)
+{
+	struct tptpgen_opts o = {.seed = 3, .threads = 3, .calls = 200};
+	struct tptpgen_truth t;
+
+	for (int k = 1; k <= 9; k++) {
+		struct run res;
+		char path[64], *buf = NULL;
+		long full = gen_file(&o, &t, 0, path, sizeof path, &buf), cut;
+
+		unlink(path);
+		if (full < 0) {
+			T_FAIL("cannot write a generated trace");
+			return;
+		}
+		cut = full * k / 10 + k; /* mid-line for most k */
+		free(buf);
+		buf = NULL;
+		gen_file(&o, &t, cut, path, sizeof path, &buf);
+		run_reader(&apc_format_tptp_xml, path, 0, &res);
+		T_EQ_INT(res.open_rc, APC_OK);
+		T_EQ_INT(res.last_rc, APC_EDATA);
+		T_ASSERT(strstr(res.err, "truncated") != NULL);
+		T_EQ_U64(res.st.records, xml_records_before(buf, cut) - 0);
+		T_EQ_U64(res.out_of_order, 0);
+		T_EQ_U64(res.bad_jobs, 0);
+		T_EQ_U64(res.method_jobs, res.st.kinds[TPTP_METHOD_ENTRY]);
+		free(buf);
+		unlink(path);
+	}
+	/* Binary: cut inside a message. */
+	o.binary = 1;
+	for (int k = 1; k <= 5; k++) {
+		struct run res;
+		char path[64];
+		long full = gen_file(&o, &t, 0, path, sizeof path, NULL);
+
+		unlink(path);
+		gen_file(&o, &t, full * k / 6 + 3, path, sizeof path, NULL);
+		run_reader(&apc_format_tptp_bin, path, 0, &res);
+		T_EQ_INT(res.open_rc, APC_OK);
+		T_EQ_INT(res.last_rc, APC_EDATA);
+		T_ASSERT(strstr(res.err, "truncated") != NULL);
+		T_ASSERT(res.st.records > 0 && res.st.records < t.records);
+		T_EQ_U64(res.out_of_order, 0);
+		unlink(path);
+	}
+}
+
+/* A window too small for the interleaving: late events are clamped and
+ * counted, and what comes out is still in order. */
+static void small_window(void)
+{
+	struct tptpgen_opts o = {.seed = 5, .threads = 4, .calls = 300};
+	struct tptpgen_truth t;
+	struct run res;
+	char path[64];
+
+	if (gen_file(&o, &t, -1, path, sizeof path, NULL) < 0) {
+		T_FAIL("cannot write a generated trace");
+		return;
+	}
+	run_reader(&apc_format_tptp_xml, path, 1, &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_ASSERT(res.st.late > 0);
+	T_EQ_U64(res.out_of_order, 0);
+	T_EQ_U64(res.method_jobs, t.entries);
+	unlink(path);
+}
+
+/* Hand-made binary: an unknown data id is skipped by its length, and a
+ * bad endianness byte is refused. */
+static void bin_unknown_and_bad(void)
+{
+	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
+	/* id 2000 (unknown), length 3 (header excluded), 3 body bytes;
+	 * then gcStart (1023): l-l-lTs-s- = 3 x 8 + 2 = 26 bytes. */
+	uint8_t f[128], *p = f;
+	char path[] = "/tmp/test_tptp_XXXXXX";
+	int fd;
+	struct run res;
+
+	memcpy(p, head, sizeof head);
+	p += sizeof head;
+	*p++ = 0xd0; *p++ = 0x07; *p++ = 3; *p++ = 0; *p++ = 0; *p++ = 0;
+	*p++ = 0xaa; *p++ = 0xbb; *p++ = 0xcc;
+	*p++ = 0xff; *p++ = 0x03; *p++ = 26; *p++ = 0; *p++ = 0; *p++ = 0;
+	memset(p, 0, 26);
+	p[16] = 0x10; /* time 0x10 ns (no frequency message) */
+	p += 26;
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	T_ASSERT(write(fd, f, (size_t)(p - f)) == p - f);
+	close(fd);
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	T_EQ_INT(res.open_rc, APC_OK);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.kinds[TPTP_GC_START], 1);
+	T_EQ_U64(res.markers, 1);
+	T_EQ_U64(res.gc_jobs, 1); /* closed at the end */
+	f[7] = 2;
+	fd = open(path, O_WRONLY | O_TRUNC);
+	T_ASSERT(fd >= 0 && write(fd, f, (size_t)(p - f)) == p - f);
+	close(fd);
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	T_EQ_INT(res.open_rc, APC_EDATA);
+	T_ASSERT(strstr(res.err, "endianness") != NULL);
+	unlink(path);
+}
+
+/* gzip is the input layer's job: the reader sees the same trace. */
+static void gzip_input(void)
+{
+	struct tptpgen_opts o = {.seed = 9, .threads = 2, .calls = 200};
+	struct tptpgen_truth t;
+	struct run res;
+	char path[64], gz[80], *buf = NULL;
+	long full = gen_file(&o, &t, -1, path, sizeof path, &buf);
+	gzFile g;
+
+	T_ASSERT(full > 0);
+	snprintf(gz, sizeof gz, "%s.gz", path);
+	g = gzopen(gz, "wb");
+	T_ASSERT(g != NULL);
+	if (!g)
+		return;
+	T_EQ_INT(gzwrite(g, buf, (unsigned)full), full);
+	gzclose(g);
+	free(buf);
+	run_reader(&apc_format_tptp_xml, gz, 0, &res);
+	check_truth(&res, &t, "gzip");
+	unlink(path);
+	unlink(gz);
+}
+
+/* Damaged input (random byte changes, deterministic) never crashes or
+ * hangs either reader; run under SANITIZE=1 this is a small fuzz pass. */
+static void mutated_inputs(void)
+{
+	for (int binary = 0; binary <= 1; binary++) {
+		struct tptpgen_opts o = {.seed = 4, .threads = 2, .calls = 60, .binary = binary};
+		struct tptpgen_truth t;
+		char path[64], *buf = NULL;
+		long full = gen_file(&o, &t, -1, path, sizeof path, &buf);
+		uint64_t rng = 12345;
+
+		T_ASSERT(full > 0);
+		if (full <= 0)
+			return;
+		for (int it = 0; it < 150; it++) {
+			char *m = malloc((size_t)full);
+			struct run res;
+			FILE *f;
+
+			memcpy(m, buf, (size_t)full);
+			for (int k = 0; k < 1 + it % 8; k++) {
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+				/* Past the magic: damage the body, not the bid. */
+				m[12 + (rng >> 33) % (uint64_t)(full - 12)] = (char)(rng >> 13);
+			}
+			f = fopen(path, "wb");
+			fwrite(m, 1, (size_t)(full - (it % 3 == 0 ? it : 0)), f);
+			fclose(f);
+			run_reader(binary ? &apc_format_tptp_bin : &apc_format_tptp_xml, path, 0, &res);
+			T_ASSERT(res.last_rc == APC_END || res.last_rc < 0 || res.open_rc < 0);
+			T_EQ_U64(res.out_of_order, 0);
+			free(m);
+		}
+		free(buf);
+		unlink(path);
+	}
+}
+
+/* The truth file names what a reader must find. */
+static void truth_file(void)
+{
+	struct tptpgen_opts o = {.seed = 2, .threads = 2, .calls = 50};
+	struct tptpgen_truth t;
+	char path[64], *text = NULL;
+	size_t n = 0;
+	FILE *mem;
+
+	T_ASSERT(gen_file(&o, &t, -1, path, sizeof path, NULL) > 0);
+	unlink(path);
+	mem = open_memstream(&text, &n);
+	tptpgen_write_truth(mem, &t);
+	fclose(mem);
+	T_ASSERT(strstr(text, "threads 2\n") != NULL);
+	T_ASSERT(strstr(text, "live_heap ") != NULL);
+	T_ASSERT(strstr(text, "completed_calls thread 12 ") != NULL);
+	free(text);
+}
+
+void run_tests(void)
+{
+	T_RUN(parse_times);
+	T_RUN(bids);
+	T_RUN(real_files);
+	T_RUN(gen_xml);
+	T_RUN(gen_bin);
+	T_RUN(gen_open_at_end);
+	T_RUN(gen_truncated);
+	T_RUN(small_window);
+	T_RUN(bin_unknown_and_bad);
+	T_RUN(gzip_input);
+	T_RUN(truth_file);
+	T_RUN(mutated_inputs);
+}
