@@ -73,9 +73,9 @@ static void list_formats(void)
 {
 	const struct apc_format *const *f = apc_format_list();
 
-	printf("%-10s %-28s %s\n", "FORMAT", "READS", "DESCRIPTION");
+	printf("%-10s %-33s %s\n", "FORMAT", "READS", "DESCRIPTION");
 	for (; *f; f++)
-		printf("%-10s %-28s %s\n", (*f)->name, (*f)->reads, (*f)->description);
+		printf("%-10s %-33s %s\n", (*f)->name, (*f)->reads, (*f)->description);
 }
 
 int main(int argc, char **argv)

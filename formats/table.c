@@ -2,14 +2,14 @@
  * table.c - the one table of input formats, and detection by bid.
  *
  * Each format file defines one `const struct apc_format apc_format_X`.
- * The weak references let the table name a format before its file lands;
- * a missing one is simply not offered.
+ * The references here are what pull each format's object out of
+ * libapc.a into the commands.
  */
 #include <string.h>
 
 #include "format.h"
 
-#define APC_FMT(x) extern const struct apc_format x __attribute__((weak));
+#define APC_FMT(x) extern const struct apc_format x;
 APC_FMT(apc_format_apc)
 APC_FMT(apc_format_barman)
 APC_FMT(apc_format_ltt)
