@@ -149,8 +149,13 @@ int main(int argc, char **argv)
 		o.progress = show_progress;
 		o.progress_ctx = &prog;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	/* No SA_RESTART: a read blocked on a quiet pipe must return. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	t0 = apc_now();

@@ -22,6 +22,7 @@ struct annr_src {
 	int have_head;
 	int done;
 	uint64_t last_ts;            /* time of the last message emitted */
+	int linked;                  /* Link for this connection's thread written */
 };
 
 struct annr {
@@ -228,6 +229,20 @@ static int annr_next(struct apc_reader *r, struct apc_batch *b)
 		if (!best)
 			break;
 		ts = annr_head_ts(best);
+		if (!best->linked) {
+			/*
+			 * The connection's thread, as an Activity Link: true of the
+			 * recording, it lets Streamline place the thread, and it
+			 * gives the capture the Activity message a capture needs.
+			 */
+			ev = apc_batch_add(b, APC_EV_LINK, ts, APC_NO_CORE);
+			if (!ev)
+				return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+			ev->u.link.cookie = 0;
+			ev->u.link.pid = best->head.ann.pid;
+			ev->u.link.tid = best->head.ann.tid;
+			best->linked = 1;
+		}
 		copy = apc_batch_copy_ann(b, &best->head.ann);
 		ev = copy ? apc_batch_add(b, APC_EV_ANNOTATION, ts, APC_NO_CORE) : NULL;
 		if (!ev)

@@ -27,7 +27,7 @@
 #define APCR_MAX_FD 65536          /* External ids we track */
 
 struct apcr_raw {
-	int32_t type;
+	int32_t type, core;
 	uint32_t len;
 	uint8_t *bytes;
 };
@@ -194,6 +194,8 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"counter"))
 					continue;
 				type = apcr_attr(c, "type");
+				if (!type) /* gatord 9.x constants: counter= instead of type= */
+					type = apcr_attr(c, "counter");
 				key = apcr_attr_int(c, "key", -1);
 				if (!type || key < 0 || key > INT32_MAX) {
 					free(type);
@@ -485,6 +487,11 @@ static int apcr_open(struct apc_reader *r)
 		a->data = apc_input_stream(in);
 	}
 	a->name = apc_stream_name(a->data);
+	/* gatord writes each (frame type, core) buffer whole: restore time
+	 * order over a window far larger than one buffer's worth. */
+	r->reorder_events = 1u << 20;
+	if (apc_stream_size(a->data) > 0)
+		r->progress_total = (uint64_t)apc_stream_size(a->data);
 	rc = apc_frame_reader_new(a->data, &a->fr, &r->err);
 	if (rc < 0)
 		return rc;
@@ -506,7 +513,14 @@ static int apcr_open(struct apc_reader *r)
 		if (!np)
 			return APC_ENOMEM;
 		a->pre = np;
+		if (r->model->meta.protocol >= 900) {
+			/* gatord 9.x perf-attribute frames: their layout is not the
+			 * protocol-680 one our captures declare. */
+			apc_model_unmapped(r->model, "gatord 9.x perf frames (not expressible at protocol 680)", 1);
+			continue;
+		}
 		np[a->npre].type = f.type;
+		np[a->npre].core = f.core;
 		np[a->npre].len = f.len - f.hdr_len;
 		np[a->npre].bytes = malloc(f.len ? f.len : 1);
 		if (!np[a->npre].bytes)
@@ -760,6 +774,42 @@ static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *
 	return APC_OK;
 }
 
+/* Frames whose contents the model does not express: perf data. */
+static int apcr_is_perf_frame(int32_t type)
+{
+	return type == APC_FRAME_PROC || type == APC_FRAME_PERF_DATA || type == APC_FRAME_TYPE_14 ||
+	       type == APC_FRAME_TYPE_15;
+}
+
+/*
+ * Carry a perf frame through whole (gatord 6.8 perf mode: attributes,
+ * maps, comms and samples that only Streamline decodes).  From a 9.x
+ * capture they are dropped and counted: our Summary and captured.xml
+ * speak protocol 680, and 9.x perf frames mean something else there.
+ */
+static int apcr_raw_frame(struct apc_reader *r, struct apc_batch *b, const struct apc_frame *f)
+{
+	struct apcr *a = r->priv;
+	struct apc_event *ev;
+	uint32_t len = f->len - f->hdr_len;
+	uint8_t *copy;
+
+	if (r->model->meta.protocol >= 900) {
+		apc_model_unmapped(r->model, "gatord 9.x perf frames (not expressible at protocol 680)", 1);
+		return APC_OK;
+	}
+	copy = apc_batch_alloc(b, len ? len : 1);
+	ev = copy ? apc_batch_add(b, APC_EV_RAW_FRAME, a->delta, f->core) : NULL;
+	if (!ev)
+		return APC_ENOMEM;
+	memcpy(copy, f->body + f->hdr_len, len);
+	ev->flags |= APC_EVF_NO_TS;
+	ev->u.raw.frame_type = f->type;
+	ev->u.raw.len = len;
+	ev->u.raw.bytes = copy;
+	return APC_OK;
+}
+
 static int apcr_next(struct apc_reader *r, struct apc_batch *b)
 {
 	struct apcr *a = r->priv;
@@ -769,7 +819,7 @@ static int apcr_next(struct apc_reader *r, struct apc_batch *b)
 	/* Frames read before the Summary go first, as they came. */
 	while (a->pre_next < a->npre) {
 		struct apcr_raw *p = &a->pre[a->pre_next++];
-		struct apc_event *ev = apc_batch_add(b, APC_EV_RAW_FRAME, a->delta, APC_NO_CORE);
+		struct apc_event *ev = apc_batch_add(b, APC_EV_RAW_FRAME, a->delta, p->core);
 		uint8_t *copy = apc_batch_alloc(b, p->len ? p->len : 1);
 		if (!ev || !copy)
 			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
@@ -789,8 +839,15 @@ static int apcr_next(struct apc_reader *r, struct apc_batch *b)
 				return rc;
 			}
 			r->model->records_read++;
+			r->progress_done = apc_stream_offset(a->data);
 			if (a->frame.type == APC_FRAME_SUMMARY) {
 				apc_model_unmapped(r->model, "summary frames after the first", 1);
+				continue;
+			}
+			if (apcr_is_perf_frame(a->frame.type)) {
+				rc = apcr_raw_frame(r, b, &a->frame);
+				if (rc < 0)
+					return apc_err_set(&r->err, rc, NULL, APC_NO_OFFSET, "out of memory");
 				continue;
 			}
 			/* The frame reader's buffer is reused on the next read;

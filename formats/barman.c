@@ -701,8 +701,10 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 			for (uint32_t j = 0; j < i; j++)
 				if (strcmp(b->maps[j].image, mp->image) == 0)
 					mp->cookie = b->maps[j].cookie;
+			/* APC reserves cookies 0 (kernel), 1 (end of a call
+			 * path) and -1 (invalid): images count from 2. */
 			if (!mp->cookie)
-				mp->cookie = ++b->ncookies;
+				mp->cookie = 2 + b->ncookies++;
 		}
 		b->nmaps = n;
 	}
@@ -1168,10 +1170,14 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 		if (!e)
 			return barman_nomem(r, b);
 		e->u.activity.counter = b->act_counter;
-		e->u.activity.activity = 0;
+		/* Activity 1 is the counter's one activity ("Task"); 0 would
+		 * mean idle. */
+		e->u.activity.activity = 1;
 		e->u.activity.tid = (int32_t)barman_u32(b, p + 16);
-		/* reason 1: the previous task blocked (waiting, e.g. on I/O) */
-		e->u.activity.wait = p[20] == 1 ? APC_WAIT_IO : APC_WAIT_OTHER;
+		/* reason 0: the previous task was preempted (contention);
+		 * reason 1: it blocked on some event, which barman does not
+		 * say is I/O, so "waiting on other". */
+		e->u.activity.wait = p[20] == 0 ? APC_WAIT_CONTENTION : APC_WAIT_OTHER;
 		return APC_OK;
 	case BM_REC_CUSTOM:
 		return barman_custom(r, b, p, len, off, core, ts, bt);

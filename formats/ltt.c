@@ -15,8 +15,8 @@
  *     the model's monotonic clock, and wall_clock_ns = monotonic_delta =
  *     the earliest block_start.
  * Mapping:
- *   schedchange -> APC_EV_ACTIVITY on "ltt_cpu_activity" (activity 0
- *     "Running", tid = incoming pid; wait from out_state as gator does:
+ *   schedchange -> APC_EV_ACTIVITY on "ltt_cpu_activity" (activity 1
+ *     "Running", or 0 = idle when the incoming pid is 0; tid = incoming pid; wait from out_state as gator does:
  *     0 running/preempted -> contention, 2 uninterruptible -> I/O, else
  *     other);
  *   process fork/kthread, process_fork -> APC_EV_LINK for the child;
@@ -805,7 +805,8 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		if (!(e = apc_batch_add(b, APC_EV_ACTIVITY, ev->ts, core)))
 			return -1;
 		e->u.activity.counter = p->act_ctr;
-		e->u.activity.activity = 0;
+		/* activity1 "Running"; the swapper (pid 0) is idle */
+		e->u.activity.activity = v ? 1 : 0;
 		e->u.activity.tid = (int32_t)v;
 		e->u.activity.wait = ltt_wait(v1);
 		return 0;

@@ -61,6 +61,12 @@ struct apc_reader {
 	uint64_t progress_done, progress_total;
 	/* Data damage after which the reader salvaged and stopped. */
 	int damaged;
+	/*
+	 * Set by open() for sources whose streams are each in order but
+	 * interleaved out of order (gatord buffers): the driver restores time
+	 * order over a window of this many events.  0 = already in order.
+	 */
+	size_t reorder_events;
 };
 
 /* The table of formats present in this build, NULL-terminated

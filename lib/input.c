@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "input.h"
+#include "util.h"
 
 /* Bytes peeked at open to decide what an input is (tar magic is at 257). */
 #define IN_SNIFF 512
@@ -198,7 +199,7 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 	if (s->src == SRC_FD) {
 		do
 			r = read(s->fd, buf, n);
-		while (r < 0 && errno == EINTR);
+		while (r < 0 && errno == EINTR && !apc_interrupted());
 		if (r < 0) {
 			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read %s: %s", s->name,
 				strerror(errno));

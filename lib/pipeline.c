@@ -12,12 +12,12 @@
 #include <string.h>
 
 #include "pipeline.h"
-
-static volatile sig_atomic_t pipeline_stop;
+#include "reorder.h"
+#include "util.h"
 
 void apc_pipeline_interrupt(void)
 {
-	pipeline_stop = 1;
+	apc_interrupt();
 }
 
 /* Strip a trailing '/' and the directory part. */
@@ -146,8 +146,38 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 	b->n = w;
 }
 
+/* Window, account and write one batch. */
+static int emit_batch(const struct apc_conv_opts *o, struct apc_conv_result *res,
+		      struct apc_writer *w, struct apc_batch *b, uint64_t *origin, int *have_origin,
+		      struct apc_err *err)
+{
+	window_batch(o, res, b, origin, have_origin);
+	return b->n ? apc_writer_write(w, b, err) : APC_OK;
+}
+
+/* Move what the reorder window releases (everything when `all`) to the writer. */
+static int drain_reorder(const struct apc_conv_opts *o, struct apc_conv_result *res,
+			 struct apc_writer *w, struct apc_reorder *ro, struct apc_batch *out, int all,
+			 uint64_t *origin, int *have_origin, struct apc_err *err)
+{
+	size_t before;
+
+	do {
+		before = apc_reorder_pending(ro);
+		apc_batch_reset(out);
+		if (apc_reorder_pop(ro, out, all, NULL) < 0)
+			return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		int rc = emit_batch(o, res, w, out, origin, have_origin, err);
+		if (rc < 0)
+			return rc;
+	} while (apc_reorder_pending(ro) && apc_reorder_pending(ro) < before);
+	return APC_OK;
+}
+
 int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, struct apc_err *err)
 {
+	struct apc_reorder *ro = NULL;
+	struct apc_batch ob;
 	struct apc_input **inputs = NULL;
 	struct apc_reader r;
 	struct apc_writer *w = NULL;
@@ -163,7 +193,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	apc_err_clear(err);
 	memset(&r, 0, sizeof r);
 	apc_batch_init(&b, 8192);
-	pipeline_stop = 0;
+	apc_batch_init(&ob, 8192);
 
 	if (o->ninputs == 0)
 		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "no input given");
@@ -223,20 +253,33 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	rc = apc_writer_begin(w, &res->model, err);
 	if (rc < 0)
 		goto out;
+	if (r.reorder_events) {
+		ro = apc_reorder_new(r.reorder_events);
+		if (!ro) {
+			rc = apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+			goto out;
+		}
+	}
 
 	for (;;) {
-		if (pipeline_stop) {
+		if (apc_interrupted()) {
 			rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
 			goto out;
 		}
 		apc_batch_reset(&b);
 		read_rc = fmt->next(&r, &b);
-		window_batch(o, res, &b, &origin, &have_origin);
-		if (b.n) {
-			rc = apc_writer_write(w, &b, err);
-			if (rc < 0)
-				goto out;
+		if (ro) {
+			for (size_t i = 0; i < b.n; i++)
+				if (apc_reorder_push(ro, &b.ev[i]) < 0) {
+					rc = apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+					goto out;
+				}
+			rc = drain_reorder(o, res, w, ro, &ob, read_rc != APC_OK, &origin, &have_origin, err);
+		} else {
+			rc = emit_batch(o, res, w, &b, &origin, &have_origin, err);
 		}
+		if (rc < 0)
+			goto out;
 		report_progress(o, &r);
 		if (read_rc == APC_END)
 			break;
@@ -273,6 +316,8 @@ out:
 		if (inputs[i])
 			apc_input_close(inputs[i]);
 	free(inputs);
+	apc_reorder_free(ro);
+	apc_batch_free(&ob);
 	apc_batch_free(&b);
 	return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * util.c - time parsing and clocks for the commands.
  */
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -64,4 +65,16 @@ double apc_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static volatile sig_atomic_t util_interrupted;
+
+void apc_interrupt(void)
+{
+	util_interrupted = 1;
+}
+
+int apc_interrupted(void)
+{
+	return util_interrupted;
 }

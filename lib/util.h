@@ -13,6 +13,15 @@
  */
 int apc_parse_time_ns(const char *s, uint64_t *ns);
 
+/*
+ * apc_interrupt() : note that the user asked to stop (async-signal-safe;
+ * called from SIGINT/SIGTERM handlers).  apc_interrupted() tells long
+ * loops and blocking reads to give up; reads interrupted by the signal
+ * then fail instead of retrying.
+ */
+void apc_interrupt(void);
+int apc_interrupted(void);
+
 /* Monotonic wall time in seconds, for elapsed-time figures. */
 double apc_now(void);
 

@@ -16,6 +16,8 @@ command -v make >/dev/null 2>&1 || need make
 command -v pkg-config >/dev/null 2>&1 || need pkg-config
 command -v bats >/dev/null 2>&1 || need bats
 command -v xmllint >/dev/null 2>&1 || need libxml2-utils
+command -v python3 >/dev/null 2>&1 || need python3
+command -v tar >/dev/null 2>&1 || need tar
 if command -v pkg-config >/dev/null 2>&1; then
 	pkg-config --exists libxml-2.0 || need libxml2-dev
 	pkg-config --exists zlib || need zlib1g-dev

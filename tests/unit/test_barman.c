@@ -450,7 +450,8 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 			e = &r->ev[ei++].e;
 			CHECK(e->type == APC_EV_ACTIVITY && e->ts == ns && e->core == (int32_t)tr->core, "activity event");
 			CHECK(e->u.activity.tid == (int32_t)tr->task, "activity tid %d, expected %u", e->u.activity.tid, tr->task);
-			CHECK(e->u.activity.wait == (tr->reason ? APC_WAIT_IO : APC_WAIT_OTHER), "wait");
+			CHECK(e->u.activity.wait == (tr->reason ? APC_WAIT_OTHER : APC_WAIT_CONTENTION), "wait");
+			CHECK(e->u.activity.activity == 1, "activity %d, expected 1 (Task)", e->u.activity.activity);
 			break;
 		case 4:
 			CHECK(ei < r->n, "events end early");

@@ -1,0 +1,257 @@
+/*
+ * reorder.c - a min-heap of deep-copied events keyed by (time, arrival).
+ *
+ * Each waiting event owns one malloc'd block holding the event and
+ * everything it points to; popping copies it into the output batch's
+ * arena and frees the block.  Memory is bounded by max_events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reorder.h"
+
+struct ro_item {
+	uint64_t ts, seq;
+	struct apc_event *ev; /* owned block */
+};
+
+struct apc_reorder {
+	struct ro_item *heap;
+	size_t n, cap, max;
+	uint64_t seq;
+	uint64_t last_ts;
+	int emitted;
+};
+
+struct apc_reorder *apc_reorder_new(size_t max_events)
+{
+	struct apc_reorder *ro = calloc(1, sizeof *ro);
+
+	if (ro)
+		ro->max = max_events ? max_events : 1;
+	return ro;
+}
+
+void apc_reorder_free(struct apc_reorder *ro)
+{
+	if (!ro)
+		return;
+	for (size_t i = 0; i < ro->n; i++)
+		free(ro->heap[i].ev);
+	free(ro->heap);
+	free(ro);
+}
+
+size_t apc_reorder_pending(const struct apc_reorder *ro)
+{
+	return ro->n;
+}
+
+static int ro_less(const struct ro_item *a, const struct ro_item *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+}
+
+/* The pointer payload of an event: where it is and how long. */
+static size_t ro_payload(const struct apc_event *e)
+{
+	switch (e->type) {
+	case APC_EV_THREAD_NAME:
+	case APC_EV_COOKIE_NAME:
+		return e->u.name.name ? strlen(e->u.name.name) + 1 : 0;
+	case APC_EV_SAMPLE:
+		return e->u.sample.depth * sizeof *e->u.sample.pcs;
+	case APC_EV_PROC:
+		return (e->u.proc.image ? strlen(e->u.proc.image) + 1 : 0) +
+		       (e->u.proc.comm ? strlen(e->u.proc.comm) + 1 : 0);
+	case APC_EV_RAW_FRAME:
+		return e->u.raw.len;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Copy an event into one block (event, then payload).  Annotations are
+ * the exception: they are copied through a scratch batch-free path by
+ * apc_batch_copy_ann at pop time, so here they get a private batch.
+ */
+struct ro_block {
+	struct apc_event ev;
+	struct apc_batch ann; /* owns the annotation copy, if any */
+	uint8_t payload[];
+};
+
+int apc_reorder_push(struct apc_reorder *ro, const struct apc_event *e)
+{
+	size_t len = ro_payload(e);
+	struct ro_block *b = malloc(sizeof *b + (len ? len : 1));
+	uint8_t *p;
+
+	if (!b)
+		return APC_ENOMEM;
+	b->ev = *e;
+	apc_batch_init(&b->ann, 1);
+	p = b->payload;
+	switch (e->type) {
+	case APC_EV_THREAD_NAME:
+	case APC_EV_COOKIE_NAME:
+		if (e->u.name.name) {
+			memcpy(p, e->u.name.name, len);
+			b->ev.u.name.name = (const char *)p;
+		}
+		break;
+	case APC_EV_SAMPLE:
+		if (len)
+			memcpy(p, e->u.sample.pcs, len);
+		b->ev.u.sample.pcs = (const struct apc_pc *)(void *)p;
+		break;
+	case APC_EV_PROC: {
+		size_t k = 0;
+		if (e->u.proc.image) {
+			k = strlen(e->u.proc.image) + 1;
+			memcpy(p, e->u.proc.image, k);
+			b->ev.u.proc.image = (const char *)p;
+		}
+		if (e->u.proc.comm) {
+			memcpy(p + k, e->u.proc.comm, strlen(e->u.proc.comm) + 1);
+			b->ev.u.proc.comm = (const char *)p + k;
+		}
+		break;
+	}
+	case APC_EV_RAW_FRAME:
+		if (len)
+			memcpy(p, e->u.raw.bytes, len);
+		b->ev.u.raw.bytes = p;
+		break;
+	case APC_EV_ANNOTATION:
+		b->ev.u.ann = e->u.ann ? apc_batch_copy_ann(&b->ann, e->u.ann) : NULL;
+		if (e->u.ann && !b->ev.u.ann) {
+			apc_batch_free(&b->ann);
+			free(b);
+			return APC_ENOMEM;
+		}
+		break;
+	default:
+		break;
+	}
+	if (ro->n == ro->cap) {
+		size_t ncap = ro->cap ? ro->cap * 2 : 1024;
+		struct ro_item *nh = realloc(ro->heap, ncap * sizeof *nh);
+		if (!nh) {
+			apc_batch_free(&b->ann);
+			free(b);
+			return APC_ENOMEM;
+		}
+		ro->heap = nh;
+		ro->cap = ncap;
+	}
+	/* sift up */
+	struct ro_item it = {e->ts, ro->seq++, &b->ev};
+	size_t i = ro->n++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!ro_less(&it, &ro->heap[parent]))
+			break;
+		ro->heap[i] = ro->heap[parent];
+		i = parent;
+	}
+	ro->heap[i] = it;
+	return APC_OK;
+}
+
+static struct ro_item ro_take(struct apc_reorder *ro)
+{
+	struct ro_item top = ro->heap[0], last = ro->heap[--ro->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= ro->n)
+			break;
+		if (c + 1 < ro->n && ro_less(&ro->heap[c + 1], &ro->heap[c]))
+			c++;
+		if (!ro_less(&ro->heap[c], &last))
+			break;
+		ro->heap[i] = ro->heap[c];
+		i = c;
+	}
+	if (ro->n)
+		ro->heap[i] = last;
+	return top;
+}
+
+/* Copy an owned event into the batch (payload into its arena). */
+static int ro_emit(struct apc_batch *out, const struct apc_event *src)
+{
+	struct apc_event *e = apc_batch_add(out, src->type, src->ts, src->core);
+	size_t len = ro_payload(src);
+	uint8_t *p = NULL;
+
+	if (!e)
+		return APC_ENOMEM;
+	*e = *src;
+	if (src->type == APC_EV_ANNOTATION) {
+		e->u.ann = src->u.ann ? apc_batch_copy_ann(out, src->u.ann) : NULL;
+		return src->u.ann && !e->u.ann ? APC_ENOMEM : APC_OK;
+	}
+	if (!len)
+		return APC_OK;
+	p = apc_batch_alloc(out, len);
+	if (!p)
+		return APC_ENOMEM;
+	/* The payload sits right after the event's block header; the
+	 * pointers in src already point into it, so copy from them. */
+	switch (src->type) {
+	case APC_EV_THREAD_NAME:
+	case APC_EV_COOKIE_NAME:
+		memcpy(p, src->u.name.name, len);
+		e->u.name.name = (const char *)p;
+		break;
+	case APC_EV_SAMPLE:
+		memcpy(p, src->u.sample.pcs, len);
+		e->u.sample.pcs = (const struct apc_pc *)(void *)p;
+		break;
+	case APC_EV_PROC: {
+		size_t k = 0;
+		if (src->u.proc.image) {
+			k = strlen(src->u.proc.image) + 1;
+			memcpy(p, src->u.proc.image, k);
+			e->u.proc.image = (const char *)p;
+		}
+		if (src->u.proc.comm) {
+			memcpy(p + k, src->u.proc.comm, strlen(src->u.proc.comm) + 1);
+			e->u.proc.comm = (const char *)p + k;
+		}
+		break;
+	}
+	case APC_EV_RAW_FRAME:
+		memcpy(p, src->u.raw.bytes, len);
+		e->u.raw.bytes = p;
+		break;
+	default:
+		break;
+	}
+	return APC_OK;
+}
+
+int apc_reorder_pop(struct apc_reorder *ro, struct apc_batch *out, int all, uint64_t *late)
+{
+	while (ro->n && (all || ro->n > ro->max) && !apc_batch_full(out)) {
+		struct ro_item it = ro_take(ro);
+		struct ro_block *b = (struct ro_block *)(void *)it.ev;
+		int rc;
+
+		if (ro->emitted && it.ts < ro->last_ts && late)
+			(*late)++;
+		if (!ro->emitted || it.ts > ro->last_ts)
+			ro->last_ts = it.ts;
+		ro->emitted = 1;
+		rc = ro_emit(out, &b->ev);
+		apc_batch_free(&b->ann);
+		free(b);
+		if (rc < 0)
+			return rc;
+	}
+	return APC_OK;
+}

@@ -1,0 +1,274 @@
+#!/usr/bin/env bats
+# apcconv.bats - apcconv as a user runs it: every input format end to
+# end (real files when ../shared/testdata is present, generated ones
+# always), output forms, naming, atomicity, damage and interruption.
+
+load helpers
+
+TD="$APC_ROOT/testdata"
+
+setup() {
+	TMP="$(mktemp -d)"
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+# Messages of one kind in a capture, from apcdump --json.
+count_msgs() {
+	apcdump --json "$1" | python3 -c '
+import json, sys
+want = sys.argv[1]
+print(sum(1 for l in sys.stdin if json.loads(l)["msg"].startswith(want)))' "$2"
+}
+
+@test "--list-formats names every reader" {
+	run apcconv --list-formats
+	[ "$status" -eq 0 ]
+	for f in apc barman ltt tptp-bin tptp-xml annotate; do
+		echo "$output" | grep -qE "^$f "
+	done
+}
+
+@test "usage errors exit 2 with a one-line reason" {
+	run apcconv
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"no input given"* ]]
+	run apcconv --bogus x
+	[ "$status" -eq 2 ]
+	run apcconv --begin=soon "$TD/barman/demo.bin"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid time"* ]]
+	run apcconv -f nosuch "$TD/barman/demo.bin" -o "$TMP/x"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown format 'nosuch'"* ]]
+	[ ! -e "$TMP/x.apc" ]
+}
+
+@test "a missing input exits 2 and names the file" {
+	run apcconv "$TMP/nope.bin" -o "$TMP/out"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"$TMP/nope.bin"* ]]
+	[ ! -e "$TMP/out.apc" ]
+}
+
+@test "an input no reader claims exits with a clear message and no output" {
+	head -c 4096 /dev/urandom > "$TMP/noise.bin"
+	run apcconv "$TMP/noise.bin" -o "$TMP/out"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"cannot tell the input format"* ]]
+	[ ! -e "$TMP/out.apc" ]
+}
+
+@test "default output is the input's base name with .apc, in the current directory" {
+	cd "$TMP"
+	run apcconv -q "$TD/barman/demo.bin"
+	[ "$status" -eq 0 ]
+	[ -f "$TMP/demo.apc/0000000000" ]
+	[ -f "$TMP/demo.apc/captured.xml" ]
+	[ -f "$TMP/demo.apc/session.xml" ]
+	[ -f "$TMP/demo.apc/events.xml" ]
+	# .apc is added to -o names that lack it
+	run apcconv -q "$TD/barman/demo.bin" -o "$TMP/named"
+	[ "$status" -eq 0 ]
+	[ -d "$TMP/named.apc" ]
+}
+
+@test "an existing output is refused without --overwrite and replaced with it" {
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/o.apc"
+	echo marker > "$TMP/o.apc/marker"
+	run apcconv -q "$TD/barman/demo.bin" -o "$TMP/o.apc"
+	[ "$status" -eq 2 ]
+	[ -f "$TMP/o.apc/marker" ]
+	run apcconv -q --overwrite "$TD/barman/demo.bin" -o "$TMP/o.apc"
+	[ "$status" -eq 0 ]
+	[ ! -e "$TMP/o.apc/marker" ]
+	apcverify -q "$TMP/o.apc"
+	# no temporary siblings are left behind
+	[ "$(ls -A "$TMP" | wc -l)" -eq 1 ]
+}
+
+@test "the same input gives the same bytes" {
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/a.apc"
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/b.apc"
+	diff -r "$TMP/a.apc" "$TMP/b.apc"
+	mkdir "$TMP/1" "$TMP/2"
+	for ext in tar.gz zip; do
+		apcconv -q "$TD/barman/demo.bin" -o "$TMP/1/c.apc.$ext"
+		apcconv -q "$TD/barman/demo.bin" -o "$TMP/2/c.apc.$ext"
+		cmp "$TMP/1/c.apc.$ext" "$TMP/2/c.apc.$ext"
+	done
+}
+
+@test "zip, tar, tar.gz and stdout outputs hold the same capture as the folder" {
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/f.apc"
+	for ext in zip tar tar.gz; do
+		apcconv -q "$TD/barman/demo.bin" -o "$TMP/f.apc.$ext"
+		apcverify -q "$TMP/f.apc.$ext"
+		diff <(apcdump "$TMP/f.apc") <(apcdump "$TMP/f.apc.$ext" | sed "s|f.apc.$ext|f.apc|")
+	done
+	apcconv -q "$TD/barman/demo.bin" -o - > "$TMP/s.tar"
+	tar -tf "$TMP/s.tar" | grep -q '0000000000$'
+	tar -tf "$TMP/s.tar" | grep -q 'captured.xml$'
+	apcverify -q "$TMP/s.tar"
+}
+
+@test "apc -> apc keeps every message of a converted capture" {
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/one.apc"
+	apcconv -q "$TMP/one.apc" -o "$TMP/two.apc"
+	apcverify -q "$TMP/two.apc"
+	for kind in block_counter backtrace activity_switch idle thread_name cookie_name link annotate_; do
+		[ "$(count_msgs "$TMP/one.apc" $kind)" -eq "$(count_msgs "$TMP/two.apc" $kind)" ]
+	done
+}
+
+@test "apc -> apc on the real gatord captures: verify passes, messages kept" {
+	need_shared
+	for c in v68_nonroot v68_nonroot_annotate v68_sleep; do
+		apcconv -q "$SHARED/apc/$c.apc" -o "$TMP/$c.apc"
+		run apcverify "$TMP/$c.apc"
+		[ "$status" -eq 0 ]
+		for kind in block_counter thread_name activity_switch link sched_switch annotate_ opaque; do
+			[ "$(count_msgs "$SHARED/apc/$c.apc" $kind)" -eq "$(count_msgs "$TMP/$c.apc" $kind)" ]
+		done
+	done
+	# gatord 9.x: perf frames cannot be written at protocol 680; they are
+	# dropped and counted, never silently
+	run apcconv "$SHARED/apc/sleep_counters.apc" -o "$TMP/s.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"gatord 9.x perf frames"* ]]
+	apcverify -q "$TMP/s.apc"
+}
+
+@test "real Barman captures convert and verify" {
+	need_shared
+	for c in capture1_linear64 capture2_circular64 capture4_linear32_armv7; do
+		run apcconv "$SHARED/barman/$c.bin" -o "$TMP/$c.apc"
+		[ "$status" -eq 0 ]
+		apcverify -q "$TMP/$c.apc"
+	done
+	apcdump --summary "$TMP/capture1_linear64.apc" | grep -q 'ARMv8_Cortex_A53_ccnt'
+}
+
+@test "generated Barman captures convert; damaged ones keep what came before and exit 1" {
+	for f in "$TD"/barman/*.bin; do
+		name=$(basename "$f" .bin)
+		run apcconv "$f" -o "$TMP/$name.apc"
+		case "$name" in
+		*truncated*|*badlen*)
+			[ "$status" -eq 1 ]
+			[[ "$output" == *"offset 0x"* ]]
+			;;
+		*)
+			[ "$status" -eq 0 ] ;;
+		esac
+		[ -d "$TMP/$name.apc" ]
+		if [ "$name" != le64_empty ]; then apcverify -q "$TMP/$name.apc"; fi
+	done
+}
+
+@test "gzip-compressed input is read transparently" {
+	gzip -c "$TD/barman/demo.bin" > "$TMP/demo.bin.gz"
+	apcconv -q "$TMP/demo.bin.gz" -o "$TMP/z.apc"
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/p.apc"
+	diff -r "$TMP/z.apc" "$TMP/p.apc"
+}
+
+@test "LTT: directory, tarball and tar on stdin give the same capture" {
+	need_shared
+	apcconv -q "$SHARED/ltt/smp_example" -o "$TMP/d.apc"
+	apcverify -q "$TMP/d.apc"
+	tar -C "$SHARED/ltt" -czf "$TMP/smp.tar.gz" smp_example
+	apcconv -q "$TMP/smp.tar.gz" -o "$TMP/t.apc"
+	diff -r "$TMP/d.apc" "$TMP/t.apc"
+	tar -C "$SHARED/ltt" -cf - smp_example | apcconv -q - -o "$TMP/s.apc"
+	diff -r "$TMP/d.apc" "$TMP/s.apc"
+	apcdump --summary "$TMP/d.apc" | grep -q 'ltt_cpu_activity'
+}
+
+@test "LTT: --stats=json reports the events read per kind" {
+	need_shared
+	run apcconv -q --stats=json "$SHARED/ltt/smp_example" -o "$TMP/j.apc"
+	[ "$status" -eq 0 ]
+	echo "$output" | python3 -c '
+import json, sys
+o = json.loads(sys.stdin.read())
+assert o["format"] == "ltt" and o["ok"], o
+assert o["records_read"] == 85917 + 87240, o["records_read"]
+assert o["events_by_type"]["activity"] > 0 and o["events_by_type"]["counter"] > 0, o'
+}
+
+@test "TPTP XML: every real trace converts and verifies" {
+	need_shared
+	for f in "$SHARED"/tptp/*.trcxml; do
+		name=$(basename "$f" .trcxml)
+		run apcconv "$f" -o "$TMP/$name.apc"
+		[ "$status" -eq 0 ]
+		apcverify -q "$TMP/$name.apc"
+	done
+}
+
+@test "TPTP: generated XML, bare XML, binary and a cut XML trace" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	"$G" --seed 3 -o "$TMP/a.trcxml"
+	"$G" --seed 3 --bare -o "$TMP/b.trcxml"
+	"$G" --seed 3 --binary -o "$TMP/c.trcbin"
+	for f in a.trcxml b.trcxml c.trcbin; do
+		run apcconv "$TMP/$f" -o "$TMP/$f.apc"
+		[ "$status" -eq 0 ]
+		apcverify -q "$TMP/$f.apc"
+	done
+	size=$(stat -c %s "$TMP/a.trcxml")
+	head -c $((size / 2)) "$TMP/a.trcxml" > "$TMP/cut.trcxml"
+	run apcconv "$TMP/cut.trcxml" -o "$TMP/cut.apc"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"offset 0x"* ]]
+	apcverify -q "$TMP/cut.apc"
+}
+
+@test "annotate streams: every call in the truth file is in the capture" {
+	need_shared
+	for v in v3 v4 v5; do
+		apcconv -q "$SHARED/annotate/$v"/stream*.annotate.bin -o "$TMP/$v.apc"
+		apcverify -q "$TMP/$v.apc"
+		want=$(python3 -c '
+import json, sys
+print(sum(1 for l in open(sys.argv[1]) if json.loads(l).get("code") not in (None, 0)))' \
+			"$SHARED/annotate/$v/truth.jsonl")
+		got=$(count_msgs "$TMP/$v.apc" annotate_)
+		setups=$(count_msgs "$TMP/$v.apc" annotate_setup)
+		[ "$((got - setups))" -eq "$want" ]
+	done
+}
+
+@test "--begin/--end keep only the window asked for" {
+	apcconv -q --stats=json "$TD/barman/demo.bin" -o "$TMP/all.apc" > "$TMP/all.json"
+	apcconv -q --stats=json --begin=5ms --end=10ms "$TD/barman/demo.bin" -o "$TMP/cut.apc" > "$TMP/cut.json"
+	python3 - "$TMP/all.json" "$TMP/cut.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+assert c["outside_window"] > 0 and c["events"] + c["outside_window"] == a["events"], (a, c)
+assert c["last_ts"] - c["first_ts"] < 5_000_000, c
+PY
+	apcverify -q "$TMP/cut.apc"
+}
+
+@test "the summary line counts what could not be mapped" {
+	run apcconv "$TD/barman/le32_junk_trailing.bin" -o "$TMP/j.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"not mapped:"* ]]
+	[[ "$output" == *"leading"* ]]
+}
+
+@test "SIGTERM while reading leaves no output behind" {
+	( cat "$TD/barman/demo.bin"; sleep 30 ) | "$APC_BIN/apcconv" -f barman - -o "$TMP/int.apc" 2> "$TMP/err" &
+	pid=$!
+	sleep 1
+	pkill -TERM -f "apcconv -f barman - -o $TMP/int.apc" || true
+	wait $pid || true
+	[ ! -e "$TMP/int.apc" ]
+	[ -z "$(ls -A "$TMP" | grep -v '^err$')" ]
+	pkill -f "sleep 30" || true
+}
