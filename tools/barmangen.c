@@ -29,7 +29,8 @@
 
 struct opts {
 	const char *out, *truth, *damage;
-	uint64_t seed, records, size, buffer, junk, trailing;
+	uint64_t seed, records, size, buffer, junk, trailing, start_ms;
+	int have_start;
 	int big, bits, version, circular, cores, tasks, mmaps, charts, series, extra, uncommitted;
 };
 
@@ -166,7 +167,10 @@ static void configure(void)
 	t_base = 0xf000000000000000ull + rnd_below(1u << 20);
 	t_mult = 1000000000;
 	t_div = 24000000 + rnd_below(1000);
-	t_now = t_base + 1000000000000ull;
+	/* By default the first record comes ~11.6 hours of ticks after the
+	 * base, so (t - base) * mult overflows 64 bits: the reader's 128-bit
+	 * path is exercised.  --start-ms gives a capture that starts near 0. */
+	t_now = t_base + (o.have_start ? o.start_ms * (t_div / 1000) : 1000000000000ull);
 }
 
 /* ---- header ---------------------------------------------------------------- */
@@ -492,7 +496,8 @@ static void usage(void)
 	fprintf(stderr, "usage: barmangen -o FILE [--truth FILE] [--seed N] [--records N] [--size BYTES]\n"
 			"  [--buffer BYTES] [--endian little|big] [--bits 32|64] [--version 1-3] [--circular]\n"
 			"  [--cores N] [--tasks N] [--mmaps N] [--charts N --series N] [--junk N]\n"
-			"  [--trailing N] [--extra] [--uncommitted] [--damage truncate|badlen]\n");
+			"  [--trailing N] [--extra] [--uncommitted] [--damage truncate|badlen]\n"
+			"  [--start-ms MS]\n");
 	exit(2);
 }
 
@@ -539,6 +544,7 @@ static void parse(int argc, char **argv)
 		else if (ARG("--junk")) o.junk = num(v);
 		else if (ARG("--trailing")) o.trailing = num(v);
 		else if (ARG("--damage")) o.damage = v;
+		else if (ARG("--start-ms")) { o.start_ms = num(v); o.have_start = 1; }
 		else if (strcmp(a, "--circular") == 0) o.circular = 1;
 		else if (strcmp(a, "--extra") == 0) o.extra = 1;
 		else if (strcmp(a, "--uncommitted") == 0) o.uncommitted = 1;
