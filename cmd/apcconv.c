@@ -140,7 +140,6 @@ int main(int argc, char **argv)
 	}
 	o.inputs = (const char *const *)argv + optind;
 	o.ninputs = (size_t)(argc - optind);
-	(void)verbose;
 
 	if (progress < 0)
 		progress = isatty(STDERR_FILENO) && !quiet;
@@ -168,8 +167,11 @@ int main(int argc, char **argv)
 		if (!(rc == APC_EIO && strstr(err.msg, strerror(EPIPE))))
 			fprintf(stderr, PROG ": %s\n", apc_err_format(&err, msg, sizeof msg));
 	}
-	if (status != 2 && !quiet)
+	if (status != 2 && !quiet) {
 		apc_report_line(stderr, PROG, o.inputs[0], &res, apc_now() - t0);
+		if (verbose)
+			apc_report_kinds(stderr, PROG, &res);
+	}
 	if (stats_json) {
 		FILE *out = (o.output && strcmp(o.output, "-") == 0) ? stderr : stdout;
 		apc_report_json(out, o.inputs[0], &res, apc_now() - t0, status);

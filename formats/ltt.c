@@ -968,6 +968,32 @@ static void ltt_close(struct apc_reader *r)
 	r->priv = NULL;
 }
 
+
+/* --stats=json and -v: events read per (facility, event type), all CPUs. */
+static void ltt_report(struct apc_reader *r)
+{
+	struct apc_ltt_stat *st;
+	size_t n = apc_ltt_stats(r, NULL, 0);
+	char what[256];
+
+	if (!n || !(st = calloc(n, sizeof *st)))
+		return;
+	n = apc_ltt_stats(r, st, n);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(what, sizeof what, "%s.%s", st[i].facility ? st[i].facility : "?",
+			 st[i].event ? st[i].event : "?");
+		const char *became = st[i].became ? st[i].became : "nothing";
+		char buf[300];
+		/* the per-type incident counters are named bare by role_name() */
+		if (apc_model_find_counter(r->model, became)) {
+			snprintf(buf, sizeof buf, "counter %s", became);
+			became = buf;
+		}
+		apc_model_count_kind(r->model, what, became, st[i].count);
+	}
+	free(st);
+}
+
 const struct apc_format apc_format_ltt = {
 	.name = "ltt",
 	.description = "Linux Trace Toolkit directory trace (2003-2005: system.xml, eventdefs, cpu/N)",
@@ -975,5 +1001,6 @@ const struct apc_format apc_format_ltt = {
 	.bid = ltt_bid,
 	.open = ltt_open,
 	.next = ltt_next,
+	.report = ltt_report,
 	.close = ltt_close,
 };

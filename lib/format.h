@@ -45,6 +45,11 @@ struct apc_format {
 	 * kept (salvage), and next() is not called again.
 	 */
 	int (*next)(struct apc_reader *r, struct apc_batch *b);
+	/*
+	 * report() : optional; fill r->model->kinds with the records read per
+	 * kind and what each became.  Called once before close().
+	 */
+	void (*report)(struct apc_reader *r);
 	/* close() : free r->priv.  Called once, even after failures. */
 	void (*close)(struct apc_reader *r);
 };

@@ -159,6 +159,11 @@ void apc_model_free(struct apc_model *m)
 	free(m->counters);
 	for (size_t i = 0; i < m->nunmapped; i++)
 		free(m->unmapped[i].what);
+	for (size_t i = 0; i < m->nkinds; i++) {
+		free(m->kinds[i].what);
+		free(m->kinds[i].became);
+	}
+	free(m->kinds);
 	apc_model_init(m);
 }
 
@@ -366,4 +371,30 @@ struct apc_ann *apc_batch_copy_ann(struct apc_batch *b, const struct apc_ann *a)
 		c->counter = d;
 	}
 	return fail ? NULL : c;
+}
+
+int apc_model_count_kind(struct apc_model *m, const char *what, const char *became, uint64_t n)
+{
+	struct apc_kind *k;
+
+	for (size_t i = 0; i < m->nkinds; i++)
+		if (!strcmp(m->kinds[i].what, what) && !strcmp(m->kinds[i].became, became)) {
+			m->kinds[i].count += n;
+			return APC_OK;
+		}
+	k = realloc(m->kinds, (m->nkinds + 1) * sizeof *k);
+	if (!k)
+		return APC_ENOMEM;
+	m->kinds = k;
+	k += m->nkinds;
+	k->what = strdup(what);
+	k->became = strdup(became);
+	if (!k->what || !k->became) {
+		free(k->what);
+		free(k->became);
+		return APC_ENOMEM;
+	}
+	k->count = n;
+	m->nkinds++;
+	return APC_OK;
 }

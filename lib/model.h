@@ -245,6 +245,13 @@ struct apc_unmapped {
 	uint64_t count;
 };
 
+/* What a reader read, per kind of source record, and what it became. */
+struct apc_kind {
+	char *what;    /* "kernel.schedchange", "barman sample", ... */
+	char *became;  /* "activity", "counter ltt_irq", "nothing", ... */
+	uint64_t count;
+};
+
 /* ---- the model -------------------------------------------------------- */
 
 struct apc_model {
@@ -258,6 +265,8 @@ struct apc_model {
 	struct apc_unmapped unmapped[APC_MAX_UNMAPPED]; /* skipped, per kind */
 	size_t nunmapped;
 	uint64_t bytes_in;
+	struct apc_kind *kinds;           /* records read per kind (optional) */
+	size_t nkinds;
 };
 
 void apc_model_init(struct apc_model *m);
@@ -282,6 +291,13 @@ int apc_model_add_attr(struct apc_model *m, const char *key, const char *value);
  * APC_MAX_UNMAPPED kinds they are counted under "other".
  */
 void apc_model_unmapped(struct apc_model *m, const char *what, uint64_t n);
+
+/*
+ * apc_model_count_kind() : add n records of kind `what` that became
+ * `became` (both copied; same what+became accumulate).  APC_OK or
+ * APC_ENOMEM.
+ */
+int apc_model_count_kind(struct apc_model *m, const char *what, const char *became, uint64_t n);
 
 /* Replace *dst with a copy of src (NULL allowed); APC_OK or APC_ENOMEM. */
 int apc_strset(char **dst, const char *src);

@@ -310,6 +310,8 @@ out:
 	if (w)
 		apc_writer_abort(w);
 	res->bytes_in = opened ? input_bytes(&r) : 0;
+	if (opened && fmt->report)
+		fmt->report(&r);
 	if (opened && fmt->close)
 		fmt->close(&r);
 	for (size_t i = 0; inputs && i < o->ninputs; i++)

@@ -33,6 +33,15 @@ void apc_report_line(FILE *f, const char *prog, const char *input, const struct 
 	fputc('\n', f);
 }
 
+void apc_report_kinds(FILE *f, const char *prog, const struct apc_conv_result *r)
+{
+	const struct apc_model *m = &r->model;
+
+	for (size_t i = 0; i < m->nkinds; i++)
+		fprintf(f, "%s:   %-40s %12" PRIu64 "  -> %s\n", prog, m->kinds[i].what, m->kinds[i].count,
+			m->kinds[i].became);
+}
+
 void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r, double seconds,
 		     int status)
 {
@@ -70,6 +79,15 @@ void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r
 		fprintf(f, ":%" PRIu64, m->unmapped[i].count);
 	}
 	fputc('}', f);
+	fputs(",\"records_by_kind\":[", f);
+	for (size_t i = 0; i < m->nkinds; i++) {
+		fputs(i ? ",{\"kind\":" : "{\"kind\":", f);
+		apc_json_cstr(f, m->kinds[i].what);
+		fputs(",\"became\":", f);
+		apc_json_cstr(f, m->kinds[i].became);
+		fprintf(f, ",\"count\":%" PRIu64 "}", m->kinds[i].count);
+	}
+	fputc(']', f);
 	if (r->data_err.status < 0) {
 		char buf[1024];
 		fputs(",\"damage\":", f);

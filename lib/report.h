@@ -15,6 +15,8 @@
  */
 void apc_report_line(FILE *f, const char *prog, const char *input, const struct apc_conv_result *r,
 		     double seconds);
+/* With -v: one line per kind of source record and what it became. */
+void apc_report_kinds(FILE *f, const char *prog, const struct apc_conv_result *r);
 /* One JSON object with the same figures, the per-type event counts, the
  * unmapped kinds and the damage (if any). */
 void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r, double seconds,
