@@ -196,7 +196,12 @@ import json, sys
 o = json.loads(sys.stdin.read())
 assert o["format"] == "ltt" and o["ok"], o
 assert o["records_read"] == 85917 + 87240, o["records_read"]
-assert o["events_by_type"]["activity"] > 0 and o["events_by_type"]["counter"] > 0, o'
+assert o["events_by_type"]["activity"] > 0 and o["events_by_type"]["counter"] > 0, o
+kinds = {k["kind"]: (k["became"], k["count"]) for k in o["records_by_kind"]}
+assert kinds["core.schedchange"][0].startswith("activity"), kinds
+assert kinds["core.irq_entry"] == ("counter ltt_irq", kinds["core.irq_entry"][1]), kinds
+# every event read is accounted for by some kind
+assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c in kinds.values()), o["records_read"])'
 }
 
 @test "TPTP XML: every real trace converts and verifies" {
