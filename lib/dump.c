@@ -904,6 +904,13 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 		m.ts = am.has_ts ? (int64_t)(am.ts - (uint64_t)d->delta) : 0;
 		if (!m.name)
 			m.name = "annotate";
+		/* Which connection (External id) it came on, first: messages of
+		 * several threads interleave. */
+		if (m.nfields < APC_MSG_MAX_FIELDS) {
+			memmove(&m.f[1], &m.f[0], m.nfields * sizeof m.f[0]);
+			m.f[0] = (struct apc_field){.name = "fd", .kind = APC_F_INT, .i = fdf->i};
+			m.nfields++;
+		}
 		*listed |= dump_emit(d, fr, &m, !*listed);
 	}
 	return APC_OK;

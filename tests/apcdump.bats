@@ -217,3 +217,39 @@ o = json.loads(sys.stdin.read())
 assert o["name"] == "a\"b\x01\ufffdc\n", repr(o["name"])
 assert o["tid"] == 5 and o["core"] == 0 and o["msg"] == "thread_name"'
 }
+
+@test "every annotation in v68_nonroot_annotate.apc matches its truth file, per thread" {
+	need_shared
+	apcdump --json "$SHARED/apc/v68_nonroot_annotate.apc" > "$TMP/j"
+	python3 - "$TMP/j" "$SHARED/apc/v68_nonroot_annotate.truth.jsonl" <<'PY'
+import json, sys
+from collections import defaultdict
+tid_of, got = {}, defaultdict(list)
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o["msg"] == "annotate_setup":
+        tid_of[o["fd"]] = o["tid"]
+    elif o["msg"].startswith("annotate_"):
+        got[tid_of[o["fd"]]].append(o)
+want = defaultdict(list)
+for line in open(sys.argv[2]):
+    t = json.loads(line)
+    if t.get("code"):  # setup has none, flush is 0: neither is a message
+        want[t["tid"]].append(t)
+assert sorted(got) == sorted(want), (sorted(got), sorted(want))
+n = 0
+for tid in want:
+    assert len(got[tid]) == len(want[tid]), (tid, len(got[tid]), len(want[tid]))
+    for g, w in zip(got[tid], want[tid]):
+        a = w["args"]
+        assert g["code"] == w["code"], (tid, g, w)
+        if "str" in a and a["str"] is not None and w["code"] in (1, 2, 3, 4, 6, 7):
+            assert g["text"] == a["str"], (g["text"], a["str"])
+        for k in ("channel", "group"):
+            if k in a:
+                assert g[k] == a[k], (k, g, w)
+        n += 1
+print(n, "annotations matched")
+assert n == 72, n
+PY
+}
