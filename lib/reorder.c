@@ -72,6 +72,48 @@ static size_t ro_payload(const struct apc_event *e)
 }
 
 /*
+ * Copy e's pointer payload to p (ro_payload(e) bytes) and point d, a copy
+ * of e, at it.  Annotations are not handled here (they own a batch).
+ */
+static void ro_copy_payload(struct apc_event *d, const struct apc_event *e, uint8_t *p)
+{
+	switch (e->type) {
+	case APC_EV_THREAD_NAME:
+	case APC_EV_COOKIE_NAME:
+		if (e->u.name.name) {
+			memcpy(p, e->u.name.name, strlen(e->u.name.name) + 1);
+			d->u.name.name = (const char *)p;
+		}
+		break;
+	case APC_EV_SAMPLE:
+		if (e->u.sample.depth)
+			memcpy(p, e->u.sample.pcs, e->u.sample.depth * sizeof *e->u.sample.pcs);
+		d->u.sample.pcs = (const struct apc_pc *)(void *)p;
+		break;
+	case APC_EV_PROC: {
+		size_t k = 0;
+		if (e->u.proc.image) {
+			k = strlen(e->u.proc.image) + 1;
+			memcpy(p, e->u.proc.image, k);
+			d->u.proc.image = (const char *)p;
+		}
+		if (e->u.proc.comm) {
+			memcpy(p + k, e->u.proc.comm, strlen(e->u.proc.comm) + 1);
+			d->u.proc.comm = (const char *)p + k;
+		}
+		break;
+	}
+	case APC_EV_RAW_FRAME:
+		if (e->u.raw.len)
+			memcpy(p, e->u.raw.bytes, e->u.raw.len);
+		d->u.raw.bytes = p;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
  * Copy an event into one block (event, then payload).  Annotations are
  * the exception: they are copied through a scratch batch-free path by
  * apc_batch_copy_ann at pop time, so here they get a private batch.
@@ -94,36 +136,6 @@ int apc_reorder_push(struct apc_reorder *ro, const struct apc_event *e)
 	apc_batch_init(&b->ann, 1);
 	p = b->payload;
 	switch (e->type) {
-	case APC_EV_THREAD_NAME:
-	case APC_EV_COOKIE_NAME:
-		if (e->u.name.name) {
-			memcpy(p, e->u.name.name, len);
-			b->ev.u.name.name = (const char *)p;
-		}
-		break;
-	case APC_EV_SAMPLE:
-		if (len)
-			memcpy(p, e->u.sample.pcs, len);
-		b->ev.u.sample.pcs = (const struct apc_pc *)(void *)p;
-		break;
-	case APC_EV_PROC: {
-		size_t k = 0;
-		if (e->u.proc.image) {
-			k = strlen(e->u.proc.image) + 1;
-			memcpy(p, e->u.proc.image, k);
-			b->ev.u.proc.image = (const char *)p;
-		}
-		if (e->u.proc.comm) {
-			memcpy(p + k, e->u.proc.comm, strlen(e->u.proc.comm) + 1);
-			b->ev.u.proc.comm = (const char *)p + k;
-		}
-		break;
-	}
-	case APC_EV_RAW_FRAME:
-		if (len)
-			memcpy(p, e->u.raw.bytes, len);
-		b->ev.u.raw.bytes = p;
-		break;
 	case APC_EV_ANNOTATION:
 		b->ev.u.ann = e->u.ann ? apc_batch_copy_ann(&b->ann, e->u.ann) : NULL;
 		if (e->u.ann && !b->ev.u.ann) {
@@ -133,6 +145,7 @@ int apc_reorder_push(struct apc_reorder *ro, const struct apc_event *e)
 		}
 		break;
 	default:
+		ro_copy_payload(&b->ev, e, p);
 		break;
 	}
 	if (ro->n == ro->cap) {
@@ -186,7 +199,7 @@ static int ro_emit(struct apc_batch *out, const struct apc_event *src)
 {
 	struct apc_event *e = apc_batch_add(out, src->type, src->ts, src->core);
 	size_t len = ro_payload(src);
-	uint8_t *p = NULL;
+	uint8_t *p;
 
 	if (!e)
 		return APC_ENOMEM;
@@ -200,38 +213,7 @@ static int ro_emit(struct apc_batch *out, const struct apc_event *src)
 	p = apc_batch_alloc(out, len);
 	if (!p)
 		return APC_ENOMEM;
-	/* The payload sits right after the event's block header; the
-	 * pointers in src already point into it, so copy from them. */
-	switch (src->type) {
-	case APC_EV_THREAD_NAME:
-	case APC_EV_COOKIE_NAME:
-		memcpy(p, src->u.name.name, len);
-		e->u.name.name = (const char *)p;
-		break;
-	case APC_EV_SAMPLE:
-		memcpy(p, src->u.sample.pcs, len);
-		e->u.sample.pcs = (const struct apc_pc *)(void *)p;
-		break;
-	case APC_EV_PROC: {
-		size_t k = 0;
-		if (src->u.proc.image) {
-			k = strlen(src->u.proc.image) + 1;
-			memcpy(p, src->u.proc.image, k);
-			e->u.proc.image = (const char *)p;
-		}
-		if (src->u.proc.comm) {
-			memcpy(p + k, src->u.proc.comm, strlen(src->u.proc.comm) + 1);
-			e->u.proc.comm = (const char *)p + k;
-		}
-		break;
-	}
-	case APC_EV_RAW_FRAME:
-		memcpy(p, src->u.raw.bytes, len);
-		e->u.raw.bytes = p;
-		break;
-	default:
-		break;
-	}
+	ro_copy_payload(e, src, p);
 	return APC_OK;
 }
 
