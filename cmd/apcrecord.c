@@ -1,0 +1,241 @@
+/*
+ * apcrecord - record a capture from a gator agent over the target-host
+ * protocol, as Streamline would, into an .apc folder.  Options in, one
+ * call into the library (apc_gator_record), a summary out, an exit status.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gator.h"
+#include "input.h"
+#include "util.h"
+
+#define PROG "apcrecord"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [OPTIONS] HOST[:PORT] -o OUTPUT.apc\n"
+		"Record a capture from a gator agent (default port %d) into an .apc folder.\n\n"
+		"  -o, --output=PATH       the capture folder (.apc added if missing)\n"
+		"      --overwrite         replace an existing output\n"
+		"  -d, --duration=SECONDS  stop after this long (default: until the agent ends)\n"
+		"      --sample-rate=RATE  normal, low or none (default normal)\n"
+		"      --buffer-mode=MODE  streaming, large, medium or small (default streaming)\n"
+		"      --call-stack-unwinding  ask for call stacks\n"
+		"      --session=FILE      deliver this session XML instead\n"
+		"      --counters=LIST     NAME[:EVENT],... to enable (default: the agent's defaults)\n"
+		"      --list-counters     print the counters and events the agent offers and exit\n"
+		"      --timeout=SECONDS   give up on a silent agent after this long (default 10)\n"
+		"      --progress, --no-progress  force progress on stderr on or off\n"
+		"  -q, --quiet             no summary line\n"
+		"  -h, --help              this help\n"
+		"  -V, --version           print the version\n"
+		"Exit status: 0 recorded; 1 the capture was cut short (what arrived is kept);\n"
+		"2 usage, connection or I/O error (nothing written).\n",
+		APC_GATOR_PORT);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	apc_interrupt();
+}
+
+struct progress {
+	double start;
+	int shown;
+};
+
+static void show_progress(void *ctx, uint64_t frames, uint64_t bytes)
+{
+	struct progress *p = ctx;
+
+	fprintf(stderr, "\r" PROG ": %10.3f MB  %8llu frames  %6.1f s ", (double)bytes / 1e6,
+		(unsigned long long)frames, apc_now() - p->start);
+	p->shown = 1;
+}
+
+/* Print the counter names and each event of the Events XML, one a line. */
+static void list_counters(const char *counters, size_t clen, const char *events, size_t elen)
+{
+	struct apc_gator_xml_iter it;
+	struct apc_gator_xml_elem e;
+	char name[256], title[256], cat[256] = "", ev[64];
+
+	printf("Counters:\n");
+	apc_gator_xml_init(&it, counters, clen);
+	while (apc_gator_xml_next(&it, &e))
+		if (apc_gator_xml_is(&e, "counter") && apc_gator_xml_attr(&e, "name", name, sizeof name))
+			printf("  %s\n", name);
+	printf("Events:\n");
+	apc_gator_xml_init(&it, events, elen);
+	while (apc_gator_xml_next(&it, &e)) {
+		if (apc_gator_xml_is(&e, "category")) {
+			if (!apc_gator_xml_attr(&e, "name", cat, sizeof cat))
+				cat[0] = 0;
+			continue;
+		}
+		if (!apc_gator_xml_is(&e, "event"))
+			continue;
+		if (!apc_gator_xml_attr(&e, "title", title, sizeof title))
+			title[0] = 0;
+		if (!apc_gator_xml_attr(&e, "name", name, sizeof name))
+			name[0] = 0;
+		printf("  %s: %s: %s", cat, title, name);
+		if (apc_gator_xml_attr(&e, "counter", ev, sizeof ev))
+			printf("  counter=%s", ev);
+		if (apc_gator_xml_attr(&e, "event", ev, sizeof ev))
+			printf("  event=%s", ev);
+		putchar('\n');
+	}
+}
+
+static int parse_uint(const char *s, unsigned max, unsigned *v)
+{
+	char *end;
+	unsigned long x;
+
+	if (!*s || *s == '-')
+		return -1;
+	x = strtoul(s, &end, 10);
+	if (*end || x > max)
+		return -1;
+	*v = (unsigned)x;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_OVERWRITE = 256, O_RATE, O_MODE, O_CSU, O_SESSION, O_COUNTERS, O_LIST, O_TIMEOUT,
+	       O_PROGRESS, O_NOPROGRESS };
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},     {"overwrite", no_argument, NULL, O_OVERWRITE},
+		{"duration", required_argument, NULL, 'd'},   {"sample-rate", required_argument, NULL, O_RATE},
+		{"buffer-mode", required_argument, NULL, O_MODE},
+		{"call-stack-unwinding", no_argument, NULL, O_CSU},
+		{"session", required_argument, NULL, O_SESSION},
+		{"counters", required_argument, NULL, O_COUNTERS},
+		{"list-counters", no_argument, NULL, O_LIST}, {"timeout", required_argument, NULL, O_TIMEOUT},
+		{"progress", no_argument, NULL, O_PROGRESS},  {"no-progress", no_argument, NULL, O_NOPROGRESS},
+		{"quiet", no_argument, NULL, 'q'},            {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},          {NULL, 0, NULL, 0},
+	};
+	struct apc_gator_record_opts o = {0};
+	struct apc_gator_record_result r;
+	struct apc_err err;
+	struct progress prog = {0};
+	char host[256], msg[2048];
+	const char *session_file = NULL;
+	uint8_t *session_buf = NULL;
+	unsigned timeout_s = 10;
+	int c, quiet = 0, list = 0, progress = -1, rc, status;
+
+	while ((c = getopt_long(argc, argv, "o:d:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.output = optarg; break;
+		case O_OVERWRITE: o.overwrite = 1; break;
+		case 'd':
+			if (parse_uint(optarg, 86400u * 366, &o.session.duration) != 0) {
+				fprintf(stderr, PROG ": invalid duration '%s' (whole seconds)\n", optarg);
+				return 2;
+			}
+			break;
+		case O_RATE: o.session.sample_rate = optarg; break;
+		case O_MODE: o.session.buffer_mode = optarg; break;
+		case O_CSU: o.session.call_stack_unwinding = 1; break;
+		case O_SESSION: session_file = optarg; break;
+		case O_COUNTERS: o.counters = optarg; break;
+		case O_LIST: list = 1; break;
+		case O_TIMEOUT:
+			if (parse_uint(optarg, 86400, &timeout_s) != 0 || timeout_s == 0) {
+				fprintf(stderr, PROG ": invalid timeout '%s' (whole seconds > 0)\n", optarg);
+				return 2;
+			}
+			break;
+		case O_PROGRESS: progress = 1; break;
+		case O_NOPROGRESS: progress = 0; break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf(PROG " (apctools) %s\n", APC_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, PROG ": %s (try --help)\n",
+			optind >= argc ? "no agent address given" : "one agent address only");
+		return 2;
+	}
+	if (apc_gator_split_hostport(argv[optind], APC_GATOR_PORT, host, sizeof host, &o.port) != 0) {
+		fprintf(stderr, PROG ": %s: invalid address (use HOST[:PORT])\n", argv[optind]);
+		return 2;
+	}
+	o.host = host;
+	o.timeout_ms = (int)timeout_s * 1000;
+	signal(SIGPIPE, SIG_IGN);
+
+	if (list) {
+		char *counters, *events;
+		size_t cl, el;
+		rc = apc_gator_list(host, o.port, o.timeout_ms, &counters, &cl, &events, &el, &err);
+		if (rc != APC_OK) {
+			fprintf(stderr, PROG ": %s: %s\n", argv[optind], apc_err_format(&err, msg, sizeof msg));
+			return 2;
+		}
+		list_counters(counters, cl, events, el);
+		free(counters);
+		free(events);
+		return 0;
+	}
+	if (!o.output) {
+		fprintf(stderr, PROG ": no output given (-o OUTPUT.apc)\n");
+		return 2;
+	}
+	if (session_file) {
+		struct apc_stream *s;
+		size_t len;
+		if (apc_stream_open_path(session_file, &s, &err) != APC_OK ||
+		    apc_stream_slurp(s, APC_GATOR_CMD_MAX, &session_buf, &len, &err) != APC_OK) {
+			fprintf(stderr, PROG ": %s\n", apc_err_format(&err, msg, sizeof msg));
+			return 2;
+		}
+		apc_stream_close(s);
+		o.session_xml = (const char *)session_buf;
+		o.session_len = len;
+	}
+	o.session.target_host = host;
+	o.session.target_port = o.port;
+
+	if (progress < 0)
+		progress = isatty(STDERR_FILENO) && !quiet;
+	if (progress) {
+		prog.start = apc_now();
+		o.progress = show_progress;
+		o.progress_ctx = &prog;
+	}
+	/* No SA_RESTART: the first ^C sends APC Stop and drains, a wait returns. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	rc = apc_gator_record(&o, &r, &err);
+	if (prog.shown)
+		fputs("\r\033[K", stderr);
+	status = rc == APC_OK ? 0 : rc == APC_EDATA ? 1 : 2;
+	if (rc != APC_OK)
+		fprintf(stderr, PROG ": %s: %s%s\n", argv[optind], apc_err_format(&err, msg, sizeof msg),
+			rc == APC_EDATA ? " (the capture is cut short; what arrived was kept)" : "");
+	if (status != 2 && !quiet)
+		fprintf(stderr, PROG ": %s: %llu frames, %llu bytes in %.1f s%s -> %s\n", argv[optind],
+			(unsigned long long)r.frames, (unsigned long long)r.bytes, r.seconds,
+			r.stopped ? " (stopped)" : "", r.output);
+	free(session_buf);
+	return status;
+}

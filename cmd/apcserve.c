@@ -1,0 +1,152 @@
+/*
+ * apcserve - play a gator agent with an existing capture: Streamline (or
+ * apcrecord) connects and "captures" it.  Options in, a listening socket,
+ * one library call (apc_gator_agent_session) per connection, an exit
+ * status.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gator.h"
+#include "pipeline.h"
+#include "util.h"
+
+#define PROG "apcserve"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [OPTIONS] CAPTURE\n"
+		"Serve a capture (an .apc folder or archive, or any input apcconv reads) to\n"
+		"Streamline or apcrecord over the gator target-host protocol.\n\n"
+		"  -p, --port=N          port to listen on (default %d; 0 picks a free one)\n"
+		"  -l, --listen=ADDR     address to listen on (default 127.0.0.1)\n"
+		"      --realtime        pace the frames by their timestamps\n"
+		"      --once            exit after serving one capture session\n"
+		"      --timeout=SECONDS drop a silent client after this long (default 60)\n"
+		"  -q, --quiet           no log lines\n"
+		"  -v, --verbose         log every connection\n"
+		"  -h, --help            this help\n"
+		"  -V, --version         print the version\n"
+		"The chosen address and port are printed on stderr (\"listening on ADDR port N\").\n"
+		"Exit status: 0 stopped by a signal or --once served; 1 the --once session failed;\n"
+		"2 usage, capture or socket error.\n",
+		APC_GATOR_PORT);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	apc_interrupt();
+	apc_pipeline_interrupt();
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_REALTIME = 256, O_ONCE, O_TIMEOUT };
+	static const struct option longopts[] = {
+		{"port", required_argument, NULL, 'p'},      {"listen", required_argument, NULL, 'l'},
+		{"realtime", no_argument, NULL, O_REALTIME}, {"once", no_argument, NULL, O_ONCE},
+		{"timeout", required_argument, NULL, O_TIMEOUT},
+		{"quiet", no_argument, NULL, 'q'},           {"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	struct apc_gator_serve_opts so = {.listen_fd = -1, .timeout_ms = 60000};
+	struct apc_gator_capture *cap;
+	struct apc_err err;
+	const char *addr = "127.0.0.1";
+	char msg[2048], *end;
+	unsigned port = APC_GATOR_PORT, bound;
+	int c, once = 0, quiet = 0, verbose = 0, lfd, status = 0;
+	unsigned long v;
+
+	while ((c = getopt_long(argc, argv, "p:l:qvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || *optarg == '-' || v > 65535) {
+				fprintf(stderr, PROG ": invalid port '%s'\n", optarg);
+				return 2;
+			}
+			port = (unsigned)v;
+			break;
+		case 'l': addr = optarg; break;
+		case O_REALTIME: so.realtime = 1; break;
+		case O_ONCE: once = 1; break;
+		case O_TIMEOUT:
+			v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || *optarg == '-' || v == 0 || v > 86400) {
+				fprintf(stderr, PROG ": invalid timeout '%s' (whole seconds > 0)\n", optarg);
+				return 2;
+			}
+			so.timeout_ms = (int)v * 1000;
+			break;
+		case 'q': quiet = 1; break;
+		case 'v': verbose++; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf(PROG " (apctools) %s\n", APC_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, PROG ": %s (try --help)\n",
+			optind >= argc ? "no capture given" : "one capture only");
+		return 2;
+	}
+	/* No SA_RESTART: accept() and the session's waits must see the signal. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (apc_gator_capture_open(argv[optind], &cap, &err) != APC_OK) {
+		fprintf(stderr, PROG ": %s\n", apc_err_format(&err, msg, sizeof msg));
+		return 2;
+	}
+	if (apc_gator_listen(addr, port, &lfd, &bound, &err) != APC_OK) {
+		fprintf(stderr, PROG ": %s\n", apc_err_format(&err, msg, sizeof msg));
+		apc_gator_capture_close(cap);
+		return 2;
+	}
+	so.listen_fd = lfd;
+	fprintf(stderr, PROG ": %s: %slistening on %s port %u\n", argv[optind],
+		apc_gator_capture_converted(cap) ? "converted, " : "", addr, bound);
+	fflush(stderr);
+
+	while (!apc_interrupted()) {
+		struct pollfd p = {.fd = lfd, .events = POLLIN};
+		struct apc_gator_serve_stats st;
+		int n = poll(&p, 1, 500), fd, rc;
+
+		if (n <= 0)
+			continue;
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			continue;
+		rc = apc_gator_agent_session(cap, fd, &so, &st, &err);
+		close(fd);
+		if (verbose || (rc != APC_OK && !quiet && st.started))
+			fprintf(stderr, PROG ": connection: %llu commands, %llu frames, %llu bytes%s%s%s\n",
+				(unsigned long long)st.commands, (unsigned long long)st.frames,
+				(unsigned long long)st.bytes, st.ended ? ", end of sequence sent" : "",
+				rc != APC_OK ? ": " : "", rc != APC_OK ? apc_err_format(&err, msg, sizeof msg) : "");
+		if (once && st.started) {
+			status = rc == APC_OK ? 0 : 1;
+			break;
+		}
+	}
+	close(lfd);
+	apc_gator_capture_close(cap);
+	return status;
+}

@@ -1,0 +1,243 @@
+#!/usr/bin/env bats
+# gator.bats - apcserve and apcrecord end to end on 127.0.0.1: a capture
+# served and recorded comes back byte for byte; the protocol's error
+# paths as a client sees them.  apcserve picks a free port (--port 0)
+# and prints it; every process runs under `timeout` and is killed in
+# teardown.
+
+load helpers
+
+CAPS="v68_nonroot.apc v68_sleep.apc sleep_counters.apc v68_nonroot_annotate.apc"
+
+setup() {
+	TMP="$(mktemp -d)"
+	SERVE_PID=
+}
+
+teardown() {
+	if [ -n "$SERVE_PID" ]; then
+		kill "$SERVE_PID" 2>/dev/null || true
+		wait "$SERVE_PID" 2>/dev/null || true
+	fi
+	rm -rf "$TMP"
+}
+
+apcserve() { "$APC_BIN/apcserve" "$@"; }
+apcrecord() { timeout 60 "$APC_BIN/apcrecord" "$@"; }
+
+# serve CAPTURE [OPTIONS]: start apcserve in the background on a free
+# port; sets PORT and SERVE_PID.
+serve() {
+	: >"$TMP/serve.log"
+	timeout 120 "$APC_BIN/apcserve" --port 0 "$@" 2>"$TMP/serve.log" 3>&- &
+	SERVE_PID=$!
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\)$/\1/p' "$TMP/serve.log")
+		[ -n "$PORT" ] && return 0
+		kill -0 "$SERVE_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$TMP/serve.log" >&2
+	return 1
+}
+
+# Wait (bounded) for the --once server to exit; its status in SERVE_STATUS.
+serve_wait() {
+	SERVE_STATUS=0
+	wait "$SERVE_PID" || SERVE_STATUS=$?
+	SERVE_PID=
+}
+
+@test "every real capture comes back byte for byte (data, captured.xml, events.xml)" {
+	need_shared
+	for c in $CAPS; do
+		[ -d "$SHARED/apc/$c" ] || skip "$c is absent"
+		serve "$SHARED/apc/$c" --once
+		run apcrecord "127.0.0.1:$PORT" -o "$TMP/$c"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"frames"* ]]
+		serve_wait
+		[ "$SERVE_STATUS" -eq 0 ]
+		cmp "$SHARED/apc/$c/0000000000" "$TMP/$c/0000000000"
+		cmp "$SHARED/apc/$c/captured.xml" "$TMP/$c/captured.xml"
+		cmp "$SHARED/apc/$c/events.xml" "$TMP/$c/events.xml"
+		grep -q '<session ' "$TMP/$c/session.xml"
+	done
+	# And the listings agree, as apcdump sees them.
+	apcdump "$SHARED/apc/v68_nonroot.apc" >"$TMP/a.txt"
+	apcdump "$TMP/v68_nonroot.apc" >"$TMP/b.txt"
+	diff "$TMP/a.txt" "$TMP/b.txt"
+}
+
+@test "a converted Barman capture comes back byte for byte, also converted on the fly" {
+	apcconv "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/conv.apc" -q
+	serve "$TMP/conv.apc" --once
+	run apcrecord "127.0.0.1:$PORT" -o "$TMP/rec1.apc"
+	[ "$status" -eq 0 ]
+	serve_wait
+	cmp "$TMP/conv.apc/0000000000" "$TMP/rec1.apc/0000000000"
+	cmp "$TMP/conv.apc/captured.xml" "$TMP/rec1.apc/captured.xml"
+	# The raw Barman file: apcserve converts it itself, into its own temporary folder.
+	serve "$APC_ROOT/testdata/barman/demo.bin" --once
+	grep -q "converted" "$TMP/serve.log"
+	run apcrecord "127.0.0.1:$PORT" -o "$TMP/rec2.apc"
+	[ "$status" -eq 0 ]
+	serve_wait
+	cmp "$TMP/conv.apc/0000000000" "$TMP/rec2.apc/0000000000"
+	[ "$(apcverify -q "$TMP/rec2.apc"; echo $?)" -eq 0 ]
+}
+
+@test "--list-counters prints the counters and events the agent offers" {
+	apcconv "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/conv.apc" -q
+	serve "$TMP/conv.apc"
+	run apcrecord "127.0.0.1:$PORT" --list-counters
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "Counters:" ]
+	# Every counter type of captured.xml is offered.
+	for t in $(sed -n 's/.*<counter key=.* type="\([^"]*\)".*/\1/p' "$TMP/conv.apc/captured.xml"); do
+		[[ "$output" == *"  $t"* ]]
+	done
+	[[ "$output" == *"Events:"* ]]
+	# apcserve serves again after a listing (no --once).
+	run apcrecord "127.0.0.1:$PORT" --counters=ARMv8_Cortex_A53_ccnt -o "$TMP/again.apc"
+	[ "$status" -eq 0 ]
+	cmp "$TMP/conv.apc/0000000000" "$TMP/again.apc/0000000000"
+}
+
+@test "apcrecord: refused connection and existing output exit 2 and write nothing" {
+	# A port that was free a moment ago: bind port 0, note it, close it.
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	run apcrecord "127.0.0.1:$port" -o "$TMP/none.apc" --timeout=2
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"cannot connect"* ]]
+	[ ! -e "$TMP/none.apc" ]
+	run apcrecord "127.0.0.1:bad" -o "$TMP/none.apc"
+	[ "$status" -eq 2 ]
+	mkdir "$TMP/exists.apc"
+	run apcrecord "127.0.0.1:$port" -o "$TMP/exists.apc"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"exists"* ]]
+	run apcrecord
+	[ "$status" -eq 2 ]
+}
+
+@test "--duration stops a paced capture early; it still ends with End of Sequence" {
+	need_shared
+	serve "$SHARED/apc/v68_nonroot.apc" --once --realtime
+	start=$(date +%s)
+	run apcrecord "127.0.0.1:$PORT" -o "$TMP/short.apc" -d 1
+	end=$(date +%s)
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(stopped)"* ]]
+	[ $((end - start)) -lt 4 ]
+	full=$(stat -c %s "$SHARED/apc/v68_nonroot.apc/0000000000")
+	part=$(stat -c %s "$TMP/short.apc/0000000000")
+	[ "$part" -gt 0 ]
+	[ "$part" -lt "$full" ]
+	# What arrived is a prefix of the capture, frame for frame.
+	cmp -n "$part" "$SHARED/apc/v68_nonroot.apc/0000000000" "$TMP/short.apc/0000000000"
+	serve_wait
+}
+
+@test "SIGINT stops apcrecord cleanly; an agent killed mid-capture exits 1 and keeps what arrived" {
+	need_shared
+	serve "$SHARED/apc/v68_nonroot.apc" --once --realtime
+	timeout 30 "$APC_BIN/apcrecord" "127.0.0.1:$PORT" -o "$TMP/int.apc" 2>"$TMP/rec.log" 3>&- &
+	rec=$!
+	sleep 1.5
+	kill -INT "$rec"
+	st=0; wait "$rec" || st=$?
+	cat "$TMP/rec.log"
+	[ "$st" -eq 0 ]
+	grep -q "(stopped)" "$TMP/rec.log"
+	[ -s "$TMP/int.apc/0000000000" ]
+	serve_wait
+
+	serve "$SHARED/apc/v68_nonroot.apc" --once --realtime
+	timeout 30 "$APC_BIN/apcrecord" "127.0.0.1:$PORT" -o "$TMP/cut.apc" 2>"$TMP/rec.log" 3>&- &
+	rec=$!
+	sleep 1.5
+	# SERVE_PID is `timeout`; kill the agent itself, as a crash would.
+	kill -KILL $(pgrep -P "$SERVE_PID")
+	serve_wait
+	st=0; wait "$rec" || st=$?
+	cat "$TMP/rec.log"
+	[ "$st" -eq 1 ]
+	grep -q "cut short" "$TMP/rec.log"
+	[ -s "$TMP/cut.apc/0000000000" ]
+}
+
+@test "apcserve speaks like gatord 6.8: junk before the magic, Error on unknown commands, busy" {
+	need_shared
+	command -v python3 >/dev/null || skip "python3 not available"
+	serve "$SHARED/apc/v68_nonroot.apc" --realtime
+	run timeout 30 python3 - "$PORT" <<'EOF'
+import socket, struct, sys, time
+port = int(sys.argv[1])
+def conn(magic=b"junk\r\nVERSION 680\r\nSTREAMLINE\r\n"):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(magic)
+    line = b""
+    while not line.endswith(b"\n"):
+        line += s.recv(1)
+    assert line == b"GATOR 680\n", line
+    return s
+def recvn(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise EOFError
+        b += c
+    return b
+def resp(s):
+    code, n = struct.unpack("<Bi", recvn(s, 5))
+    return code, recvn(s, n)
+def cmd(s, code, body=b""):
+    s.sendall(struct.pack("<Bi", code, len(body)) + body)
+# Unknown command before Start: Error, then the agent closes.
+s = conn()
+cmd(s, 9)
+assert resp(s) == (0xff, b"Unknown command type, 9")
+assert s.recv(1) == b""
+# Over-long command: Error.
+s = conn(b"STREAMLINE\n")
+s.sendall(struct.pack("<Bi", 0, 2 << 20))
+assert resp(s) == (0xff, b"Invalid length received, 2097152")
+# A capture in progress turns a second connection away.
+a = conn()
+cmd(a, 2)
+code, body = resp(a)
+assert code == 3 and len(body) > 0
+b = conn(b"STREAMLINE\n")
+assert resp(b) == (0xff, b"Session already in progress")
+# Ping is ACKed between frames; Stop ends with End of Sequence.
+cmd(a, 5)
+cmd(a, 3)
+acks = 0
+while True:
+    code, body = resp(a)
+    if code == 4:
+        acks += 1
+    elif code == 3 and not body:
+        break
+assert acks == 1
+assert a.recv(1) == b""
+print("ok")
+EOF
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "ok" ]
+}
+
+@test "apcserve: bad capture or port exit 2" {
+	run apcserve "$TMP/missing.apc" --port 0
+	[ "$status" -eq 2 ]
+	run apcserve --port 99999 x
+	[ "$status" -eq 2 ]
+	run apcserve
+	[ "$status" -eq 2 ]
+}
