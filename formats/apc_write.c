@@ -35,6 +35,7 @@
 #include <libxml/tree.h>
 
 #include "annotate.h"
+#include "cpu.h"
 #include "frame.h"
 #include "packed.h"
 #include "writer.h"
@@ -109,6 +110,7 @@ struct apc_writer {
 
 	struct apc_buf scratch;
 	struct apc_write_stats st;
+	int fast;         /* fast paths allowed (APC_NO_SIMD unset) */
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -242,11 +244,16 @@ static int apcw_flush_obuf(struct apc_writer *w, struct apc_err *err)
 	return APC_OK;
 }
 
-/* Append one frame (length word + body) to the data file. */
-static int apcw_emit(struct apc_writer *w, const uint8_t *body, size_t len, struct apc_err *err)
+/*
+ * Append one frame (length word + body) to the data file.  `known` is
+ * the frame's type when the caller knows it (saves decoding it for the
+ * statistics), else -1.
+ */
+static int apcw_emit_typed(struct apc_writer *w, const uint8_t *body, size_t len, int32_t known,
+			   struct apc_err *err)
 {
 	uint8_t hdr[4];
-	int32_t type = -1;
+	int32_t type = known;
 
 	if (len > INT32_MAX)
 		return apc_err_set(err, APC_EIO, w->datapath, APC_NO_OFFSET, "frame of %zu bytes is too large", len);
@@ -269,12 +276,33 @@ static int apcw_emit(struct apc_writer *w, const uint8_t *body, size_t len, stru
 	}
 	w->st.frames++;
 	w->st.bytes += 4 + len;
-	if (len && apc_unpack32(body, len, &type) > 0 && type >= 0 && type < 16)
+	if (known < 0 && !(len && apc_unpack32(body, len, &type) > 0))
+		type = -1;
+	if (type >= 0 && type < 16)
 		w->st.frames_by_type[type]++;
 	return APC_OK;
 }
 
+static int apcw_emit(struct apc_writer *w, const uint8_t *body, size_t len, struct apc_err *err)
+{
+	return apcw_emit_typed(w, body, len, -1, err);
+}
+
 /* ---- open frames ------------------------------------------------------ */
+
+/*
+ * Packed-integer appends for the hot message kinds.  With fast paths on
+ * they use apc_pack64_wide(), which writes 10 bytes whatever the value
+ * needs: callers reserve 10 bytes per integer (apcw_frame() adds 10 of
+ * slack for the last one).  Same bytes either way.
+ */
+static inline void apcw_put(const struct apc_writer *w, struct apc_buf *b, int64_t v)
+{
+	if (w->fast)
+		b->len += apc_pack64_wide(b->p + b->len, v);
+	else
+		apc_buf_put_packed64(b, v);
+}
 
 static int apcw_flush(struct apc_writer *w, struct apcw_open *s, struct apc_err *err)
 {
@@ -282,7 +310,7 @@ static int apcw_flush(struct apc_writer *w, struct apcw_open *s, struct apc_err 
 
 	if (!s->type)
 		return APC_OK;
-	rc = apcw_emit(w, s->b.p, s->b.len, err);
+	rc = apcw_emit_typed(w, s->b.p, s->b.len, s->type, err);
 	s->type = 0;
 	s->b.len = 0;
 	s->bc_have = 0;
@@ -369,9 +397,9 @@ static struct apcw_open *apcw_frame(struct apc_writer *w, int type, int32_t core
 		s->core = core;
 		s->b.len = 0;
 		s->bc_have = 0;
-		apc_buf_put_packed32(&s->b, type);
+		apcw_put(w, &s->b, type);
 		if (core >= 0) {
-			apc_buf_put_packed32(&s->b, core);
+			apcw_put(w, &s->b, core);
 			s->pos = w->nopen;
 			w->open_list[w->nopen++] = (uint32_t)core;
 		}
@@ -581,22 +609,69 @@ static int apcw_counter(struct apc_writer *w, const struct apc_event *ev, struct
 	/* A new time starts a block: key 0 time, key 2 core (which the
 	 * spec says a time resets and gatord keeps: write both readings). */
 	if (!s->bc_have || s->bc_ts != t) {
-		apc_buf_put_packed32(&s->b, 0);
-		apc_buf_put_packed64(&s->b, (int64_t)t);
-		apc_buf_put_packed32(&s->b, 2);
-		apc_buf_put_packed64(&s->b, core);
+		apcw_put(w, &s->b, 0);
+		apcw_put(w, &s->b, (int64_t)t);
+		apcw_put(w, &s->b, 2);
+		apcw_put(w, &s->b, core);
 		s->bc_have = 1;
 		s->bc_ts = t;
 		s->bc_pid = APC_NO_PID;
 	}
 	if (pid != s->bc_pid) {
-		apc_buf_put_packed32(&s->b, 1);
-		apc_buf_put_packed64(&s->b, pid == APC_NO_PID ? 0 : pid);
+		apcw_put(w, &s->b, 1);
+		apcw_put(w, &s->b, pid == APC_NO_PID ? 0 : pid);
 		s->bc_pid = pid;
 	}
-	apc_buf_put_packed32(&s->b, key);
-	apc_buf_put_packed64(&s->b, ev->u.counter.value);
+	apcw_put(w, &s->b, key);
+	apcw_put(w, &s->b, ev->u.counter.value);
 	w->m->counters[ev->u.counter.counter].values++;
+	return apcw_done(w, s, err);
+}
+
+/*
+ * apcw_counter_fast() : apcw_counter() for the common case, same bytes:
+ * a declared counter with a key and a core already seen.  The frame
+ * is only looked for (apcw_frame()) when the core's Block Counter frame
+ * is not the open one or lacks room.  Packed integers go straight into the frame body with
+ * apc_pack64_wide() (10 bytes of room each).  Anything else (and
+ * APC_NO_SIMD=1) takes apcw_counter().
+ */
+static int apcw_counter_fast(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	uint32_t id = ev->u.counter.counter;
+	int32_t core = ev->core == APC_NO_CORE ? 0 : ev->core, pid = ev->u.counter.pid, key;
+	struct apcw_open *s;
+	uint8_t *p;
+	uint64_t t;
+
+	if (id >= w->nkeys || id >= w->m->ncounters || !(key = w->keys[id]) || core < 0 ||
+	    (uint32_t)core >= w->max_core)
+		return apcw_counter(w, ev, err);
+	t = apcw_time(w, ev, core);
+	s = &w->slot[core];
+	if (w->glob.type || s->type != APC_FRAME_BLOCK_COUNTER || s->b.cap - s->b.len < 8 * APC_PACKED64_MAX) {
+		if (!(s = apcw_frame(w, APC_FRAME_BLOCK_COUNTER, core, 8 * APC_PACKED64_MAX, err)))
+			return err->status;
+	}
+	p = s->b.p + s->b.len;
+	if (!s->bc_have || s->bc_ts != t) {
+		*p++ = 0;
+		p += apc_pack64_wide(p, (int64_t)t);
+		*p++ = 2;
+		p += apc_pack64_wide(p, core);
+		s->bc_have = 1;
+		s->bc_ts = t;
+		s->bc_pid = APC_NO_PID;
+	}
+	if (pid != s->bc_pid) {
+		*p++ = 1;
+		p += apc_pack64_wide(p, pid == APC_NO_PID ? 0 : pid);
+		s->bc_pid = pid;
+	}
+	p += apc_pack64_wide(p, key);
+	p += apc_pack64_wide(p, ev->u.counter.value);
+	s->b.len = (size_t)(p - s->b.p);
+	w->m->counters[id].values++;
 	return apcw_done(w, s, err);
 }
 
@@ -641,11 +716,11 @@ static int apcw_sched(struct apc_writer *w, const struct apc_event *ev, struct a
 	t = apcw_time(w, ev, core);
 	if (!(s = apcw_frame(w, APC_FRAME_SCHED_TRACE, core, 4 * APC_PACKED64_MAX, err)))
 		return err->status;
-	apc_buf_put_packed32(&s->b, sw ? 1 : 2);
-	apc_buf_put_packed64(&s->b, (int64_t)t);
-	apc_buf_put_packed32(&s->b, ev->u.sched.tid);
+	apcw_put(w, &s->b, sw ? 1 : 2);
+	apcw_put(w, &s->b, (int64_t)t);
+	apcw_put(w, &s->b, ev->u.sched.tid);
 	if (sw)
-		apc_buf_put_packed32(&s->b, ev->u.sched.state);
+		apcw_put(w, &s->b, ev->u.sched.state);
 	return apcw_done(w, s, err);
 }
 
@@ -677,26 +752,26 @@ static int apcw_activity(struct apc_writer *w, const struct apc_event *ev, struc
 		return err->status;
 	switch (ev->type) {
 	case APC_EV_LINK:
-		apc_buf_put_packed32(&s->b, 1);
-		apc_buf_put_packed64(&s->b, (int64_t)t);
-		apc_buf_put_packed32(&s->b, ev->u.link.cookie);
-		apc_buf_put_packed32(&s->b, ev->u.link.pid);
-		apc_buf_put_packed32(&s->b, ev->u.link.tid);
+		apcw_put(w, &s->b, 1);
+		apcw_put(w, &s->b, (int64_t)t);
+		apcw_put(w, &s->b, ev->u.link.cookie);
+		apcw_put(w, &s->b, ev->u.link.pid);
+		apcw_put(w, &s->b, ev->u.link.tid);
 		break;
 	case APC_EV_ACTIVITY:
-		apc_buf_put_packed32(&s->b, 2);
-		apc_buf_put_packed64(&s->b, (int64_t)t);
-		apc_buf_put_packed32(&s->b, core);
-		apc_buf_put_packed32(&s->b, key);
-		apc_buf_put_packed32(&s->b, ev->u.activity.activity);
-		apc_buf_put_packed32(&s->b, ev->u.activity.tid);
-		apc_buf_put_packed32(&s->b, ev->u.activity.wait);
+		apcw_put(w, &s->b, 2);
+		apcw_put(w, &s->b, (int64_t)t);
+		apcw_put(w, &s->b, core);
+		apcw_put(w, &s->b, key);
+		apcw_put(w, &s->b, ev->u.activity.activity);
+		apcw_put(w, &s->b, ev->u.activity.tid);
+		apcw_put(w, &s->b, ev->u.activity.wait);
 		w->m->counters[ev->u.activity.counter].values++;
 		break;
 	default: /* APC_EV_TASK_EXIT */
-		apc_buf_put_packed32(&s->b, 3);
-		apc_buf_put_packed64(&s->b, (int64_t)t);
-		apc_buf_put_packed32(&s->b, ev->u.sched.tid);
+		apcw_put(w, &s->b, 3);
+		apcw_put(w, &s->b, (int64_t)t);
+		apcw_put(w, &s->b, ev->u.sched.tid);
 		break;
 	}
 	return apcw_done(w, s, err);
@@ -721,9 +796,9 @@ static int apcw_idle(struct apc_writer *w, const struct apc_event *ev, struct ap
 	if (!(s = apcw_frame(w, APC_FRAME_IDLE, -1, 4 * APC_PACKED64_MAX, err)))
 		return err->status;
 	/* The Idle message has no code: state, time, core. */
-	apc_buf_put_packed32(&s->b, ev->u.idle.state);
-	apc_buf_put_packed64(&s->b, (int64_t)t);
-	apc_buf_put_packed32(&s->b, core);
+	apcw_put(w, &s->b, ev->u.idle.state);
+	apcw_put(w, &s->b, (int64_t)t);
+	apcw_put(w, &s->b, core);
 	return apcw_done(w, s, err);
 }
 
@@ -746,17 +821,17 @@ static int apcw_sample(struct apc_writer *w, const struct apc_event *ev, struct 
 	if (!(s = apcw_frame(w, APC_FRAME_BACKTRACE, core,
 			     5 * APC_PACKED64_MAX + (size_t)depth * (APC_PACKED32_MAX + APC_PACKED64_MAX), err)))
 		return err->status;
-	apc_buf_put_packed64(&s->b, (int64_t)t);
-	apc_buf_put_packed32(&s->b, ev->u.sample.cookie);
-	apc_buf_put_packed32(&s->b, ev->u.sample.pid);
-	apc_buf_put_packed32(&s->b, ev->u.sample.tid);
+	apcw_put(w, &s->b, (int64_t)t);
+	apcw_put(w, &s->b, ev->u.sample.cookie);
+	apcw_put(w, &s->b, ev->u.sample.pid);
+	apcw_put(w, &s->b, ev->u.sample.tid);
 	for (uint32_t i = 0; i < depth; i++) {
 		int32_t c = ev->u.sample.pcs[i].cookie;
 		/* Cookie 1 would read as End of Message: write it as invalid. */
-		apc_buf_put_packed32(&s->b, c == 1 ? -1 : c);
-		apc_buf_put_packed64(&s->b, ev->u.sample.pcs[i].offset);
+		apcw_put(w, &s->b, c == 1 ? -1 : c);
+		apcw_put(w, &s->b, ev->u.sample.pcs[i].offset);
 	}
-	apc_buf_put_packed32(&s->b, 1); /* End of Message */
+	apcw_put(w, &s->b, 1); /* End of Message */
 	return apcw_done(w, s, err);
 }
 
@@ -998,6 +1073,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 	else
 		w->o.created = -1;
 	w->frame_max = w->o.frame_max ? w->o.frame_max : APCW_FRAME_DEFAULT;
+	w->fast = (apc_cpu_features() & APC_CPU_FAST) != 0;
 	if (w->frame_max < 64)
 		w->frame_max = 64;
 	if (w->frame_max > APCW_FRAME_LIMIT)
@@ -1167,7 +1243,7 @@ int apc_writer_write(struct apc_writer *w, const struct apc_batch *b, struct apc
 	for (size_t i = 0; i < b->n && rc >= 0; i++) {
 		const struct apc_event *ev = &b->ev[i];
 		switch (ev->type) {
-		case APC_EV_COUNTER: rc = apcw_counter(w, ev, err); break;
+		case APC_EV_COUNTER: rc = w->fast ? apcw_counter_fast(w, ev, err) : apcw_counter(w, ev, err); break;
 		case APC_EV_THREAD_NAME:
 		case APC_EV_COOKIE_NAME: rc = apcw_name(w, ev, err); break;
 		case APC_EV_LINK:

@@ -8,7 +8,9 @@
  *
  * The single-value functions are the scalar reference: always compiled,
  * always tested.  The batch entry points (arrays in, bytes out and back)
- * are where faster variants slot in; today they call the reference.
+ * dispatch, once, to the fastest variant this CPU runs (lib/cpu.h;
+ * APC_NO_SIMD=1 forces the reference).  Every variant gives the same
+ * bytes, values, counts and *used as the reference on every input.
  */
 #ifndef APC_PACKED_H
 #define APC_PACKED_H
@@ -62,5 +64,51 @@ size_t apc_unpack64_array(const uint8_t *in, size_t len, int64_t *out,
 size_t apc_pack64_array_scalar(uint8_t *out, const int64_t *v, size_t count);
 size_t apc_unpack64_array_scalar(const uint8_t *in, size_t len, int64_t *out,
 				 size_t count, size_t *used);
+
+/*
+ * One implementation of the batch entry points.  `needs` is the set of
+ * APC_CPU_* bits (lib/cpu.h) it requires; 0 for the reference.
+ */
+struct apc_packed_impl {
+	const char *name;
+	unsigned needs;
+	size_t (*pack)(uint8_t *out, const int64_t *v, size_t count);
+	size_t (*unpack)(const uint8_t *in, size_t len, int64_t *out, size_t count, size_t *used);
+};
+
+/* apc_packed_impls() : every compiled-in variant, reference first. */
+const struct apc_packed_impl *apc_packed_impls(size_t *n);
+/* apc_packed_impl_name() : the variant the batch entry points use. */
+const char *apc_packed_impl_name(void);
+
+/*
+ * apc_pack64_wide() : apc_pack64() without the byte loop (8-byte store,
+ * count-leading-zeros for the length).  Same bytes and return value, but
+ * it always writes 10 bytes: out needs room for 10, as for apc_pack64(),
+ * and bytes past the returned count are clobbered.
+ */
+static inline size_t apc_pack64_wide(uint8_t *out, int64_t v)
+{
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t u = (uint64_t)(v ^ (v >> 63)) | 1, x = (uint64_t)v & 0x00ffffffffffffffULL;
+	unsigned n = (71u - (unsigned)__builtin_clzll(u)) / 7, s = 8 * (n - 1);
+
+	/* Spread the low 56 bits into 8 bytes of 7 bits each. */
+	x = (x & 0x000000000fffffffULL) | ((x & 0x00fffffff0000000ULL) << 4);
+	x = (x & 0x00003fff00003fffULL) | ((x & 0x0fffc0000fffc000ULL) << 2);
+	x = (x & 0x007f007f007f007fULL) | ((x & 0x3f803f803f803f80ULL) << 1);
+	/* No branch on the length (it is data): bytes 8 and 9 are always
+	 * written, and only count when n says so. */
+	/* continuation bits on bytes 0..n-2; the split shift makes s >= 64
+	 * (n > 8) give all eight without a branch or an oversized shift */
+	x |= 0x8080808080808080ULL & ~((~0ULL << (s >> 1)) << (s - (s >> 1)));
+	__builtin_memcpy(out, &x, 8);
+	out[8] = (uint8_t)(((v >> 56) & 0x7f) | (n == 10 ? 0x80 : 0));
+	out[9] = (uint8_t)((v >> 63) & 0x7f);
+	return n;
+#else
+	return apc_pack64(out, v);
+#endif
+}
 
 #endif

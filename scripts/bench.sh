@@ -2,15 +2,21 @@
 # bench.sh - `make bench`: throughput and memory, as ratios against
 # baselines measured in the same run (these machines are noisy).
 #
-# Inputs are generated into bench-data/ (kept out of git).  Each figure
-# is the median of RUNS runs.  BENCH_MB sets the Barman input size.
+# Inputs are generated into bench-data/ (kept out of git) and reused by
+# later runs.  Each time is the median of RUNS runs (default 3).
+# BENCH_MB sets the Barman input size (default 1024); BENCH_LTT_EVENTS
+# and BENCH_TPTP_CALLS the LTT and TPTP inputs.  Prints one table:
+# figure, measured, baseline (same run), ratio, goal.
 set -eu
 BUILD=${BUILD:-build/rel}
 BIN=$BUILD/bin
 TOOLS=$BUILD/tools
-RUNS=${RUNS:-5}
-MB=${BENCH_MB:-256}
+RUNS=${RUNS:-3}
+MB=${BENCH_MB:-1024}
+LTT_EVENTS=${BENCH_LTT_EVENTS:-2000000}
+TPTP_CALLS=${BENCH_TPTP_CALLS:-100000}
 DATA=bench-data
+OUT=$DATA/out.apc
 mkdir -p "$DATA"
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -33,37 +39,116 @@ rss_kb() {
 	fi
 }
 calc() { awk "BEGIN {print $1}"; }
-row() { printf '%-34s %14s %14s %8s %s\n' "$@"; }
+fmt() { printf "%.${2:-2}f" "$1"; }
+ROWS=$DATA/rows.txt
+: >"$ROWS"
+# row FIGURE MEASURED BASELINE RATIO GOAL
+row() { printf '%-40s %12s %12s %8s  %s\n' "$@" >>"$ROWS"; }
+# convert IN : apcconv IN -> $OUT (the command timed for every format)
+convert() { "$BIN/apcconv" -q --overwrite "$@" -o "$OUT"; }
+# events IN : events apcconv reports for IN
+events() {
+	"$BIN/apcconv" --overwrite "$1" -o "$OUT" 2>&1 | sed -n 's/.* \([0-9][0-9]*\) events.*/\1/p' | tail -1
+}
 
+flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | grep -xE 'avx2|bmi2|avx512f|avx512bw|avx512cd|avx512vl|avx512_vbmi2|asimd' | tr '\n' ' ')
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "flags: ${flags:-none of avx2/bmi2/avx512}"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "runs per figure: $RUNS (median)"
 echo
-"$TOOLS/packbench" --runs="$RUNS"
-echo
 
+# ---- packed integers ------------------------------------------------------
+pb=$DATA/packbench.txt
+"$TOOLS/packbench" --runs=$((RUNS < 5 ? 5 : RUNS)) >"$pb"
+cat "$pb"
+echo
+var() { awk -v v="$1" -v k="$2" '$1 == "variant" && $2 == v {print $(k)}' "$pb"; }
+s_enc=$(var scalar 4)
+s_dec=$(var scalar 8)
+for v in portable bmi2 avx512; do
+	e=$(var $v 4)
+	[ -n "$e" ] || { row "packed encode $v (G values/s)" "n/a" "$s_enc" "-" "(CPU lacks it)"; continue; }
+	d=$(var $v 8)
+	case $v in
+	portable) eg=">= 0.6 G/s"; dg=">= 0.6 G/s" ;;
+	avx512) eg=">= 2 G/s"; dg=">= 0.6 G/s" ;;
+	*) eg="-"; dg=">= 0.6 G/s" ;;
+	esac
+	row "packed encode $v (G values/s)" "$e" "$s_enc" "$(fmt "$(calc "$e / $s_enc")")" "$eg"
+	row "packed decode $v (G values/s)" "$d" "$s_dec" "$(fmt "$(calc "$d / $s_dec")")" "$dg"
+done
+
+# ---- Barman -> APC --------------------------------------------------------
 if [ -x "$TOOLS/barmangen" ]; then
 	in="$DATA/barman-${MB}M.bin"
+	small="$DATA/barman-100M.bin"
 	[ -f "$in" ] || "$TOOLS/barmangen" --seed 1 --size $((MB * 1048576)) -o "$in" >/dev/null
-	out="$DATA/out.apc"
+	[ -f "$small" ] || "$TOOLS/barmangen" --seed 2 --size $((100 * 1048576)) -o "$small" >/dev/null
 	bytes=$(stat -c %s "$in")
 	cat_s=$(med_secs cat "$in")
-	conv_s=$(med_secs "$BIN/apcconv" -q --overwrite "$in" -o "$out")
-	scal_s=$(APC_NO_SIMD=1 med_secs "$BIN/apcconv" -q --overwrite "$in" -o "$out")
+	conv_s=$(med_secs convert "$in")
+	scal_s=$(APC_NO_SIMD=1 med_secs convert "$in")
 	cat_mbs=$(calc "$bytes / $cat_s / 1000000")
 	conv_mbs=$(calc "$bytes / $conv_s / 1000000")
 	scal_mbs=$(calc "$bytes / $scal_s / 1000000")
-	row "figure" "measured" "baseline" "ratio" "goal"
-	row "barman->apc ${MB} MiB (MB/s) vs cat" "$(printf %.1f "$conv_mbs")" "$(printf %.1f "$cat_mbs")" \
-		"$(printf %.2f "$(calc "$conv_mbs / $cat_mbs")")" ">= 0.45"
-	row "barman->apc vs forced scalar" "$(printf %.1f "$conv_mbs")" "$(printf %.1f "$scal_mbs")" \
-		"$(printf %.2f "$(calc "$conv_mbs / $scal_mbs")")" ">= 3.5"
-	small="$DATA/barman-100M.bin"
-	[ -f "$small" ] || "$TOOLS/barmangen" --seed 2 --size $((100 * 1048576)) -o "$small" >/dev/null
-	rss_big=$(rss_kb "$BIN/apcconv" -q --overwrite "$in" -o "$out")
-	rss_small=$(rss_kb "$BIN/apcconv" -q --overwrite "$small" -o "$out")
-	row "peak RSS ${MB} MiB input (KiB)" "$rss_big" "$rss_small" \
-		"$(printf %.2f "$(calc "$rss_big / $rss_small")")" "<= 65536 KiB, ratio <= 1.1"
-	rm -rf "$out"
+	row "barman->apc ${MB} MiB (MB/s) vs cat" "$(fmt "$conv_mbs" 1)" "$(fmt "$cat_mbs" 1)" \
+		"$(fmt "$(calc "$conv_mbs / $cat_mbs")")" ">= 0.45"
+	row "barman->apc vs APC_NO_SIMD=1 (MB/s)" "$(fmt "$conv_mbs" 1)" "$(fmt "$scal_mbs" 1)" \
+		"$(fmt "$(calc "$conv_mbs / $scal_mbs")")" ">= 3.5"
+	small_s=$(med_secs convert "$small")
+	sbytes=$(stat -c %s "$small")
+	row "barman->apc s/MB ${MB} MiB vs 100 MiB" "$(fmt "$(calc "$conv_s * 1000000 / $bytes")" 4)" \
+		"$(fmt "$(calc "$small_s * 1000000 / $sbytes")" 4)" \
+		"$(fmt "$(calc "($conv_s / $bytes) / ($small_s / $sbytes)")")" "~1 (linear)"
+	rss_big=$(rss_kb "$BIN/apcconv" -q --overwrite "$in" -o "$OUT")
+	rss_small=$(rss_kb "$BIN/apcconv" -q --overwrite "$small" -o "$OUT")
+	row "peak RSS ${MB} MiB vs 100 MiB (KiB)" "$rss_big" "$rss_small" \
+		"$(fmt "$(calc "$rss_big / $rss_small")")" "<= 65536 KiB, ratio <= 1.1"
 else
-	echo "(no barmangen: Barman figures skipped)"
+	row "barman" "skipped" "-" "-" "(no barmangen)"
 fi
+
+# ---- LTT -> APC -------------------------------------------------------------
+if [ -x "$TOOLS/lttgen" ]; then
+	ltt="$DATA/ltt-$LTT_EVENTS"
+	[ -d "$ltt" ] || "$TOOLS/lttgen" --seed 1 --events "$LTT_EVENTS" -o "$ltt" >/dev/null
+	nev=$(events "$ltt")
+	ltt_s=$(med_secs convert "$ltt")
+	lbytes=$(du -sb "$ltt" | cut -f1)
+	lcat_s=$(med_secs sh -c "find '$ltt' -type f -exec cat {} + >/dev/null")
+	row "ltt->apc (M events/s) vs cat (MB/s)" "$(fmt "$(calc "$nev / $ltt_s / 1000000")")" \
+		"$(fmt "$(calc "$lbytes / $lcat_s / 1000000")" 1)" "-" ">= 30 M events/s"
+else
+	row "ltt" "skipped" "-" "-" "(no lttgen)"
+fi
+
+# ---- TPTP -> APC ------------------------------------------------------------
+if [ -x "$TOOLS/tptpgen" ]; then
+	xml="$DATA/tptp-$TPTP_CALLS.xml"
+	tbin="$DATA/tptp-$TPTP_CALLS.bin"
+	[ -f "$xml" ] || "$TOOLS/tptpgen" --seed 1 --threads 4 --calls "$TPTP_CALLS" -o "$xml" >/dev/null
+	[ -f "$tbin" ] || "$TOOLS/tptpgen" --seed 1 --threads 4 --calls "$TPTP_CALLS" --binary -o "$tbin" >/dev/null
+	xb=$(stat -c %s "$xml")
+	x_s=$(med_secs convert "$xml")
+	if command -v xmllint >/dev/null 2>&1; then
+		xl_s=$(med_secs xmllint --stream --noout "$xml")
+		row "tptp xml->apc (MB/s) vs xmllint --stream" "$(fmt "$(calc "$xb / $x_s / 1000000")" 1)" \
+			"$(fmt "$(calc "$xb / $xl_s / 1000000")" 1)" "$(fmt "$(calc "$xl_s / $x_s")")" ">= 0.8"
+	else
+		row "tptp xml->apc (MB/s)" "$(fmt "$(calc "$xb / $x_s / 1000000")" 1)" "-" "-" "(no xmllint)"
+	fi
+	bb=$(stat -c %s "$tbin")
+	b_s=$(med_secs convert "$tbin")
+	bc_s=$(med_secs cat "$tbin")
+	row "tptp binary->apc (MB/s) vs cat" "$(fmt "$(calc "$bb / $b_s / 1000000")" 1)" \
+		"$(fmt "$(calc "$bb / $bc_s / 1000000")" 1)" "$(fmt "$(calc "$bc_s / $b_s")")" ">= 0.2"
+else
+	row "tptp" "skipped" "-" "-" "(no tptpgen)"
+fi
+rm -rf "$OUT"
+
+printf '%-40s %12s %12s %8s  %s\n' "figure" "measured" "baseline" "ratio" "goal"
+cat "$ROWS"
+echo
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

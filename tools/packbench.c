@@ -1,16 +1,22 @@
 /*
  * packbench - throughput of packed-integer encode and decode.
  *
- * Prints, for the value mix of real captures (timestamp deltas of 1-4
- * bytes, counter values of 1-3 bytes, 5% negative, runs of 9-10 byte
- * values), the values per second of the scalar reference and of the
- * batch entry points, and their ratio: both measured in this run, so the
- * ratio holds on a noisy machine.  Median of --runs runs.
+ * For the value mix of real captures (timestamp deltas of 1-4 bytes,
+ * counter values of 1-3 bytes, 5% negative, runs of 9-10 byte values),
+ * the values per second of the scalar reference, of every fast variant
+ * this CPU runs, and of the batch entry points (the variant chosen at
+ * run time; APC_NO_SIMD=1 makes that the reference).  All measured in
+ * this run, so the ratios hold on a noisy machine.  Median of --runs
+ * runs.  Each run codes --values values (default 64 Ki, about what a
+ * frame holds, so the data stays in cache as in the writer) --reps
+ * times (default 64).  Output: one line per variant, then "packed encode"/"packed
+ * decode" lines that scripts/bench.sh reads.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "packed.h"
 #include "util.h"
 
@@ -57,58 +63,115 @@ static double pb_median(double *t, int n)
 	return t[n / 2];
 }
 
+struct pb_fns {
+	size_t (*pack)(uint8_t *out, const int64_t *v, size_t count);
+	size_t (*unpack)(const uint8_t *in, size_t len, int64_t *out, size_t count, size_t *used);
+};
+
+/* Median values/s of encode (enc) and decode (dec); 1 on a wrong result. */
+static int pb_reps = 64;
+
+static int pb_measure(const struct pb_fns *f, const int64_t *v, int64_t *back, uint8_t *buf,
+		      const uint8_t *ref, size_t reflen, size_t n, int runs, double *enc, double *dec)
+{
+	double te[32], td[32];
+	size_t used = 0, len = 0, got = 0;
+
+	for (int r = 0; r < runs; r++) {
+		double t = apc_now();
+		for (int k = 0; k < pb_reps; k++)
+			len = f->pack(buf, v, n);
+		te[r] = (double)n * pb_reps / (apc_now() - t);
+		if (len != reflen || memcmp(buf, ref, len) != 0)
+			return 1;
+		t = apc_now();
+		for (int k = 0; k < pb_reps; k++)
+			got = f->unpack(buf, len, back, n, &used);
+		td[r] = (double)n * pb_reps / (apc_now() - t);
+		if (got != n)
+			return 1;
+		if (used != len || memcmp(back, v, n * sizeof *v) != 0)
+			return 1;
+	}
+	*enc = pb_median(te, runs);
+	*dec = pb_median(td, runs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	size_t n = 4u << 20;
+	size_t n = 64u << 10, nimpl, reflen = 0;
 	int runs = 5;
 	int64_t *v, *back;
-	uint8_t *buf;
-	double enc_ref[32], enc_bat[32], dec_ref[32], dec_bat[32];
-	size_t len = 0, used;
+	uint8_t *buf, *ref;
+	double enc_ref = 0, dec_ref = 0, enc_bat = 0, dec_bat = 0;
+	const struct apc_packed_impl *im = apc_packed_impls(&nimpl);
+	unsigned feat;
+	struct pb_fns f;
 
 	for (int i = 1; i < argc; i++) {
 		if (strncmp(argv[i], "--runs=", 7) == 0)
 			runs = atoi(argv[i] + 7);
 		else if (strncmp(argv[i], "--values=", 9) == 0)
 			n = (size_t)strtoull(argv[i] + 9, NULL, 10);
+		else if (strncmp(argv[i], "--reps=", 7) == 0)
+			pb_reps = atoi(argv[i] + 7);
 	}
+	if (pb_reps < 1)
+		pb_reps = 1;
 	if (runs < 1 || runs > 32)
 		runs = 5;
+	if (n < 1)
+		n = 1;
 	v = malloc(n * sizeof *v);
 	back = malloc(n * sizeof *back);
 	buf = malloc(n * APC_PACKED64_MAX);
-	if (!v || !back || !buf)
+	ref = malloc(n * APC_PACKED64_MAX);
+	if (!v || !back || !buf || !ref)
 		return 2;
 	pb_fill(v, n);
-	for (int r = 0; r < runs; r++) {
-		double t = apc_now();
-		len = 0;
-		for (size_t i = 0; i < n; i++)
-			len += apc_pack64(buf + len, v[i]);
-		enc_ref[r] = (double)n / (apc_now() - t);
-		t = apc_now();
-		len = apc_pack64_array(buf, v, n);
-		enc_bat[r] = (double)n / (apc_now() - t);
-		t = apc_now();
-		size_t pos = 0;
-		for (size_t i = 0; i < n; i++)
-			pos += (size_t)apc_unpack64(buf + pos, len - pos, &back[i]);
-		dec_ref[r] = (double)n / (apc_now() - t);
-		t = apc_now();
-		if (apc_unpack64_array(buf, len, back, n, &used) != n || memcmp(back, v, n * sizeof *v)) {
-			fprintf(stderr, "packbench: batch decode disagrees with the input\n");
+	for (size_t i = 0; i < n; i++)
+		reflen += apc_pack64(ref + reflen, v[i]);
+	memset(buf, 0, n * APC_PACKED64_MAX); /* fault the pages in before timing */
+	/* Which variants to show: by the CPU, ignoring APC_NO_SIMD. */
+	feat = apc_cpu_features();
+	if (!feat) {
+		apc_cpu_reset();
+		setenv("APC_NO_SIMD", "0", 1);
+		unsigned all = apc_cpu_features();
+		setenv("APC_NO_SIMD", "1", 1);
+		apc_cpu_reset();
+		feat = all;
+	}
+	for (size_t k = 0; k < nimpl; k++) {
+		double e, d;
+		if ((im[k].needs & feat) != im[k].needs)
+			continue;
+		f.pack = im[k].pack;
+		f.unpack = im[k].unpack;
+		if (pb_measure(&f, v, back, buf, ref, reflen, n, runs, &e, &d)) {
+			fprintf(stderr, "packbench: variant %s disagrees with the reference\n", im[k].name);
 			return 1;
 		}
-		dec_bat[r] = (double)n / (apc_now() - t);
+		printf("variant %-9s encode %.3f G values/s  decode %.3f G values/s\n", im[k].name, e / 1e9, d / 1e9);
+		if (k == 0) {
+			enc_ref = e;
+			dec_ref = d;
+		}
 	}
-	printf("packed encode  batch %.3f G values/s  scalar %.3f G values/s  ratio %.2f  (%.2f bytes/value)\n",
-	       pb_median(enc_bat, runs) / 1e9, pb_median(enc_ref, runs) / 1e9,
-	       pb_median(enc_bat, runs) / pb_median(enc_ref, runs), (double)len / (double)n);
+	f.pack = apc_pack64_array;
+	f.unpack = apc_unpack64_array;
+	if (pb_measure(&f, v, back, buf, ref, reflen, n, runs, &enc_bat, &dec_bat)) {
+		fprintf(stderr, "packbench: batch entry points disagree with the reference\n");
+		return 1;
+	}
+	printf("packed encode  batch %.3f G values/s  scalar %.3f G values/s  ratio %.2f  (%.2f bytes/value, %s)\n",
+	       enc_bat / 1e9, enc_ref / 1e9, enc_bat / enc_ref, (double)reflen / (double)n, apc_packed_impl_name());
 	printf("packed decode  batch %.3f G values/s  scalar %.3f G values/s  ratio %.2f\n",
-	       pb_median(dec_bat, runs) / 1e9, pb_median(dec_ref, runs) / 1e9,
-	       pb_median(dec_bat, runs) / pb_median(dec_ref, runs));
+	       dec_bat / 1e9, dec_ref / 1e9, dec_bat / dec_ref);
 	free(v);
 	free(back);
 	free(buf);
+	free(ref);
 	return 0;
 }
