@@ -12,8 +12,10 @@
  * Ordering: per core, messages leave in time order across all frame
  * types.  Each core has at most one open frame; a message of another type
  * for that core flushes it first.  Activity Trace and Idle frames have no
- * core field, so they are treated as touching every core: opening one
- * flushes all per-core frames, and a per-core message flushes it.
+ * core field: those holding messages of one core (activity switches,
+ * idle) are kept with that core's frames; those holding links and task
+ * exits touch every core, so opening one flushes all per-core frames and
+ * a per-core message flushes it.
  * External frames carry absolute annotation times and are exempt.
  *
  * The folder is built in a temporary directory and moved (or archived)
@@ -399,7 +401,11 @@ static struct apcw_open *apcw_frame(struct apc_writer *w, int type, int32_t core
 		s->bc_have = 0;
 		apcw_put(w, &s->b, type);
 		if (core >= 0) {
-			apcw_put(w, &s->b, core);
+			/* Activity Trace and Idle frames have no core field, but
+			 * one whose messages are all for one core is kept with
+			 * that core's frames, so it flushes only that core. */
+			if (apc_frame_has_core(type))
+				apcw_put(w, &s->b, core);
 			s->pos = w->nopen;
 			w->open_list[w->nopen++] = (uint32_t)core;
 		}
@@ -748,7 +754,7 @@ static int apcw_activity(struct apc_writer *w, const struct apc_event *ev, struc
 	}
 	/* A switch is ordered on its own core; links and exits on all. */
 	t = apcw_time(w, ev, core);
-	if (!(s = apcw_frame(w, APC_FRAME_ACTIVITY_TRACE, -1, 8 * APC_PACKED64_MAX, err)))
+	if (!(s = apcw_frame(w, APC_FRAME_ACTIVITY_TRACE, core, 8 * APC_PACKED64_MAX, err)))
 		return err->status;
 	switch (ev->type) {
 	case APC_EV_LINK:
@@ -793,7 +799,7 @@ static int apcw_idle(struct apc_writer *w, const struct apc_event *ev, struct ap
 	if (core < 0)
 		return APC_OK;
 	t = apcw_time(w, ev, core);
-	if (!(s = apcw_frame(w, APC_FRAME_IDLE, -1, 4 * APC_PACKED64_MAX, err)))
+	if (!(s = apcw_frame(w, APC_FRAME_IDLE, core, 4 * APC_PACKED64_MAX, err)))
 		return err->status;
 	/* The Idle message has no code: state, time, core. */
 	apcw_put(w, &s->b, ev->u.idle.state);
