@@ -99,3 +99,28 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# ---- fuzzing (issue 7) ------------------------------------------------
+# `make fuzz` builds one libFuzzer binary per reader into build/fuzz/,
+# every library source compiled again with clang, ASan and UBSan.
+# Seed corpora: sh fuzz/seed.sh.  Run: build/fuzz/fuzz_NAME CORPUS_DIR.
+FUZZ_CC    ?= clang
+FUZZ_DIR   := build/fuzz
+FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -DAPC_VERSION='"$(VERSION)"' $(WARN) $(FUZZ_FLAGS) \
+	-Ilib -Iformats -Ifuzz $(PKG_CFLAGS)
+FUZZ_NAMES := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_BINS  := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
+FUZZ_OBJ   := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o) $(FUZZ_DIR)/fuzz/targets.o
+
+fuzz: $(FUZZ_BINS)
+
+$(FUZZ_DIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/fuzz/fuzz_%.o $(FUZZ_OBJ)
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(PKG_LIBS) -lm
+
+-include $(shell find $(FUZZ_DIR) -name '*.d' 2>/dev/null)

@@ -128,12 +128,21 @@ static xmlDoc *apcr_parse_xml(struct apc_reader *r, const char *member, int requ
 		apc_stream_close(s);
 		return NULL;
 	}
+	/* No XML_PARSE_HUGE: libxml2's default limits are what stop entity
+	 * expansion attacks while parsing (captures' XML is small). */
 	doc = xmlReadMemory((const char *)buf, (int)len, member, NULL,
-			    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
+			    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	if (!doc) {
 		const xmlError *e = xmlGetLastError();
 		apc_err_set(&r->err, APC_EDATA, apc_stream_name(s), APC_NO_OFFSET,
 			    "%s is not well-formed XML (line %d)", member, e ? e->line : 0);
+	} else if (doc->intSubset && (doc->intSubset->entities || doc->intSubset->pentities)) {
+		/* gatord never declares entities, and each attribute
+		 * read would expand them again */
+		apc_err_set(&r->err, APC_EDATA, apc_stream_name(s), APC_NO_OFFSET,
+			    "%s declares XML entities (refused)", member);
+		xmlFreeDoc(doc);
+		doc = NULL;
 	}
 	free(buf);
 	apc_stream_close(s);
@@ -504,8 +513,12 @@ static int apcr_open(struct apc_reader *r)
 					   "no summary frame in the capture");
 		if (rc < 0)
 			return rc;
-		if (f.type == APC_FRAME_SUMMARY)
-			return apcr_summary(r, a, &f);
+		if (f.type == APC_FRAME_SUMMARY) {
+			rc = apcr_summary(r, a, &f);
+			if (rc < 0 && !r->err.file[0]) /* the decoder names no file */
+				snprintf(r->err.file, sizeof r->err.file, "%s", apc_stream_name(a->data));
+			return rc;
+		}
 		if (a->npre >= APCR_PRE_SUMMARY_MAX)
 			return apc_err_set(&r->err, APC_EDATA, a->name, (int64_t)f.offset,
 					   "no summary frame in the first %d frames", APCR_PRE_SUMMARY_MAX);
@@ -869,6 +882,10 @@ static int apcr_next(struct apc_reader *r, struct apc_batch *b)
 			}
 			if (rc < 0) {
 				r->damaged = 1;
+				/* The message decoder knows offsets, not files. */
+				if (!r->err.file[0])
+					snprintf(r->err.file, sizeof r->err.file, "%s",
+						 apc_stream_name(a->data));
 				return rc;
 			}
 			rc = apcr_message(r, a, b, &msg);

@@ -610,10 +610,12 @@ static int ltt_open(struct apc_reader *r)
 	v = apc_ltt_xml_attr(sys, "ltt_block_size");
 	unsigned long bs = v ? strtoul(v, NULL, 10) : 0;
 	if (bs < 64 || bs > LTT_MAX_BLOCK) {
+		/* v points into sys: format the message before freeing it. */
+		st = apc_err_set(&r->err, APC_EDATA, "info/system.xml", 0,
+				 "ltt_block_size '%s' is missing or not in 64..%u", v ? v : "",
+				 LTT_MAX_BLOCK);
 		apc_ltt_xml_free(sys);
-		return apc_err_set(&r->err, APC_EDATA, "info/system.xml", 0,
-				   "ltt_block_size '%s' is missing or not in 64..%u", v ? v : "",
-				   LTT_MAX_BLOCK);
+		return st;
 	}
 	p->block_size = bs;
 	v = apc_ltt_xml_attr(sys, "cpu");
@@ -689,6 +691,8 @@ static int ltt_open(struct apc_reader *r)
 		s->current_pid = -1;
 		if ((st = apc_input_open_member(in, nm, &s->s, &r->err)))
 			return st;
+		/* Messages name the trace too ("trace.tar:cpu/0"), not just the member. */
+		snprintf(s->name, sizeof s->name, "%s", apc_stream_name(s->s));
 		p->nsrc++;
 		if ((st = apc_ltt_cpu_init(&s->w, (int)cpu, s->name, ltt_read_cb, s, p->ids,
 					   p->arch.big_endian, p->block_size, &r->err)))

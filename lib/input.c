@@ -200,6 +200,13 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 		do
 			r = read(s->fd, buf, n);
 		while (r < 0 && errno == EINTR && !apc_interrupted());
+		/* After SIGINT/SIGTERM no read may look like the end of the
+		 * input: upstream dies with us, and a reader taking that EOF
+		 * for a truncated trace would have the damage salvaged. */
+		if (apc_interrupted()) {
+			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read %s: interrupted", s->name);
+			return -1;
+		}
 		if (r < 0) {
 			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read %s: %s", s->name,
 				strerror(errno));
@@ -815,7 +822,8 @@ static int mem_finish(struct apc_input *in, struct apc_err *err)
 {
 	size_t w = 0;
 
-	qsort(in->mem, in->nmem, sizeof *in->mem, mem_cmp);
+	if (in->nmem) /* an empty archive has no array: qsort(NULL) is undefined */
+		qsort(in->mem, in->nmem, sizeof *in->mem, mem_cmp);
 	for (size_t i = 0; i < in->nmem; i++) {
 		if (i + 1 < in->nmem && strcmp(in->mem[i].name, in->mem[i + 1].name) == 0) {
 			free(in->mem[i].name);

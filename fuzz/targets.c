@@ -1,0 +1,537 @@
+/*
+ * targets.c - the fuzz entry points (see targets.h).  Compiled into each
+ * libFuzzer binary (make fuzz) and #included by the plain replay driver
+ * tests/unit/test_fuzz_regress.c, so both run the same code.
+ *
+ * Readers take paths, not memory, so each call writes its input to a
+ * scratch folder (under /dev/shm when it exists: fast, and nothing left
+ * on disk) made once per process and removed at exit.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libxml/parser.h>
+
+#include "annotate.h"
+#include "dump.h"
+#include "format.h"
+#include "frame.h"
+#include "input.h"
+#include "ltt.h"
+#include "model.h"
+#include "targets.h"
+#include "tptp.h"
+#include "verify.h"
+
+extern const struct apc_format apc_format_apc, apc_format_barman, apc_format_annotate;
+
+/* A reader that keeps returning APC_OK without ending is a hang. */
+#define FZ_MAX_BATCHES 100000
+
+static char fz_dir[256];
+
+static void fz_rm_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			char sub[1024];
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+			fz_rm_tree(sub);
+		}
+		if (d)
+			closedir(d);
+		rmdir(path);
+	} else {
+		unlink(path);
+	}
+}
+
+static void fz_cleanup(void)
+{
+	if (fz_dir[0])
+		fz_rm_tree(fz_dir);
+}
+
+/* The scratch folder, made at first use; aborts if it cannot be made
+ * (a fuzzer without one would test nothing). */
+static const char *fz_scratch(void)
+{
+	if (!fz_dir[0]) {
+		struct stat st;
+		const char *base = stat("/dev/shm", &st) == 0 && access("/dev/shm", W_OK) == 0
+					   ? "/dev/shm" : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+		snprintf(fz_dir, sizeof fz_dir, "%s/apcfuzz-XXXXXX", base);
+		if (!mkdtemp(fz_dir)) {
+			perror("apcfuzz: mkdtemp");
+			abort();
+		}
+		atexit(fz_cleanup);
+		/* libxml2 must never print or fetch anything. */
+		xmlSetGenericErrorFunc(NULL, NULL);
+	}
+	return fz_dir;
+}
+
+/* Write n bytes to path (creating parent folders one level deep). */
+static void fz_write(const char *path, const uint8_t *p, size_t n)
+{
+	char dir[1024];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (slash) {
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+		mkdir(dir, 0700);
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0) {
+		perror(path);
+		abort();
+	}
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w <= 0) {
+			perror(path);
+			abort();
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	close(fd);
+}
+
+/* A fresh path for a single-file input. */
+static const char *fz_file(const uint8_t *data, size_t size, const char *leaf)
+{
+	static char path[512];
+	snprintf(path, sizeof path, "%s/%s", fz_scratch(), leaf);
+	fz_rm_tree(path);
+	fz_write(path, data, size);
+	return path;
+}
+
+/*
+ * fz_tree() : split data at FZ_SEP and write section i as names[i]
+ * under a fresh folder; empty sections and sections past the list are
+ * left out.  Returns the folder path.
+ */
+static const char *fz_tree(const uint8_t *data, size_t size, const char *leaf,
+			   const char *const *names, size_t nnames)
+{
+	static char root[512];
+	char path[1024];
+	size_t i = 0;
+
+	snprintf(root, sizeof root, "%s/%s", fz_scratch(), leaf);
+	fz_rm_tree(root);
+	mkdir(root, 0700);
+	while (i < nnames) {
+		const uint8_t *sep = memmem(data, size, FZ_SEP, FZ_SEP_LEN);
+		size_t n = sep ? (size_t)(sep - data) : size;
+		if (n) {
+			snprintf(path, sizeof path, "%s/%s", root, names[i]);
+			fz_write(path, data, n);
+		}
+		i++;
+		if (!sep)
+			break;
+		data = sep + FZ_SEP_LEN;
+		size -= n + FZ_SEP_LEN;
+	}
+	return root;
+}
+
+/* Touch what an event points to, so a dangling pointer shows under ASan,
+ * and check what the writer relies on. */
+static void fz_check_event(const struct apc_model *m, const struct apc_event *e)
+{
+	volatile size_t sink = 0;
+
+	if (e->type < 1 || e->type >= APC_EV_TYPE_COUNT)
+		abort();
+	switch (e->type) {
+	case APC_EV_COUNTER:
+		if (e->u.counter.counter >= m->ncounters)
+			abort();
+		break;
+	case APC_EV_ACTIVITY:
+		if (e->u.activity.counter >= m->ncounters)
+			abort();
+		break;
+	case APC_EV_THREAD_NAME:
+	case APC_EV_COOKIE_NAME:
+		if (e->u.name.name)
+			sink += strlen(e->u.name.name);
+		break;
+	case APC_EV_PROC:
+		if (e->u.proc.image)
+			sink += strlen(e->u.proc.image);
+		if (e->u.proc.comm)
+			sink += strlen(e->u.proc.comm);
+		break;
+	case APC_EV_SAMPLE:
+		for (uint32_t i = 0; i < e->u.sample.depth; i++)
+			sink += (size_t)e->u.sample.pcs[i].offset;
+		break;
+	case APC_EV_ANNOTATION: {
+		const struct apc_ann *a = e->u.ann;
+		if (!a)
+			abort();
+		for (size_t i = 0; a->text && i < a->text_len; i++)
+			sink += a->text[i];
+		for (size_t i = 0; a->data && i < a->data_len; i++)
+			sink += a->data[i];
+		for (uint32_t i = 0; a->deps && i < a->ndeps; i++)
+			sink += (size_t)a->deps[i];
+		break;
+	}
+	case APC_EV_RAW_FRAME:
+		for (uint32_t i = 0; i < e->u.raw.len; i++)
+			sink += e->u.raw.bytes[i];
+		break;
+	default:
+		break;
+	}
+	(void)sink;
+}
+
+/*
+ * fz_read_all() : open `path` as the input of format `fmt` (or of the
+ * detected format when fmt is NULL) and pull every batch, as the
+ * pipeline does minus the writer.
+ */
+static void fz_read_all(const char *path, const struct apc_format *fmt)
+{
+	struct apc_input *in = NULL;
+	struct apc_err err;
+	struct apc_model m;
+	struct apc_reader r;
+	struct apc_batch b;
+	int bid, rc;
+
+	if (apc_input_open(path, &in, &err) < 0)
+		return;
+	/* Every format bids: bids only peek, on any input. */
+	const struct apc_format *det = apc_format_detect(in, &bid);
+	if (!fmt)
+		fmt = det;
+	if (!fmt) {
+		apc_input_close(in);
+		return;
+	}
+	apc_model_init(&m);
+	memset(&r, 0, sizeof r);
+	r.fmt = fmt;
+	r.inputs = &in;
+	r.ninputs = 1;
+	r.model = &m;
+	apc_err_clear(&r.err);
+	apc_batch_init(&b, 1024);
+	rc = fmt->open(&r);
+	for (long i = 0; rc >= 0; i++) {
+		if (i == FZ_MAX_BATCHES) {
+			fprintf(stderr, "apcfuzz: %s reader still going after %d batches\n",
+				fmt->name, FZ_MAX_BATCHES);
+			abort();
+		}
+		apc_batch_reset(&b);
+		rc = fmt->next(&r, &b);
+		for (size_t k = 0; k < b.n; k++)
+			fz_check_event(&m, &b.ev[k]);
+		if (rc == APC_END)
+			break;
+	}
+	if (fmt->close)
+		fmt->close(&r);
+	apc_batch_free(&b);
+	apc_model_free(&m);
+	apc_input_close(in);
+}
+
+/* ---- the targets ------------------------------------------------------ */
+
+int apc_fuzz_barman(const uint8_t *data, size_t size)
+{
+	fz_read_all(fz_file(data, size, "barman.bin"), &apc_format_barman);
+	return 0;
+}
+
+int apc_fuzz_tptp_bin(const uint8_t *data, size_t size)
+{
+	fz_read_all(fz_file(data, size, "trace.trcbin"), &apc_format_tptp_bin);
+	return 0;
+}
+
+int apc_fuzz_tptp_xml(const uint8_t *data, size_t size)
+{
+	fz_read_all(fz_file(data, size, "trace.trcxml"), &apc_format_tptp_xml);
+	return 0;
+}
+
+/* LTT tree members, in section order: the block files come first so a
+ * seed of one plain CPU file still means something. */
+static const char *const fz_ltt_members[] = {
+	"cpu/0", "info/system.xml", "eventdefs/core.xml", "control/facilities",
+	"control/processes", "control/interrupts", "cpu/1", "eventdefs/extra.xml",
+	"info/bookmarks.xml",
+};
+
+int apc_fuzz_ltt_block(const uint8_t *data, size_t size)
+{
+	const char *root = fz_tree(data, size, "ltt", fz_ltt_members,
+				   sizeof fz_ltt_members / sizeof fz_ltt_members[0]);
+	fz_read_all(root, &apc_format_ltt);
+	return 0;
+}
+
+/*
+ * Eventdefs: section 0 is an eventdefs file, section 1 payload bytes
+ * every compiled event is sized and searched in; the first byte of
+ * section 1 picks the architecture and byte order.  The same text also
+ * goes through the tolerant parser alone and through libxml2 with the
+ * options the LTT reader uses for system.xml.
+ */
+int apc_fuzz_eventdefs(const uint8_t *data, size_t size)
+{
+	static struct apc_ltt_idmap *ids;
+	static const char *const archs[] = {"ILP32", "LP64", "ILP64", "LLP64"};
+	const uint8_t *sep = memmem(data, size, FZ_SEP, FZ_SEP_LEN);
+	size_t dlen = sep ? (size_t)(sep - data) : size;
+	const uint8_t *pay = sep ? sep + FZ_SEP_LEN : (const uint8_t *)"";
+	size_t plen = sep ? size - dlen - FZ_SEP_LEN : 0;
+	struct apc_ltt_defs defs = {0};
+	struct apc_ltt_arch arch = {0};
+	struct apc_ltt_xnode *root;
+	struct apc_err err;
+	uint8_t mode = plen ? pay[0] : 0;
+
+	if (!ids && !(ids = malloc(sizeof *ids)))
+		abort();
+	if (apc_ltt_xml_parse((const char *)data, dlen, "fuzz.xml", &root, &err) == APC_OK) {
+		const struct apc_ltt_xnode *sys = apc_ltt_xml_child(root, "system");
+		if (sys) {
+			volatile const char *v = apc_ltt_xml_attr(sys, "ltt_block_size");
+			(void)v;
+		}
+		apc_ltt_xml_free(root);
+	}
+	xmlDocPtr doc = xmlReadMemory((const char *)data, (int)(dlen > 1u << 30 ? 1u << 30 : dlen),
+				      "system.xml", NULL,
+				      XML_PARSE_RECOVER | XML_PARSE_NONET | XML_PARSE_NOERROR |
+					      XML_PARSE_NOWARNING);
+	if (doc)
+		xmlFreeDoc(doc);
+
+	if (apc_ltt_defs_add(&defs, (const char *)data, dlen, "eventdefs/fuzz.xml", &err) == APC_OK) {
+		if (apc_ltt_arch_set(&arch, archs[mode & 3]))
+			apc_ltt_arch_set(&arch, "ILP32");
+		arch.big_endian = (mode >> 2) & 1;
+		if (apc_ltt_defs_compile(&defs, &arch, &err) == APC_OK) {
+			apc_ltt_idmap_build(ids, &defs);
+			for (size_t f = 0; f < defs.nfacs; f++)
+				for (size_t e = 0; e < defs.facs[f].nevents; e++) {
+					const struct apc_ltt_evdef *ev = &defs.facs[f].events[e];
+					for (size_t off = 0; off < plen && off < 64; off += 7) {
+						int64_t n = apc_ltt_payload_len(ev, pay + off, plen - off,
+										 arch.big_endian);
+						if (n > (int64_t)(plen - off))
+							abort();
+						if (ev->fixed >= 0 && n >= 0 && n != ev->fixed)
+							abort();
+						if (ev->type && ev->type->kind == APC_LTT_STRUCT)
+							for (size_t k = 0; k < ev->type->nfields; k++) {
+								uint64_t u;
+								const char *s;
+								size_t sl;
+								const char *fn = ev->type->fields[k].name;
+								if (!fn)
+									continue;
+								(void)apc_ltt_field_u64(ev, pay + off, plen - off,
+										arch.big_endian, fn, &u);
+								if (apc_ltt_field_str(ev, pay + off, plen - off,
+										arch.big_endian, fn, &s, &sl) == 0 &&
+								    (s < (const char *)pay + off ||
+								     s + sl > (const char *)pay + plen))
+									abort();
+							}
+					}
+				}
+		}
+	}
+	apc_ltt_defs_free(&defs);
+	return 0;
+}
+
+/* .apc folder members, in section order. */
+static const char *const fz_apc_members[] = {"0000000000", "captured.xml", "events.xml"};
+
+static void fz_frames(const char *path)
+{
+	struct apc_stream *s;
+	struct apc_frame_reader *fr;
+	struct apc_frame f;
+	struct apc_err err;
+
+	if (apc_stream_open_path(path, &s, &err) < 0)
+		return;
+	if (apc_frame_reader_new(s, &fr, &err) == APC_OK) {
+		while (apc_frame_read(fr, &f, &err) == APC_OK) {
+			struct apc_msg_iter it;
+			struct apc_msg m;
+			int rc;
+			for (int clocks = 0; clocks <= 4; clocks += 4) {
+				apc_msg_iter_init(&it, &f, clocks);
+				for (int k = 0; k < 100000; k++) {
+					rc = apc_msg_next(&it, &m, &err);
+					if (rc == APC_END)
+						break;
+					if (rc != APC_OK)
+						continue; /* the iterator skips the rest of the frame */
+					if (m.nfields > APC_MSG_MAX_FIELDS)
+						abort();
+					for (size_t i = 0; i < m.nfields; i++)
+						if (m.f[i].kind != APC_F_INT && m.f[i].kind != APC_F_HEX &&
+						    m.f[i].len && (m.f[i].s < f.body ||
+								   m.f[i].s + m.f[i].len > f.body + f.len))
+							abort();
+				}
+			}
+		}
+		apc_frame_reader_free(fr);
+	}
+	apc_stream_close(s);
+}
+
+/*
+ * APC: the frame reader and message decoder over the data section, then
+ * the APC reader on it as a bare 0000000000 file and on the whole folder
+ * (0000000000, captured.xml, events.xml).
+ */
+int apc_fuzz_apc(const uint8_t *data, size_t size)
+{
+	const uint8_t *sep = memmem(data, size, FZ_SEP, FZ_SEP_LEN);
+	const char *bare = fz_file(data, sep ? (size_t)(sep - data) : size, "0000000000");
+
+	fz_frames(bare);
+	fz_read_all(bare, &apc_format_apc);
+	if (sep)
+		fz_read_all(fz_tree(data, size, "cap.apc", fz_apc_members, 3), &apc_format_apc);
+	return 0;
+}
+
+/*
+ * Annotate: the decoder fed in slices (the first byte sets the slice
+ * size, as External frames cut the stream anywhere), each message turned
+ * into fields and encoded again; then the Annotate reader on the bytes.
+ */
+int apc_fuzz_annotate(const uint8_t *data, size_t size)
+{
+	struct apc_ann_decoder *d = apc_ann_decoder_new("fuzz");
+	size_t step = size ? (size_t)data[0] % 61 + 1 : 1;
+	struct apc_err err;
+
+	if (!d)
+		abort();
+	for (size_t pos = 0; pos < size; pos += step) {
+		size_t n = size - pos < step ? size - pos : step;
+		if (apc_ann_decoder_feed(d, data + pos, n, &err) != APC_OK)
+			break;
+		for (int k = 0; k < 100000; k++) {
+			struct apc_ann_msg m;
+			struct apc_msg fm;
+			struct apc_buf b = {0};
+			int rc = apc_ann_decoder_next(d, &m, &err);
+			if (rc == APC_END)
+				break;
+			if (rc != APC_OK)
+				continue;
+			apc_ann_to_msg(&m, &fm);
+			if (!m.is_setup && m.version >= 3 && m.version <= 5)
+				(void)apc_ann_encode(&b, m.version, m.ts, &m.ann);
+			apc_buf_free(&b);
+		}
+		if (apc_ann_decoder_pending(d) > size)
+			abort();
+	}
+	apc_ann_decoder_free(d);
+	fz_read_all(fz_file(data, size, "client.ann"), &apc_format_annotate);
+	return 0;
+}
+
+static void fz_vreport(void *ctx, const struct apc_vproblem *p)
+{
+	volatile size_t n = strlen(p->msg) + strlen(p->check);
+	(void)ctx;
+	(void)n;
+}
+
+static void fz_dreport(void *ctx, const struct apc_err *e)
+{
+	(void)ctx;
+	(void)e;
+}
+
+/* Verify and dump (text, JSON, summary) the capture. */
+static void fz_verify_dump(const char *path)
+{
+	static FILE *null;
+	struct apc_vresult res;
+	struct apc_err err;
+	struct apc_dump_opts o;
+
+	if (!null && !(null = fopen("/dev/null", "w")))
+		abort();
+	memset(&res, 0, sizeof res);
+	(void)apc_verify_path(path, fz_vreport, NULL, &res, &err);
+	for (int mode = 0; mode < 3; mode++) {
+		apc_dump_opts_init(&o);
+		o.out = null;
+		o.report = fz_dreport;
+		o.json = mode == 1;
+		o.summary = mode == 2;
+		o.hex = mode == 0;
+		(void)apc_dump_path(path, &o);
+	}
+}
+
+/* apcverify (and apcdump) on the data section as a bare file, and on
+ * the whole folder when there is more than one section. */
+int apc_fuzz_verify(const uint8_t *data, size_t size)
+{
+	const uint8_t *sep = memmem(data, size, FZ_SEP, FZ_SEP_LEN);
+
+	fz_verify_dump(fz_file(data, sep ? (size_t)(sep - data) : size, "0000000000"));
+	if (sep)
+		fz_verify_dump(fz_tree(data, size, "v.apc", fz_apc_members, 3));
+	return 0;
+}
+
+int (*apc_fuzz_find(const char *name))(const uint8_t *, size_t)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(const uint8_t *, size_t);
+	} t[] = {
+		{"barman", apc_fuzz_barman},       {"ltt_block", apc_fuzz_ltt_block},
+		{"eventdefs", apc_fuzz_eventdefs}, {"tptp_bin", apc_fuzz_tptp_bin},
+		{"tptp_xml", apc_fuzz_tptp_xml},   {"apc", apc_fuzz_apc},
+		{"annotate", apc_fuzz_annotate},   {"verify", apc_fuzz_verify},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return t[i].fn;
+	return NULL;
+}
