@@ -40,6 +40,7 @@
 #include "cpu.h"
 #include "frame.h"
 #include "packed.h"
+#include "util.h"
 #include "writer.h"
 
 #define APCW_FRAME_DEFAULT (64u << 10) /* flush frames at 64 KiB, like gator's buffers */
@@ -1271,12 +1272,56 @@ int apc_writer_write(struct apc_writer *w, const struct apc_batch *b, struct apc
 	return rc < 0 ? rc : APC_OK;
 }
 
+/*
+ * libarchive's message for a failed write is a bare "Write error"; say
+ * what errno said, so a closed pipe downstream is recognisable (apcconv
+ * ends quietly on EPIPE).
+ */
+static const char *apcw_arc_msg(struct archive *a)
+{
+	int e = archive_errno(a);
+
+	if (e == EPIPE || (e > 0 && !strcmp(archive_error_string(a) ? archive_error_string(a) : "", "Write error")))
+		return strerror(e);
+	return archive_error_string(a) ? archive_error_string(a) : "unknown error";
+}
+
 /* ---- XML ------------------------------------------------------------ */
 
+/*
+ * Strings come from the input (a damaged Barman string table, a trace's
+ * names) and may hold bytes no XML document can: invalid UTF-8 and
+ * control characters become U+FFFD, so the XML always parses.
+ */
 static void apcw_prop(xmlNodePtr n, const char *name, const char *v)
 {
-	if (v)
-		xmlNewProp(n, (const xmlChar *)name, (const xmlChar *)v);
+	const unsigned char *p = (const unsigned char *)v;
+	size_t len, i = 0, o = 0;
+	char *clean;
+
+	if (!v)
+		return;
+	len = strlen(v);
+	clean = malloc(len * 3 + 1);
+	if (!clean)
+		return;
+	while (i < len) {
+		size_t k = apc_utf8_len(p + i, len - i);
+		int bad = k == 0 || (k == 1 && p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') ||
+			  (k == 3 && p[i] == 0xef && p[i + 1] == 0xbf && p[i + 2] >= 0xbe);
+		if (bad) {
+			memcpy(clean + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i += k ? k : 1;
+		} else {
+			memcpy(clean + o, p + i, k);
+			o += k;
+			i += k;
+		}
+	}
+	clean[o] = '\0';
+	xmlNewProp(n, (const xmlChar *)name, (const xmlChar *)clean);
+	free(clean);
 }
 
 static void apcw_propf(xmlNodePtr n, const char *name, const char *fmt, ...)
@@ -1566,7 +1611,7 @@ static int apcw_archive_file(struct apc_writer *w, struct archive *a, const char
 	archive_entry_set_gid(e, 0);
 	if (archive_write_header(a, e) != ARCHIVE_OK) {
 		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write %s: %s", member,
-				 archive_error_string(a));
+				 apcw_arc_msg(a));
 		goto out;
 	}
 	for (;;) {
@@ -1581,7 +1626,7 @@ static int apcw_archive_file(struct apc_writer *w, struct archive *a, const char
 			break;
 		if (archive_write_data(a, buf, (size_t)n) != n) {
 			rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write %s: %s", member,
-					 archive_error_string(a));
+					 apcw_arc_msg(a));
 			goto out;
 		}
 	}
@@ -1641,7 +1686,7 @@ static int apcw_archive(struct apc_writer *w, struct apc_err *err)
 		archive_write_set_bytes_in_last_block(a, 1);
 	}
 	if (archive_write_open_fd(a, fd) != ARCHIVE_OK) {
-		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", archive_error_string(a));
+		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", apcw_arc_msg(a));
 		goto out;
 	}
 	if (!(e = archive_entry_new())) {
@@ -1653,13 +1698,13 @@ static int apcw_archive(struct apc_writer *w, struct apc_err *err)
 	archive_entry_set_perm(e, 0755);
 	archive_entry_set_mtime(e, w->created, 0);
 	if (archive_write_header(a, e) != ARCHIVE_OK) {
-		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", archive_error_string(a));
+		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", apcw_arc_msg(a));
 		goto out;
 	}
 	for (size_t i = 0; i < sizeof leaves / sizeof leaves[0] && rc == APC_OK; i++)
 		rc = apcw_archive_file(w, a, leaves[i], err);
 	if (rc == APC_OK && archive_write_close(a) != ARCHIVE_OK)
-		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", archive_error_string(a));
+		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", apcw_arc_msg(a));
 out:
 	archive_entry_free(e);
 	archive_write_free(a);

@@ -268,6 +268,12 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		}
 		apc_batch_reset(&b);
 		read_rc = fmt->next(&r, &b);
+		/* An end of input seen after SIGINT/SIGTERM is ours, not a
+		 * truncated trace to salvage. */
+		if (apc_interrupted()) {
+			rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
+			goto out;
+		}
 		if (ro) {
 			for (size_t i = 0; i < b.n; i++)
 				if (apc_reorder_push(ro, &b.ev[i]) < 0) {
@@ -307,8 +313,10 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		*err = res->data_err;
 
 out:
-	if (w)
+	if (w) {
 		apc_writer_abort(w);
+		res->output[0] = '\0'; /* nothing was written */
+	}
 	res->bytes_in = opened ? input_bytes(&r) : 0;
 	if (opened && fmt->report)
 		fmt->report(&r);

@@ -3,8 +3,10 @@
  * pick a format, pull batches from its reader, keep the time window the
  * user asked for, and push the events through the APC writer.
  *
- * Status contract: APC_OK; APC_EDATA when the input was damaged but what
- * came before the damage was converted and written (the caller exits 1);
+ * Status contract: APC_OK; APC_EDATA when the input is bad: what came
+ * before the damage was converted and written, or, when the damage is in
+ * the headers (or no format claims the input), nothing was (res->output
+ * is empty) -- either way the caller exits 1;
  * APC_EIO / APC_ENOMEM when nothing was written (the output is removed;
  * the caller exits 2).  An interrupt (apc_pipeline_interrupt) is APC_EIO.
  */

@@ -4,6 +4,7 @@
 #ifndef APC_UTIL_H
 #define APC_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -21,6 +22,13 @@ int apc_parse_time_ns(const char *s, uint64_t *ns);
  */
 void apc_interrupt(void);
 int apc_interrupted(void);
+
+/*
+ * apc_utf8_len() : length (1..4) of the valid UTF-8 sequence at p[0..n),
+ * or 0 if it is not one (overlong forms, surrogates and values past
+ * U+10FFFF are invalid).
+ */
+size_t apc_utf8_len(const unsigned char *p, size_t n);
 
 /* Monotonic wall time in seconds, for elapsed-time figures. */
 double apc_now(void);

@@ -5,7 +5,9 @@
  * 0000000000) written into a temporary sibling and renamed into place at
  * apc_writer_finish(), or the same folder as an archive (.zip, .tar,
  * .tar.gz by the output name) or a tar stream on stdout ("-").  A failed
- * or aborted run leaves nothing behind.
+ * or aborted run leaves nothing behind.  A process killed outright
+ * (SIGKILL) never leaves a half-written NAME.apc either, but its hidden
+ * temporary sibling .NAME.apc.tmp-XXXXXX stays until removed by hand.
  *
  * Frames: Summary first (with core names), then frames bounded in size.
  * Per core, messages appear in time order across all frame types: an open

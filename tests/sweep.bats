@@ -96,33 +96,17 @@ check_run() {
 
 # verify_output LABEL : apcverify the output.  A cut before the first
 # data message leaves a well-formed capture without data, which apcverify
-# reports as [no-data]: that alone is expected.  Problems already reported
-# to the lead (KNOWN_BUGS patterns) are noted in $TMP/known and make the
-# test skip visibly at its end instead of failing.
-# - barman copies damaged header strings into captured.xml unchecked
-#   (flips): "input is not proper UTF-8", and control characters from
-#   it into events.xml: "PCDATA invalid Char value";
-# - a flipped timestamp far in the future makes the writer clamp the rest
-#   of that core forward, and a frame mixing cores then fails [ts-frame].
-KNOWN_BUGS='not proper UTF-8\|PCDATA invalid Char value\|before the previous one in the same frame \[ts-frame\]'
+# reports as [no-data]: that alone is expected.  (Damaged strings in
+# headers once reached the XML unchecked, and far-future timestamps once
+# produced frames out of order: both are fixed, and these sweeps are
+# what would catch them again.)
 verify_output() {
 	local errs
 	errs=$("$APC_BIN/apcverify" "$TMP/out/o.apc" 2>&1 | grep ': error: ' | grep -v '\[no-data\]$' || true)
 	[ -z "$errs" ] && return 0
-	if echo "$errs" | grep -q "$KNOWN_BUGS"; then
-		echo "$1: $errs" >>"$TMP/known"
-		return 0
-	fi
 	echo "$1: status $rc but the output fails apcverify:"
 	echo "$errs" | head -5
 	return 1
-}
-
-# known_bugs_skip : skip (visibly) if a known, reported bug was hit.
-known_bugs_skip() {
-	if [ -s "$TMP/known" ]; then
-		skip "known bug hit $(wc -l <"$TMP/known") time(s), reported to the lead: $(head -n 1 "$TMP/known")"
-	fi
 }
 
 # kept_before_cut LABEL OFF SIZE : a cut past the middle of a sample
@@ -203,7 +187,6 @@ sweep_tree() {
 	[ "$n" -gt 0 ]
 	# Cuts inside the data are reported as damage (status 1).
 	grep -q 'rc=1' "$SWEEP_LOG"
-	known_bugs_skip
 }
 
 @test "sweep: truncated project samples keep the data before the damage" {
@@ -230,7 +213,6 @@ sweep_tree() {
 	sweep_file "$TMP/gen_src.trcxml"
 	"$APC_TOOLS/tptpgen" --binary --seed 5 --threads 3 --calls 40 -o "$TMP/gen_src.trcbin" >/dev/null
 	sweep_file "$TMP/gen_src.trcbin"
-	known_bugs_skip
 }
 
 @test "sweep: shared barman, TPTP and Annotate samples cut and flipped" {
@@ -241,7 +223,6 @@ sweep_tree() {
 	for f in "$SHARED"/annotate/v*/stream1.annotate.bin; do
 		sweep_file "$f" annotate
 	done
-	known_bugs_skip
 }
 
 @test "sweep: shared .apc captures and LTT trace cut and flipped" {
@@ -250,7 +231,6 @@ sweep_tree() {
 		sweep_tree "$d" 0000000000
 	done
 	sweep_tree "$SHARED/ltt/smp_example" cpu/0
-	known_bugs_skip
 }
 
 # ---- interrupts ----------------------------------------------------------
@@ -322,9 +302,6 @@ finish_blocked() {
 	set -e
 	[ "${st[0]}" -ne 124 ] && [ "${st[0]}" -lt 128 ]
 	[ "$(stat -c %s "$TMP/head")" -eq 100 ]
-	if grep -q "cannot write .*: Write error$" "$TMP/err"; then
-		skip "known bug, reported to the lead: $(cat "$TMP/err") (the tar writer's error does not carry EPIPE, so apcconv prints it)"
-	fi
 	[ ! -s "$TMP/err" ] || { cat "$TMP/err"; false; }
 }
 
@@ -439,7 +416,6 @@ EOF2
 		n=$((n + 1))
 	done
 	[ "$n" -eq $((128 * 3 + 64 * 3)) ]
-	known_bugs_skip
 }
 
 # ---- archives with escaping paths ------------------------------------------
