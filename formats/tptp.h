@@ -150,6 +150,18 @@ int tptp_map_record(struct tptp_map *map, const struct tptp_rec *rec, struct apc
  */
 long tptp_map_drain(struct tptp_map *map, struct apc_batch *b, int final);
 
+/*
+ * tptp_map_next() : the next() both TPTP readers share.  Pulls records
+ * with pull(ctx, rec) -- 1 a record, 2 nothing this time, 0 the end, <0
+ * damage (r->err set) -- through the map until b is full; at the end or
+ * the damage everything still waiting is drained, and the damage is
+ * returned once the events before it are out.  *finished and *pending
+ * are the reader's state (a reader that failed in open() sets them).
+ */
+int tptp_map_next(struct tptp_map *map, struct apc_reader *r, struct apc_batch *b,
+		  int (*pull)(void *ctx, struct tptp_rec *rec), void *ctx, int *finished,
+		  int *pending);
+
 /* Events waiting in the heap. */
 size_t tptp_map_pending(const struct tptp_map *map);
 

@@ -435,43 +435,17 @@ static int tptp_bin_open(struct apc_reader *r)
 	return APC_OK;
 }
 
+/* tptp_map_next()'s record source. */
+static int bin_pull(void *ctx, struct tptp_rec *rec)
+{
+	return bin_next_msg(ctx, rec);
+}
+
 static int tptp_bin_next(struct apc_reader *r, struct apc_batch *b)
 {
 	struct tptp_bin *x = r->priv;
-	struct tptp_rec rec;
-	int rc;
 
-	if (x->finished) {
-		if (tptp_map_drain(x->map, b, 1) < 0)
-			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-		if (x->pending_rc < 0) {
-			rc = x->pending_rc;
-			x->pending_rc = 0;
-			return rc;
-		}
-		return b->n ? APC_OK : APC_END;
-	}
-	for (;;) {
-		if (tptp_map_drain(x->map, b, 0) < 0)
-			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-		if (apc_batch_full(b))
-			return APC_OK;
-		rc = bin_next_msg(x, &rec);
-		if (rc == 2)
-			continue;
-		if (rc == 1) {
-			rc = tptp_map_record(x->map, &rec, &r->err);
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		x->finished = 1;
-		if (tptp_map_drain(x->map, b, 1) < 0)
-			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-		if (rc < 0)
-			return rc;
-		return b->n ? APC_OK : APC_END;
-	}
+	return tptp_map_next(x->map, r, b, bin_pull, x, &x->finished, &x->pending_rc);
 }
 
 static void tptp_bin_close(struct apc_reader *r)

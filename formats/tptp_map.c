@@ -1270,3 +1270,44 @@ long tptp_map_drain(struct tptp_map *m, struct apc_batch *b, int final)
 	}
 	return n;
 }
+
+int tptp_map_next(struct tptp_map *map, struct apc_reader *r, struct apc_batch *b,
+		  int (*pull)(void *ctx, struct tptp_rec *rec), void *ctx, int *finished,
+		  int *pending)
+{
+	struct tptp_rec rec;
+	int rc;
+
+	if (*finished) {
+		if (tptp_map_drain(map, b, 1) < 0)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		if (*pending < 0) {
+			rc = *pending;
+			*pending = 0;
+			return rc;
+		}
+		return b->n ? APC_OK : APC_END;
+	}
+	for (;;) {
+		if (tptp_map_drain(map, b, 0) < 0)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		if (apc_batch_full(b))
+			return APC_OK;
+		rc = pull(ctx, &rec);
+		if (rc == 2)
+			continue;
+		if (rc == 1) {
+			rc = tptp_map_record(map, &rec, &r->err);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		/* End or damage: everything still waiting goes out now. */
+		*finished = 1;
+		if (tptp_map_drain(map, b, 1) < 0)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		if (rc < 0)
+			return rc;
+		return b->n ? APC_OK : APC_END;
+	}
+}

@@ -41,7 +41,7 @@ struct tptp_xml {
 	size_t lpos, llen;
 	char xml_msg[256];    /* last libxml2 message */
 	int xml_line;
-	int have_pending;     /* a record read by open() not yet mapped */
+	int have_pending;     /* damage met in open(), reported by next() */
 	int finished;
 };
 
@@ -406,42 +406,17 @@ static int tptp_xml_open(struct apc_reader *r)
 	return APC_OK;
 }
 
+/* tptp_map_next()'s record source. */
+static int xml_pull(void *ctx, struct tptp_rec *rec)
+{
+	return next_record(ctx, rec);
+}
+
 static int tptp_xml_next(struct apc_reader *r, struct apc_batch *b)
 {
 	struct tptp_xml *x = r->priv;
-	struct tptp_rec rec;
-	int rc;
 
-	if (x->finished) {
-		if (tptp_map_drain(x->map, b, 1) < 0)
-			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-		if (x->have_pending < 0) {
-			rc = x->have_pending;
-			x->have_pending = 0;
-			return rc;
-		}
-		return b->n ? APC_OK : APC_END;
-	}
-	for (;;) {
-		if (tptp_map_drain(x->map, b, 0) < 0)
-			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-		if (apc_batch_full(b))
-			return APC_OK;
-		rc = next_record(x, &rec);
-		if (rc == 1) {
-			rc = tptp_map_record(x->map, &rec, &r->err);
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		/* End or damage: everything still waiting goes out now. */
-		x->finished = 1;
-		if (tptp_map_drain(x->map, b, 1) < 0)
-			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-		if (rc < 0)
-			return rc;
-		return b->n ? APC_OK : APC_END;
-	}
+	return tptp_map_next(x->map, r, b, xml_pull, x, &x->finished, &x->have_pending);
 }
 
 static void tptp_xml_close(struct apc_reader *r)
