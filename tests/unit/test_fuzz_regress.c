@@ -1,7 +1,6 @@
 /*
  * test_fuzz_regress.c - replays every committed fuzz input (the minimised
- * crashers in fuzz/regress/TARGET/ and, when present, the small seeds in
- * fuzz/seeds-small/TARGET/) through the same entry points the libFuzzer
+ * crashers in fuzz/regress/TARGET/) through the same entry points the libFuzzer
  * binaries use, without libFuzzer; and feeds hand-built hostile inputs
  * (lengths and counts near 2^32 and 2^64, huge declared sizes in tiny
  * files, deep nesting, entity expansion) to the decoders, checking they
@@ -119,15 +118,6 @@ static void test_regress_inputs(void)
 	/* Crashers are committed with their fixes: there is at least one. */
 	T_ASSERT(n > 0);
 	printf("# replayed %ld fuzz regression inputs\n", n);
-}
-
-static void test_small_seeds(void)
-{
-	long n = replay_tree("fuzz/seeds-small");
-
-	if (n < 0)
-		T_SKIP("no fuzz/seeds-small folder");
-	printf("# replayed %ld small seeds\n", n);
 }
 
 /* Every target runs on nothing, one byte and a lone separator. */
@@ -439,7 +429,6 @@ void run_tests(void)
 {
 	T_RUN(test_targets_on_trivial_input);
 	T_RUN(test_regress_inputs);
-	T_RUN(test_small_seeds);
 	T_RUN(test_hostile_frame_lengths);
 	T_RUN(test_hostile_packed);
 	T_RUN(test_hostile_annotate_lengths);
