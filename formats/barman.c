@@ -146,6 +146,7 @@ struct barman_seg {
 };
 
 struct barman {
+	uint64_t rec_count[BM_REC_HALT + 1]; /* records read per mapped type, for report() */
 	struct apc_stream *s;
 	const char *name;
 	int swap, ptr;       /* byte swap needed; pointer size 4 or 8 */
@@ -1178,6 +1179,7 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 		return APC_OK;
 	}
 	ts = barman_ns(r, b, t);
+	b->rec_count[type]++;
 	switch (type) {
 	case BM_REC_SAMPLE:
 	case BM_REC_SAMPLE_PC:
@@ -1432,6 +1434,26 @@ static void barman_close(struct apc_reader *r)
 	r->priv = NULL;
 }
 
+/* --stats=json and -v: records read per type and what each became. */
+static void barman_report(struct apc_reader *r)
+{
+	static const char *const kinds[][2] = {
+		[BM_REC_SAMPLE] = {"barman sample", "PMU and custom counter values (Block Counter)"},
+		[BM_REC_SAMPLE_PC] = {"barman sample with PC", "counter values and a call-path sample"},
+		[BM_REC_TASK_SWITCH] = {"barman task switch", "activity Barman_task_activity"},
+		[BM_REC_CUSTOM] = {"barman custom counter value", "custom chart counter value"},
+		[BM_REC_ANNOTATION] = {"barman annotation", "annotation (External frame)"},
+		[BM_REC_HALT] = {"barman halting event", "idle"},
+	};
+	struct barman *b = r->priv;
+
+	if (!b)
+		return;
+	for (int t = BM_REC_SAMPLE; t <= BM_REC_HALT; t++)
+		if (b->rec_count[t])
+			apc_model_count_kind(r->model, kinds[t][0], kinds[t][1], b->rec_count[t]);
+}
+
 const struct apc_format apc_format_barman = {
 	.name = "barman",
 	.description = "Arm bare-metal agent (barman) buffer dump, protocol 1-3",
@@ -1439,5 +1461,6 @@ const struct apc_format apc_format_barman = {
 	.bid = barman_bid,
 	.open = barman_open,
 	.next = barman_next,
+	.report = barman_report,
 	.close = barman_close,
 };

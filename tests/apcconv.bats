@@ -147,6 +147,20 @@ print(sum(1 for l in sys.stdin if json.loads(l)["msg"].startswith(want)))' "$2"
 		run apcconv "$SHARED/barman/$c.bin" -o "$TMP/$c.apc"
 		[ "$status" -eq 0 ]
 		apcverify -q "$TMP/$c.apc"
+		# records read per type equal the truth file's records_present
+		apcconv -q --stats=json "$SHARED/barman/$c.bin" -o "$TMP/$c.j.apc" |
+			python3 -c '
+import json, re, sys
+o = json.load(sys.stdin)
+got = {k["kind"]: k["count"] for k in o["records_by_kind"]}
+line = next(l for l in open(sys.argv[1]) if l.startswith("SUMMARY records_present="))
+want = dict((k, int(v)) for k, v in re.findall(r"([A-Za-z_]+)=(\d+)", line))
+names = {"SAMPLE": "barman sample", "SAMPLE_WITH_PC": "barman sample with PC",
+         "TASK_SWITCH": "barman task switch", "CUSTOM_COUNTER": "barman custom counter value",
+         "ANNOTATION": "barman annotation", "HALT_EVENT": "barman halting event"}
+for k, name in names.items():
+    assert got.get(name, 0) == want[k], (k, got.get(name, 0), want[k])
+assert o["records_read"] == want["records_present"], (o["records_read"], want)' "$SHARED/barman/$c.truth.txt"
 	done
 	apcdump --summary "$TMP/capture1_linear64.apc" | grep -q 'ARMv8_Cortex_A53_ccnt'
 }
