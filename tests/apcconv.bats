@@ -289,11 +289,20 @@ PY
 	pid=$!
 	exec 7> "$TMP/fifo"
 	cat "$TD/barman/demo.bin" >&7
-	sleep 1
+	# wait (at most 20 s) until it has read all we wrote: its handlers
+	# are installed and it is blocked in read()
+	size=$(stat -c %s "$TD/barman/demo.bin")
+	for i in $(seq 200); do
+		r=$(awk '/^rchar/ {print $2}' "/proc/$pid/io" 2>/dev/null || echo 0)
+		[ "${r:-0}" -ge "$size" ] && break
+		sleep 0.1
+	done
+	sleep 0.2
 	kill -TERM "$pid"
-	run wait "$pid"
+	st=0
+	wait "$pid" || st=$?
 	exec 7>&-
-	[ "$status" -eq 2 ]
+	[ "$st" -eq 2 ] || { echo "exit status $st"; cat "$TMP/err"; false; }
 	grep -q interrupted "$TMP/err"
 	[ ! -e "$TMP/int.apc" ]
 	[ -z "$(ls -A "$TMP" | grep -v -e '^err$' -e '^fifo$')" ]
