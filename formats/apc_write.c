@@ -682,6 +682,73 @@ static int apcw_counter_fast(struct apc_writer *w, const struct apc_event *ev, s
 	return apcw_done(w, s, err);
 }
 
+#define APCW_ROW_MAX 64 /* longest counter row packed in one call */
+
+/*
+ * apcw_counters() : a row of counter values of one core at one time
+ * (APC_EV_COUNTERS), same bytes as one APC_EV_COUNTER event per value.
+ * The common case - fast paths on, every counter keyed, a core already
+ * seen, and a frame that cannot reach its size bound inside the row -
+ * builds the whole group (key 0 time, key 2 core, key 1 pid when it
+ * changes, then key/value pairs) as one array and packs it with the
+ * batch encoder.  Anything else goes value by value.
+ */
+static int apcw_counters(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+{
+	const uint32_t n = ev->u.counters.n, *ids = ev->u.counters.ids;
+	const int64_t *vals = ev->u.counters.values;
+	int32_t core = ev->core == APC_NO_CORE ? 0 : ev->core, pid = ev->u.counters.pid;
+	int64_t row[6 + 2 * APCW_ROW_MAX], *q = row;
+	size_t room = (6 + 2 * (size_t)n) * APC_PACKED64_MAX;
+	struct apcw_open *s = NULL;
+	int fast = w->fast && n <= APCW_ROW_MAX && core >= 0 && (uint32_t)core < w->max_core;
+	uint64_t t;
+
+	for (uint32_t i = 0; fast && i < n; i++)
+		fast = ids[i] < w->nkeys && ids[i] < w->m->ncounters && w->keys[ids[i]];
+	if (fast) {
+		s = &w->slot[core];
+		if (w->glob.type || s->type != APC_FRAME_BLOCK_COUNTER || s->b.cap - s->b.len < room) {
+			if (!(s = apcw_frame(w, APC_FRAME_BLOCK_COUNTER, core, room, err)))
+				return err->status;
+		}
+		fast = s->b.len + room < w->frame_max;
+	}
+	if (!fast) {
+		for (uint32_t i = 0; i < n; i++) {
+			struct apc_event one = apc_event_value(ev, i);
+			int rc = w->fast ? apcw_counter_fast(w, &one, err) : apcw_counter(w, &one, err);
+			if (rc < 0)
+				return rc;
+		}
+		return APC_OK;
+	}
+	t = apcw_time(w, ev, core);
+	if (!s->bc_have || s->bc_ts != t) {
+		*q++ = 0;
+		*q++ = (int64_t)t;
+		*q++ = 2;
+		*q++ = core;
+		s->bc_have = 1;
+		s->bc_ts = t;
+		s->bc_pid = APC_NO_PID;
+	}
+	if (pid != s->bc_pid) {
+		*q++ = 1;
+		*q++ = pid == APC_NO_PID ? 0 : pid;
+		s->bc_pid = pid;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		*q++ = w->keys[ids[i]];
+		*q++ = vals[i];
+		w->m->counters[ids[i]].values++;
+	}
+	s->b.len += apc_pack64_array(s->b.p + s->b.len, row, (size_t)(q - row));
+	/* the row stays below frame_max (checked above): no flush due */
+	w->st.messages += n;
+	return APC_OK;
+}
+
 static int apcw_name(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
 {
 	int32_t core = apcw_core(w, ev);
@@ -1263,6 +1330,7 @@ int apc_writer_write(struct apc_writer *w, const struct apc_batch *b, struct apc
 		case APC_EV_PROC: rc = apcw_proc(w, ev, err); break;
 		case APC_EV_ANNOTATION: rc = apcw_annotation(w, ev, err); break;
 		case APC_EV_RAW_FRAME: rc = apcw_raw(w, ev, err); break;
+		case APC_EV_COUNTERS: rc = apcw_counters(w, ev, err); break;
 		default:
 			apc_model_unmapped(w->m, "events of unknown type", 1);
 			w->st.dropped++;

@@ -153,6 +153,7 @@ struct barman {
 	uint32_t version, store;
 	uint64_t t_base, t_mult, t_div, last_ts;
 	uint64_t t_fit64;    /* largest tick delta whose product with t_mult fits 64 bits */
+	int t_split;         /* (t_div - 1) * t_mult fits 64 bits */
 	int fast;            /* fast paths allowed (APC_NO_SIMD unset) */
 	uint32_t max_cores, max_tasks, max_mmaps, max_pmu, max_str, ncustom, ncharts;
 
@@ -266,6 +267,13 @@ static uint64_t barman_ns(struct apc_reader *r, struct barman *b, uint64_t t)
 			return d;
 		if (d <= b->t_fit64)
 			return d * b->t_mult / b->t_div;
+		if (b->t_split) {
+			/* d = q*div + r, so d*mult/div = q*mult + r*mult/div exactly */
+			uint64_t q = d / b->t_div, rem = d % b->t_div, hi, ns;
+			if (!__builtin_mul_overflow(q, b->t_mult, &hi) &&
+			    !__builtin_add_overflow(hi, rem * b->t_mult / b->t_div, &ns))
+				return ns;
+		}
 	}
 	v = (unsigned __int128)(t - b->t_base) * b->t_mult / b->t_div;
 	if (v > UINT64_MAX) {
@@ -583,7 +591,20 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 	if (b->t_div == 0 || b->t_mult == 0)
 		return apc_err_set(&r->err, APC_EDATA, b->name, base + 68,
 				   "clock multiplier and divisor must not be zero");
+	/* Same quotients with the fraction reduced, and more of them fit
+	 * the 64-bit paths in barman_ns(). */
+	{
+		uint64_t x = b->t_mult, y = b->t_div;
+		while (y) {
+			uint64_t z = x % y;
+			x = y;
+			y = z;
+		}
+		b->t_mult /= x;
+		b->t_div /= x;
+	}
 	b->t_fit64 = UINT64_MAX / b->t_mult;
+	b->t_split = b->t_div - 1 <= UINT64_MAX / b->t_mult;
 	b->strtab_len = barman_u32(b, h + 92);
 	if (b->strtab_len > b->max_str)
 		return apc_err_set(&r->err, APC_EDATA, b->name, base + 92,
@@ -983,13 +1004,33 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		return barman_short(r, b, off, type, need, len);
 	if (pcsz)
 		pc = barman_uptr(b, p + q), q += pcsz;
-	for (uint32_t k = 0; k < c->ncnt; k++, q += 8) {
-		uint64_t v = barman_u64(b, p + q);
-		int64_t d = c->seen[k] ? (int64_t)(v - c->last[k]) : 0;
-		c->last[k] = v;
-		c->seen[k] = 1;
-		if (barman_counter(bt, ts, (int32_t)core, c->ids[k], barman_pid(b, task), d) < 0)
+	if (b->fast && c->ncnt > 1) {
+		/* One event for the whole row: the writer packs it as one
+		 * Block Counter group (same bytes as one event per value). */
+		int64_t *vals = apc_batch_alloc(bt, c->ncnt * sizeof *vals);
+		struct apc_event *e = vals ? apc_batch_add(bt, APC_EV_COUNTERS, ts, (int32_t)core) : NULL;
+
+		if (!e)
 			return barman_nomem(r, b);
+		for (uint32_t k = 0; k < c->ncnt; k++, q += 8) {
+			uint64_t v = barman_u64(b, p + q);
+			vals[k] = c->seen[k] ? (int64_t)(v - c->last[k]) : 0;
+			c->last[k] = v;
+			c->seen[k] = 1;
+		}
+		e->u.counters.pid = barman_pid(b, task);
+		e->u.counters.n = c->ncnt;
+		e->u.counters.ids = c->ids;
+		e->u.counters.values = vals;
+	} else {
+		for (uint32_t k = 0; k < c->ncnt; k++, q += 8) {
+			uint64_t v = barman_u64(b, p + q);
+			int64_t d = c->seen[k] ? (int64_t)(v - c->last[k]) : 0;
+			c->last[k] = v;
+			c->seen[k] = 1;
+			if (barman_counter(bt, ts, (int32_t)core, c->ids[k], barman_pid(b, task), d) < 0)
+				return barman_nomem(r, b);
+		}
 	}
 	for (uint32_t k = 0; k < ncust; k++, q += 12) {
 		uint32_t id = barman_u32(b, p + q);

@@ -292,6 +292,23 @@ const char *apc_display_name(enum apc_display d)
 	return (unsigned)d < 6 ? names[d] : NULL;
 }
 
+size_t apc_event_nvalues(const struct apc_event *e)
+{
+	return e->type == APC_EV_COUNTERS ? e->u.counters.n : e->type == APC_EV_COUNTER;
+}
+
+struct apc_event apc_event_value(const struct apc_event *e, size_t i)
+{
+	struct apc_event one;
+
+	if (e->type != APC_EV_COUNTERS)
+		return *e;
+	one = (struct apc_event){.ts = e->ts, .type = APC_EV_COUNTER, .flags = e->flags, .core = e->core,
+				 .u.counter = {.counter = e->u.counters.ids[i], .pid = e->u.counters.pid,
+					       .value = e->u.counters.values[i]}};
+	return one;
+}
+
 const char *apc_ev_type_name(int type)
 {
 	static const char *const names[APC_EV_TYPE_COUNT] = {
@@ -301,7 +318,7 @@ const char *apc_ev_type_name(int type)
 		[APC_EV_THREAD_EXIT] = "thread_exit", [APC_EV_TASK_EXIT] = "task_exit",
 		[APC_EV_IDLE] = "idle",               [APC_EV_SAMPLE] = "sample",
 		[APC_EV_PROC] = "proc",               [APC_EV_ANNOTATION] = "annotation",
-		[APC_EV_RAW_FRAME] = "raw_frame",
+		[APC_EV_RAW_FRAME] = "raw_frame",     [APC_EV_COUNTERS] = "counters",
 	};
 	if (type > 0 && type < APC_EV_TYPE_COUNT && names[type])
 		return names[type];

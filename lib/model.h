@@ -122,6 +122,9 @@ enum apc_ev_type {
 	APC_EV_PROC,          /* u.proc: pid, tid, image, comm */
 	APC_EV_ANNOTATION,    /* u.ann: one annotate-protocol message */
 	APC_EV_RAW_FRAME,     /* u.raw: a frame kept opaque (apc -> apc) */
+	APC_EV_COUNTERS,      /* u.counters: n counter values of one core at one time
+	                       * (same meaning and output as n APC_EV_COUNTER events;
+	                       * counted as n counter events) */
 	APC_EV_TYPE_COUNT
 };
 
@@ -203,8 +206,23 @@ struct apc_event {
 		struct { int32_t pid, tid; const char *image, *comm; } proc;
 		const struct apc_ann *ann;
 		struct { int32_t frame_type; uint32_t len; const uint8_t *bytes; } raw;
+		struct {
+			int32_t pid;
+			uint32_t n;              /* entries in ids and values */
+			const uint32_t *ids;     /* counter ids */
+			const int64_t *values;
+		} counters;
 	} u;
 };
+
+/*
+ * apc_event_nvalues() : how many counter values e carries (n for an
+ * APC_EV_COUNTERS row, 1 for APC_EV_COUNTER, 0 otherwise).
+ * apc_event_value() : value i (< apc_event_nvalues(e)) of e as a single
+ * APC_EV_COUNTER event, for code that wants one value at a time.
+ */
+size_t apc_event_nvalues(const struct apc_event *e);
+struct apc_event apc_event_value(const struct apc_event *e, size_t i);
 
 /* flags */
 #define APC_EVF_NO_TS 0x1 /* event has no time of its own (names, decls) */

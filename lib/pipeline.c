@@ -114,6 +114,41 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 {
 	size_t w = 0;
 
+	if (!o->have_begin && !o->have_end) {
+		/* Nothing is cut: account with locals (the stores through
+		 * res would otherwise be redone for every event). */
+		uint64_t lo = res->have_ts ? res->first_ts : UINT64_MAX;
+		uint64_t hi = res->have_ts ? res->last_ts : 0, nread = 0;
+		uint64_t *count = res->model.ev_count;
+		int have = res->have_ts;
+
+		for (size_t i = 0; i < b->n; i++) {
+			const struct apc_event *e = &b->ev[i];
+			uint64_t many = 1;
+			if (!(e->flags & APC_EVF_NO_TS)) {
+				if (!*have_origin) {
+					*origin = e->ts;
+					*have_origin = 1;
+				}
+				lo = e->ts < lo ? e->ts : lo;
+				hi = e->ts > hi ? e->ts : hi;
+				have = 1;
+			}
+			if (e->type == APC_EV_COUNTERS)
+				count[APC_EV_COUNTER] += many = e->u.counters.n;
+			else if (e->type < APC_EV_TYPE_COUNT)
+				count[e->type]++;
+			nread += many;
+		}
+		res->model.events_read += nread;
+		if (have) {
+			res->first_ts = lo;
+			res->last_ts = hi;
+			res->have_ts = 1;
+		}
+		return;
+	}
+
 	for (size_t i = 0; i < b->n; i++) {
 		struct apc_event *e = &b->ev[i];
 		int timed = !(e->flags & APC_EVF_NO_TS);
@@ -122,10 +157,13 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 			*origin = e->ts;
 			*have_origin = 1;
 		}
+		/* a block of n counter values counts as n counter events */
+		uint64_t many = e->type == APC_EV_COUNTERS ? e->u.counters.n : 1;
+
 		if (timed && (o->have_begin || o->have_end)) {
 			uint64_t rel = e->ts >= *origin ? e->ts - *origin : 0;
 			if ((o->have_begin && rel < o->begin_ns) || (o->have_end && rel >= o->end_ns)) {
-				res->events_cut++;
+				res->events_cut += many;
 				continue;
 			}
 		}
@@ -136,9 +174,11 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 				res->last_ts = e->ts;
 			res->have_ts = 1;
 		}
-		if (e->type < APC_EV_TYPE_COUNT)
+		if (e->type == APC_EV_COUNTERS)
+			res->model.ev_count[APC_EV_COUNTER] += many;
+		else if (e->type < APC_EV_TYPE_COUNT)
 			res->model.ev_count[e->type]++;
-		res->model.events_read++;
+		res->model.events_read += many;
 		if (w != i)
 			b->ev[w] = *e;
 		w++;

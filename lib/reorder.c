@@ -66,6 +66,8 @@ static size_t ro_payload(const struct apc_event *e)
 		       (e->u.proc.comm ? strlen(e->u.proc.comm) + 1 : 0);
 	case APC_EV_RAW_FRAME:
 		return e->u.raw.len;
+	case APC_EV_COUNTERS:
+		return e->u.counters.n * (sizeof *e->u.counters.values + sizeof *e->u.counters.ids);
 	default:
 		return 0;
 	}
@@ -108,6 +110,17 @@ static void ro_copy_payload(struct apc_event *d, const struct apc_event *e, uint
 			memcpy(p, e->u.raw.bytes, e->u.raw.len);
 		d->u.raw.bytes = p;
 		break;
+	case APC_EV_COUNTERS: {
+		/* values first: they need the 8-byte alignment p has */
+		size_t nv = e->u.counters.n * sizeof *e->u.counters.values;
+		if (e->u.counters.n) {
+			memcpy(p, e->u.counters.values, nv);
+			memcpy(p + nv, e->u.counters.ids, e->u.counters.n * sizeof *e->u.counters.ids);
+		}
+		d->u.counters.values = (const int64_t *)(void *)p;
+		d->u.counters.ids = (const uint32_t *)(void *)(p + nv);
+		break;
+	}
 	default:
 		break;
 	}

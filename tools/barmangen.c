@@ -616,7 +616,9 @@ int main(int argc, char **argv)
 		ring = calloc(1, (size_t)buflen);
 		if (!ring)
 			die("out of memory");
-		for (uint64_t n = 0; n < o.records; n++) {
+		/* --size fills the buffer (no record count): write about twice
+		 * its length, so it wraps once, and stop */
+		for (uint64_t n = 0; n < o.records && (o.records != UINT64_MAX || tail < 2 * buflen); n++) {
 			int type = make_record();
 			size_t b = block(blk, 0);
 			uint64_t real = tail % buflen, room = buflen - real;

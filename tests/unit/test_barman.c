@@ -282,26 +282,31 @@ static int run_reader(const char *path, struct run *out, size_t batch_cap)
 		apc_batch_reset(&b);
 		rc = r.fmt->next(&r, &b);
 		for (size_t i = 0; i < b.n; i++) {
-			struct ev *e;
-			if (out->n == cap) {
-				cap = cap ? cap * 2 : 4096;
-				out->ev = realloc(out->ev, cap * sizeof *out->ev);
-			}
-			e = &out->ev[out->n++];
-			memset(e, 0, sizeof *e);
-			e->e = b.ev[i];
-			if (e->e.type == APC_EV_SAMPLE && e->e.u.sample.depth) {
-				e->pc = e->e.u.sample.pcs[0];
-				e->e.u.sample.pcs = NULL;
-			}
-			if (e->e.type == APC_EV_ANNOTATION) {
-				e->ann = *e->e.u.ann;
-				e->text = strdup(e->ann.text ? e->ann.text : "");
-				e->e.u.ann = NULL;
-			}
-			if (e->e.type == APC_EV_THREAD_NAME || e->e.type == APC_EV_COOKIE_NAME) {
-				e->text = strdup(e->e.u.name.name ? e->e.u.name.name : "");
-				e->e.u.name.name = NULL;
+			/* a row of counter values (APC_EV_COUNTERS) is checked
+			 * value by value, as the events it stands for */
+			size_t nv = apc_event_nvalues(&b.ev[i]);
+			for (size_t k = 0; k < (nv > 1 ? nv : 1); k++) {
+				struct ev *e;
+				if (out->n == cap) {
+					cap = cap ? cap * 2 : 4096;
+					out->ev = realloc(out->ev, cap * sizeof *out->ev);
+				}
+				e = &out->ev[out->n++];
+				memset(e, 0, sizeof *e);
+				e->e = apc_event_value(&b.ev[i], k);
+				if (e->e.type == APC_EV_SAMPLE && e->e.u.sample.depth) {
+					e->pc = e->e.u.sample.pcs[0];
+					e->e.u.sample.pcs = NULL;
+				}
+				if (e->e.type == APC_EV_ANNOTATION) {
+					e->ann = *e->e.u.ann;
+					e->text = strdup(e->ann.text ? e->ann.text : "");
+					e->e.u.ann = NULL;
+				}
+				if (e->e.type == APC_EV_THREAD_NAME || e->e.type == APC_EV_COOKIE_NAME) {
+					e->text = strdup(e->e.u.name.name ? e->e.u.name.name : "");
+					e->e.u.name.name = NULL;
+				}
 			}
 		}
 		if (rc == APC_END)

@@ -17,6 +17,7 @@
 #include <libxml/tree.h>
 
 #include "annotate.h"
+#include "cpu.h"
 #include "frame.h"
 #include "model.h"
 #include "packed.h"
@@ -1085,6 +1086,129 @@ static void created_from_source_date_epoch(void)
 	T_EQ_STR(created, "42");
 }
 
+/*
+ * Rows of counter values (APC_EV_COUNTERS) and the same values as one
+ * APC_EV_COUNTER event each give the same bytes: with fast paths on and
+ * off, with frames small enough that rows cross a frame's size bound,
+ * with a repeated time, a pid change, a core not seen yet, a time that
+ * goes back (reordered) and an undeclared counter id in a row.
+ */
+static int write_rows(const char *out, uint32_t frame_max, int as_rows, struct apc_write_stats *st)
+{
+	static const uint32_t ids[] = {0, 1, 2, 3};
+	static const uint32_t bad[] = {0, 77, 1};
+	struct apc_write_opts o = {.created = -1, .frame_max = frame_max};
+	struct apc_model m;
+	struct apc_batch b;
+	struct apc_writer *w = NULL;
+	struct apc_err err;
+	int64_t *vals;
+	int rc;
+
+	build_model(&m);
+	apc_batch_init(&b, 4096);
+	for (int i = 0; i < 300; i++) {
+		uint64_t ts = 1000 + (uint64_t)(i / 3) * 17 - (i == 200 ? 500 : 0);
+		int32_t core = i % 7 == 0 ? 1 : 0, pid = i / 50;
+		const uint32_t *id = i == 120 ? bad : ids;
+		uint32_t n = i == 120 ? 3 : (uint32_t)(1 + i % 4);
+		vals = apc_batch_alloc(&b, n * sizeof *vals);
+		for (uint32_t k = 0; k < n; k++)
+			vals[k] = (int64_t)((uint64_t)(i * 1000003 + k * 7919) << (i % 33)) * (k % 2 ? -1 : 1);
+		if (as_rows) {
+			struct apc_event *e = add(&b, APC_EV_COUNTERS, ts, core);
+			e->u.counters.pid = pid;
+			e->u.counters.n = n;
+			e->u.counters.ids = id;
+			e->u.counters.values = vals;
+		} else {
+			for (uint32_t k = 0; k < n; k++) {
+				struct apc_event *e = add(&b, APC_EV_COUNTER, ts, core);
+				e->u.counter.counter = id[k];
+				e->u.counter.pid = pid;
+				e->u.counter.value = vals[k];
+			}
+		}
+		if (i == 150) { /* another frame type in between */
+			struct apc_event *e = add(&b, APC_EV_IDLE, ts, 0);
+			e->u.idle.state = 0;
+		}
+	}
+	apc_err_clear(&err);
+	rc = apc_writer_open(out, &o, &w, &err);
+	if (rc == APC_OK)
+		rc = apc_writer_begin(w, &m, &err);
+	if (rc == APC_OK)
+		rc = apc_writer_write(w, &b, &err);
+	if (rc == APC_OK)
+		rc = apc_writer_finish(w, &err);
+	if (rc == APC_OK) {
+		*st = *apc_writer_stats(w);
+		apc_writer_free(w);
+	} else if (w) {
+		apc_writer_abort(w);
+	}
+	apc_batch_free(&b);
+	apc_model_free(&m);
+	return rc;
+}
+
+static void counter_rows_same_bytes(void)
+{
+	static const char *const leaves[] = {"0000000000", "captured.xml"};
+	static const uint32_t sizes[] = {0, 40, 64, 97, 300};
+	const char *dir = fresh_dir();
+	const char *old = getenv("APC_NO_SIMD");
+	char keep[64] = "";
+
+	T_ASSERT(dir);
+	if (!dir)
+		return;
+	if (old)
+		snprintf(keep, sizeof keep, "%s", old);
+	for (int scalar = 0; scalar < 2; scalar++) {
+		if (scalar)
+			setenv("APC_NO_SIMD", "1", 1);
+		else
+			unsetenv("APC_NO_SIMD");
+		apc_cpu_reset();
+		for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+			char a[512], b[512];
+			struct apc_write_stats sa, sb;
+			snprintf(a, sizeof a, "%s/rows%d_%zu.apc", dir, scalar, z);
+			snprintf(b, sizeof b, "%s/vals%d_%zu.apc", dir, scalar, z);
+			T_EQ_INT(write_rows(a, sizes[z], 1, &sa), APC_OK);
+			T_EQ_INT(write_rows(b, sizes[z], 0, &sb), APC_OK);
+			T_EQ_INT(sa.frames, sb.frames);
+			T_EQ_INT(sa.messages, sb.messages);
+			T_EQ_INT(sa.reordered, sb.reordered);
+			T_EQ_INT(sa.dropped, sb.dropped);
+			T_ASSERT(sa.dropped == 1);  /* the undeclared id, in both */
+			T_ASSERT(sa.reordered > 0); /* the time that went back */
+			if (sizes[z] && sizes[z] < 100)
+				T_ASSERT(sa.frames > 20); /* rows crossed frame bounds */
+			for (size_t i = 0; i < 2; i++) {
+				char pa[600], pb[600];
+				size_t na = 0, nb = 0;
+				snprintf(pa, sizeof pa, "%s/%s", a, leaves[i]);
+				snprintf(pb, sizeof pb, "%s/%s", b, leaves[i]);
+				uint8_t *x = slurp(pa, &na), *y = slurp(pb, &nb);
+				T_ASSERT(x && y && na > 0);
+				if (x && y && (na != nb || memcmp(x, y, na)))
+					T_FAIL("%s: rows and single values differ (frame_max %u, scalar %d)",
+					       leaves[i], sizes[z], scalar);
+				free(x);
+				free(y);
+			}
+		}
+	}
+	if (old)
+		setenv("APC_NO_SIMD", keep, 1);
+	else
+		unsetenv("APC_NO_SIMD");
+	apc_cpu_reset();
+}
+
 void run_tests(void)
 {
 	T_RUN(every_event_type);
@@ -1095,6 +1219,7 @@ void run_tests(void)
 	T_RUN(bounded_frames_and_reordering);
 	T_RUN(events_file_merge_and_epoch);
 	T_RUN(created_from_source_date_epoch);
+	T_RUN(counter_rows_same_bytes);
 	if (tmproot[0])
 		rm_tree(tmproot);
 }

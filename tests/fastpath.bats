@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# fastpath.bats - the fast paths change speed, never output: every input
+# converts to the same bytes (and the same exit status and messages) with
+# APC_NO_SIMD=1, which forces the scalar reference paths everywhere
+# (packed integers, Barman counter rows, the writer's direct packing).
+
+load helpers
+
+setup() {
+	TMP="$(mktemp -d)"
+	export SOURCE_DATE_EPOCH=1700000000
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+# same_both IN NAME : convert IN with and without APC_NO_SIMD=1 and
+# compare status, stderr and every file of the two captures.
+same_both() {
+	local in=$1 name=$2 s1=0 s2=0
+	"$APC_BIN/apcconv" -q "$in" -o "$TMP/$name.fast.apc" 2>"$TMP/$name.fast.err" || s1=$?
+	APC_NO_SIMD=1 "$APC_BIN/apcconv" -q "$in" -o "$TMP/$name.ref.apc" 2>"$TMP/$name.ref.err" || s2=$?
+	[ "$s1" -eq "$s2" ] || { echo "$name: exit $s1 fast, $s2 reference"; return 1; }
+	sed "s/\.fast\.apc/.X.apc/g" "$TMP/$name.fast.err" >"$TMP/$name.fast.err2"
+	sed "s/\.ref\.apc/.X.apc/g" "$TMP/$name.ref.err" >"$TMP/$name.ref.err2"
+	diff "$TMP/$name.ref.err2" "$TMP/$name.fast.err2" || { echo "$name: messages differ"; return 1; }
+	# damaged input (exit 1) still keeps what came before the damage
+	[ -d "$TMP/$name.fast.apc" ] || [ ! -e "$TMP/$name.ref.apc" ] || { echo "$name: only the reference wrote"; return 1; }
+	[ -d "$TMP/$name.ref.apc" ] || [ ! -e "$TMP/$name.fast.apc" ] || { echo "$name: only the fast path wrote"; return 1; }
+	if [ -d "$TMP/$name.ref.apc" ]; then
+		for f in 0000000000 captured.xml events.xml session.xml; do
+			cmp "$TMP/$name.ref.apc/$f" "$TMP/$name.fast.apc/$f" ||
+				{ echo "$name: $f differs"; return 1; }
+		done
+	fi
+}
+
+@test "fast paths: every bundled Barman fixture converts to the same bytes as the reference" {
+	n=0
+	for f in "$APC_ROOT"/testdata/barman/*.bin; do
+		same_both "$f" "$(basename "$f" .bin)"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 10 ]
+}
+
+@test "fast paths: the real Barman captures convert to the same bytes as the reference" {
+	need_shared
+	for f in "$SHARED"/barman/*.bin; do
+		same_both "$f" "$(basename "$f" .bin)"
+	done
+}
+
+@test "fast paths: generated Barman captures (both endians, 32/64-bit, custom charts) give the same bytes" {
+	G="$APC_TOOLS/barmangen"
+	[ -x "$G" ] || skip "barmangen not built"
+	"$G" --seed 11 --size 3000000 --cores 4 --charts 2 --series 3 -o "$TMP/a.bin" >/dev/null
+	"$G" --seed 12 --size 2000000 --endian big --bits 32 -o "$TMP/b.bin" >/dev/null
+	"$G" --seed 13 --size 2000000 --circular -o "$TMP/c.bin" >/dev/null
+	for x in a b c; do
+		same_both "$TMP/$x.bin" "$x"
+	done
+}
+
+@test "fast paths: LTT and TPTP inputs give the same bytes as the reference" {
+	[ -x "$APC_TOOLS/lttgen" ] && [ -x "$APC_TOOLS/tptpgen" ] || skip "generators not built"
+	"$APC_TOOLS/lttgen" --seed 5 --events 20000 -o "$TMP/ltt" >/dev/null
+	"$APC_TOOLS/tptpgen" --seed 5 --calls 3000 -o "$TMP/t.trcxml" >/dev/null
+	"$APC_TOOLS/tptpgen" --seed 5 --calls 3000 --binary -o "$TMP/t.trcbin" >/dev/null
+	same_both "$TMP/ltt" ltt
+	same_both "$TMP/t.trcxml" txml
+	same_both "$TMP/t.trcbin" tbin
+	if [ -d "$SHARED" ]; then
+		same_both "$SHARED/ltt/smp_example" smp
+		for f in "$SHARED"/tptp/*.trcxml; do
+			same_both "$f" "$(basename "$f" .trcxml)"
+		done
+	fi
+}
