@@ -304,6 +304,15 @@ static ssize_t barman_want(struct apc_reader *r, struct barman *b, size_t n)
 	}
 	if (n > b->win_cap) {
 		size_t ncap = n < BM_WINDOW ? BM_WINDOW : n;
+		int64_t size = apc_stream_size(b->s);
+
+		/* No larger than the rest of a file of known size (plus a
+		 * byte, so the last read sees the end): a small input costs
+		 * no 1 MiB allocation. */
+		if (size >= 0 && (uint64_t)size >= b->win_abs && (uint64_t)size - b->win_abs + 1 < ncap)
+			ncap = (size_t)((uint64_t)size - b->win_abs + 1);
+		if (ncap <= b->win_cap)
+			ncap = b->win_cap + 1;
 		uint8_t *nw = realloc(b->win, ncap);
 		if (!nw)
 			return apc_err_set(&r->err, APC_ENOMEM, b->name, (int64_t)b->win_abs,
@@ -826,7 +835,8 @@ static int barman_bid(struct apc_input *in)
 	apc_err_clear(&err);
 	n = apc_stream_peek(s, &p, APC_PEEK_MAX, &err);
 	for (ssize_t i = 0; i + 16 <= n; i++) {
-		if (barman_magic(p + i, &ptr, &big)) {
+		/* every magic has 'B' at 0 or 'N' at 2: skip the rest cheaply */
+		if ((p[i] == 'B' || p[i + 2] == 'N') && barman_magic(p + i, &ptr, &big)) {
 			uint32_t v;
 			memcpy(&v, p + i + 8, 4);
 			if (big != barman_host_big())
@@ -867,7 +877,8 @@ static int barman_open(struct apc_reader *r)
 		if (n < 0)
 			return r->err.status;
 		for (ssize_t i = 0; i + BM_MAGIC_LEN <= n; i++) {
-			if (barman_magic(b->win + b->win_pos + i, &b->ptr, &big)) {
+			const uint8_t *q = b->win + b->win_pos + i;
+			if ((q[0] == 'B' || q[2] == 'N') && barman_magic(q, &b->ptr, &big)) {
 				b->win_pos += (size_t)i;
 				junk = b->win_abs + b->win_pos;
 				goto found;
