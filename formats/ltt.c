@@ -41,10 +41,22 @@
 #define LTT_MAX_BLOCK (64u << 20)       /* one block in memory per CPU */
 #define LTT_MAX_ALL_BLOCKS (1024u << 20)
 #define LTT_MAX_XML (16u << 20)
+/* Read-ahead per CPU file: whole blocks, about 1 MiB per read() instead
+ * of one system call per (often 4 KiB) block; all CPU files together
+ * stay within 64 MiB. */
+#define LTT_READAHEAD (1u << 20)
+#define LTT_READAHEAD_ALL (64u << 20)
+/* Events decoded per walker call (never past a block_end), all CPU
+ * files together within 4 MiB. */
+#define LTT_RUN 128
+#define LTT_RUN_ALL (4u << 20)
+/* Model events one record can add (ltt_map: a link, exit or name, then
+ * its counter). */
+#define LTT_MAX_PER_RECORD 2
 
 enum ltt_role {
 	ROLE_NONE = 0, ROLE_COUNTER, ROLE_SCHED, ROLE_PROCESS, ROLE_FORK, ROLE_EXIT,
-	ROLE_FS, ROLE_IRQ, ROLE_SOFTIRQ, ROLE_SYSCALL, ROLE_TRAP
+	ROLE_FS, ROLE_IRQ, ROLE_SOFTIRQ, ROLE_SYSCALL, ROLE_TRAP /* IRQ.. last: counters only */
 };
 
 struct ltt_src {
@@ -52,9 +64,25 @@ struct ltt_src {
 	struct apc_stream *s;
 	struct apc_err *err;  /* the reader's, for the read callback */
 	char name[300];
-	struct apc_ltt_raw cur;
-	int have;             /* cur holds the next event */
+	const struct apc_ltt_raw *cur; /* the next event (in q) when have */
+	int have;
+	/* Events decoded ahead by apc_ltt_cpu_run: q[qi..qn) are still to
+	 * merge; qst is the walker's status after them, with its error in
+	 * qerr (the reader's err must show the failure met first in merge
+	 * order, not the first decoded). */
+	struct apc_ltt_raw *q;
+	size_t qn, qi, qcap;
+	int qst;
+	struct apc_err qerr;
 	int32_t current_pid;  /* from schedchange, for exit/exec */
+	/* stat index + 1 of the last id seen in each id & 255 bucket (0 =
+	 * none): skips the (cpu, id) hash for almost every event */
+	int32_t stat_cache[256];
+};
+
+/* Fields a role reads, resolved once per event id (see ltt_refs). */
+struct ltt_idrefs {
+	struct apc_ltt_fieldref f[2];
 };
 
 struct ltt_mark {
@@ -78,6 +106,9 @@ struct ltt_priv {
 	size_t nsrc;
 	uint8_t role[APC_LTT_MAX_IDS];
 	int32_t ctr[APC_LTT_MAX_IDS];   /* counter id per event id, -1 none */
+	uint32_t ref_slot[APC_LTT_MAX_IDS]; /* refs index + 1 for role ids, 0 none */
+	struct ltt_idrefs *refs;
+	size_t nrefs;
 	uint32_t act_ctr;
 	/* stats: counts[src][id] for ids seen, as a sparse list */
 	struct apc_ltt_stat *stats;
@@ -133,9 +164,14 @@ static const char *role_name(const struct ltt_priv *p, uint16_t id, struct apc_m
 	}
 }
 
-/* Count one raw event under (cpu, id). Open addressing on (cpu, id). */
-static void ltt_stat(struct apc_reader *r, struct ltt_priv *p, int cpu, const struct apc_ltt_raw *ev)
+/* Count one raw event under (cpu, id). Open addressing on (cpu, id),
+ * behind the source's small cache of recent ids (ltt_stat). */
+static __attribute__((noinline)) void ltt_stat_slow(struct apc_reader *r, struct ltt_priv *p,
+						    struct ltt_src *src,
+						    const struct apc_ltt_raw *ev)
 {
+	int cpu = ev->cpu;
+	int32_t *slot = &src->stat_cache[ev->id & 255];
 	uint32_t key = ((uint32_t)(cpu + 1) << 16) ^ ev->id;
 	size_t cap = p->stat_ix_cap, h;
 
@@ -160,6 +196,7 @@ static void ltt_stat(struct apc_reader *r, struct ltt_priv *p, int cpu, const st
 		struct apc_ltt_stat *s = &p->stats[p->stat_ix[h]];
 		if (s->cpu == cpu && s->id == ev->id) {
 			s->count++;
+			*slot = p->stat_ix[h] + 1;
 			return;
 		}
 	}
@@ -179,6 +216,23 @@ static void ltt_stat(struct apc_reader *r, struct ltt_priv *p, int cpu, const st
 	s->count = 1;
 	s->became = role_name(p, ev->id, r->model);
 	p->stat_ix[h] = (int32_t)p->nstats++;
+	*slot = (int32_t)p->nstats;
+}
+
+/* The per-event part: a hit in the source's cache of recent ids. */
+static inline void ltt_stat(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *src,
+			    const struct apc_ltt_raw *ev)
+{
+	int32_t slot = src->stat_cache[ev->id & 255];
+
+	if (slot > 0) {
+		struct apc_ltt_stat *c = &p->stats[slot - 1];
+		if (c->id == ev->id && c->cpu == ev->cpu) {
+			c->count++;
+			return;
+		}
+	}
+	ltt_stat_slow(r, p, src, ev);
 }
 
 size_t apc_ltt_stats(struct apc_reader *r, struct apc_ltt_stat *out, size_t max)
@@ -586,6 +640,39 @@ static void ltt_declare(struct apc_reader *r, struct ltt_priv *p)
 	}
 }
 
+/*
+ * Resolve the fields each role reads (ltt_map) once per event id, so an
+ * event costs a bounds check and a load, not a walk with string
+ * compares.  The refs give what apc_ltt_field_u64/_str give.
+ */
+static int ltt_refs(struct apc_reader *r, struct ltt_priv *p)
+{
+	static const struct { uint8_t role; const char *f[2]; int str[2]; } want[] = {
+		{ROLE_SCHED, {"in", "out_state"}, {0, 0}},
+		{ROLE_FORK, {"child_pid", NULL}, {0, 0}},
+		{ROLE_PROCESS, {"event_sub_id", "event_data1"}, {0, 0}},
+		{ROLE_FS, {"event_sub_id", "file_name"}, {0, 1}}};
+
+	for (uint32_t id = 0; id < APC_LTT_MAX_IDS; id++) {
+		size_t k;
+		p->ref_slot[id] = 0;
+		for (k = 0; k < sizeof want / sizeof want[0]; k++)
+			if (want[k].role == p->role[id])
+				break;
+		if (k == sizeof want / sizeof want[0] || !p->ids->ev[id])
+			continue;
+		struct ltt_idrefs *nr = realloc(p->refs, (p->nrefs + 1) * sizeof *nr);
+		if (!nr)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		p->refs = nr;
+		for (int j = 0; j < 2; j++)
+			apc_ltt_field_ref(&nr[p->nrefs].f[j], p->ids->ev[id], want[k].f[j] ? want[k].f[j] : "",
+					  want[k].str[j]);
+		p->ref_slot[id] = (uint32_t)++p->nrefs;
+	}
+	return APC_OK;
+}
+
 static int ltt_open(struct apc_reader *r)
 {
 	struct apc_input *in = r->inputs[0];
@@ -711,6 +798,22 @@ static int ltt_open(struct apc_reader *r)
 	if ((st = apc_model_set_cores(r->model, (uint32_t)ncpu)))
 		return apc_err_set(&r->err, st, NULL, APC_NO_OFFSET, "out of memory");
 
+	size_t ra = LTT_READAHEAD_ALL / p->nsrc;
+	if (ra > LTT_READAHEAD)
+		ra = LTT_READAHEAD;
+	size_t qcap = LTT_RUN_ALL / p->nsrc / sizeof(struct apc_ltt_raw);
+	if (qcap > LTT_RUN)
+		qcap = LTT_RUN;
+	if (qcap < 8)
+		qcap = 8;
+	for (size_t i = 0; i < p->nsrc; i++) {
+		if ((st = apc_ltt_cpu_readahead(&p->src[i].w, ra, &r->err)))
+			return st;
+		p->src[i].qcap = qcap;
+		if (!(p->src[i].q = malloc(qcap * sizeof *p->src[i].q)))
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	}
+
 	/* First blocks: the microsecond decision and the start time. */
 	int all_small = 1, any = 0;
 	for (size_t i = 0; i < p->nsrc; i++) {
@@ -747,20 +850,29 @@ static int ltt_open(struct apc_reader *r)
 	apc_model_add_attr(r->model, "ltt_subsecond_unit",
 			   p->subsec == APC_LTT_SUBSEC_US ? "us" : "ns");
 	ltt_declare(r, p);
+	if ((st = ltt_refs(r, p)))
+		return st;
 	return ltt_bookmarks(r, p);
 }
 
 /* ---- next ------------------------------------------------------------- */
 
-static int ltt_advance(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s)
+static inline int ltt_advance(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s)
 {
-	int st = apc_ltt_cpu_next(&s->w, &s->cur, &r->err);
-
-	s->have = st == APC_OK;
-	if (st == APC_OK || st == APC_END)
+	if (s->qi == s->qn && s->qst == APC_OK) {
+		s->qn = apc_ltt_cpu_run(&s->w, s->q, s->qcap, &s->qst, &s->qerr);
+		s->qi = 0;
+	}
+	s->have = s->qi < s->qn;
+	if (s->have) {
+		s->cur = &s->q[s->qi++];
 		return APC_OK;
+	}
 	(void)p;
-	return st;
+	if (s->qst == APC_END)
+		return APC_OK;
+	r->err = s->qerr;
+	return s->qst;
 }
 
 static int32_t ltt_wait(uint64_t out_state)
@@ -772,9 +884,28 @@ static int32_t ltt_wait(uint64_t out_state)
 	return APC_WAIT_OTHER;
 }
 
+/*
+ * apc_batch_add without the call when there is room (every record but a
+ * batch's last): the same zeroed event.
+ */
+static inline struct apc_event *ltt_add(struct apc_batch *b, uint16_t type, uint64_t ts,
+					int32_t core)
+{
+	struct apc_event *e;
+
+	if (!b->ev || b->n >= b->cap)
+		return apc_batch_add(b, type, ts, core);
+	e = &b->ev[b->n++];
+	memset(e, 0, sizeof *e);
+	e->type = type;
+	e->ts = ts;
+	e->core = core;
+	return e;
+}
+
 static int ltt_link(struct apc_batch *b, uint64_t ts, int core, int32_t pid)
 {
-	struct apc_event *e = apc_batch_add(b, APC_EV_LINK, ts, core);
+	struct apc_event *e = ltt_add(b, APC_EV_LINK, ts, core);
 
 	if (!e)
 		return -1;
@@ -791,22 +922,26 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 	int be = p->arch.big_endian, core = ev->cpu;
 	uint64_t v = 0, v1 = 0;
 	struct apc_event *e;
-	const struct apc_ltt_evdef *d = ev->def;
 	uint8_t role = p->role[ev->id];
+	const struct apc_ltt_fieldref *f = NULL;
 
 	r->model->records_read++;
-	ltt_stat(r, p, ev->cpu, ev);
+	ltt_stat(r, p, s, ev);
 	if (role == ROLE_NONE)
 		return 0;
+	if (role == ROLE_COUNTER || role >= ROLE_IRQ)
+		goto counter; /* most events: nothing but their counter */
+	if (p->ref_slot[ev->id])
+		f = p->refs[p->ref_slot[ev->id] - 1].f;
 	if (role == ROLE_SCHED) {
-		if (apc_ltt_field_u64(d, ev->payload, ev->len, be, "in", &v)) {
+		if (!f || apc_ltt_ref_u64(&f[0], ev->payload, ev->len, be, &v)) {
 			apc_model_unmapped(r->model, "ltt schedchange without an 'in' field", 1);
 			return 0;
 		}
-		if (apc_ltt_field_u64(d, ev->payload, ev->len, be, "out_state", &v1))
+		if (apc_ltt_ref_u64(&f[1], ev->payload, ev->len, be, &v1))
 			v1 = 1;
 		s->current_pid = (int32_t)v;
-		if (!(e = apc_batch_add(b, APC_EV_ACTIVITY, ev->ts, core)))
+		if (!(e = ltt_add(b, APC_EV_ACTIVITY, ev->ts, core)))
 			return -1;
 		e->u.activity.counter = p->act_ctr;
 		/* activity1 "Running"; the swapper (pid 0) is idle */
@@ -816,52 +951,52 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		return 0;
 	}
 	if (role == ROLE_FORK) {
-		if (!apc_ltt_field_u64(d, ev->payload, ev->len, be, "child_pid", &v))
+		if (f && !apc_ltt_ref_u64(&f[0], ev->payload, ev->len, be, &v))
 			return ltt_link(b, ev->ts, core, (int32_t)v);
 		return 0;
 	}
 	if (role == ROLE_EXIT) {
 		if (s->current_pid < 0)
 			return 0;
-		if (!(e = apc_batch_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
+		if (!(e = ltt_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
 			return -1;
 		e->u.sched.tid = s->current_pid;
 		return 0;
 	}
-	if (role == ROLE_PROCESS &&
-	    !apc_ltt_field_u64(d, ev->payload, ev->len, be, "event_sub_id", &v)) {
+	if (role == ROLE_PROCESS && f && !apc_ltt_ref_u64(&f[0], ev->payload, ev->len, be, &v)) {
 		/* TRACE_EV_PROCESS_KTHREAD 1 / FORK 2: data1 is the new pid;
 		 * EXIT 3 is the current process. */
 		if ((v == 1 || v == 2) &&
-		    !apc_ltt_field_u64(d, ev->payload, ev->len, be, "event_data1", &v1) &&
+		    !apc_ltt_ref_u64(&f[1], ev->payload, ev->len, be, &v1) &&
 		    ltt_link(b, ev->ts, core, (int32_t)v1))
 			return -1;
 		if (v == 3 && s->current_pid >= 0) {
-			if (!(e = apc_batch_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
+			if (!(e = ltt_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
 				return -1;
 			e->u.sched.tid = s->current_pid;
 		}
 	}
-	if (role == ROLE_FS && s->current_pid >= 0 &&
-	    !apc_ltt_field_u64(d, ev->payload, ev->len, be, "event_sub_id", &v) && v == 3) {
+	if (role == ROLE_FS && s->current_pid >= 0 && f &&
+	    !apc_ltt_ref_u64(&f[0], ev->payload, ev->len, be, &v) && v == 3) {
 		const char *nm;
 		size_t n;
-		if (!apc_ltt_field_str(d, ev->payload, ev->len, be, "file_name", &nm, &n) && n) {
+		if (!apc_ltt_ref_str(&f[1], ev->payload, ev->len, be, &nm, &n) && n) {
 			const char *slash = memrchr(nm, '/', n);
 			if (slash && (size_t)(slash + 1 - nm) < n) {
 				n -= (size_t)(slash + 1 - nm);
 				nm = slash + 1;
 			}
-			if (!(e = apc_batch_add(b, APC_EV_THREAD_NAME, ev->ts, core)))
+			if (!(e = ltt_add(b, APC_EV_THREAD_NAME, ev->ts, core)))
 				return -1;
 			e->u.name.id = s->current_pid;
 			if (!(e->u.name.name = apc_batch_strdup(b, nm, n)))
 				return -1;
 		}
 	}
+counter:
 	if (p->ctr[ev->id] < 0)
 		return 0;
-	if (!(e = apc_batch_add(b, APC_EV_COUNTER, ev->ts, core)))
+	if (!(e = ltt_add(b, APC_EV_COUNTER, ev->ts, core)))
 		return -1;
 	e->u.counter.counter = (uint32_t)p->ctr[ev->id];
 	e->u.counter.pid = APC_NO_PID;
@@ -893,14 +1028,17 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 			if ((st = ltt_advance(r, p, &p->src[i])))
 				goto fail;
 	}
-	while (!apc_batch_full(b)) {
+	/* Stop while a whole record still fits: one that overflowed the
+	 * batch made apc_batch_add double it, every batch, and the 8192
+	 * events the driver asked for became 131072 (5 MiB, out of cache). */
+	while (b->n + LTT_MAX_PER_RECORD <= b->cap || !b->n) {
 		struct ltt_src *best = NULL;
 		/* k-way merge by time; ties go to the lower CPU file.  A
 		 * linear scan: LTT machines had a handful of CPUs. */
 		for (size_t i = 0; i < p->nsrc; i++)
-			if (p->src[i].have && (!best || p->src[i].cur.ts < best->cur.ts))
+			if (p->src[i].have && (!best || p->src[i].cur->ts < best->cur->ts))
 				best = &p->src[i];
-		if (p->next_mark < p->nmarks && (!best || p->marks[p->next_mark].ts <= best->cur.ts)) {
+		if (p->next_mark < p->nmarks && (!best || p->marks[p->next_mark].ts <= best->cur->ts)) {
 			const struct ltt_mark *m = &p->marks[p->next_mark++];
 			struct apc_ann a;
 			memset(&a, 0, sizeof a);
@@ -917,10 +1055,37 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 		}
 		if (!best)
 			break;
-		if (ltt_map(r, p, best, &best->cur, b))
-			goto nomem;
-		if ((st = ltt_advance(r, p, best)))
-			goto fail;
+		/* best keeps the lead while its next event is before every
+		 * other file's (or level with a later file's) and before the
+		 * next bookmark: take such runs without scanning again. */
+		uint64_t lim_lt = UINT64_MAX, lim_le = UINT64_MAX;
+		for (size_t i = 0; i < p->nsrc; i++) {
+			const struct ltt_src *o = &p->src[i];
+			if (!o->have || o == best)
+				continue;
+			if (o < best && o->cur->ts < lim_lt)
+				lim_lt = o->cur->ts;
+			if (o > best && o->cur->ts < lim_le)
+				lim_le = o->cur->ts;
+		}
+		if (p->next_mark < p->nmarks && p->marks[p->next_mark].ts < lim_lt)
+			lim_lt = p->marks[p->next_mark].ts;
+		for (const struct apc_ltt_raw *cur = best->cur;;) {
+			if (ltt_map(r, p, best, cur, b))
+				goto nomem;
+			/* the next decoded event without ltt_advance's stores */
+			if (best->qi < best->qn) {
+				cur = best->cur = &best->q[best->qi++];
+			} else {
+				if ((st = ltt_advance(r, p, best)))
+					goto fail;
+				if (!best->have)
+					break;
+				cur = best->cur;
+			}
+			if (b->n + LTT_MAX_PER_RECORD > b->cap || cur->ts >= lim_lt || cur->ts > lim_le)
+				break;
+		}
 	}
 	r->progress_done = 0;
 	for (size_t i = 0; i < p->nsrc; i++)
@@ -954,6 +1119,7 @@ static void ltt_close(struct apc_reader *r)
 		return;
 	for (size_t i = 0; i < p->nsrc; i++) {
 		apc_ltt_cpu_free(&p->src[i].w);
+		free(p->src[i].q);
 		if (p->src[i].s)
 			apc_stream_close(p->src[i].s);
 	}
@@ -966,6 +1132,7 @@ static void ltt_close(struct apc_reader *r)
 	free(p->procs);
 	free(p->stats);
 	free(p->stat_ix);
+	free(p->refs);
 	free(p->ids);
 	apc_ltt_defs_free(&p->defs);
 	free(p);

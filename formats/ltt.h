@@ -159,6 +159,64 @@ int apc_ltt_field_u64(const struct apc_ltt_evdef *ev, const uint8_t *p, size_t a
 int apc_ltt_field_str(const struct apc_ltt_evdef *ev, const uint8_t *p, size_t avail,
 		      int big_endian, const char *name, const char **s, size_t *n);
 
+/*
+ * A top-level field resolved once per event type, so the per-event
+ * lookup is a bounds check and a load instead of a walk with name
+ * compares.  how: APC_LTT_REF_NONE (the lookup can never succeed: no
+ * such field, or not of the asked kind), APC_LTT_REF_FIXED (every field
+ * before it has a fixed size: it is at `off`), APC_LTT_REF_WALK (a
+ * variable field comes first: fall back to apc_ltt_field_u64/_str).
+ */
+enum { APC_LTT_REF_NONE = 0, APC_LTT_REF_FIXED, APC_LTT_REF_WALK };
+
+struct apc_ltt_fieldref {
+	const struct apc_ltt_evdef *ev;
+	const char *name;   /* for the walking fallback; must outlive the ref */
+	size_t off;         /* byte offset when how == APC_LTT_REF_FIXED */
+	int size;           /* integer size in bytes (0 for strings) */
+	int how;
+};
+
+/*
+ * apc_ltt_field_ref() : resolve field `name` of `ev` (compiled defs)
+ * for later apc_ltt_ref_u64 (want_str 0) or apc_ltt_ref_str (want_str
+ * 1) calls, which then give exactly what apc_ltt_field_u64/_str give.
+ */
+void apc_ltt_field_ref(struct apc_ltt_fieldref *f, const struct apc_ltt_evdef *ev,
+		       const char *name, int want_str);
+
+/* apc_ltt_load() : an unsigned integer of `size` (0..8) bytes at p. */
+static inline uint64_t apc_ltt_load(const uint8_t *p, int size, int big_endian)
+{
+	uint64_t v = 0;
+
+	if (size == 4 && !big_endian) /* the common field, as one load */
+		return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+		       (uint64_t)p[3] << 24;
+	for (int i = 0; i < size; i++)
+		v |= (uint64_t)p[big_endian ? size - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/* apc_ltt_ref_u64() : apc_ltt_field_u64 through a resolved ref. */
+static inline int apc_ltt_ref_u64(const struct apc_ltt_fieldref *f, const uint8_t *p,
+				  size_t avail, int big_endian, uint64_t *out)
+{
+	if (f->how == APC_LTT_REF_FIXED) {
+		if (f->off > avail || (size_t)f->size > avail - f->off)
+			return -1;
+		*out = apc_ltt_load(p + f->off, f->size, big_endian);
+		return 0;
+	}
+	if (f->how == APC_LTT_REF_WALK)
+		return apc_ltt_field_u64(f->ev, p, avail, big_endian, f->name, out);
+	return -1;
+}
+
+/* apc_ltt_ref_str() : apc_ltt_field_str through a resolved ref. */
+int apc_ltt_ref_str(const struct apc_ltt_fieldref *f, const uint8_t *p, size_t avail,
+		    int big_endian, const char **s, size_t *n);
+
 /* ---- event ids ------------------------------------------------------- */
 
 #define APC_LTT_ID_FACILITY_LOAD 0
@@ -195,6 +253,58 @@ void apc_ltt_idmap_build(struct apc_ltt_idmap *m, struct apc_ltt_defs *d);
  */
 uint64_t apc_ltt_interp(uint64_t c, uint64_t t0, uint64_t c0, uint64_t t1, uint64_t c1);
 
+/*
+ * The same interpolation with the per-block work done once: the walker
+ * calls it for every event, and a 128-bit division (__udivti3) per event
+ * was a visible share of a conversion.  floor(x * dt / dc) is the
+ * 128-by-64-bit division with a precomputed reciprocal of Moller and
+ * Granlund ("Improved division by invariant integers", 2011, algorithm
+ * 4): two multiplications and a correction, exact whenever the quotient
+ * fits in 64 bits (tests compare it with apc_ltt_interp over edge and
+ * random values).  A larger quotient (only far outside the block)
+ * takes apc_ltt_interp.
+ */
+struct apc_ltt_interp_k {
+	uint64_t t0, c0, t1, c1;
+	uint64_t dt, dc;
+	uint64_t dn, v;     /* dc << sh (top bit set); floor((2^128-1)/dn) - 2^64 */
+	int sh;
+	int flat;           /* degenerate block (c1 <= c0 or t1 < t0): always t0 */
+};
+
+/* apc_ltt_interp_prep() : the constants of the block (t0, c0)..(t1, c1). */
+void apc_ltt_interp_prep(struct apc_ltt_interp_k *k, uint64_t t0, uint64_t c0, uint64_t t1,
+			 uint64_t c1);
+
+/* apc_ltt_interp_at() : apc_ltt_interp(c, t0, c0, t1, c1) for k's block. */
+static inline uint64_t apc_ltt_interp_at(const struct apc_ltt_interp_k *k, uint64_t c)
+{
+	unsigned __int128 n, p;
+	uint64_t n1, n0, u1, u0, q1, q0, r;
+
+	if (k->flat || c < k->c0)
+		return k->t0;
+	n = (unsigned __int128)(c - k->c0) * k->dt;
+	n1 = (uint64_t)(n >> 64);
+	n0 = (uint64_t)n;
+	if (n1 >= k->dc) /* quotient >= 2^64 */
+		return apc_ltt_interp(c, k->t0, k->c0, k->t1, k->c1);
+	/* Normalise: u = n << sh; n1 < dc keeps u below dn * 2^64. */
+	u1 = n1 << k->sh | (n0 >> 1) >> (63 - k->sh); /* no shift by 64 when sh = 0 */
+	u0 = n0 << k->sh;
+	p = (unsigned __int128)k->v * u1 + ((unsigned __int128)u1 << 64 | u0);
+	q1 = (uint64_t)(p >> 64) + 1;
+	q0 = (uint64_t)p;
+	r = u0 - q1 * k->dn;
+	if (r > q0) {
+		q1--;
+		r += k->dn;
+	}
+	if (r >= k->dn)
+		q1++;
+	return q1 > UINT64_MAX - k->t0 ? UINT64_MAX : k->t0 + q1;
+}
+
 /* ---- per-CPU tracefile walker ---------------------------------------- */
 
 /* Read up to n bytes; returns bytes read (0 at end) or -1 with err set. */
@@ -225,7 +335,12 @@ struct apc_ltt_cpu {
 	int big_endian;
 	int subsec;             /* enum apc_ltt_subsec, decided before walking */
 	size_t block_size;
-	uint8_t *block;         /* one block */
+	uint8_t *block;         /* the current block (inside buf) */
+	uint8_t *buf;           /* read-ahead: whole blocks read in one call */
+	size_t buf_cap, buf_len, buf_pos; /* buf_pos: offset of `block` in buf */
+	int read_st;            /* a read failure held back until buf is used up */
+	struct apc_err read_err;/* and its message */
+	struct apc_ltt_interp_k ik; /* the current block's time constants */
 	uint64_t block_off;     /* file offset of the current block */
 	uint64_t nblocks;
 	int have_block;
@@ -250,6 +365,15 @@ int apc_ltt_cpu_init(struct apc_ltt_cpu *c, int cpu, const char *name, apc_ltt_r
 		     struct apc_err *err);
 void apc_ltt_cpu_free(struct apc_ltt_cpu *c);
 /*
+ * apc_ltt_cpu_readahead() : read up to `bytes` (rounded down to whole
+ * blocks, at least one) per read call instead of one block.  Call
+ * before the first apc_ltt_cpu_load.  Events, errors and their offsets
+ * are the same as with one block per call: a read failure after whole
+ * blocks is reported once those blocks are walked.  APC_OK or
+ * APC_ENOMEM (the walker keeps its old buffer).
+ */
+int apc_ltt_cpu_readahead(struct apc_ltt_cpu *c, size_t bytes, struct apc_err *err);
+/*
  * apc_ltt_cpu_load() : read the next block (called by _next as needed,
  * and by the reader at open to look at the first block's timestamps).
  * APC_OK, APC_END at end of file, or APC_EDATA/APC_EIO.
@@ -263,6 +387,15 @@ int apc_ltt_cpu_load(struct apc_ltt_cpu *c, struct apc_err *err);
  * walking resumes at block_end.
  */
 int apc_ltt_cpu_next(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_err *err);
+/*
+ * apc_ltt_cpu_run() : up to max events of apc_ltt_cpu_next in one call,
+ * stopping after a block_end (payload pointers stay valid until the
+ * next call).  Returns how many; *st is APC_OK, or the status the next
+ * apc_ltt_cpu_next would have given (APC_END, or a failure with err
+ * set) once the returned events are used.
+ */
+size_t apc_ltt_cpu_run(struct apc_ltt_cpu *c, struct apc_ltt_raw *out, size_t max, int *st,
+		       struct apc_err *err);
 
 /* The time of a block timespec under a sub-second reading. */
 static inline uint64_t apc_ltt_timespec_ns(uint32_t s, uint32_t sub, int subsec)

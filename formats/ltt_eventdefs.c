@@ -834,7 +834,10 @@ static int64_t type_walk(const struct apc_ltt_type *t, const uint8_t *p, size_t 
 	case APC_LTT_STRUCT: {
 		size_t off = 0;
 		for (size_t i = 0; i < t->nfields; i++) {
-			int64_t e = type_walk(t->fields[i].type, p + off, avail - off, be);
+			const struct apc_ltt_type *ft = t->fields[i].type;
+			/* Fixed fields inline: what the call would return. */
+			int64_t e = ft->fixed >= 0 ? ((uint64_t)ft->fixed <= avail - off ? ft->fixed : -1)
+						   : type_walk(ft, p + off, avail - off, be);
 			if (e < 0)
 				return -1;
 			off += (size_t)e;
@@ -922,6 +925,63 @@ int apc_ltt_field_str(const struct apc_ltt_evdef *ev, const uint8_t *p, size_t a
 		return -1;
 	*s = (const char *)p + off;
 	*n = (size_t)(z - (p + off));
+	return 0;
+}
+
+/*
+ * apc_ltt_field_ref() : see ltt.h.  The offset is the sum of the fixed
+ * sizes of the fields before `name`, which is what field_find's walk
+ * adds up for such fields; a variable field before it leaves the walk
+ * to the slow path.
+ */
+void apc_ltt_field_ref(struct apc_ltt_fieldref *f, const struct apc_ltt_evdef *ev,
+		       const char *name, int want_str)
+{
+	const struct apc_ltt_type *t = ev ? deref(ev->type) : NULL;
+	size_t off = 0;
+
+	memset(f, 0, sizeof *f);
+	f->ev = ev;
+	f->name = name;
+	f->how = APC_LTT_REF_NONE;
+	if (!t || t->kind != APC_LTT_STRUCT)
+		return;
+	for (size_t i = 0; i < t->nfields; i++) {
+		if (strcmp(t->fields[i].name, name) == 0) {
+			const struct apc_ltt_type *ft = deref(t->fields[i].type);
+			if (want_str ? ft->kind != APC_LTT_STRING
+				     : (ft->kind != APC_LTT_INT && ft->kind != APC_LTT_UINT &&
+					ft->kind != APC_LTT_ENUM) || ft->size > 8 || ft->size < 0) {
+				f->how = APC_LTT_REF_NONE;
+				return;
+			}
+			f->size = want_str ? 0 : ft->size;
+			f->off = off;
+			f->how = f->how == APC_LTT_REF_WALK ? APC_LTT_REF_WALK : APC_LTT_REF_FIXED;
+			return;
+		}
+		if (t->fields[i].type->fixed < 0)
+			f->how = APC_LTT_REF_WALK;
+		else
+			off += (size_t)t->fields[i].type->fixed;
+	}
+	f->how = APC_LTT_REF_NONE;
+}
+
+int apc_ltt_ref_str(const struct apc_ltt_fieldref *f, const uint8_t *p, size_t avail, int be,
+		    const char **s, size_t *n)
+{
+	const uint8_t *z;
+
+	if (f->how == APC_LTT_REF_WALK)
+		return apc_ltt_field_str(f->ev, p, avail, be, f->name, s, n);
+	if (f->how != APC_LTT_REF_FIXED || f->off > avail)
+		return -1;
+	z = memchr(p + f->off, 0, avail - f->off);
+	if (!z)
+		return -1;
+	*s = (const char *)p + f->off;
+	*n = (size_t)(z - (p + f->off));
 	return 0;
 }
 
@@ -1025,6 +1085,31 @@ uint64_t apc_ltt_interp(uint64_t c, uint64_t t0, uint64_t c0, uint64_t t1, uint6
 	return t0 + (uint64_t)q;
 }
 
+/*
+ * apc_ltt_interp_prep() : see ltt.h.  The one 128-bit division per
+ * block computes the reciprocal: (2^128 - 1) - 2^64 * dn is ~dn in the
+ * high word and all ones in the low one, and its quotient by dn is
+ * below 2^64 because dn >= 2^63.
+ */
+void apc_ltt_interp_prep(struct apc_ltt_interp_k *k, uint64_t t0, uint64_t c0, uint64_t t1,
+			 uint64_t c1)
+{
+	memset(k, 0, sizeof *k);
+	k->t0 = t0;
+	k->c0 = c0;
+	k->t1 = t1;
+	k->c1 = c1;
+	if (c1 <= c0 || t1 < t0) {
+		k->flat = 1;
+		return;
+	}
+	k->dt = t1 - t0;
+	k->dc = c1 - c0;
+	k->sh = __builtin_clzll(k->dc);
+	k->dn = k->dc << k->sh;
+	k->v = (uint64_t)(((unsigned __int128)~k->dn << 64 | UINT64_MAX) / k->dn);
+}
+
 /* ---- the per-CPU walker ------------------------------------------------ */
 
 int apc_ltt_cpu_init(struct apc_ltt_cpu *c, int cpu, const char *name, apc_ltt_read_fn read,
@@ -1042,17 +1127,74 @@ int apc_ltt_cpu_init(struct apc_ltt_cpu *c, int cpu, const char *name, apc_ltt_r
 	if (block_size < 2 * (APC_LTT_HDR + APC_LTT_BLOCK_EV) + 4)
 		return apc_err_set(err, APC_EDATA, name, APC_NO_OFFSET,
 				   "block size %zu is too small for block_start and block_end", block_size);
-	c->block = malloc(block_size);
-	if (!c->block)
+	c->buf = malloc(block_size);
+	if (!c->buf)
 		return apc_err_set(err, APC_ENOMEM, name, APC_NO_OFFSET,
 				   "cannot allocate a block of %zu bytes", block_size);
+	c->buf_cap = block_size;
+	c->block = c->buf;
 	return APC_OK;
 }
 
 void apc_ltt_cpu_free(struct apc_ltt_cpu *c)
 {
-	free(c->block);
-	c->block = NULL;
+	free(c->buf);
+	c->buf = c->block = NULL;
+}
+
+int apc_ltt_cpu_readahead(struct apc_ltt_cpu *c, size_t bytes, struct apc_err *err)
+{
+	size_t cap = bytes / c->block_size * c->block_size;
+	uint8_t *nb;
+
+	if (cap < c->block_size)
+		cap = c->block_size;
+	if (cap == c->buf_cap || c->buf_len || c->have_block || !c->buf)
+		return APC_OK;
+	nb = realloc(c->buf, cap);
+	if (!nb)
+		return apc_err_set(err, APC_ENOMEM, c->name, APC_NO_OFFSET,
+				   "cannot allocate %zu bytes of read-ahead", cap);
+	c->buf = c->block = nb;
+	c->buf_cap = cap;
+	return APC_OK;
+}
+
+/*
+ * Top the read-ahead buffer up with as many bytes as fit, keeping the
+ * unread tail (less than a block).  A read failure once whole blocks are
+ * in hand is kept in read_st (err already says what failed) and returned
+ * when the walker comes back for more, so the blocks before the failure
+ * are walked first, as they were with one read per block.
+ */
+static int cpu_refill(struct apc_ltt_cpu *c, struct apc_err *err)
+{
+	size_t keep = c->buf_len - c->buf_pos;
+
+	if (c->read_st) {
+		*err = c->read_err;
+		return c->read_st;
+	}
+	if (keep && c->buf_pos)
+		memmove(c->buf, c->buf + c->buf_pos, keep);
+	c->buf_pos = 0;
+	c->buf_len = keep;
+	while (c->buf_len < c->buf_cap) {
+		long r = c->read(c->ctx, c->buf + c->buf_len, c->buf_cap - c->buf_len, err);
+		if (r < 0) {
+			int st = err->status < 0 ? err->status : APC_EIO;
+			if (c->buf_len >= c->block_size) {
+				c->read_st = st;
+				c->read_err = *err;
+				break;
+			}
+			return st;
+		}
+		if (r == 0)
+			break;
+		c->buf_len += (size_t)r;
+	}
+	return APC_OK;
 }
 
 /* Is there a block_end event at off? */
@@ -1065,21 +1207,24 @@ static int cpu_end_at(const struct apc_ltt_cpu *c, uint64_t off)
 
 int apc_ltt_cpu_load(struct apc_ltt_cpu *c, struct apc_err *err)
 {
-	size_t got = 0;
-	const uint8_t *b = c->block;
+	size_t got;
+	const uint8_t *b;
 	int be = c->big_endian;
 
-	if (c->have_block)
+	if (c->have_block) {
 		c->block_off += c->block_size;
-	c->have_block = 0;
-	while (got < c->block_size) {
-		long r = c->read(c->ctx, c->block + got, c->block_size - got, err);
-		if (r < 0)
-			return err->status < 0 ? err->status : APC_EIO;
-		if (r == 0)
-			break;
-		got += (size_t)r;
+		c->buf_pos += c->block_size;
 	}
+	c->have_block = 0;
+	if (c->buf_len - c->buf_pos < c->block_size) {
+		int st = cpu_refill(c, err);
+		if (st)
+			return st;
+	}
+	got = c->buf_len - c->buf_pos;
+	if (got > c->block_size)
+		got = c->block_size;
+	b = c->block = c->buf + c->buf_pos;
 	if (got == 0) {
 		c->done = 1;
 		return APC_END;
@@ -1138,10 +1283,35 @@ static void cpu_block_times(struct apc_ltt_cpu *c)
 
 	c->t0 = apc_ltt_timespec_ns(c->bs_s, c->bs_sub, sub);
 	c->t1 = apc_ltt_timespec_ns(c->be_s, c->be_sub, sub);
+	apc_ltt_interp_prep(&c->ik, c->t0, c->bs_cyc, c->t1, c->be_cyc);
 }
 
-static void cpu_fill(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, size_t pos, uint16_t id,
-		     uint32_t hdr32, uint64_t cyc, uint64_t ts, size_t len)
+/* Event header loads: one unaligned load (memcpy) and a swap if needed. */
+static inline uint16_t cpu_ld16(const uint8_t *p, int be)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	be = !be;
+#endif
+	return be ? __builtin_bswap16(v) : v;
+}
+
+static inline uint32_t cpu_ld32(const uint8_t *p, int be)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	be = !be;
+#endif
+	return be ? __builtin_bswap32(v) : v;
+}
+
+static inline __attribute__((always_inline)) void
+cpu_fill(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, size_t pos, uint16_t id, uint32_t hdr32,
+	 uint64_t cyc, uint64_t ts, size_t len)
 {
 	ev->cpu = c->cpu;
 	ev->id = id;
@@ -1159,7 +1329,12 @@ static void cpu_fill(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, size_t pos, 
 	ev->def = c->ids->ev[id];
 }
 
-int apc_ltt_cpu_next(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_err *err)
+/*
+ * One step of the walk: the body of apc_ltt_cpu_next, inlined into it
+ * and into apc_ltt_cpu_run (one copy of the logic for both).
+ */
+static inline __attribute__((always_inline)) int
+cpu_step(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_err *err)
 {
 	int be = c->big_endian;
 
@@ -1172,7 +1347,7 @@ int apc_ltt_cpu_next(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_e
 				return st;
 		}
 		const uint8_t *p = c->block + c->pos;
-		uint32_t hdr32 = (uint32_t)rd_uint(p + 2, 4, be);
+		uint32_t hdr32 = cpu_ld32(p + 2, be);
 		if (c->pos == 0) {
 			cpu_block_times(c);
 			/* The count restarts from block_start's full 64-bit
@@ -1197,7 +1372,7 @@ int apc_ltt_cpu_next(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_e
 		if (c->pos + APC_LTT_HDR > c->end_pos)
 			return apc_err_set(err, APC_EDATA, c->name, (int64_t)(c->block_off + c->pos),
 					   "event header runs past block_end at offset %zu", c->end_pos);
-		uint16_t id = (uint16_t)rd_uint(p, 2, be);
+		uint16_t id = cpu_ld16(p, be);
 		const struct apc_ltt_evdef *def = c->ids->ev[id];
 		/* Extend the low 32 bits: the count only goes forward, so a
 		 * smaller value means it wrapped (heartbeats guarantee an event
@@ -1226,8 +1401,102 @@ int apc_ltt_cpu_next(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_e
 					   def->name, id, c->end_pos);
 		c->cyc = cyc;
 		cpu_fill(c, ev, c->pos, id, hdr32, cyc,
-			 apc_ltt_interp(cyc, c->t0, c->bs_cyc, c->t1, c->be_cyc), (size_t)len);
+			 apc_ltt_interp_at(&c->ik, cyc), (size_t)len);
 		c->pos += APC_LTT_HDR + (size_t)len;
 		return APC_OK;
 	}
+}
+
+int apc_ltt_cpu_next(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_err *err)
+{
+	return cpu_step(c, ev, err);
+}
+
+/*
+ * The lean loop of apc_ltt_cpu_run over plain events strictly inside the
+ * current block, built twice with the byte order fixed (be is a
+ * constant in each copy).  Returns the new count of events in out.
+ */
+static inline __attribute__((always_inline)) size_t
+cpu_lean(struct apc_ltt_cpu *c, struct apc_ltt_raw *out, size_t n, size_t max, int be)
+{
+	const struct apc_ltt_evdef *const *defs = c->ids->ev;
+	const struct apc_ltt_facility *const *facs = c->ids->fac;
+	const uint8_t *blk = c->block;
+	size_t pos = c->pos, end = c->end_pos;
+	uint64_t cyc = c->cyc, last = c->last_ts, wraps = c->wraps;
+
+	while (n < max && pos + APC_LTT_HDR <= end) {
+		const uint8_t *p = blk + pos;
+		uint16_t id = cpu_ld16(p, be);
+		const struct apc_ltt_evdef *def = defs[id];
+		if (!def || id == APC_LTT_ID_BLOCK_START || id == APC_LTT_ID_BLOCK_END)
+			break;
+		size_t avail = end - pos - APC_LTT_HDR;
+		int64_t len = def->fixed >= 0
+				      ? ((uint64_t)def->fixed <= avail ? def->fixed : -1)
+				      : type_walk(def->type, p + APC_LTT_HDR, avail, be);
+		if (len < 0)
+			break;
+		uint32_t hdr32 = cpu_ld32(p + 2, be);
+		uint64_t ecyc = (cyc & ~(uint64_t)0xffffffff) | hdr32;
+		if (ecyc < cyc) {
+			ecyc += UINT64_C(1) << 32;
+			wraps++;
+		}
+		cyc = ecyc;
+		uint64_t ts = apc_ltt_interp_at(&c->ik, ecyc);
+		if (ts < last)
+			ts = last;
+		last = ts;
+		struct apc_ltt_raw *ev = &out[n++];
+		ev->cpu = c->cpu;
+		ev->id = id;
+		ev->hdr32 = hdr32;
+		ev->cycles = ecyc;
+		ev->ts = ts;
+		ev->offset = c->block_off + pos;
+		ev->payload = p + APC_LTT_HDR;
+		ev->len = (size_t)len;
+		ev->fac = facs[id];
+		ev->def = def;
+		pos += APC_LTT_HDR + (size_t)len;
+	}
+	c->pos = pos;
+	c->cyc = cyc;
+	c->last_ts = last;
+	c->wraps = wraps;
+	return n;
+}
+
+/*
+ * apc_ltt_cpu_run() : see ltt.h.  Events strictly inside a block take a
+ * lean loop with the walker's state in locals; everything else (block
+ * start and end, loading, undefined ids, damage) goes through cpu_step,
+ * which is also where the lean loop leaves off whenever an event is not
+ * plain, so errors and counters come out exactly as from
+ * apc_ltt_cpu_next.
+ */
+size_t apc_ltt_cpu_run(struct apc_ltt_cpu *c, struct apc_ltt_raw *out, size_t max, int *st,
+		       struct apc_err *err)
+{
+	size_t n = 0;
+
+	*st = APC_OK;
+	while (n < max) {
+		if (c->have_block && c->pos > 0 && c->pos < c->end_pos && !c->done) {
+			n = c->big_endian ? cpu_lean(c, out, n, max, 1) : cpu_lean(c, out, n, max, 0);
+			if (n == max)
+				break;
+		}
+		int r = cpu_step(c, &out[n], err);
+		if (r != APC_OK) {
+			*st = r;
+			break;
+		}
+		/* The next block may be read over this one's bytes. */
+		if (out[n++].id == APC_LTT_ID_BLOCK_END)
+			break;
+	}
+	return n;
 }

@@ -463,6 +463,7 @@ struct drained {
 	char marks[4][64];
 	uint64_t mark_ts[4];
 	size_t nmarks;
+	int batch_grew; /* a next() overflowed the batch the driver gave */
 };
 
 /* Open `path` through the input layer and the LTT reader; drain it. */
@@ -495,6 +496,8 @@ static int run_reader(const char *path, struct apc_model *m, struct drained *dr,
 	while (!st) {
 		apc_batch_reset(&b);
 		st = apc_format_ltt.next(&r, &b);
+		if (b.cap != 1024)
+			dr->batch_grew = 1;
 		for (size_t i = 0; i < b.n; i++) {
 			const struct apc_event *e = &b.ev[i];
 			if (dr->n++ == 0)
@@ -562,6 +565,7 @@ static void smp_example_reader(void)
 	T_EQ_U64(m.meta.monotonic_delta, m.meta.wall_clock_ns);
 	T_EQ_U64(m.records_read, ref[0].total + ref[1].total);
 	T_ASSERT(dr.order_ok && dr.core_order_ok);
+	T_EQ_INT(dr.batch_grew, 0);
 	T_ASSERT(dr.first_ts >= m.meta.monotonic_delta);
 	T_EQ_U64(dr.by_type[APC_EV_ACTIVITY],
 		 ref_count(&ref[0], "schedchange") + ref_count(&ref[1], "schedchange"));
@@ -702,6 +706,7 @@ static void gen_run(const char *extra, int cpus, int events, uint64_t seed)
 	T_EQ_INT(run_reader(out, &m, &dr, NULL, NULL), APC_OK);
 	T_EQ_INT(m.meta.ncores, cpus);
 	T_ASSERT(dr.order_ok && dr.core_order_ok);
+	T_EQ_INT(dr.batch_grew, 0);
 	T_EQ_U64(dr.by_type[APC_EV_ACTIVITY], t.model[0]);
 	T_EQ_U64(dr.by_type[APC_EV_LINK], t.model[1]);
 	T_EQ_U64(dr.by_type[APC_EV_TASK_EXIT], t.model[2]);
@@ -773,11 +778,320 @@ static void interp_exact(void)
 	T_EQ_U64(apc_ltt_interp(12, 0, 10, 10, 13), 6); /* floor of 6.67 */
 }
 
+/* ---- fast paths against the reference ones ---------------------------- */
+
+static uint64_t xs_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t xs_next(void)
+{
+	xs_state ^= xs_state << 13;
+	xs_state ^= xs_state >> 7;
+	xs_state ^= xs_state << 17;
+	return xs_state;
+}
+
+/*
+ * apc_ltt_interp_at (reciprocal, per-block constants) against the
+ * 128-bit division of apc_ltt_interp: every combination of edge values
+ * for the block ends and the cycle count, then random blocks with
+ * random spans of every bit length.
+ */
+static void interp_fast_exact(void)
+{
+	static const uint64_t edge[] = {0, 1, 2, 3, 5, 7, 1000, 0x7fffffffull, 0x80000000ull,
+					0xffffffffull, 0x100000000ull, 0x100000001ull,
+					350795000ull, 1000000000ull, 1467637903312859000ull,
+					(1ull << 62) - 1, 1ull << 62, (1ull << 63) - 1, 1ull << 63,
+					(1ull << 63) + 1, UINT64_MAX - 2, UINT64_MAX - 1, UINT64_MAX};
+	const size_t ne = sizeof edge / sizeof edge[0];
+	uint64_t checked = 0, bad = 0;
+
+	for (size_t a = 0; a < ne; a++)
+		for (size_t b = 0; b < ne; b++)
+			for (size_t c = 0; c < ne; c++)
+				for (size_t d = 0; d < ne; d++) {
+					uint64_t t0 = edge[a], c0 = edge[b], t1 = edge[c], c1 = edge[d];
+					struct apc_ltt_interp_k k;
+					apc_ltt_interp_prep(&k, t0, c0, t1, c1);
+					uint64_t cs[] = {c0, c0 + 1, c0 - 1, c1, c1 - 1, c1 + 1,
+							 c0 + (c1 - c0) / 2, c0 + (c1 - c0) / 3, 0, UINT64_MAX,
+							 c0 + 0xffffffffull, c0 + 0x100000000ull};
+					for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+						uint64_t want = apc_ltt_interp(cs[i], t0, c0, t1, c1);
+						uint64_t got = apc_ltt_interp_at(&k, cs[i]);
+						checked++;
+						if (got != want && !bad++)
+							T_FAIL("interp(%" PRIu64 ", %" PRIu64 ", %" PRIu64
+							       ", %" PRIu64 ", %" PRIu64 ") = %" PRIu64
+							       ", fast %" PRIu64,
+							       cs[i], t0, c0, t1, c1, want, got);
+					}
+				}
+	for (int i = 0; i < 200000; i++) {
+		/* spans of 1..64 bits, near-power-of-two divisors included */
+		uint64_t dc = xs_next() >> (xs_next() % 64), dt = xs_next() >> (xs_next() % 64);
+		if (i % 7 == 0)
+			dc = (1ull << (xs_next() % 64)) + (uint64_t)(int64_t)((int)(xs_next() % 5) - 2);
+		uint64_t c0 = xs_next() >> (xs_next() % 64), t0 = xs_next() >> (xs_next() % 64);
+		uint64_t c1 = c0 + dc, t1 = t0 + dt;
+		struct apc_ltt_interp_k k;
+		apc_ltt_interp_prep(&k, t0, c0, t1, c1);
+		for (int j = 0; j < 4; j++) {
+			uint64_t x = j == 0 ? dc : dc ? xs_next() % (dc + (dc >> 2) + 1) : xs_next();
+			uint64_t c = c0 + (j == 3 ? xs_next() : x);
+			uint64_t want = apc_ltt_interp(c, t0, c0, t1, c1);
+			checked++;
+			if (apc_ltt_interp_at(&k, c) != want && !bad++)
+				T_FAIL("interp(%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
+				       ") = %" PRIu64 ", fast %" PRIu64,
+				       c, t0, c0, t1, c1, want, apc_ltt_interp_at(&k, c));
+		}
+	}
+	T_EQ_U64(bad, 0);
+	T_ASSERT(checked > 3000000);
+}
+
+/*
+ * Resolved field refs give what the walking lookups give: every
+ * top-level field name of every event of the generator's eventdefs and
+ * of each historical core.xml, on random payloads of every length up to
+ * 40 bytes (so strings with and without NUL, fields cut short).
+ */
+static void fieldref_same(void)
+{
+	char dir[] = "/tmp/test_ltt_ref.XXXXXX", out[256];
+	char *argv[] = {"lttgen", "--seed", "5", "--events", "10", "-o", out, NULL};
+	const char *sd = t_shared_testdata();
+	struct apc_ltt_defs d = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_err err;
+	uint64_t compared = 0, bad = 0, fast = 0;
+
+	if (!mkdtemp(dir)) {
+		T_FAIL("mkdtemp");
+		return;
+	}
+	snprintf(out, sizeof out, "%s/trace", dir);
+	T_EQ_INT(lttgen_main(7, argv), 0);
+	T_EQ_INT(load_defs(out, &d, &a), 0);
+	if (sd) {
+		static const char *const hist[] = {"core.xml.2003-07-25_59460ee3",
+						   "core.xml.2004-01-29_da684c0d",
+						   "core.xml.2005-05-13_45e14832"};
+		for (size_t i = 0; i < 3; i++) {
+			char p[4200];
+			size_t len;
+			snprintf(p, sizeof p, "%s/ltt/eventdefs-history/%s", sd, hist[i]);
+			char *buf = slurp(p, &len);
+			T_ASSERT(buf != NULL);
+			if (buf && apc_ltt_defs_add(&d, buf, len, p, &err) != APC_OK)
+				T_FAIL("%s: %s", p, err.msg);
+			free(buf);
+		}
+		T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_OK);
+	}
+	for (size_t f = 0; f < d.nfacs; f++)
+		for (size_t e = 0; e < d.facs[f].nevents; e++) {
+			const struct apc_ltt_evdef *ev = &d.facs[f].events[e];
+			const struct apc_ltt_type *t = ev->type;
+			while (t && t->kind == APC_LTT_TYPEREF)
+				t = t->target;
+			if (!t || t->kind != APC_LTT_STRUCT)
+				continue;
+			for (size_t k = 0; k <= t->nfields; k++) {
+				/* k == nfields: a name no event has */
+				const char *name = k < t->nfields ? t->fields[k].name : "no_such_field";
+				struct apc_ltt_fieldref ru, rs;
+				apc_ltt_field_ref(&ru, ev, name, 0);
+				apc_ltt_field_ref(&rs, ev, name, 1);
+				fast += ru.how == APC_LTT_REF_FIXED;
+				for (int rep = 0; rep < 40; rep++) {
+					uint8_t pay[40];
+					for (size_t i = 0; i < sizeof pay; i++)
+						pay[i] = (uint8_t)(xs_next() % 4 ? xs_next() : 0);
+					for (size_t avail = 0; avail <= sizeof pay; avail++)
+						for (int be = 0; be < 2; be++) {
+							uint64_t v1 = 7, v2 = 7;
+							const char *s1 = NULL, *s2 = NULL;
+							size_t n1 = 0, n2 = 0;
+							int r1 = apc_ltt_field_u64(ev, pay, avail, be, name, &v1);
+							int r2 = apc_ltt_ref_u64(&ru, pay, avail, be, &v2);
+							int r3 = apc_ltt_field_str(ev, pay, avail, be, name, &s1, &n1);
+							int r4 = apc_ltt_ref_str(&rs, pay, avail, be, &s2, &n2);
+							compared++;
+							if ((r1 != r2 || (!r1 && v1 != v2) || r3 != r4 ||
+							     (!r3 && (s1 != s2 || n1 != n2))) && !bad++)
+								T_FAIL("%s.%s field %s avail %zu be %d: walk %d/%" PRIu64
+								       " %d, ref %d/%" PRIu64 " %d",
+								       d.facs[f].name, ev->name, name, avail, be, r1,
+								       v1, r3, r2, v2, r4);
+						}
+				}
+			}
+		}
+	T_EQ_U64(bad, 0);
+	T_ASSERT(compared > 100000);
+	T_ASSERT(fast > 20); /* most fields do take the fixed-offset path */
+	apc_ltt_defs_free(&d);
+	snprintf(out, sizeof out, "rm -rf '%s'", dir);
+	if (system(out) != 0)
+		T_FAIL("cannot remove %s", dir);
+}
+
+/* A file read that fails (APC_EIO) once `fail_at` bytes are read. */
+struct failing_file {
+	FILE *f;
+	long off, fail_at;
+};
+
+static long failing_read(void *ctx, void *buf, size_t n, struct apc_err *err)
+{
+	struct failing_file *ff = ctx;
+
+	if (ff->fail_at >= 0 && ff->off >= ff->fail_at)
+		return apc_err_set(err, APC_EIO, "cpu", ff->off, "cannot read: injected failure"), -1;
+	if (ff->fail_at >= 0 && (long)n > ff->fail_at - ff->off)
+		n = (size_t)(ff->fail_at - ff->off);
+	size_t r = fread(buf, 1, n, ff->f);
+	ff->off += (long)r;
+	return (long)r;
+}
+
+/*
+ * apc_ltt_cpu_run with read-ahead gives the same events, counters,
+ * final status and message as apc_ltt_cpu_next one block per read, for
+ * every run length: on clean files, both endians, undefined ids, a file
+ * cut inside a block, bytes overwritten in a block, and a read failure.
+ */
+static void run_same_as_next(void)
+{
+	static const char *const opts[] = {"--endian little", "--endian big --trailer new",
+					   "--undefined", "--undefined --endian big --usec"};
+	static const size_t runs[] = {1, 2, 7, 64, 512};
+	char dir[] = "/tmp/test_ltt_run.XXXXXX", cmd[1400], path[512];
+	uint64_t compared = 0;
+
+	if (!mkdtemp(dir)) {
+		T_FAIL("mkdtemp");
+		return;
+	}
+	for (size_t o = 0; o < sizeof opts / sizeof opts[0]; o++) {
+		char *argv[32];
+		int argc = 0;
+		snprintf(cmd, sizeof cmd, "lttgen --seed %zu --events 3000 --cpus 1 -o %s/t%zu %s",
+			 o + 21, dir, o, opts[o]);
+		for (char *t = strtok(cmd, " "); t && argc < 31; t = strtok(NULL, " "))
+			argv[argc++] = t;
+		argv[argc] = NULL;
+		T_EQ_INT(lttgen_main(argc, argv), 0);
+		snprintf(path, sizeof path, "%s/t%zu", dir, o);
+		struct apc_ltt_defs d = {0};
+		struct apc_ltt_arch a = {0};
+		struct apc_ltt_idmap *ids = malloc(sizeof *ids);
+		T_EQ_INT(load_defs(path, &d, &a), 0);
+		for (size_t i = 0; i < d.nfacs; i++)
+			if (!strcmp(d.facs[i].name, "extra")) {
+				d.facs[i].base = GEN_EXTRA_BASE;
+				d.facs[i].has_base = 1;
+			}
+		apc_ltt_idmap_build(ids, &d);
+		int big = strstr(opts[o], "big") != NULL;
+		snprintf(path, sizeof path, "%s/t%zu/cpu/0", dir, o);
+		struct stat sb;
+		T_EQ_INT(stat(path, &sb), 0);
+		T_ASSERT(sb.st_size > 6 * 4096); /* the damage below lands inside */
+		/* damage: none, cut in block 3, bytes overwritten in block 2,
+		 * a read failure in block 4 */
+		for (int dmg = 0; dmg < 4; dmg++) {
+			char dpath[600];
+			snprintf(dpath, sizeof dpath, "%s.%d", path, dmg);
+			snprintf(cmd, sizeof cmd, "cp '%s' '%s'", path, dpath);
+			T_EQ_INT(system(cmd), 0);
+			if (dmg == 1)
+				T_EQ_INT(truncate(dpath, 3 * 4096 + 100), 0);
+			if (dmg == 2) {
+				FILE *f = fopen(dpath, "r+b");
+				if (f) {
+					fseek(f, 2 * 4096 + 300, SEEK_SET);
+					fwrite("\x07\x00\xff\xff\xff\xff\x13\x00", 1, 8, f);
+					fclose(f);
+				}
+			}
+			for (size_t ri = 0; ri < sizeof runs / sizeof runs[0]; ri++) {
+				struct failing_file f1 = {fopen(dpath, "rb"), 0, dmg == 3 ? 4 * 4096 + 50 : -1};
+				struct failing_file f2 = {fopen(dpath, "rb"), 0, f1.fail_at};
+				struct apc_ltt_cpu w1, w2;
+				struct apc_err e1, e2;
+				struct apc_ltt_raw r1, buf[512];
+				int s1 = APC_OK, s2 = APC_OK;
+				size_t n = 0, i = 0;
+				uint64_t bad = 0;
+				apc_err_clear(&e1);
+				apc_err_clear(&e2);
+				T_EQ_INT(apc_ltt_cpu_init(&w1, 0, "cpu", failing_read, &f1, ids, big, 4096, &e1), APC_OK);
+				T_EQ_INT(apc_ltt_cpu_init(&w2, 0, "cpu", failing_read, &f2, ids, big, 4096, &e2), APC_OK);
+				T_EQ_INT(apc_ltt_cpu_readahead(&w2, 5 * 4096 + 1000, &e2), APC_OK);
+				w1.subsec = w2.subsec = strstr(opts[o], "usec") ? APC_LTT_SUBSEC_US : APC_LTT_SUBSEC_NS;
+				for (;;) {
+					s1 = apc_ltt_cpu_next(&w1, &r1, &e1);
+					if (i == n && s2 == APC_OK) {
+						n = apc_ltt_cpu_run(&w2, buf, runs[ri], &s2, &e2);
+						i = 0;
+						T_ASSERT(n <= runs[ri]);
+					}
+					if (s1 != APC_OK) {
+						T_EQ_U64(i, n); /* both ran out together */
+						break;
+					}
+					if (i == n) {
+						T_FAIL("run stopped early (status %d) at offset %" PRIu64, s2, r1.offset);
+						break;
+					}
+					const struct apc_ltt_raw *r2 = &buf[i++];
+					compared++;
+					if ((r1.cpu != r2->cpu || r1.id != r2->id || r1.hdr32 != r2->hdr32 ||
+					     r1.cycles != r2->cycles || r1.ts != r2->ts || r1.offset != r2->offset ||
+					     r1.len != r2->len || r1.fac != r2->fac || r1.def != r2->def ||
+					     memcmp(r1.payload, r2->payload, r1.len)) && !bad++)
+						T_FAIL("%s damage %d run %zu: event at %" PRIu64 " differs (id %u/%u ts %" PRIu64 "/%" PRIu64 ")",
+						       opts[o], dmg, runs[ri], r1.offset, r1.id, r2->id, r1.ts, r2->ts);
+				}
+				T_EQ_U64(bad, 0);
+				T_EQ_INT(s2, s1);
+				if (dmg != 2) /* overwritten bytes may or may not be caught */
+					T_EQ_INT(s1, dmg == 0 ? APC_END : dmg == 1 ? APC_EDATA : APC_EIO);
+				if (s1 < 0) {
+					T_EQ_STR(e2.msg, e1.msg);
+					T_EQ_U64((uint64_t)e2.offset, (uint64_t)e1.offset);
+				}
+				T_EQ_U64(w2.wraps, w1.wraps);
+				T_EQ_U64(w2.undefined, w1.undefined);
+				T_EQ_U64(w2.skipped, w1.skipped);
+				T_EQ_U64(w2.nblocks, w1.nblocks);
+				T_EQ_U64(w2.block_off, w1.block_off);
+				apc_ltt_cpu_free(&w1);
+				apc_ltt_cpu_free(&w2);
+				fclose(f1.f);
+				fclose(f2.f);
+			}
+		}
+		apc_ltt_defs_free(&d);
+		free(ids);
+	}
+	T_ASSERT(compared > 50000);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		T_FAIL("cannot remove %s", dir);
+}
+
 void run_tests(void)
 {
 	T_RUN(xml_tolerant);
 	T_RUN(type_language);
 	T_RUN(interp_exact);
+	T_RUN(interp_fast_exact);
+	T_RUN(fieldref_same);
+	T_RUN(run_same_as_next);
 	T_RUN(eventdefs_history);
 	T_RUN(smp_example_walk);
 	T_RUN(smp_example_reader);
