@@ -30,6 +30,8 @@ static unsigned cpu_detect(void)
 	    __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vl") &&
 	    __builtin_cpu_supports("avx512vbmi2"))
 		f |= APC_CPU_AVX512;
+	if (__builtin_cpu_supports("avx512vbmi"))
+		f |= APC_CPU_AVX512VBMI;
 #elif defined(__aarch64__)
 	f |= APC_CPU_NEON; /* Advanced SIMD is mandatory on aarch64 */
 #endif

@@ -12,6 +12,7 @@
 #define APC_CPU_AVX2 0x2u
 #define APC_CPU_AVX512 0x4u  /* F, BW, CD, VL and VBMI2 (byte compress) */
 #define APC_CPU_NEON 0x8u    /* aarch64 Advanced SIMD */
+#define APC_CPU_AVX512VBMI 0x10u /* vpermb, vpmultishiftqb (every VBMI2 CPU has it) */
 #define APC_CPU_FAST 0x100u  /* branch-reduced portable code allowed */
 
 /*

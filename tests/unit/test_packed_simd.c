@@ -4,9 +4,13 @@
  * reference, on random values, every length 1-10 with its minimum and
  * maximum and the sign boundaries, and for the decoders on truncated,
  * overlong, non-minimal and random byte input.  Also the writer's
- * single-value apc_pack64_wide() and the APC_NO_SIMD switch.
+ * single-value apc_pack64_wide() and the APC_NO_SIMD switch.  Inputs
+ * are long enough to reach the vector loops (64-byte windows, 16 values
+ * a step), and some end at a page edge with nothing mapped after it.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cpu.h"
 #include "packed.h"
@@ -245,7 +249,158 @@ static void bad_input_one(const struct apc_packed_impl *im)
 	}
 }
 
+/* 2^k - 1, 2^k, 2^k + 1 and their negations (and -x - 1) for every k
+ * (63 * 9 + 3 values):
+ * every sign boundary (63/64, -64/-65, ...) around every 7-bit group. */
+static size_t ts_bounds(int64_t *v)
+{
+	size_t n = 0;
+
+	for (unsigned k = 0; k < 63; k++) {
+		int64_t p = (int64_t)1 << k;
+		const int64_t c[3] = {p - 1, p, p + 1};
+		for (int j = 0; j < 3; j++) {
+			v[n++] = c[j];
+			v[n++] = -c[j];
+			v[n++] = -c[j] - 1;
+		}
+	}
+	v[n++] = INT64_MAX;
+	v[n++] = INT64_MIN;
+	v[n++] = INT64_MIN + 1;
+	return n;
+}
+
+static void bounds_one(const struct apc_packed_impl *im)
+{
+	int64_t b[63 * 9 + 3], v[3000];
+	size_t n = ts_bounds(b);
+
+	for (size_t i = 0; i < n; i++)
+		if (ts_check_values(im, &b[i], 1))
+			return;
+	ts_check_values(im, b, n);
+	/* mostly short values with boundary values dropped in: the 16-wide
+	 * steps run, then fall back, at every offset */
+	for (int rep = 0; rep < 20; rep++) {
+		for (size_t i = 0; i < 3000; i++)
+			v[i] = ts_rand() % 8 ? (int64_t)(ts_rand() >> 40) - (1 << 23) : b[ts_rand() % n];
+		if (ts_check_values(im, v, 3000))
+			return;
+	}
+}
+
+/* Short values (1-4 bytes, 16 to a window) with a long or bad value at
+ * every position of a long input: the vector decoders see it in every
+ * lane of both halves and must stop exactly where the reference does. */
+static void bad_in_long_one(const struct apc_packed_impl *im)
+{
+	enum { NV = 120 };
+	int64_t v[NV];
+	uint8_t buf[NV * APC_PACKED64_MAX + 16], bad[NV * APC_PACKED64_MAX + 32];
+	size_t len, offs[NV + 1];
+
+	for (size_t i = 0; i < NV; i++)
+		v[i] = (int64_t)(ts_rand() >> (64 - 1 - ts_rand() % 27)) * (ts_rand() % 20 ? 1 : -1);
+	len = 0;
+	for (size_t i = 0; i < NV; i++) {
+		offs[i] = len;
+		len += apc_pack64(buf + len, v[i]);
+	}
+	offs[NV] = len;
+	for (size_t at = 0; at < NV; at++) {
+		static const uint8_t insert[][12] = {
+			/* 11 continuation bytes: overlong */
+			{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x81, 0x00},
+			/* 10 bytes with a bad 10th (02) */
+			{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02},
+			/* 10 bytes, good (INT64_MIN), and 9 bytes, good */
+			{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f},
+			{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f},
+		};
+		static const size_t ilen[] = {12, 10, 10, 9};
+		for (size_t k = 0; k < 4; k++) {
+			size_t o = offs[at], blen = o + ilen[k] + (len - o);
+			memcpy(bad, buf, o);
+			memcpy(bad + o, insert[k], ilen[k]);
+			memcpy(bad + o + ilen[k], buf + o, len - o);
+			if (ts_check_bytes(im, bad, blen, 256) || ts_check_bytes(im, bad, blen, at + 1) ||
+			    ts_check_bytes(im, bad, o + ilen[k] - 1, 256))
+				return;
+		}
+	}
+	/* and every prefix of the clean input, asking for all or 17 values */
+	for (size_t cut = 0; cut <= len; cut++)
+		if (ts_check_bytes(im, buf, cut, 256) || ts_check_bytes(im, buf, cut, 17))
+			return;
+}
+
+/*
+ * Input that ends at a page edge with an unmapped page after it: a
+ * decoder that reads a byte past in + len faults here (and ASan would
+ * flag it in any buffer).  Encoded output likewise ends at the edge.
+ */
+static void page_edge_one(const struct apc_packed_impl *im)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int64_t v[300], back[300];
+	uint8_t enc[300 * APC_PACKED64_MAX];
+
+	/* 10 % of the values 9-10 bytes long, in runs and alone */
+	size_t len, used;
+
+	if (map == MAP_FAILED || mprotect(map + pg, pg, PROT_NONE) != 0) {
+		T_SKIP("cannot map a guard page");
+	}
+	for (size_t i = 0; i < 300; i++)
+		v[i] = (i >= 240 && i < 280) || ts_rand() % 10 == 0 ? (int64_t)ts_rand()
+								      : (int64_t)(ts_rand() >> 45) - (1 << 18);
+	len = apc_pack64_array_scalar(enc, v, 300);
+	/* every tail length, so the last window ends at the edge in every way */
+	for (size_t tail = 0; tail <= len && tail <= 700; tail++) {
+		uint8_t *p = map + pg - tail;
+		memcpy(p, enc + len - tail, tail);
+		if (ts_check_bytes(im, p, tail, 256))
+			break;
+		/* the same bytes with the last one's stop bit set: truncated */
+		if (tail) {
+			p[tail - 1] |= 0x80;
+			if (ts_check_bytes(im, p, tail, 256))
+				break;
+		}
+	}
+	/* all 300 values, input ending exactly at the edge */
+	if (len <= pg) {
+		memcpy(map + pg - len, enc, len);
+		T_EQ_INT(im->unpack(map + pg - len, len, back, 300, &used), 300);
+		T_EQ_INT(used, len);
+		T_EQ_MEM(back, v, sizeof v);
+	}
+	/* encoder room ending at the edge: n * 10 bytes and not one more,
+	 * for the mix above and for 10-byte values only (output as long as
+	 * the room, where a store past it would show) */
+	for (int all_long = 0; all_long < 2; all_long++) {
+		if (all_long)
+			for (size_t i = 0; i < 300; i++)
+				v[i] = (int64_t)(ts_rand() | 1ULL << 62) >> (ts_rand() & 1);
+		for (size_t n = 1; n <= 120; n++) {
+			uint8_t *o = map + pg - n * APC_PACKED64_MAX;
+			size_t k = im->pack(o, v + 300 - n, n);
+			size_t r = apc_pack64_array_scalar(enc, v + 300 - n, n);
+			if (k != r || memcmp(o, enc, r) != 0) {
+				T_FAIL("%s: encoding %zu values ending at a page edge differs", im->name, n);
+				break;
+			}
+		}
+	}
+	munmap(map, 2 * pg);
+}
+
 static void edges(void) { ts_each(edges_one); }
+static void bounds(void) { ts_each(bounds_one); }
+static void bad_in_long(void) { ts_each(bad_in_long_one); }
+static void page_edge(void) { ts_each(page_edge_one); }
 static void every_count(void) { ts_each(every_count_one); }
 static void random_values(void) { ts_each(random_one); }
 static void truncated(void) { ts_each(truncated_one); }
@@ -319,6 +474,9 @@ void run_tests(void)
 	T_RUN(random_values);
 	T_RUN(truncated);
 	T_RUN(bad_input);
+	T_RUN(bounds);
+	T_RUN(bad_in_long);
+	T_RUN(page_edge);
 	T_RUN(pack_wide);
 	T_RUN(no_simd_env);
 	T_RUN(batch_entry);
