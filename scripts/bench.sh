@@ -66,6 +66,10 @@ echo
 var() { awk -v v="$1" -v k="$2" '$1 == "variant" && $2 == v {print $(k)}' "$pb"; }
 s_enc=$(var scalar 4)
 s_dec=$(var scalar 8)
+# packbench's plain byte-at-a-time loops: how fast this machine is right
+# now (the issue quotes 0.13-0.15 G values/s for an idle one)
+cal=$(awk '$1 == "calibration" && $2 == "byteloop" {print $4 " / " $8}' "$pb")
+[ -z "$cal" ] || row "byte loop enc / dec (G values/s)" "$cal" "-" "-" "calibration: 0.13-0.15 idle"
 for v in portable bmi2 avx512; do
 	e=$(var $v 4)
 	[ -n "$e" ] || { row "packed encode $v (G values/s)" "n/a" "$s_enc" "-" "(CPU lacks it)"; continue; }
