@@ -85,6 +85,13 @@ struct ltt_idrefs {
 	struct apc_ltt_fieldref f[2];
 };
 
+/* What the reader makes of one event id, for ids below the table's n. */
+struct ltt_idinfo {
+	uint8_t role;       /* enum ltt_role */
+	int32_t ctr;        /* counter id, -1 none */
+	uint32_t ref_slot;  /* refs index + 1 for role ids, 0 none */
+};
+
 struct ltt_mark {
 	uint64_t ts;
 	int32_t core;
@@ -99,14 +106,12 @@ struct ltt_proc {
 struct ltt_priv {
 	struct apc_ltt_defs defs;
 	struct apc_ltt_arch arch;
-	struct apc_ltt_idmap *ids;
+	struct apc_ltt_ids ids;         /* n entries: what the eventdefs assign */
 	size_t block_size;
 	int subsec;
 	struct ltt_src *src;
 	size_t nsrc;
-	uint8_t role[APC_LTT_MAX_IDS];
-	int32_t ctr[APC_LTT_MAX_IDS];   /* counter id per event id, -1 none */
-	uint32_t ref_slot[APC_LTT_MAX_IDS]; /* refs index + 1 for role ids, 0 none */
+	struct ltt_idinfo *idi;         /* ids.n entries; ltt_id() for any id */
 	struct ltt_idrefs *refs;
 	size_t nrefs;
 	uint32_t act_ctr;
@@ -146,9 +151,19 @@ static int ltt_slurp(struct apc_input *in, const char *rel, uint8_t **buf, size_
 	return st;
 }
 
+/* An id past the table is unassigned: no role, no counter, no refs. */
+static const struct ltt_idinfo ltt_noid = {ROLE_NONE, -1, 0};
+
+static inline const struct ltt_idinfo *ltt_id(const struct ltt_priv *p, uint32_t id)
+{
+	return id < p->ids.n && p->idi ? &p->idi[id] : &ltt_noid;
+}
+
 static const char *role_name(const struct ltt_priv *p, uint16_t id, struct apc_model *m)
 {
-	switch (p->role[id]) {
+	const struct ltt_idinfo *ii = ltt_id(p, id);
+
+	switch (ii->role) {
 	case ROLE_NONE: return "none (block framing)";
 	case ROLE_SCHED: return "activity ltt_cpu_activity";
 	case ROLE_IRQ: return "counter ltt_irq";
@@ -158,8 +173,8 @@ static const char *role_name(const struct ltt_priv *p, uint16_t id, struct apc_m
 	case ROLE_FORK: return "link";
 	case ROLE_EXIT: return "task exit";
 	default:
-		if (p->ctr[id] >= 0 && (size_t)p->ctr[id] < m->ncounters)
-			return m->counters[p->ctr[id]].type;
+		if (ii->ctr >= 0 && (size_t)ii->ctr < m->ncounters)
+			return m->counters[ii->ctr].type;
 		return "unmapped";
 	}
 }
@@ -357,7 +372,7 @@ static int ltt_eventdefs(struct apc_reader *r, struct ltt_priv *p)
 
 /* Walk a control file with the given id map, calling fn for each event. */
 static int ltt_control(struct apc_reader *r, struct ltt_priv *p, const char *rel,
-		       const struct apc_ltt_idmap *ids,
+		       const struct apc_ltt_ids *ids,
 		       int (*fn)(struct apc_reader *, struct ltt_priv *, const struct apc_ltt_raw *))
 {
 	struct ltt_src s;
@@ -585,26 +600,27 @@ static void ltt_declare(struct apc_reader *r, struct ltt_priv *p)
 		}
 		p->act_ctr = d->id;
 	}
-	for (uint32_t id = 0; id < APC_LTT_MAX_IDS; id++) {
-		const struct apc_ltt_evdef *e = p->ids->ev[id];
-		const struct apc_ltt_facility *f = p->ids->fac[id];
+	for (uint32_t id = 0; id < p->ids.n; id++) {
+		const struct apc_ltt_evdef *e = p->ids.ev[id];
+		const struct apc_ltt_facility *f = p->ids.fac[id];
+		struct ltt_idinfo *ii = &p->idi[id];
 		char type[256];
-		p->ctr[id] = -1;
+		ii->ctr = -1;
+		ii->role = ROLE_NONE;
+		ii->ref_slot = 0;
 		if (!e)
 			continue;
 		if (id == APC_LTT_ID_FACILITY_LOAD || id == APC_LTT_ID_BLOCK_START ||
-		    id == APC_LTT_ID_BLOCK_END || id == APC_LTT_ID_HEARTBEAT) {
-			p->role[id] = ROLE_NONE;
+		    id == APC_LTT_ID_BLOCK_END || id == APC_LTT_ID_HEARTBEAT)
 			continue;
-		}
-		p->role[id] = ROLE_COUNTER;
+		ii->role = ROLE_COUNTER;
 		int core = strcmp(f->name, "core") == 0;
 		if (core && strcmp(e->name, "schedchange") == 0) {
-			p->role[id] = ROLE_SCHED;
+			ii->role = ROLE_SCHED;
 			continue;
 		}
 		if (core && (strcmp(e->name, "process_fork") == 0 || strcmp(e->name, "process_exit") == 0)) {
-			p->role[id] = e->name[8] == 'f' ? ROLE_FORK : ROLE_EXIT;
+			ii->role = e->name[8] == 'f' ? ROLE_FORK : ROLE_EXIT;
 			continue;
 		}
 		const char *title = f->name, *name = e->name;
@@ -613,15 +629,15 @@ static void ltt_declare(struct apc_reader *r, struct ltt_priv *p)
 			if (strcmp(e->name, fixed[k].ev) == 0)
 				break;
 		if (core && k < 4) {
-			p->role[id] = fixed[k].role;
+			ii->role = fixed[k].role;
 			snprintf(type, sizeof type, "%s", fixed[k].type);
 			title = "LTT";
 			name = fixed[k].name;
 		} else {
 			if (core && strcmp(e->name, "process") == 0)
-				p->role[id] = ROLE_PROCESS;
+				ii->role = ROLE_PROCESS;
 			if (core && strcmp(e->name, "file_system") == 0)
-				p->role[id] = ROLE_FS;
+				ii->role = ROLE_FS;
 			snprintf(type, sizeof type, "ltt_%s_%s", f->name, e->name);
 		}
 		d = apc_model_find_counter(m, type);
@@ -636,7 +652,7 @@ static void ltt_declare(struct apc_reader *r, struct ltt_priv *p)
 			apc_strset(&d->name, name);
 			apc_strset(&d->description, e->description);
 		}
-		p->ctr[id] = (int32_t)d->id;
+		ii->ctr = (int32_t)d->id;
 	}
 }
 
@@ -653,22 +669,22 @@ static int ltt_refs(struct apc_reader *r, struct ltt_priv *p)
 		{ROLE_PROCESS, {"event_sub_id", "event_data1"}, {0, 0}},
 		{ROLE_FS, {"event_sub_id", "file_name"}, {0, 1}}};
 
-	for (uint32_t id = 0; id < APC_LTT_MAX_IDS; id++) {
+	for (uint32_t id = 0; id < p->ids.n; id++) {
 		size_t k;
-		p->ref_slot[id] = 0;
+		p->idi[id].ref_slot = 0;
 		for (k = 0; k < sizeof want / sizeof want[0]; k++)
-			if (want[k].role == p->role[id])
+			if (want[k].role == p->idi[id].role)
 				break;
-		if (k == sizeof want / sizeof want[0] || !p->ids->ev[id])
+		if (k == sizeof want / sizeof want[0] || !p->ids.ev[id])
 			continue;
 		struct ltt_idrefs *nr = realloc(p->refs, (p->nrefs + 1) * sizeof *nr);
 		if (!nr)
 			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 		p->refs = nr;
 		for (int j = 0; j < 2; j++)
-			apc_ltt_field_ref(&nr[p->nrefs].f[j], p->ids->ev[id], want[k].f[j] ? want[k].f[j] : "",
+			apc_ltt_field_ref(&nr[p->nrefs].f[j], p->ids.ev[id], want[k].f[j] ? want[k].f[j] : "",
 					  want[k].str[j]);
-		p->ref_slot[id] = (uint32_t)++p->nrefs;
+		p->idi[id].ref_slot = (uint32_t)++p->nrefs;
 	}
 	return APC_OK;
 }
@@ -723,34 +739,35 @@ static int ltt_open(struct apc_reader *r)
 
 	if ((st = ltt_eventdefs(r, p)))
 		return st;
-	p->ids = malloc(sizeof *p->ids);
-	struct apc_ltt_idmap *ctl = malloc(sizeof *ctl);
-	if (!p->ids || !ctl) {
-		free(ctl);
-		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	}
-	apc_ltt_idmap_build(p->ids, &p->defs);
+	if ((st = apc_ltt_ids_build(&p->ids, &p->defs, &r->err)))
+		return st;
 	/* control/facilities may move facility bases; then renumber. */
-	st = ltt_control(r, p, "control/facilities", p->ids, ltt_on_facility);
-	if (!st)
-		apc_ltt_idmap_build(p->ids, &p->defs);
+	st = ltt_control(r, p, "control/facilities", &p->ids, ltt_on_facility);
+	if (!st) {
+		apc_ltt_ids_free(&p->ids);
+		st = apc_ltt_ids_build(&p->ids, &p->defs, &r->err);
+	}
 	/* control/processes and interrupts: every non-builtin id is the
-	 * spec's process / interrupt description. */
-	memcpy(ctl, p->ids, sizeof *ctl);
-	for (uint32_t id = 0; !st && id < APC_LTT_MAX_IDS; id++)
-		if (id != APC_LTT_ID_FACILITY_LOAD && id != APC_LTT_ID_BLOCK_START &&
-		    id != APC_LTT_ID_BLOCK_END && id != APC_LTT_ID_HEARTBEAT) {
-			ctl->fac[id] = NULL;
-			ctl->ev[id] = &ctl_proc_ev;
-		}
+	 * spec's process / interrupt description.  An overlay of the
+	 * builtins (all below 20, and the table always holds them) with
+	 * everything else, to 65535, as `rest`. */
+	const struct apc_ltt_facility *cfac[APC_LTT_ID_HEARTBEAT + 1];
+	const struct apc_ltt_evdef *cev[APC_LTT_ID_HEARTBEAT + 1];
+	struct apc_ltt_ids ctl = {cfac, cev, APC_LTT_ID_HEARTBEAT + 1, &ctl_proc_ev};
+	for (uint32_t id = 0; !st && id < ctl.n; id++) {
+		int bi = id == APC_LTT_ID_FACILITY_LOAD || id == APC_LTT_ID_BLOCK_START ||
+			 id == APC_LTT_ID_BLOCK_END || id == APC_LTT_ID_HEARTBEAT;
+		cfac[id] = bi ? apc_ltt_ids_fac(&p->ids, id) : NULL;
+		cev[id] = bi ? apc_ltt_ids_ev(&p->ids, id) : &ctl_proc_ev;
+	}
 	if (!st)
-		st = ltt_control(r, p, "control/processes", ctl, ltt_on_process);
-	for (uint32_t id = 0; !st && id < APC_LTT_MAX_IDS; id++)
-		if (ctl->ev[id] == &ctl_proc_ev)
-			ctl->ev[id] = &ctl_irq_ev;
+		st = ltt_control(r, p, "control/processes", &ctl, ltt_on_process);
+	for (uint32_t id = 0; !st && id < ctl.n; id++)
+		if (cev[id] == &ctl_proc_ev)
+			cev[id] = &ctl_irq_ev;
+	ctl.rest = &ctl_irq_ev;
 	if (!st)
-		st = ltt_control(r, p, "control/interrupts", ctl, ltt_on_interrupt);
-	free(ctl);
+		st = ltt_control(r, p, "control/interrupts", &ctl, ltt_on_interrupt);
 	if (st)
 		return st;
 
@@ -781,7 +798,7 @@ static int ltt_open(struct apc_reader *r)
 		/* Messages name the trace too ("trace.tar:cpu/0"), not just the member. */
 		snprintf(s->name, sizeof s->name, "%s", apc_stream_name(s->s));
 		p->nsrc++;
-		if ((st = apc_ltt_cpu_init(&s->w, (int)cpu, s->name, ltt_read_cb, s, p->ids,
+		if ((st = apc_ltt_cpu_init(&s->w, (int)cpu, s->name, ltt_read_cb, s, &p->ids,
 					   p->arch.big_endian, p->block_size, &r->err)))
 			return st;
 		if (cpu + 1 > ncpu)
@@ -849,6 +866,8 @@ static int ltt_open(struct apc_reader *r)
 	apc_strset(&r->model->meta.source_format, "ltt");
 	apc_model_add_attr(r->model, "ltt_subsecond_unit",
 			   p->subsec == APC_LTT_SUBSEC_US ? "us" : "ns");
+	if (!(p->idi = calloc(p->ids.n, sizeof *p->idi)))
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	ltt_declare(r, p);
 	if ((st = ltt_refs(r, p)))
 		return st;
@@ -922,7 +941,8 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 	int be = p->arch.big_endian, core = ev->cpu;
 	uint64_t v = 0, v1 = 0;
 	struct apc_event *e;
-	uint8_t role = p->role[ev->id];
+	const struct ltt_idinfo *ii = ltt_id(p, ev->id);
+	uint8_t role = ii->role;
 	const struct apc_ltt_fieldref *f = NULL;
 
 	r->model->records_read++;
@@ -931,8 +951,8 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		return 0;
 	if (role == ROLE_COUNTER || role >= ROLE_IRQ)
 		goto counter; /* most events: nothing but their counter */
-	if (p->ref_slot[ev->id])
-		f = p->refs[p->ref_slot[ev->id] - 1].f;
+	if (ii->ref_slot)
+		f = p->refs[ii->ref_slot - 1].f;
 	if (role == ROLE_SCHED) {
 		if (!f || apc_ltt_ref_u64(&f[0], ev->payload, ev->len, be, &v)) {
 			apc_model_unmapped(r->model, "ltt schedchange without an 'in' field", 1);
@@ -994,11 +1014,11 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		}
 	}
 counter:
-	if (p->ctr[ev->id] < 0)
+	if (ii->ctr < 0)
 		return 0;
 	if (!(e = ltt_add(b, APC_EV_COUNTER, ev->ts, core)))
 		return -1;
-	e->u.counter.counter = (uint32_t)p->ctr[ev->id];
+	e->u.counter.counter = (uint32_t)ii->ctr;
 	e->u.counter.pid = APC_NO_PID;
 	e->u.counter.value = 1;
 	return 0;
@@ -1133,7 +1153,8 @@ static void ltt_close(struct apc_reader *r)
 	free(p->stats);
 	free(p->stat_ix);
 	free(p->refs);
-	free(p->ids);
+	free(p->idi);
+	apc_ltt_ids_free(&p->ids);
 	apc_ltt_defs_free(&p->defs);
 	free(p);
 	r->priv = NULL;

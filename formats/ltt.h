@@ -227,11 +227,40 @@ int apc_ltt_ref_str(const struct apc_ltt_fieldref *f, const uint8_t *p, size_t a
 #define APC_LTT_BLOCK_EV 20    /* block_start/end payload: s, ns, cycles, id */
 #define APC_LTT_MAX_IDS 65536
 
-/* id -> (facility, event) table built from facility bases. */
+/* id -> (facility, event) for every id, 1 MiB: for callers that want a
+ * flat table (the eventdefs fuzz target); the reader uses apc_ltt_ids. */
 struct apc_ltt_idmap {
 	const struct apc_ltt_facility *fac[APC_LTT_MAX_IDS];
 	const struct apc_ltt_evdef *ev[APC_LTT_MAX_IDS];
 };
+
+/*
+ * The id table a walker reads, sized by what the definitions use: ids
+ * below n through fac/ev (n entries each), every id from n up as
+ * (NULL, rest).  A trace's own table has rest NULL, so those ids are
+ * undefined exactly as unassigned ids below n are; the reader's table
+ * for control/processes and control/interrupts is a 20-entry overlay
+ * with rest set.  Opening a trace costs the ids it assigns, not 65536
+ * (still up to 65536 when a facility's base is near the top).
+ */
+struct apc_ltt_ids {
+	const struct apc_ltt_facility **fac;
+	const struct apc_ltt_evdef **ev;
+	uint32_t n;
+	const struct apc_ltt_evdef *rest;
+};
+
+/* apc_ltt_ids_fac() / apc_ltt_ids_ev() : the entry of any id. */
+static inline const struct apc_ltt_facility *apc_ltt_ids_fac(const struct apc_ltt_ids *t,
+							     uint32_t id)
+{
+	return id < t->n ? t->fac[id] : NULL;
+}
+
+static inline const struct apc_ltt_evdef *apc_ltt_ids_ev(const struct apc_ltt_ids *t, uint32_t id)
+{
+	return id < t->n ? t->ev[id] : t->rest;
+}
 
 /*
  * apc_ltt_idmap_build() : give each facility a base when it has none
@@ -242,6 +271,15 @@ struct apc_ltt_idmap {
  * builtin ids.  Other facilities follow, in the order they were added.
  */
 void apc_ltt_idmap_build(struct apc_ltt_idmap *m, struct apc_ltt_defs *d);
+/*
+ * apc_ltt_ids_build() : the same numbering as apc_ltt_idmap_build (same
+ * bases, same entries) into a table of n = highest assigned id + 1
+ * entries (at least the builtins' 20), rest NULL.  Replaces whatever t
+ * held without freeing it.  APC_OK or APC_ENOMEM (t left empty).  Free
+ * with apc_ltt_ids_free.
+ */
+int apc_ltt_ids_build(struct apc_ltt_ids *t, struct apc_ltt_defs *d, struct apc_err *err);
+void apc_ltt_ids_free(struct apc_ltt_ids *t);
 
 /* ---- time ------------------------------------------------------------ */
 
@@ -331,13 +369,14 @@ struct apc_ltt_cpu {
 	const char *name;       /* for messages */
 	apc_ltt_read_fn read;
 	void *ctx;
-	const struct apc_ltt_idmap *ids;
+	struct apc_ltt_ids ids;  /* a copy: the arrays must outlive the walker */
 	int big_endian;
 	int subsec;             /* enum apc_ltt_subsec, decided before walking */
 	size_t block_size;
 	uint8_t *block;         /* the current block (inside buf) */
 	uint8_t *buf;           /* read-ahead: whole blocks read in one call */
 	size_t buf_cap, buf_len, buf_pos; /* buf_pos: offset of `block` in buf */
+	size_t buf_want;        /* what buf grows to as the file has the bytes */
 	int read_st;            /* a read failure held back until buf is used up */
 	struct apc_err read_err;/* and its message */
 	struct apc_ltt_interp_k ik; /* the current block's time constants */
@@ -358,10 +397,12 @@ struct apc_ltt_cpu {
 
 /*
  * apc_ltt_cpu_init() : set up a walker; the caller sets subsec (AUTO is
- * read as ns) before the first apc_ltt_cpu_next.  Allocates one block.
+ * read as ns) before the first apc_ltt_cpu_next.  Allocates one block
+ * or 64 KiB, whichever is less; the buffer grows (to a block, or the
+ * read-ahead) only as the file delivers the bytes to fill it.
  */
 int apc_ltt_cpu_init(struct apc_ltt_cpu *c, int cpu, const char *name, apc_ltt_read_fn read,
-		     void *ctx, const struct apc_ltt_idmap *ids, int big_endian, size_t block_size,
+		     void *ctx, const struct apc_ltt_ids *ids, int big_endian, size_t block_size,
 		     struct apc_err *err);
 void apc_ltt_cpu_free(struct apc_ltt_cpu *c);
 /*
@@ -369,8 +410,9 @@ void apc_ltt_cpu_free(struct apc_ltt_cpu *c);
  * blocks, at least one) per read call instead of one block.  Call
  * before the first apc_ltt_cpu_load.  Events, errors and their offsets
  * are the same as with one block per call: a read failure after whole
- * blocks is reported once those blocks are walked.  APC_OK or
- * APC_ENOMEM (the walker keeps its old buffer).
+ * blocks is reported once those blocks are walked.  APC_OK: the
+ * buffer grows to that size only as the file fills it, so a failed
+ * allocation is APC_ENOMEM from apc_ltt_cpu_load instead.
  */
 int apc_ltt_cpu_readahead(struct apc_ltt_cpu *c, size_t bytes, struct apc_err *err);
 /*

@@ -18,6 +18,8 @@
 
 #define XML_MAX_DEPTH 64
 #define TYPE_MAX_DEPTH 32
+/* The walker's first buffer at most (see apc_ltt_cpu_init). */
+#define LTT_BUF_FIRST (64u << 10)
 
 /* ---- tolerant XML-ish parser ------------------------------------------ */
 
@@ -27,34 +29,52 @@ static int xml_is_void(const char *name)
 	static const char *const v[] = {"int", "uint", "float", "string", "typeref", "label",
 					"pointer", "long", "ulong", "size_t", "ssize_t", "off_t",
 					"char", "uchar", "short", "ushort", NULL};
+	/* First letters before strcmp: this runs for every element, and a
+	 * strcmp per entry was a visible share of a fuzzed open. */
 	for (size_t i = 0; v[i]; i++)
-		if (strcmp(v[i], name) == 0)
+		if (v[i][0] == name[0] && strcmp(v[i], name) == 0)
 			return 1;
 	return 0;
 }
 
+/*
+ * Copy s[0..n) to o with the five predefined entities decoded (at most
+ * n bytes, then a NUL); returns the length.  Runs without '&' go by
+ * memchr and memcpy: eventdefs text is mostly plain, and a byte-wise
+ * loop was most of a fuzzed open.
+ */
+static size_t xml_decode_into(char *o, const char *s, size_t n)
+{
+	static const struct { const char *ent; size_t len; char c; } ents[] = {
+		{"&lt;", 4, '<'}, {"&gt;", 4, '>'}, {"&amp;", 5, '&'}, {"&quot;", 6, '"'},
+		{"&apos;", 6, '\''}};
+	size_t i = 0, w = 0;
+
+	while (i < n) {
+		const char *amp = memchr(s + i, '&', n - i);
+		size_t run = amp ? (size_t)(amp - (s + i)) : n - i;
+		memcpy(o + w, s + i, run);
+		w += run;
+		i += run;
+		if (i == n)
+			break;
+		size_t k;
+		for (k = 0; k < 5; k++)
+			if (n - i >= ents[k].len && memcmp(s + i, ents[k].ent, ents[k].len) == 0)
+				break;
+		o[w++] = k < 5 ? ents[k].c : '&';
+		i += k < 5 ? ents[k].len : 1;
+	}
+	o[w] = 0;
+	return w;
+}
+
 static char *xml_dup_decoded(const char *s, size_t n)
 {
-	char *d = malloc(n + 1), *o = d;
+	char *d = malloc(n + 1);
 
-	if (!d)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		static const struct { const char *ent; char c; } ents[] = {
-			{"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}, {"&apos;", '\''}};
-		size_t k;
-		for (k = 0; k < 5; k++) {
-			size_t el = strlen(ents[k].ent);
-			if (s[i] == '&' && n - i >= el && memcmp(s + i, ents[k].ent, el) == 0) {
-				*o++ = ents[k].c;
-				i += el - 1;
-				break;
-			}
-		}
-		if (k == 5)
-			*o++ = s[i];
-	}
-	*o = 0;
+	if (d)
+		xml_decode_into(d, s, n);
 	return d;
 }
 
@@ -76,35 +96,41 @@ static struct apc_ltt_xnode *xml_new(const char *name, size_t n, int64_t off)
 	return x;
 }
 
+/*
+ * Arrays of kids and attributes grow by doubling, the capacity implied
+ * by the count (a power of two at least n): a facility of n events is
+ * log n reallocations, not n, each copying all before it.
+ */
+static int xml_full(size_t n)
+{
+	return (n & (n - 1)) == 0; /* 0, 1, 2, 4, ...: no room for one more */
+}
+
 static int xml_add_kid(struct apc_ltt_xnode *p, struct apc_ltt_xnode *k)
 {
-	struct apc_ltt_xnode **nk = realloc(p->kids, (p->nkids + 1) * sizeof *nk);
-
-	if (!nk)
-		return -1;
-	p->kids = nk;
+	if (xml_full(p->nkids)) {
+		struct apc_ltt_xnode **nk =
+			realloc(p->kids, (p->nkids ? 2 * p->nkids : 1) * sizeof *nk);
+		if (!nk)
+			return -1;
+		p->kids = nk;
+	}
 	p->kids[p->nkids++] = k;
 	return 0;
 }
 
+/* Append a chunk of character data, decoded, after a space when the
+ * node has text already; decoding never lengthens, so one realloc. */
 static int xml_add_text(struct apc_ltt_xnode *p, const char *s, size_t n)
 {
 	size_t old = p->text ? strlen(p->text) : 0;
-	char *d = xml_dup_decoded(s, n), *t;
+	char *t = realloc(p->text, old + n + 2);
 
-	if (!d)
+	if (!t)
 		return -1;
-	t = realloc(p->text, old + strlen(d) + 2);
-	if (!t) {
-		free(d);
-		return -1;
-	}
-	if (!old)
-		t[0] = 0;
-	else
-		strcat(t, " ");
-	strcat(t, d);
-	free(d);
+	if (old)
+		t[old++] = ' ';
+	xml_decode_into(t + old, s, n);
 	p->text = t;
 	return 0;
 }
@@ -124,9 +150,20 @@ static void xml_trim(struct apc_ltt_xnode *x)
 		xml_trim(x->kids[i]);
 }
 
+/*
+ * A name byte: ASCII letters and digits, '_', '-', ':' and '.' (c is an
+ * unsigned char).  A bitmap, not a chain of compares: names are most of
+ * the bytes of an eventdefs file, and under the fuzzer every compare is
+ * a coverage call.
+ */
 static int xml_isname(int c)
 {
-	return isalnum(c) || c == '_' || c == '-' || c == ':' || c == '.';
+	static const uint64_t name_bits[4] = {
+		UINT64_C(0x07ff600000000000),  /* '-' '.' '0'-'9' ':' */
+		UINT64_C(0x07fffffe87fffffe),  /* 'A'-'Z' '_' 'a'-'z' */
+		0, 0};
+
+	return (int)(name_bits[(c >> 6) & 3] >> (c & 63) & 1);
 }
 
 /* Parse the attributes of a start tag from *pp; stops at '>' or "/>". */
@@ -165,9 +202,9 @@ static int xml_attrs(struct apc_ltt_xnode *x, const char *b, size_t len, size_t 
 				i++;
 			if (i < len && (b[i] == '"' || b[i] == '\'')) {
 				char q = b[i++];
+				const char *e = memchr(b + i, q, len - i);
 				vs = i;
-				while (i < len && b[i] != q)
-					i++;
+				i = e ? (size_t)(e - b) : len;
 				ve = i;
 				if (i < len)
 					i++;
@@ -179,10 +216,13 @@ static int xml_attrs(struct apc_ltt_xnode *x, const char *b, size_t len, size_t 
 				ve = i;
 			}
 		}
-		struct apc_ltt_xattr *na = realloc(x->attrs, (x->nattrs + 1) * sizeof *na);
-		if (!na)
-			return -1;
-		x->attrs = na;
+		if (xml_full(x->nattrs)) {
+			struct apc_ltt_xattr *na =
+				realloc(x->attrs, (x->nattrs ? 2 * x->nattrs : 1) * sizeof *na);
+			if (!na)
+				return -1;
+			x->attrs = na;
+		}
 		struct apc_ltt_xattr *a = &x->attrs[x->nattrs];
 		a->name = xml_dup_decoded(b + ns, ne - ns);
 		a->value = xml_dup_decoded(b + vs, ve - vs);
@@ -201,12 +241,7 @@ static int xml_attrs(struct apc_ltt_xnode *x, const char *b, size_t len, size_t 
 
 static const char *xml_find(const char *b, size_t len, size_t from, const char *pat)
 {
-	size_t pl = strlen(pat);
-
-	for (size_t i = from; i + pl <= len; i++)
-		if (memcmp(b + i, pat, pl) == 0)
-			return b + i;
-	return NULL;
+	return from <= len ? memmem(b + from, len - from, pat, strlen(pat)) : NULL;
 }
 
 int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_ltt_xnode **root,
@@ -222,9 +257,10 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 	stack[0] = doc;
 	while (i < len) {
 		if (b[i] != '<') {
+			/* memchr, not a byte loop: character data is most of a file */
+			const char *lt = memchr(b + i, '<', len - i);
 			size_t s = i;
-			while (i < len && b[i] != '<')
-				i++;
+			i = lt ? (size_t)(lt - b) : len;
 			if (xml_add_text(stack[depth], b + s, i - s))
 				goto nomem;
 			continue;
@@ -358,7 +394,7 @@ static int is_type_elem(const char *n)
 					"ulong", "size_t", "ssize_t", "off_t", "char", "uchar",
 					"short", "ushort", NULL};
 	for (size_t i = 0; v[i]; i++)
-		if (strcmp(v[i], n) == 0)
+		if (v[i][0] == n[0] && strcmp(v[i], n) == 0)
 			return 1;
 	return 0;
 }
@@ -1025,11 +1061,22 @@ static int fac_has_builtins(const struct apc_ltt_facility *f)
 	return 0;
 }
 
-void apc_ltt_idmap_build(struct apc_ltt_idmap *m, struct apc_ltt_defs *d)
+/*
+ * The numbering behind both id tables: give facilities their bases and
+ * put each event at its id in fac/ev (first come keeps an id), for ids
+ * below cap only; fac/ev NULL just counts.  Returns the highest id
+ * assigned + 1 (at least the builtins' 20).  Idempotent: the first call
+ * fixes every base, so a count followed by a fill numbers alike.
+ */
+static uint32_t ids_assign(struct apc_ltt_defs *d, const struct apc_ltt_facility **fac,
+			   const struct apc_ltt_evdef **ev, uint32_t cap)
 {
-	uint32_t next = 0;
+	static const uint32_t bids[4] = {APC_LTT_ID_FACILITY_LOAD, APC_LTT_ID_BLOCK_START,
+					 APC_LTT_ID_BLOCK_END, APC_LTT_ID_HEARTBEAT};
+	uint32_t next = 0, top = APC_LTT_ID_HEARTBEAT + 1;
 
-	memset(m, 0, sizeof *m);
+	if (!ev)
+		cap = 0;
 	/* "core" first, so it gets base 0 when nothing says otherwise. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < d->nfacs; i++) {
@@ -1052,23 +1099,57 @@ void apc_ltt_idmap_build(struct apc_ltt_idmap *m, struct apc_ltt_defs *d)
 						id++;
 				if (id >= APC_LTT_MAX_IDS)
 					break;
-				if (!m->ev[id]) {
-					m->fac[id] = f;
-					m->ev[id] = &f->events[k];
+				if (id < cap && !ev[id]) {
+					fac[id] = f;
+					ev[id] = &f->events[k];
 				}
+				if (id >= top)
+					top = id + 1;
 				id++;
 			}
 			if (id > next)
 				next = id;
 		}
 	}
-	static const uint32_t bids[4] = {APC_LTT_ID_FACILITY_LOAD, APC_LTT_ID_BLOCK_START,
-					 APC_LTT_ID_BLOCK_END, APC_LTT_ID_HEARTBEAT};
 	for (int k = 0; k < 4; k++)
-		if (!m->ev[bids[k]]) {
-			m->fac[bids[k]] = &bi_fac;
-			m->ev[bids[k]] = &bi_events[k];
+		if (bids[k] < cap && !ev[bids[k]]) {
+			fac[bids[k]] = &bi_fac;
+			ev[bids[k]] = &bi_events[k];
 		}
+	return top;
+}
+
+void apc_ltt_idmap_build(struct apc_ltt_idmap *m, struct apc_ltt_defs *d)
+{
+	memset(m, 0, sizeof *m);
+	ids_assign(d, m->fac, m->ev, APC_LTT_MAX_IDS);
+}
+
+/*
+ * apc_ltt_ids_build() : see ltt.h.  Counting first costs one walk of
+ * the definitions; the table is then exactly as long as the ids used.
+ */
+int apc_ltt_ids_build(struct apc_ltt_ids *t, struct apc_ltt_defs *d, struct apc_err *err)
+{
+	uint32_t n = ids_assign(d, NULL, NULL, 0);
+
+	memset(t, 0, sizeof *t);
+	t->fac = calloc(n, sizeof *t->fac);
+	t->ev = calloc(n, sizeof *t->ev);
+	if (!t->fac || !t->ev) {
+		apc_ltt_ids_free(t);
+		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET,
+				   "cannot allocate an id table of %u entries", n);
+	}
+	t->n = ids_assign(d, t->fac, t->ev, n);
+	return APC_OK;
+}
+
+void apc_ltt_ids_free(struct apc_ltt_ids *t)
+{
+	free(t->fac);
+	free(t->ev);
+	memset(t, 0, sizeof *t);
 }
 
 /* ---- time -------------------------------------------------------------- */
@@ -1113,7 +1194,7 @@ void apc_ltt_interp_prep(struct apc_ltt_interp_k *k, uint64_t t0, uint64_t c0, u
 /* ---- the per-CPU walker ------------------------------------------------ */
 
 int apc_ltt_cpu_init(struct apc_ltt_cpu *c, int cpu, const char *name, apc_ltt_read_fn read,
-		     void *ctx, const struct apc_ltt_idmap *ids, int big_endian, size_t block_size,
+		     void *ctx, const struct apc_ltt_ids *ids, int big_endian, size_t block_size,
 		     struct apc_err *err)
 {
 	memset(c, 0, sizeof *c);
@@ -1121,17 +1202,21 @@ int apc_ltt_cpu_init(struct apc_ltt_cpu *c, int cpu, const char *name, apc_ltt_r
 	c->name = name;
 	c->read = read;
 	c->ctx = ctx;
-	c->ids = ids;
+	c->ids = *ids;
 	c->big_endian = big_endian;
 	c->block_size = block_size;
 	if (block_size < 2 * (APC_LTT_HDR + APC_LTT_BLOCK_EV) + 4)
 		return apc_err_set(err, APC_EDATA, name, APC_NO_OFFSET,
 				   "block size %zu is too small for block_start and block_end", block_size);
-	c->buf = malloc(block_size);
+	/* A first buffer of at most LTT_BUF_FIRST: cpu_refill grows it as
+	 * the file turns out to hold the bytes, so a short file with 1 MB
+	 * blocks (the real trace's size) costs its length, not 1 MB. */
+	c->buf_want = block_size;
+	c->buf_cap = block_size < LTT_BUF_FIRST ? block_size : LTT_BUF_FIRST;
+	c->buf = malloc(c->buf_cap);
 	if (!c->buf)
 		return apc_err_set(err, APC_ENOMEM, name, APC_NO_OFFSET,
-				   "cannot allocate a block of %zu bytes", block_size);
-	c->buf_cap = block_size;
+				   "cannot allocate a block of %zu bytes", c->buf_cap);
 	c->block = c->buf;
 	return APC_OK;
 }
@@ -1145,18 +1230,13 @@ void apc_ltt_cpu_free(struct apc_ltt_cpu *c)
 int apc_ltt_cpu_readahead(struct apc_ltt_cpu *c, size_t bytes, struct apc_err *err)
 {
 	size_t cap = bytes / c->block_size * c->block_size;
-	uint8_t *nb;
 
+	(void)err; /* the buffer grows in cpu_refill, as bytes arrive */
 	if (cap < c->block_size)
 		cap = c->block_size;
-	if (cap == c->buf_cap || c->buf_len || c->have_block || !c->buf)
+	if (c->buf_len || c->have_block || !c->buf)
 		return APC_OK;
-	nb = realloc(c->buf, cap);
-	if (!nb)
-		return apc_err_set(err, APC_ENOMEM, c->name, APC_NO_OFFSET,
-				   "cannot allocate %zu bytes of read-ahead", cap);
-	c->buf = c->block = nb;
-	c->buf_cap = cap;
+	c->buf_want = cap;
 	return APC_OK;
 }
 
@@ -1179,7 +1259,17 @@ static int cpu_refill(struct apc_ltt_cpu *c, struct apc_err *err)
 		memmove(c->buf, c->buf + c->buf_pos, keep);
 	c->buf_pos = 0;
 	c->buf_len = keep;
-	while (c->buf_len < c->buf_cap) {
+	while (c->buf_len < c->buf_want) {
+		if (c->buf_len == c->buf_cap) {
+			/* Full and the file goes on: double, up to buf_want. */
+			size_t ncap = c->buf_cap > c->buf_want / 2 ? c->buf_want : 2 * c->buf_cap;
+			uint8_t *nb = realloc(c->buf, ncap);
+			if (!nb)
+				return apc_err_set(err, APC_ENOMEM, c->name, APC_NO_OFFSET,
+						   "cannot allocate %zu bytes of read-ahead", ncap);
+			c->buf = c->block = nb;
+			c->buf_cap = ncap;
+		}
 		long r = c->read(c->ctx, c->buf + c->buf_len, c->buf_cap - c->buf_len, err);
 		if (r < 0) {
 			int st = err->status < 0 ? err->status : APC_EIO;
@@ -1325,8 +1415,8 @@ cpu_fill(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, size_t pos, uint16_t id,
 	ev->offset = c->block_off + pos;
 	ev->payload = c->block + pos + APC_LTT_HDR;
 	ev->len = len;
-	ev->fac = c->ids->fac[id];
-	ev->def = c->ids->ev[id];
+	ev->fac = apc_ltt_ids_fac(&c->ids, id);
+	ev->def = apc_ltt_ids_ev(&c->ids, id);
 }
 
 /*
@@ -1373,7 +1463,7 @@ cpu_step(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_err *err)
 			return apc_err_set(err, APC_EDATA, c->name, (int64_t)(c->block_off + c->pos),
 					   "event header runs past block_end at offset %zu", c->end_pos);
 		uint16_t id = cpu_ld16(p, be);
-		const struct apc_ltt_evdef *def = c->ids->ev[id];
+		const struct apc_ltt_evdef *def = apc_ltt_ids_ev(&c->ids, id);
 		/* Extend the low 32 bits: the count only goes forward, so a
 		 * smaller value means it wrapped (heartbeats guarantee an event
 		 * at least once per wrap period). */
@@ -1420,8 +1510,11 @@ int apc_ltt_cpu_next(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_e
 static inline __attribute__((always_inline)) size_t
 cpu_lean(struct apc_ltt_cpu *c, struct apc_ltt_raw *out, size_t n, size_t max, int be)
 {
-	const struct apc_ltt_evdef *const *defs = c->ids->ev;
-	const struct apc_ltt_facility *const *facs = c->ids->fac;
+	/* ids from nids up are (NULL, rest): one compare, taken rarely */
+	const struct apc_ltt_evdef *const *defs = c->ids.ev;
+	const struct apc_ltt_facility *const *facs = c->ids.fac;
+	const struct apc_ltt_evdef *rest = c->ids.rest;
+	uint32_t nids = c->ids.n;
 	const uint8_t *blk = c->block;
 	size_t pos = c->pos, end = c->end_pos;
 	uint64_t cyc = c->cyc, last = c->last_ts, wraps = c->wraps;
@@ -1429,7 +1522,7 @@ cpu_lean(struct apc_ltt_cpu *c, struct apc_ltt_raw *out, size_t n, size_t max, i
 	while (n < max && pos + APC_LTT_HDR <= end) {
 		const uint8_t *p = blk + pos;
 		uint16_t id = cpu_ld16(p, be);
-		const struct apc_ltt_evdef *def = defs[id];
+		const struct apc_ltt_evdef *def = id < nids ? defs[id] : rest;
 		if (!def || id == APC_LTT_ID_BLOCK_START || id == APC_LTT_ID_BLOCK_END)
 			break;
 		size_t avail = end - pos - APC_LTT_HDR;
@@ -1458,7 +1551,7 @@ cpu_lean(struct apc_ltt_cpu *c, struct apc_ltt_raw *out, size_t n, size_t max, i
 		ev->offset = c->block_off + pos;
 		ev->payload = p + APC_LTT_HDR;
 		ev->len = (size_t)len;
-		ev->fac = facs[id];
+		ev->fac = id < nids ? facs[id] : NULL;
 		ev->def = def;
 		pos += APC_LTT_HDR + (size_t)len;
 	}

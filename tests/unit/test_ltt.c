@@ -126,6 +126,20 @@ static void xml_tolerant(void)
 	T_EQ_STR(apc_ltt_xml_attr(apc_ltt_xml_child(fl, "x"), "b"), "r s");
 	apc_ltt_xml_free(root);
 
+	/* Entities: the five decoded anywhere in a run, anything else (and a
+	 * cut one at the end) kept as written. */
+	static const char ent[] = "<a x=\"&amp;&amp;b&\" y='&quot;&apos;'>t&lt;&zz;&gt<b/>"
+				  "&amp;\n</a>";
+	T_EQ_INT(apc_ltt_xml_parse(ent, sizeof ent - 1, "t", &root, &err), APC_OK);
+	f = apc_ltt_xml_child(root, "a");
+	T_ASSERT(f != NULL);
+	if (f) {
+		T_EQ_STR(apc_ltt_xml_attr(f, "x"), "&&b&");
+		T_EQ_STR(apc_ltt_xml_attr(f, "y"), "\"'");
+		T_EQ_STR(f->text, "t<&zz;&gt &");
+	}
+	apc_ltt_xml_free(root);
+
 	/* Nesting beyond the limit is refused, not a stack overflow. */
 	char deep[70 * 3 + 1];
 	for (int i = 0; i < 70; i++)
@@ -371,17 +385,17 @@ static void smp_example_walk(void)
 	struct ref_cpu ref[2];
 	struct apc_ltt_defs d = {0};
 	struct apc_ltt_arch a = {0};
-	struct apc_ltt_idmap *ids = malloc(sizeof *ids);
+	struct apc_ltt_ids tab, *ids = &tab;
 
-	if (!sd) {
-		free(ids);
+	if (!sd)
 		T_SKIP("../shared/testdata absent");
-	}
 	snprintf(dir, sizeof dir, "%s/ltt/smp_example", sd);
 	snprintf(p, sizeof p, "%s/ltt/smp_example.reference.txt", sd);
 	T_EQ_INT(parse_reference(p, ref), 0);
 	T_EQ_INT(load_defs(dir, &d, &a), 0);
-	apc_ltt_idmap_build(ids, &d);
+	struct apc_err e0;
+	apc_err_clear(&e0);
+	T_EQ_INT(apc_ltt_ids_build(ids, &d, &e0), APC_OK);
 	T_EQ_STR(ids->ev[APC_LTT_ID_BLOCK_START]->name, "block_start");
 	T_EQ_STR(ids->ev[APC_LTT_ID_HEARTBEAT]->name, "time_heartbeat");
 	T_EQ_STR(ids->ev[7]->name, "schedchange");
@@ -434,14 +448,14 @@ static void smp_example_walk(void)
 			T_EQ_U64(1000000 - w.end_pos, ref[cpu].trailer);
 			T_EQ_U64(w.wraps, 1);
 			for (unsigned id = 0; id < 32; id++) {
-				if (!ids->ev[id])
+				if (!apc_ltt_ids_ev(ids, id))
 					continue;
-				int64_t want = ref_count(&ref[cpu], ids->ev[id]->name);
+				int64_t want = ref_count(&ref[cpu], apc_ltt_ids_ev(ids, id)->name);
 				if (want < 0)
 					want = 0;
 				if ((int64_t)counts[id] != want)
 					T_FAIL("cpu %d %s: %" PRIu64 " events, reference %" PRId64, cpu,
-					       ids->ev[id]->name, counts[id], want);
+					       apc_ltt_ids_ev(ids, id)->name, counts[id], want);
 			}
 			if (sub == APC_LTT_SUBSEC_US) {
 				/* read as us both CPUs run at 350.795 MHz */
@@ -453,7 +467,7 @@ static void smp_example_walk(void)
 		}
 	}
 	apc_ltt_defs_free(&d);
-	free(ids);
+	apc_ltt_ids_free(ids);
 }
 
 struct drained {
@@ -596,6 +610,261 @@ static void smp_example_reader(void)
 	apc_model_free(&m);
 }
 
+/* ---- id tables ----------------------------------------------------------- */
+
+/* "facility#index" of an id table entry, comparable across two parses. */
+static void ids_key(const struct apc_ltt_facility *f, const struct apc_ltt_evdef *e, char *buf,
+		    size_t cap)
+{
+	if (!e) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	snprintf(buf, cap, "%s#%td", f ? f->name : "?", f ? e - f->events : (ptrdiff_t)-1);
+}
+
+/*
+ * One definition set, parsed twice: the compact table (what the reader
+ * builds) against the full 65536-entry map, id by id, beyond the bound
+ * too; n is exactly the highest assigned id + 1.  bases[i] >= 0 fixes
+ * facility i's base first, as control/facilities does.
+ */
+static void ids_check(const char *const *xml, size_t nxml, const long *bases, uint32_t want_n)
+{
+	struct apc_ltt_defs d1 = {0}, d2 = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_ltt_ids t;
+	struct apc_ltt_idmap *m = malloc(sizeof *m);
+	struct apc_err err;
+	char k1[128], k2[128];
+	uint32_t top = 0, bad = 0;
+
+	T_ASSERT(m != NULL);
+	if (!m)
+		return;
+	apc_err_clear(&err);
+	apc_ltt_arch_set(&a, "ILP32");
+	for (size_t i = 0; i < nxml; i++) {
+		T_EQ_INT(apc_ltt_defs_add(&d1, xml[i], strlen(xml[i]), "t.xml", &err), APC_OK);
+		T_EQ_INT(apc_ltt_defs_add(&d2, xml[i], strlen(xml[i]), "t.xml", &err), APC_OK);
+	}
+	T_EQ_INT(apc_ltt_defs_compile(&d1, &a, &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_compile(&d2, &a, &err), APC_OK);
+	for (size_t i = 0; bases && i < d1.nfacs; i++)
+		if (bases[i] >= 0) {
+			d1.facs[i].base = d2.facs[i].base = (uint32_t)bases[i];
+			d1.facs[i].has_base = d2.facs[i].has_base = 1;
+		}
+	T_EQ_INT(apc_ltt_ids_build(&t, &d1, &err), APC_OK);
+	apc_ltt_idmap_build(m, &d2);
+	T_ASSERT(t.rest == NULL);
+	for (uint32_t id = 0; id < APC_LTT_MAX_IDS; id++) {
+		ids_key(apc_ltt_ids_fac(&t, id), apc_ltt_ids_ev(&t, id), k1, sizeof k1);
+		ids_key(m->fac[id], m->ev[id], k2, sizeof k2);
+		if (strcmp(k1, k2) && bad++ < 5)
+			T_FAIL("id %u: compact %s, full %s", id, k1, k2);
+		if (m->ev[id])
+			top = id + 1;
+	}
+	T_EQ_U64(t.n, top);
+	T_EQ_U64(t.n, want_n); /* worked out by hand from the definitions */
+	for (size_t i = 0; i < d1.nfacs; i++)
+		T_EQ_U64(d1.facs[i].base, d2.facs[i].base);
+	/* The reader builds again after control/facilities: same table. */
+	uint32_t n1 = t.n;
+	apc_ltt_ids_free(&t);
+	T_EQ_INT(apc_ltt_ids_build(&t, &d1, &err), APC_OK);
+	T_EQ_U64(t.n, n1);
+	apc_ltt_ids_free(&t);
+	T_ASSERT(t.fac == NULL && t.n == 0);
+	apc_ltt_defs_free(&d1);
+	apc_ltt_defs_free(&d2);
+	free(m);
+}
+
+/* A facility of n one-u32 events named e0..e(n-1). */
+static char *ids_fac_xml(const char *name, int n)
+{
+	size_t cap = 64 + (size_t)n * 64, len;
+	char *b = malloc(cap);
+
+	if (!b)
+		return NULL;
+	len = (size_t)snprintf(b, cap, "<facility name=%s>\n", name);
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(b + len, cap - len, "<event name=e%d><uint size=4/></event>\n", i);
+	snprintf(b + len, cap - len, "</facility>\n");
+	return b;
+}
+
+static void ids_compact(void)
+{
+	/* 2003 core (no builtins of its own): 25 events around ids 0 and
+	 * 17..19, so ids 1..16 and 20..28. */
+	char *core = ids_fac_xml("core", 25), *ext = ids_fac_xml("extra", 3),
+	     *tail = ids_fac_xml("tail", 5), *two = ids_fac_xml("two", 2);
+	const char *one[] = {core};
+	const char *three[] = {core, ext, tail};
+	const char *order[] = {ext, core, two};
+	const long hi[] = {-1, 60000, 65534};
+	const long lo[] = {2, -1, -1};
+
+	T_ASSERT(core && ext && tail && two);
+	if (core && ext && tail && two) {
+		ids_check(one, 1, NULL, 29);
+		/* extra at 60000 (60000..60002), tail at 65534 cut at the
+		 * last id (65534, 65535): the table reaches 65536 */
+		ids_check(three, 3, hi, 65536);
+		/* no bases: core first at 1..16, 20..28, then extra 29..31,
+		 * tail 32..36 */
+		ids_check(three, 3, NULL, 37);
+		/* extra forced onto core's ids 2..4: core, numbered first,
+		 * keeps them; two follows core at 29, 30 */
+		ids_check(order, 3, lo, 31);
+		/* no facility at all: the builtins alone */
+		ids_check(NULL, 0, NULL, 20);
+	}
+	free(core);
+	free(ext);
+	free(tail);
+	free(two);
+
+	/* every historical core.xml */
+	const char *sd = t_shared_testdata();
+	char dir[4096];
+	DIR *dd;
+	struct dirent *de;
+	int files = 0;
+
+	if (!sd)
+		T_SKIP("../shared/testdata absent: historical core.xml part");
+	snprintf(dir, sizeof dir, "%s/ltt/eventdefs-history", sd);
+	if (!(dd = opendir(dir))) {
+		T_FAIL("%s", dir);
+		return;
+	}
+	while ((de = readdir(dd))) {
+		char p[8192];
+		size_t len;
+		if (!strstr(de->d_name, "core.xml."))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+		char *b = slurp(p, &len);
+		const char *x[] = {b};
+		struct apc_ltt_defs d = {0};
+		struct apc_ltt_arch a = {0};
+		struct apc_err err;
+		apc_err_clear(&err);
+		apc_ltt_arch_set(&a, "ILP32");
+		T_ASSERT(b != NULL);
+		if (!b)
+			continue;
+		/* want_n: the number of events, plus the 4 builtin ids a
+		 * 2003 file is numbered around */
+		T_EQ_INT(apc_ltt_defs_add(&d, b, len, p, &err), APC_OK);
+		uint32_t want = d.nfacs ? (uint32_t)d.facs[0].nevents : 0;
+		int own = 0;
+		for (size_t k = 0; d.nfacs && k < d.facs[0].nevents; k++)
+			own |= !strcmp(d.facs[0].events[k].name, "block_start");
+		apc_ltt_defs_free(&d);
+		ids_check(x, 1, NULL, own ? want : want + 4);
+		free(b);
+		files++;
+	}
+	closedir(dd);
+	T_ASSERT(files >= 3);
+}
+
+/*
+ * A walker's buffer follows the file, not the block size: a 1 MB-block
+ * walker over 100 bytes allocates no more than its first 64 KiB and
+ * still reports the truncated block at the same offset.
+ */
+static void buffer_follows_file(void)
+{
+	static char bytes[100];
+	struct apc_ltt_ids t = {NULL, NULL, 0, NULL};
+	struct apc_ltt_cpu w;
+	struct apc_err err;
+	FILE *f = fmemopen(bytes, sizeof bytes, "rb");
+
+	T_ASSERT(f != NULL);
+	if (!f)
+		return;
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_cpu_init(&w, 0, "cpu/0", file_read, f, &t, 0, 1000000, &err), APC_OK);
+	T_EQ_INT(apc_ltt_cpu_readahead(&w, 4u << 20, &err), APC_OK);
+	T_EQ_INT(apc_ltt_cpu_load(&w, &err), APC_EDATA);
+	T_ASSERT(strstr(err.msg, "truncated block: 100 of 1000000 bytes") != NULL);
+	T_EQ_INT(err.offset, 100);
+	T_ASSERT(w.buf_cap <= 65536);
+	apc_ltt_cpu_free(&w);
+	fclose(f);
+}
+
+/*
+ * The reader's control/processes table is every id but the builtins:
+ * processes written with ids far past the trace's own table (and past
+ * 65535's neighbours) read exactly as with the generator's id 10.
+ */
+static void control_ids(void)
+{
+	char dir[] = "/tmp/test_ltt_ctl.XXXXXX", out[256], path[512], cmd[1024];
+	char *argv[32];
+	int argc = 0;
+	static const uint16_t ids[] = {10, 20, 300, 40000, 65535};
+	uint64_t names[5] = {0}, links[5] = {0}, recs[5] = {0};
+
+	if (!mkdtemp(dir)) {
+		T_FAIL("mkdtemp");
+		return;
+	}
+	snprintf(out, sizeof out, "%s/t", dir);
+	snprintf(cmd, sizeof cmd, "lttgen --seed 9 --events 300 --cpus 1 -o %s", out);
+	for (char *t = strtok(cmd, " "); t && argc < 31; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	T_EQ_INT(lttgen_main(argc, argv), 0);
+	snprintf(path, sizeof path, "%s/control/processes", out);
+	for (size_t v = 0; v < sizeof ids / sizeof ids[0]; v++) {
+		/* block_start (6 + 20 bytes), then three processes: header 6,
+		 * name "init"/"bash"/"lttd" + NUL, 12 u32 (59 bytes each) */
+		FILE *f = fopen(path, "r+b");
+		T_ASSERT(f != NULL);
+		if (!f)
+			break;
+		for (int i = 0; i < 3; i++) {
+			uint8_t id[2];
+			long at = 26 + 59 * i;
+			fseek(f, at, SEEK_SET);
+			T_EQ_INT(fread(id, 1, 2, f), 2);
+			if (v == 0)
+				T_EQ_INT(id[0] | id[1] << 8, 10); /* the layout above holds */
+			id[0] = (uint8_t)ids[v];
+			id[1] = (uint8_t)(ids[v] >> 8);
+			fseek(f, at, SEEK_SET);
+			T_EQ_INT(fwrite(id, 1, 2, f), 2);
+		}
+		fclose(f);
+		struct apc_model m;
+		struct drained dr;
+		apc_model_init(&m);
+		T_EQ_INT(run_reader(out, &m, &dr, NULL, NULL), APC_OK);
+		names[v] = dr.by_type[APC_EV_THREAD_NAME];
+		links[v] = dr.by_type[APC_EV_LINK];
+		recs[v] = m.records_read;
+		apc_model_free(&m);
+		T_ASSERT(names[v] >= 3); /* init, bash, lttd at least */
+		if (v) {
+			T_EQ_U64(names[v], names[0]);
+			T_EQ_U64(links[v], links[0]);
+			T_EQ_U64(recs[v], recs[0]);
+		}
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	T_EQ_INT(system(cmd), 0);
+}
+
 /* ---- generated traces ---------------------------------------------------- */
 
 struct truth {
@@ -628,7 +897,8 @@ static void gen_run(const char *extra, int cpus, int events, uint64_t seed)
 	/* 1. raw walk per CPU against the ev lines */
 	struct apc_ltt_defs d = {0};
 	struct apc_ltt_arch a = {0};
-	struct apc_ltt_idmap *ids = malloc(sizeof *ids);
+	struct apc_ltt_ids tab, *ids = &tab;
+	struct apc_err e0;
 	FILE *tf = fopen(truthp, "r");
 	char line[512];
 	int big = strstr(extra, "big") != NULL, us = strstr(extra, "usec") != NULL;
@@ -639,7 +909,8 @@ static void gen_run(const char *extra, int cpus, int events, uint64_t seed)
 			d.facs[i].base = GEN_EXTRA_BASE;
 			d.facs[i].has_base = 1;
 		}
-	apc_ltt_idmap_build(ids, &d);
+	apc_err_clear(&e0);
+	T_EQ_INT(apc_ltt_ids_build(ids, &d, &e0), APC_OK);
 	struct apc_ltt_cpu w[8];
 	FILE *cf[8];
 	for (int c = 0; c < cpus; c++) {
@@ -697,7 +968,7 @@ static void gen_run(const char *extra, int cpus, int events, uint64_t seed)
 	if (tf)
 		fclose(tf);
 	apc_ltt_defs_free(&d);
-	free(ids);
+	apc_ltt_ids_free(ids);
 
 	/* 2. the whole reader (control/facilities, processes, bookmarks) */
 	struct apc_model m;
@@ -987,14 +1258,16 @@ static void run_same_as_next(void)
 		snprintf(path, sizeof path, "%s/t%zu", dir, o);
 		struct apc_ltt_defs d = {0};
 		struct apc_ltt_arch a = {0};
-		struct apc_ltt_idmap *ids = malloc(sizeof *ids);
+		struct apc_ltt_ids tab, *ids = &tab;
+		struct apc_err e0;
 		T_EQ_INT(load_defs(path, &d, &a), 0);
 		for (size_t i = 0; i < d.nfacs; i++)
 			if (!strcmp(d.facs[i].name, "extra")) {
 				d.facs[i].base = GEN_EXTRA_BASE;
 				d.facs[i].has_base = 1;
 			}
-		apc_ltt_idmap_build(ids, &d);
+		apc_err_clear(&e0);
+		T_EQ_INT(apc_ltt_ids_build(ids, &d, &e0), APC_OK);
 		int big = strstr(opts[o], "big") != NULL;
 		snprintf(path, sizeof path, "%s/t%zu/cpu/0", dir, o);
 		struct stat sb;
@@ -1076,7 +1349,7 @@ static void run_same_as_next(void)
 			}
 		}
 		apc_ltt_defs_free(&d);
-		free(ids);
+		apc_ltt_ids_free(ids);
 	}
 	T_ASSERT(compared > 50000);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -1099,4 +1372,7 @@ void run_tests(void)
 	T_RUN(gen_big_new);
 	T_RUN(gen_usec_one_cpu);
 	T_RUN(gen_undefined_ids);
+	T_RUN(ids_compact);
+	T_RUN(control_ids);
+	T_RUN(buffer_follows_file);
 }
