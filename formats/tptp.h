@@ -11,10 +11,10 @@
  * Ordering.  TPTP writers flush per-thread buffers, and converters stamp
  * each thread with its own CPU clock, so times are monotonic per thread
  * but go backwards between threads in file order.  The map keeps a
- * bounded reordering window: outgoing events wait in a min-heap keyed by
+ * bounded reordering window: outgoing events wait in a queue ordered by
  * (time, arrival) and leave once they are older than the newest time seen
  * minus the window (default 5 s of trace time, apc_read_opts.window_ns
- * overrides), or when the heap holds TPTP_HEAP_MAX events.  An event that
+ * overrides), or when the queue holds TPTP_HEAP_MAX events.  An event that
  * arrives older than one already emitted is clamped to that time and
  * counted ("tptp events later than the reorder window").  Everything goes
  * to core 0: TPTP does not say which CPU ran a thread.
@@ -143,10 +143,11 @@ int tptp_map_record(struct tptp_map *map, const struct tptp_rec *rec, struct apc
 
 /*
  * tptp_map_drain() : move events that are ready (older than the window)
- * into b, until b is full.  With `final`, first close the calls still
- * open (at the last time seen) and then move everything, ignoring
- * b's capacity (the reader will not be called again).  Returns the
- * number of events added, or -1 on allocation failure.
+ * into b, until b is full.  With `final`, first (once) close the calls
+ * still open (at the last time seen), then move everything, as much as
+ * fits in b: call again while tptp_map_pending() is not 0 (a batch per
+ * call keeps memory flat when half a million events wait at the end).
+ * Returns the number of events added, or -1 on allocation failure.
  */
 long tptp_map_drain(struct tptp_map *map, struct apc_batch *b, int final);
 
@@ -175,6 +176,9 @@ const char *tptp_kind_name(int kind);
  * exactly (integer arithmetic; fewer than 9 fraction digits are scaled,
  * more are truncated).  0 on success, -1 if not a time. */
 int tptp_parse_time(const char *s, uint64_t *ns);
+/* tptp_parse_time_n() : the same on len bytes that need no NUL (XML
+ * attribute values arrive as pointer pairs into the parser's buffer). */
+int tptp_parse_time_n(const char *s, size_t len, uint64_t *ns);
 
 /*
  * tptp_reader_stats() : the statistics of an open TPTP reader (XML or

@@ -31,6 +31,7 @@
  *   depth before them.
  * Unknown ids are skipped by their length and counted.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,40 @@
 #define TPTP_BIN_DATA_OFF_MAX (1u << 20)
 #define TPTP_BIN_BUF (256u << 10)
 
+#define TPTP_BIN_FIRST_ID 1001
+#define TPTP_BIN_IDS 41         /* 1001..1041: the ids the spec defines */
+
 enum { LEN_UNKNOWN = 0, LEN_EXCLUDES_HEADER, LEN_INCLUDES_HEADER };
+
+/*
+ * A data layout made ready once per file: the leading fixed-size
+ * attributes (every hot message is mostly those) become (offset, size,
+ * role) loads with one length check for all of them; the layout from
+ * the first string or array count on is walked as before.  Walking the
+ * layout string per attribute cost a mispredicted branch each.
+ */
+#define TPTP_BIN_FIXED_MAX 24
+
+struct bin_field {
+	uint16_t off;           /* in the body */
+	uint8_t size;
+	uint8_t store;          /* BIN_STORE_* */
+	uint16_t dest;          /* offsetof the uint64_t in struct tptp_rec */
+	uint16_t has;           /* TPTP_HAS_* it sets */
+};
+
+/* How a fixed field lands in the record: most are a plain uint64_t
+ * (no switch per field); time and pid convert. */
+enum { BIN_STORE_U64, BIN_STORE_TIME, BIN_STORE_PID, BIN_STORE_OTHER };
+
+struct bin_plan {
+	const char *lay;        /* NULL: no layout for this id */
+	int kind;
+	uint16_t fixed_len;     /* bytes of the fixed prefix */
+	uint8_t nfields;        /* used fields in it */
+	struct bin_field f[TPTP_BIN_FIXED_MAX];
+	const char *rest;       /* layout after the prefix ("" if none) */
+};
 
 struct tptp_bin {
 	struct tptp_map *map; /* first: tptp_reader_stats() relies on it */
@@ -54,6 +88,7 @@ struct tptp_bin {
 	int big, platform64, len_mode;
 	uint64_t freq_hz;
 	int finished, pending_rc;
+	struct bin_plan plan[TPTP_BIN_IDS]; /* by id - TPTP_BIN_FIRST_ID */
 };
 
 /* ---- buffered input ------------------------------------------------------ */
@@ -103,12 +138,86 @@ static uint64_t bin_get(const struct tptp_bin *x, const uint8_t *p, int n)
 	return v;
 }
 
+/* Fixed-size loads for the attribute walk: memcpy compiles to one load,
+ * a byte swap when the file is big-endian (bin_get's per-byte loop was a
+ * fifth of the whole conversion). */
+static uint64_t bin_ld64(int big, const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return big ? __builtin_bswap64(v) : v;
+#else
+	return big ? v : __builtin_bswap64(v);
+#endif
+}
+
+static uint32_t bin_ld32(int big, const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return big ? __builtin_bswap32(v) : v;
+#else
+	return big ? v : __builtin_bswap32(v);
+#endif
+}
+
+/* ticks -> ns, floor(v * 1e9 / f) exactly.  With v = q*f + r that is
+ * q*1e9 + floor(r*1e9 / f), all in 64 bits while f < 2^64 / 1e9 (any
+ * real clock); the 128-bit division is the rare fallback. */
+static uint64_t bin_ticks_ns(uint64_t v, uint64_t f)
+{
+	if (!f)
+		return v;
+	if (f < UINT64_MAX / 1000000000u) {
+		uint64_t q = v / f, r = v % f;
+		if (q <= UINT64_MAX / 1000000000u) {
+			uint64_t hi = q * 1000000000u, lo = r * 1000000000u / f;
+			if (hi <= UINT64_MAX - lo)
+				return hi + lo;
+		}
+	}
+	return (uint64_t)((unsigned __int128)v * 1000000000u / f);
+}
+
 static uint64_t bin_offset(const struct tptp_bin *x)
 {
 	return x->base + x->start;
 }
 
 /* ---- attributes ------------------------------------------------------------ */
+
+/* Store attribute value v (or str) of role `role` in rec. */
+static inline void bin_assign(const struct tptp_bin *x, struct tptp_rec *rec, char role, uint64_t v,
+			      const char *str)
+{
+	switch (role) {
+	case 'T':
+		rec->time = bin_ticks_ns(v, x->freq_hz);
+		rec->has |= TPTP_HAS_TIME;
+		break;
+	case 'h': rec->thread_id = v; rec->has |= TPTP_HAS_THREAD; break;
+	case 'm': rec->method_id = v; rec->has |= TPTP_HAS_METHOD; break;
+	case 'c': rec->class_id = v; rec->has |= TPTP_HAS_CLASS; break;
+	case 'o': rec->object_id = v; rec->has |= TPTP_HAS_OBJECT; break;
+	case 'k': rec->ticket = v; rec->has |= TPTP_HAS_TICKET; break;
+	case 'd': rec->depth = v; rec->has |= TPTP_HAS_DEPTH; break;
+	case 'z': rec->size = v; rec->has |= TPTP_HAS_SIZE; break;
+	case 'p': rec->pid = (int32_t)(uint32_t)v; rec->has |= TPTP_HAS_PID; break;
+	case 'w': rec->timeout = v; break;
+	case 'O': rec->owner_id = v; break;
+	case 'n': rec->name = str; break;
+	case 'g': rec->signature = str; break;
+	case 'H': rec->hostname = str; break;
+	case 'K': rec->key = str; break;
+	case 'V': rec->value = str; break;
+	case 'G': rec->group = str; break;
+	default: break;
+	}
+}
 
 /*
  * Walk a body by layout.  Fills rec when given; returns the bytes the
@@ -119,24 +228,44 @@ static long bin_parse(struct tptp_bin *x, const char *lay, const uint8_t *p, siz
 {
 	size_t pos = 0;
 	uint64_t count = 0;
+	const int big = x->big;
 
 	for (; lay[0] && lay[1]; lay += 2) {
 		uint64_t v = 0;
 		const char *str = NULL;
-		int size = lay[0] == 'b' ? 1 : lay[0] == 'i' ? 4 : lay[0] == 'l' ? 8 : 0;
 
-		if (size) {
-			if (len - pos < (size_t)size)
+		switch (lay[0]) {
+		case 'l':
+			if (len - pos < 8)
 				return -1;
-			v = bin_get(x, p + pos, size);
-			pos += (size_t)size;
-		} else if (lay[0] == 's') {
-			const uint8_t *z = memchr(p + pos, 0, len - pos);
-			if (!z)
+			v = bin_ld64(big, p + pos);
+			pos += 8;
+			break;
+		case 'i':
+			if (len - pos < 4)
+				return -1;
+			v = bin_ld32(big, p + pos);
+			pos += 4;
+			break;
+		case 'b':
+			if (len - pos < 1)
+				return -1;
+			v = p[pos++];
+			break;
+		case 's':
+			if (pos >= len)
 				return -1;
 			str = (const char *)p + pos;
-			pos = (size_t)(z - p) + 1;
-		} else if (lay[0] == 'S') {
+			if (p[pos] == 0) {
+				pos++; /* most strings are empty: no call */
+			} else {
+				const uint8_t *z = memchr(p + pos, 0, len - pos);
+				if (!z)
+					return -1;
+				pos = (size_t)(z - p) + 1;
+			}
+			break;
+		case 'S':
 			for (uint64_t i = 0; i < count; i++) {
 				const uint8_t *z = memchr(p + pos, 0, len - pos);
 				if (!z)
@@ -144,41 +273,92 @@ static long bin_parse(struct tptp_bin *x, const char *lay, const uint8_t *p, siz
 				pos = (size_t)(z - p) + 1;
 			}
 			continue;
-		} else if (lay[0] == 'L') {
+		case 'L':
 			if (count > (len - pos) / 8)
 				return -1;
 			pos += (size_t)count * 8;
 			continue;
+		default:
+			break;
 		}
 		if (lay[1] == 'N')
 			count = v;
-		if (!rec)
+		if (!rec || lay[1] == '-')
 			continue;
-		switch (lay[1]) {
-		case 'T':
-			rec->time = x->freq_hz ? (uint64_t)((unsigned __int128)v * 1000000000u / x->freq_hz) : v;
-			rec->has |= TPTP_HAS_TIME;
-			break;
-		case 'h': rec->thread_id = v; rec->has |= TPTP_HAS_THREAD; break;
-		case 'm': rec->method_id = v; rec->has |= TPTP_HAS_METHOD; break;
-		case 'c': rec->class_id = v; rec->has |= TPTP_HAS_CLASS; break;
-		case 'o': rec->object_id = v; rec->has |= TPTP_HAS_OBJECT; break;
-		case 'k': rec->ticket = v; rec->has |= TPTP_HAS_TICKET; break;
-		case 'd': rec->depth = v; rec->has |= TPTP_HAS_DEPTH; break;
-		case 'z': rec->size = v; rec->has |= TPTP_HAS_SIZE; break;
-		case 'p': rec->pid = (int32_t)(uint32_t)v; rec->has |= TPTP_HAS_PID; break;
-		case 'w': rec->timeout = v; break;
-		case 'O': rec->owner_id = v; break;
-		case 'n': rec->name = str; break;
-		case 'g': rec->signature = str; break;
-		case 'H': rec->hostname = str; break;
-		case 'K': rec->key = str; break;
-		case 'V': rec->value = str; break;
-		case 'G': rec->group = str; break;
-		default: break;
-		}
+		bin_assign(x, rec, lay[1], v, str);
 	}
 	return (long)pos;
+}
+
+/* Prepare the plan of layout lay. */
+static void bin_plan_make(struct bin_plan *pl, const char *lay, int kind)
+{
+	uint16_t off = 0;
+
+	memset(pl, 0, sizeof *pl);
+	pl->lay = lay;
+	pl->kind = kind;
+	if (!lay)
+		return;
+	for (; lay[0] && lay[1]; lay += 2) {
+		int size = lay[0] == 'b' ? 1 : lay[0] == 'i' ? 4 : lay[0] == 'l' ? 8 : 0;
+		/* An array count is kept by the walk: stop before it. */
+		if (!size || lay[1] == 'N' || pl->nfields == TPTP_BIN_FIXED_MAX)
+			break;
+		if (lay[1] != '-') {
+			struct bin_field *f = &pl->f[pl->nfields++];
+			f->off = off;
+			f->size = (uint8_t)size;
+			f->store = BIN_STORE_U64;
+			switch (lay[1]) {
+			case 'T': f->store = BIN_STORE_TIME; break;
+			case 'p': f->store = BIN_STORE_PID; break;
+			case 'h': f->dest = offsetof(struct tptp_rec, thread_id); f->has = TPTP_HAS_THREAD; break;
+			case 'm': f->dest = offsetof(struct tptp_rec, method_id); f->has = TPTP_HAS_METHOD; break;
+			case 'c': f->dest = offsetof(struct tptp_rec, class_id); f->has = TPTP_HAS_CLASS; break;
+			case 'o': f->dest = offsetof(struct tptp_rec, object_id); f->has = TPTP_HAS_OBJECT; break;
+			case 'k': f->dest = offsetof(struct tptp_rec, ticket); f->has = TPTP_HAS_TICKET; break;
+			case 'd': f->dest = offsetof(struct tptp_rec, depth); f->has = TPTP_HAS_DEPTH; break;
+			case 'z': f->dest = offsetof(struct tptp_rec, size); f->has = TPTP_HAS_SIZE; break;
+			case 'w': f->dest = offsetof(struct tptp_rec, timeout); break;
+			case 'O': f->dest = offsetof(struct tptp_rec, owner_id); break;
+			default: f->store = BIN_STORE_OTHER; f->has = (uint16_t)lay[1]; break;
+			}
+		}
+		off = (uint16_t)(off + size);
+	}
+	pl->fixed_len = off;
+	pl->rest = lay;
+}
+
+/* bin_parse() for a record, by plan: the same result and the same
+ * failures (a body shorter than the fixed prefix fails in both). */
+static long bin_parse_plan(struct tptp_bin *x, const struct bin_plan *pl, const uint8_t *p,
+			   size_t len, struct tptp_rec *rec)
+{
+	long rest;
+
+	if (len < pl->fixed_len)
+		return -1;
+	for (unsigned i = 0; i < pl->nfields; i++) {
+		const struct bin_field *f = &pl->f[i];
+		uint64_t v = f->size == 8 ? bin_ld64(x->big, p + f->off)
+			   : f->size == 4 ? bin_ld32(x->big, p + f->off) : p[f->off];
+		if (f->store == BIN_STORE_U64) {
+			memcpy((char *)rec + f->dest, &v, sizeof v);
+			rec->has |= f->has;
+		} else if (f->store == BIN_STORE_TIME) {
+			bin_assign(x, rec, 'T', v, NULL);
+		} else if (f->store == BIN_STORE_PID) {
+			bin_assign(x, rec, 'p', v, NULL);
+		} else {
+			bin_assign(x, rec, (char)f->has, v, NULL); /* a role of no number */
+		}
+	}
+	if (!pl->rest[0])
+		return pl->fixed_len;
+	rest = bin_parse(x, pl->rest, p + pl->fixed_len, len - pl->fixed_len, rec);
+	return rest < 0 ? -1 : (long)pl->fixed_len + rest;
 }
 
 /* Fixed size of a message body if the id is known (system 1, 2 or a data
@@ -248,6 +428,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	uint64_t off = bin_offset(x), len, body;
 	const uint8_t *p;
 	const char *lay;
+	const struct bin_plan *plan = NULL;
 	int id, kind = TPTP_UNKNOWN;
 
 	if (n < 0)
@@ -320,7 +501,13 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 		}
 		return 2;
 	}
-	lay = tptp_bin_layout(id, &kind);
+	if (id >= TPTP_BIN_FIRST_ID && id < TPTP_BIN_FIRST_ID + TPTP_BIN_IDS) {
+		plan = &x->plan[id - TPTP_BIN_FIRST_ID];
+		lay = plan->lay;
+		kind = plan->kind;
+	} else {
+		lay = tptp_bin_layout(id, &kind);
+	}
 	if (!lay) {
 		char what[64];
 		snprintf(what, sizeof what, "tptp binary message id %d (skipped)", id);
@@ -330,7 +517,8 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	memset(rec, 0, sizeof *rec);
 	rec->kind = kind;
 	rec->elem = tptp_kind_name(kind);
-	if (bin_parse(x, lay, p, (size_t)body, rec) < 0) {
+	if ((plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
+		  : bin_parse(x, lay, p, (size_t)body, rec)) < 0) {
 		apc_model_unmapped(x->r->model, "tptp binary messages shorter than their attributes (skipped)", 1);
 		return 2;
 	}
@@ -379,6 +567,11 @@ static int tptp_bin_open(struct apc_reader *r)
 	if (!x->buf || !x->map)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	apc_strset(&r->model->meta.source_format, "tptp-bin");
+	for (int i = 0; i < TPTP_BIN_IDS; i++) {
+		int kind = TPTP_UNKNOWN;
+		const char *lay = tptp_bin_layout(TPTP_BIN_FIRST_ID + i, &kind);
+		bin_plan_make(&x->plan[i], lay, kind);
+	}
 	if (apc_stream_size(x->s) > 0)
 		r->progress_total = (uint64_t)apc_stream_size(x->s);
 

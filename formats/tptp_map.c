@@ -200,17 +200,53 @@ static void pool_free(struct tptp_strpool *p)
 
 /* ---- state ------------------------------------------------------------- */
 
-/* One outgoing event waiting in the reorder heap (compact: the heap can
- * hold half a million of them). */
+/* One outgoing event waiting in the reorder queue (compact: the queue
+ * can hold half a million of them).  Counters use `value`, jobs
+ * `start`/`dur`/`job`; nothing uses both. */
 struct tptp_out {
 	uint64_t ts, seq;
-	uint64_t start, dur;
-	int64_t value;
+	union {
+		struct {
+			uint64_t start, dur;
+		};
+		int64_t value;
+	};
 	const char *text;       /* interned */
-	int32_t tid, track, parent, job;
-	uint32_t counter, color;
+	int32_t tid, track, parent;
+	union {
+		int32_t job;
+		uint32_t counter;
+	};
+	uint32_t color;
 	uint16_t type;
 	uint8_t code, has_color;
+};
+
+/*
+ * The reorder queue.  Events arrive as a few interleaved streams that are
+ * each already in time order (one per thread: a thread's times only grow),
+ * so instead of one big binary heap (19 levels of cache misses per event
+ * at half a million events) the queue keeps sorted runs: an event is
+ * appended to the run whose last time is the greatest one not after it,
+ * a new run starts when there is none, and the next event out is the
+ * smallest run head, found with a small heap over the runs.  Runs are
+ * FIFO lists of fixed chunks, recycled through a free list.  Input that
+ * would need more than TPTP_RUNS_MAX runs (times jumping back and forth
+ * all the time) spills into a plain binary heap: slower, same order.
+ * The order out is exactly (time, arrival) whatever path an event took.
+ */
+#define TPTP_CHUNK_EVENTS 64
+#define TPTP_RUNS_MAX 64
+
+struct tptp_chunk {
+	struct tptp_chunk *next;
+	struct tptp_out ev[TPTP_CHUNK_EVENTS];
+};
+
+struct tptp_run {
+	struct tptp_chunk *head, *tail;
+	uint32_t hpos, tpos;    /* next to pop in head, next free in tail */
+	uint64_t tail_ts;
 };
 
 struct tptp_call {
@@ -253,28 +289,59 @@ struct tptp_map {
 	size_t nthreads, threads_cap;
 	struct tptp_method *methods;
 	size_t nmethods, methods_cap;
-	struct tptp_out *heap;
-	size_t hn, hcap;
+	size_t hn;              /* events waiting (runs + spill heap) */
+	struct tptp_run runs[TPTP_RUNS_MAX];
+	uint8_t by_tail[TPTP_RUNS_MAX]; /* live runs, by tail time ascending */
+	uint8_t rheap[TPTP_RUNS_MAX];   /* live runs, a heap by head event */
+	size_t nruns;
+	struct tptp_chunk *free_chunks;
+	struct tptp_out *heap;  /* the spill heap */
+	size_t hsn, hcap;
 	uint64_t seq;
 	int32_t next_synth_tid, next_job;
 	int gc_track_declared, gc_open;
+	int final_closed;       /* the final drain closed what was open */
 	uint64_t gc_start;
 	int64_t emit_live;      /* live heap summed in emission (time) order */
 	struct tptp_stats st;
 };
 
-/* ---- the reorder heap ---------------------------------------------------- */
+/* ---- the reorder queue ---------------------------------------------------- */
 
 static int out_less(const struct tptp_out *a, const struct tptp_out *b)
 {
 	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
 }
 
-static int heap_push(struct tptp_map *m, struct tptp_out *o)
+static const struct tptp_out *run_head(const struct tptp_map *m, int r)
+{
+	return &m->runs[r].head->ev[m->runs[r].hpos];
+}
+
+static void rheap_down(struct tptp_map *m, size_t i)
+{
+	uint8_t r = m->rheap[i];
+	const struct tptp_out *k = run_head(m, r);
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= m->nruns)
+			break;
+		if (c + 1 < m->nruns && out_less(run_head(m, m->rheap[c + 1]), run_head(m, m->rheap[c])))
+			c++;
+		if (!out_less(run_head(m, m->rheap[c]), k))
+			break;
+		m->rheap[i] = m->rheap[c];
+		i = c;
+	}
+	m->rheap[i] = r;
+}
+
+static int spill_push(struct tptp_map *m, const struct tptp_out *o)
 {
 	size_t i;
 
-	if (m->hn == m->hcap) {
+	if (m->hsn == m->hcap) {
 		size_t cap = m->hcap ? m->hcap * 2 : 1024;
 		struct tptp_out *nh = realloc(m->heap, cap * sizeof *nh);
 		if (!nh)
@@ -282,16 +349,7 @@ static int heap_push(struct tptp_map *m, struct tptp_out *o)
 		m->heap = nh;
 		m->hcap = cap;
 	}
-	/* Nothing may go out before what already went: clamp and count. */
-	if (m->have_emitted && o->ts < m->last_emitted) {
-		o->ts = m->last_emitted;
-		m->st.late++;
-		apc_model_unmapped(m->model, "tptp events later than the reorder window (clamped)", 1);
-	}
-	o->seq = m->seq++;
-	if (o->ts > m->newest)
-		m->newest = o->ts;
-	i = m->hn++;
+	i = m->hsn++;
 	while (i > 0) {
 		size_t p = (i - 1) / 2;
 		if (!out_less(o, &m->heap[p]))
@@ -303,26 +361,201 @@ static int heap_push(struct tptp_map *m, struct tptp_out *o)
 	return 0;
 }
 
-static void heap_pop(struct tptp_map *m, struct tptp_out *o)
+static void spill_pop(struct tptp_map *m, struct tptp_out *o)
 {
 	struct tptp_out last;
 	size_t i = 0;
 
 	*o = m->heap[0];
-	last = m->heap[--m->hn];
+	last = m->heap[--m->hsn];
 	for (;;) {
 		size_t c = 2 * i + 1;
-		if (c >= m->hn)
+		if (c >= m->hsn)
 			break;
-		if (c + 1 < m->hn && out_less(&m->heap[c + 1], &m->heap[c]))
+		if (c + 1 < m->hsn && out_less(&m->heap[c + 1], &m->heap[c]))
 			c++;
 		if (!out_less(&m->heap[c], &last))
 			break;
 		m->heap[i] = m->heap[c];
 		i = c;
 	}
-	if (m->hn)
+	if (m->hsn)
 		m->heap[i] = last;
+}
+
+static struct tptp_chunk *chunk_new(struct tptp_map *m)
+{
+	struct tptp_chunk *c = m->free_chunks;
+
+	if (c)
+		m->free_chunks = c->next;
+	else if (!(c = malloc(sizeof *c)))
+		return NULL;
+	c->next = NULL;
+	return c;
+}
+
+/* Append o to the run by_tail[pos], or to a new run when pos < 0. */
+static int run_append(struct tptp_map *m, int pos, const struct tptp_out *o)
+{
+	struct tptp_run *run;
+
+	if (pos < 0) {
+		/* A new run: its tail is the smallest, so it goes first in
+		 * by_tail; its head joins the run heap. */
+		uint8_t r, used[TPTP_RUNS_MAX] = {0};
+		size_t i;
+		struct tptp_chunk *c = chunk_new(m);
+		if (!c)
+			return -1;
+		/* A free slot: the runs in use are not always 0..n-1. */
+		for (i = 0; i < m->nruns; i++)
+			used[m->by_tail[i]] = 1;
+		for (r = 0; used[r]; r++)
+			;
+		run = &m->runs[r];
+		run->head = run->tail = c;
+		run->hpos = 0;
+		run->tpos = 1;
+		run->tail_ts = o->ts;
+		c->ev[0] = *o;
+		memmove(m->by_tail + 1, m->by_tail, m->nruns);
+		m->by_tail[0] = r;
+		i = m->nruns++;
+		while (i > 0) {
+			size_t p = (i - 1) / 2;
+			if (!out_less(o, run_head(m, m->rheap[p])))
+				break;
+			m->rheap[i] = m->rheap[p];
+			i = p;
+		}
+		m->rheap[i] = r;
+		return 0;
+	}
+	run = &m->runs[m->by_tail[pos]];
+	if (run->tpos == TPTP_CHUNK_EVENTS) {
+		struct tptp_chunk *c = chunk_new(m);
+		if (!c)
+			return -1;
+		run->tail->next = c;
+		run->tail = c;
+		run->tpos = 0;
+	}
+	run->tail->ev[run->tpos++] = *o;
+	/* The greatest tail not after o.ts becomes o.ts, still below the
+	 * next one: by_tail stays sorted. */
+	run->tail_ts = o->ts;
+	return 0;
+}
+
+/* Queue o (its seq already set). */
+static int queue_push(struct tptp_map *m, const struct tptp_out *o)
+{
+	size_t lo = 0, hi = m->nruns;
+
+	/* Last run whose tail time is <= o->ts. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->runs[m->by_tail[mid]].tail_ts <= o->ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 && m->nruns == TPTP_RUNS_MAX) {
+		if (spill_push(m, o) < 0)
+			return -1;
+	} else if (run_append(m, (int)lo - 1, o) < 0) {
+		return -1;
+	}
+	m->hn++;
+	return 0;
+}
+
+/* Is the next event out the spill heap's (else a run's)? */
+static int queue_from_spill(const struct tptp_map *m)
+{
+	if (!m->hsn)
+		return 0;
+	return !m->nruns || out_less(&m->heap[0], run_head(m, m->rheap[0]));
+}
+
+/* The next event out (the queue is not empty). */
+static const struct tptp_out *queue_top(const struct tptp_map *m)
+{
+	return queue_from_spill(m) ? &m->heap[0] : run_head(m, m->rheap[0]);
+}
+
+static void queue_pop(struct tptp_map *m, struct tptp_out *o)
+{
+	uint8_t r;
+	struct tptp_run *run;
+	struct tptp_chunk *c;
+
+	m->hn--;
+	if (queue_from_spill(m)) {
+		spill_pop(m, o);
+		return;
+	}
+	r = m->rheap[0];
+	run = &m->runs[r];
+	*o = run->head->ev[run->hpos++];
+	if (run->head == run->tail && run->hpos == run->tpos) {
+		/* The run is done: its chunk back to the free list, the run
+		 * out of by_tail and of the run heap. */
+		size_t i;
+		run->head->next = m->free_chunks;
+		m->free_chunks = run->head;
+		run->head = run->tail = NULL;
+		for (i = 0; m->by_tail[i] != r; i++)
+			;
+		memmove(m->by_tail + i, m->by_tail + i + 1, m->nruns - i - 1);
+		m->nruns--;
+		if (m->nruns) {
+			m->rheap[0] = m->rheap[m->nruns];
+			rheap_down(m, 0);
+		}
+		return;
+	}
+	if (run->hpos == TPTP_CHUNK_EVENTS) {
+		/* Not the tail chunk (that case is above): a next one exists
+		 * and holds at least one event. */
+		c = run->head;
+		run->head = c->next;
+		run->hpos = 0;
+		c->next = m->free_chunks;
+		m->free_chunks = c;
+	}
+	rheap_down(m, 0);
+}
+
+static void queue_free(struct tptp_map *m)
+{
+	struct tptp_chunk *c, *n;
+
+	for (size_t i = 0; i < m->nruns; i++)
+		for (c = m->runs[m->by_tail[i]].head; c; c = n) {
+			n = c->next;
+			free(c);
+		}
+	for (c = m->free_chunks; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	free(m->heap);
+}
+
+static int heap_push(struct tptp_map *m, struct tptp_out *o)
+{
+	/* Nothing may go out before what already went: clamp and count. */
+	if (m->have_emitted && o->ts < m->last_emitted) {
+		o->ts = m->last_emitted;
+		m->st.late++;
+		apc_model_unmapped(m->model, "tptp events later than the reorder window (clamped)", 1);
+	}
+	o->seq = m->seq++;
+	if (o->ts > m->newest)
+		m->newest = o->ts;
+	return queue_push(m, o);
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -376,7 +609,7 @@ void tptp_map_free(struct tptp_map *m)
 		free(m->threads[i].stack);
 	free(m->threads);
 	free(m->methods);
-	free(m->heap);
+	queue_free(m);
 	hmap_free(&m->thread_ids);
 	hmap_free(&m->class_ids);
 	hmap_free(&m->method_ids);
@@ -457,31 +690,38 @@ const char *tptp_kind_name(int kind)
 	return kind > 0 && kind < TPTP_KIND_COUNT ? kind_names[kind] : "unknown";
 }
 
-int tptp_parse_time(const char *s, uint64_t *ns)
+int tptp_parse_time_n(const char *s, size_t len, uint64_t *ns)
 {
+	const char *e = s + len;
 	uint64_t sec = 0, frac = 0;
 	int digits = 0, any = 0;
 
-	while (*s == ' ')
+	while (s < e && *s == ' ')
 		s++;
-	for (; *s >= '0' && *s <= '9'; s++, any = 1) {
+	for (; s < e && *s >= '0' && *s <= '9'; s++, any = 1) {
 		if (sec > (UINT64_MAX / 1000000000ull - 9) / 10)
 			return -1; /* would not fit in ns */
 		sec = sec * 10 + (uint64_t)(*s - '0');
 	}
-	if (*s == '.') {
-		for (s++; *s >= '0' && *s <= '9'; s++, any = 1)
+	if (s < e && *s == '.') {
+		for (s++; s < e && *s >= '0' && *s <= '9'; s++, any = 1)
 			if (digits < 9) {
 				frac = frac * 10 + (uint64_t)(*s - '0');
 				digits++;
 			}
 	}
-	if (!any || (*s && *s != ' '))
+	/* Anything after a space is ignored, as it always was. */
+	if (!any || (s < e && *s != ' '))
 		return -1;
 	for (; digits < 9; digits++)
 		frac *= 10;
 	*ns = sec * 1000000000ull + frac;
 	return 0;
+}
+
+int tptp_parse_time(const char *s, uint64_t *ns)
+{
+	return tptp_parse_time_n(s, strlen(s), ns);
 }
 
 /* ---- binary layouts (spec tables, in order) ---------------------------- */
@@ -1242,7 +1482,8 @@ long tptp_map_drain(struct tptp_map *m, struct apc_batch *b, int final)
 	long n = 0;
 	struct tptp_out o;
 
-	if (final) {
+	if (final && !m->final_closed) {
+		m->final_closed = 1;
 		for (size_t i = 0; i < m->nthreads; i++)
 			if (close_all(m, &m->threads[i], m->last_ts) < 0)
 				return -1;
@@ -1256,14 +1497,16 @@ long tptp_map_drain(struct tptp_map *m, struct apc_batch *b, int final)
 		}
 	}
 	while (m->hn) {
-		const struct tptp_out *top = &m->heap[0];
+		if (apc_batch_full(b))
+			break;
 		if (!final) {
+			const struct tptp_out *top = queue_top(m);
 			int old = (m->newest >= m->window && top->ts <= m->newest - m->window) ||
 				  m->hn > TPTP_HEAP_MAX;
-			if (!old || apc_batch_full(b))
+			if (!old)
 				break;
 		}
-		heap_pop(m, &o);
+		queue_pop(m, &o);
 		if (emit(m, b, &o) < 0)
 			return -1;
 		n++;
@@ -1281,6 +1524,8 @@ int tptp_map_next(struct tptp_map *map, struct apc_reader *r, struct apc_batch *
 	if (*finished) {
 		if (tptp_map_drain(map, b, 1) < 0)
 			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		if (map->hn)
+			return APC_OK; /* more next time */
 		if (*pending < 0) {
 			rc = *pending;
 			*pending = 0;
@@ -1302,10 +1547,16 @@ int tptp_map_next(struct tptp_map *map, struct apc_reader *r, struct apc_batch *
 				return rc;
 			continue;
 		}
-		/* End or damage: everything still waiting goes out now. */
+		/* End or damage: everything still waiting goes out, batch by
+		 * batch; the damage is reported after the last of it. */
 		*finished = 1;
 		if (tptp_map_drain(map, b, 1) < 0)
 			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		if (map->hn) {
+			if (rc < 0)
+				*pending = rc;
+			return APC_OK;
+		}
 		if (rc < 0)
 			return rc;
 		return b->n ? APC_OK : APC_END;

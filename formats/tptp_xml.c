@@ -3,12 +3,19 @@
  * the TPTP Java profiler (org.eclipse.tptp.jvmti) writes, wrapped in
  * <TRACE> or bare, possibly cut short.
  *
- * libxml2's streaming reader (xmlReaderForIO) pulls bytes through
- * apc_stream_read (gzip is handled there), so memory stays constant
- * whatever the trace size: each child of the root is read, turned into a
- * struct tptp_rec by attribute name (options switch attributes off, so
- * never by position) and dropped.  No network, no entity substitution,
- * no DTD loading.
+ * libxml2's push parser with SAX2 callbacks: bytes come from
+ * apc_stream_read (gzip is handled there) in 64 KiB chunks, each chunk is
+ * parsed, and every child of the root becomes a struct tptp_rec (by
+ * attribute name, never by position: options switch attributes off) in
+ * a queue that the reader's pull empties before the next chunk is read.
+ * No tree is built, so memory stays constant whatever the trace size.
+ * SAX2 hands over names interned in the parser's dictionary and values
+ * as pointer pairs into its buffer: names are told apart by pointer
+ * (a small cache filled by string compare on first sight) and numbers
+ * are parsed in place, so the hot path copies nothing but the strings a
+ * record keeps.  (This replaced xmlTextReader, which builds and frees a
+ * node per element and cost about twice the whole conversion.)
+ * No network, no entity substitution, no DTD loading.
  *
  * A bare element stream (the profiler's own output to a socket or file)
  * has no root: the reader wraps it virtually, feeding "<TRACE>" after any
@@ -19,82 +26,72 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/xmlreader.h>
+#include <libxml/parser.h>
+#include <libxml/SAX2.h>
 
 #include "tptp.h"
 
 #define TPTP_XML_PEEK 4096
+#define TPTP_XML_CHUNK 65536
+#define TPTP_XML_CACHE 64    /* name-pointer cache slots (power of 2) */
+
+/* What an attribute name means for a record. */
+enum xml_attr {
+	XA_NONE = 0, XA_TIME, XA_THREAD, XA_METHOD, XA_CLASS, XA_OBJECT, XA_TICKET,
+	XA_DEPTH, XA_SIZE, XA_PID, XA_TIMEOUT, XA_OWNER, XA_NAME, XA_SIGNATURE,
+	XA_HOSTNAME, XA_KEY, XA_VALUE, XA_GROUP
+};
+
+/* The strings a record may carry, as offsets into the arena. */
+enum { XS_ELEM, XS_NAME, XS_SIGNATURE, XS_HOSTNAME, XS_KEY, XS_VALUE, XS_GROUP, XS_COUNT };
+#define XS_NONE UINT32_MAX
+
+/* One parsed element waiting for the pull. */
+struct xml_qrec {
+	struct tptp_rec rec;
+	uint32_t str[XS_COUNT];
+	int bad_time;          /* "time" that does not parse: counted at the pull */
+};
+
+/* Name pointer (from the parser's dictionary) -> code, filled on first
+ * sight: dictionary pointers are stable for the parser's life. */
+struct xml_cache {
+	const xmlChar *key[TPTP_XML_CACHE];
+	int val[TPTP_XML_CACHE];
+};
 
 struct tptp_xml {
 	struct tptp_map *map; /* first: tptp_reader_stats() relies on it */
 	struct apc_reader *r;
 	struct apc_stream *s;
-	xmlTextReaderPtr rd;
+	xmlParserCtxtPtr ctxt;
+	xmlSAXHandler sax;
 	/* Virtual wrapping: head (XML declaration + "<TRACE>") then the
 	 * stream, then tail ("</TRACE>") when wrapped. */
 	char head[TPTP_XML_PEEK + 16];
-	size_t head_len, head_pos;
-	int wrapped, tail_done, stream_eof;
+	size_t head_len;
+	int head_done, wrapped, tail_done, stream_eof, terminated;
 	int64_t injected;     /* bytes fed that are not in the file */
-	int io_failed;
-	char line[65536];      /* stream bytes not yet handed to libxml2 */
-	size_t lpos, llen;
-	char xml_msg[256];    /* last libxml2 message */
+	int io_failed, parse_failed, oom;
+	char *chunk;          /* TPTP_XML_CHUNK bytes read from the stream */
+	int depth;            /* element depth in the main document */
+	/* The last record's start tag: where the parser stood when SAX2
+	 * handed it over, to take it back if the tag then fails to end. */
+	int64_t start_pos;
+	size_t start_q;
+	int start_valid, fatal_seen;
+	long fatal_pos;       /* input consumed at the first fatal error */
+	/* Records of the last chunk, and their strings. */
+	struct xml_qrec *q;
+	size_t qhead, qn, qcap;
+	char *arena;
+	size_t alen, acap;
+	struct xml_cache attrs, elems;
+	char xml_msg[256];    /* first libxml2 message */
 	int xml_line;
 	int have_pending;     /* damage met in open(), reported by next() */
 	int finished;
 };
-
-/* ---- the byte source -------------------------------------------------- */
-
-static int xml_io_read(void *ctx, char *buf, int len)
-{
-	struct tptp_xml *x = ctx;
-	static const char tail[] = "</TRACE>";
-	size_t n = 0, want = len > 0 ? (size_t)len : 0;
-
-	if (x->head_pos < x->head_len) {
-		n = x->head_len - x->head_pos < want ? x->head_len - x->head_pos : want;
-		memcpy(buf, x->head + x->head_pos, n);
-		x->head_pos += n;
-		return (int)n;
-	}
-	/* Hand libxml2 one line at a time: its reader parses what one read
-	 * returns before asking for more, so an element is delivered as soon
-	 * as its line is complete and a cut loses nothing before it. */
-	if (x->lpos == x->llen && !x->stream_eof) {
-		ssize_t got = apc_stream_read(x->s, x->line, sizeof x->line, &x->r->err);
-		if (got < 0) {
-			x->io_failed = 1;
-			return -1;
-		}
-		x->lpos = 0;
-		x->llen = (size_t)got;
-		if (got == 0)
-			x->stream_eof = 1;
-	}
-	if (x->lpos < x->llen) {
-		size_t avail = x->llen - x->lpos;
-		const char *nl = memchr(x->line + x->lpos, '\n', avail < want ? avail : want);
-		n = nl ? (size_t)(nl - (x->line + x->lpos)) + 1 : (avail < want ? avail : want);
-		memcpy(buf, x->line + x->lpos, n);
-		x->lpos += n;
-		return (int)n;
-	}
-	if (x->wrapped && !x->tail_done && want >= sizeof tail - 1) {
-		x->tail_done = 1;
-		x->injected += (int64_t)(sizeof tail - 1);
-		memcpy(buf, tail, sizeof tail - 1);
-		return (int)(sizeof tail - 1);
-	}
-	return 0;
-}
-
-static int xml_io_close(void *ctx)
-{
-	(void)ctx;
-	return 0;
-}
 
 /* libxml2 2.12 made the handler's error const. */
 #if LIBXML_VERSION >= 21200
@@ -103,12 +100,34 @@ static int xml_io_close(void *ctx)
 #define TPTP_XML_ERR xmlErrorPtr
 #endif
 
+/* Bytes of (decoded) input the parser has moved past. */
+static int64_t xml_pos(xmlParserCtxtPtr ctxt)
+{
+	xmlParserInputPtr in = ctxt->input;
+
+	return in && in->base && in->cur ? (int64_t)in->consumed + (in->cur - in->base) : -1;
+}
+
+/* Structured errors arrive with the parser context as data. */
 static void xml_error(void *ctx, TPTP_XML_ERR e)
 {
-	struct tptp_xml *x = ctx;
+	xmlParserCtxtPtr ctxt = ctx;
+	struct tptp_xml *x = ctxt ? ctxt->_private : NULL;
 	size_t n;
 
-	if (!e || !e->message)
+	if (!x || !e)
+		return;
+	/* SAX2 reports a start tag once its attributes are read, before it
+	 * checks for the closing ">" or "/>": a fatal error with the parser
+	 * still where it stood then means the tag never ended (a cut in the
+	 * middle of it), so that record is not one. */
+	if (e->level == XML_ERR_FATAL && ctxt == x->ctxt && !x->fatal_seen) {
+		x->fatal_seen = 1;
+		x->fatal_pos = xmlByteConsumed(ctxt);
+		if (x->start_valid && x->qn == x->start_q + 1 && xml_pos(ctxt) == x->start_pos)
+			x->qn--;
+	}
+	if (!e->message)
 		return;
 	/* Keep the first error: later ones are consequences of it. */
 	if (x->xml_msg[0])
@@ -197,13 +216,13 @@ static int tptp_xml_bid(struct apc_input *in)
 
 /* ---- records -------------------------------------------------------------- */
 
-static int parse_u64(const char *s, uint64_t *v)
+static int parse_u64(const xmlChar *s, const xmlChar *e, uint64_t *v)
 {
 	uint64_t x = 0;
 
-	if (!*s)
+	if (s == e)
 		return -1;
-	for (; *s; s++) {
+	for (; s < e; s++) {
 		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
 			return -1;
 		x = x * 10 + (uint64_t)(*s - '0');
@@ -212,70 +231,316 @@ static int parse_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
-/* Fill rec from the current element's attributes.  Strings point into
- * libxml2's reader and are valid until the next read. */
-static void read_attrs(struct tptp_xml *x, struct tptp_rec *rec)
+static int xml_attr_code(const char *a)
 {
-	xmlTextReaderPtr rd = x->rd;
+	static const struct {
+		const char *name;
+		int code;
+	} names[] = {
+		{"time", XA_TIME},         {"threadIdRef", XA_THREAD},  {"threadId", XA_THREAD},
+		{"methodIdRef", XA_METHOD}, {"methodId", XA_METHOD},    {"classIdRef", XA_CLASS},
+		{"classId", XA_CLASS},     {"objIdRef", XA_OBJECT},     {"objId", XA_OBJECT},
+		{"ticket", XA_TICKET},     {"stackDepth", XA_DEPTH},    {"size", XA_SIZE},
+		{"pid", XA_PID},           {"timeout", XA_TIMEOUT},     {"threadOwner", XA_OWNER},
+		{"ownerThreadIdRef", XA_OWNER}, {"name", XA_NAME},      {"threadName", XA_NAME},
+		{"agentName", XA_NAME},    {"signature", XA_SIGNATURE}, {"hostname", XA_HOSTNAME},
+		{"key", XA_KEY},           {"value", XA_VALUE},         {"groupName", XA_GROUP},
+	};
 
-	while (xmlTextReaderMoveToNextAttribute(rd) == 1) {
-		const char *a = (const char *)xmlTextReaderConstName(rd);
-		const char *v = (const char *)xmlTextReaderConstValue(rd);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(a, names[i].name) == 0)
+			return names[i].code;
+	return XA_NONE;
+}
+
+/* The code of dictionary name p: cached by pointer, computed by string
+ * compare the first time.  A full cache just stops caching. */
+static int xml_cache_get(struct xml_cache *c, const xmlChar *p, int (*code)(const char *))
+{
+	size_t i = ((uintptr_t)p >> 3) & (TPTP_XML_CACHE - 1);
+
+	for (size_t k = 0; k < TPTP_XML_CACHE; k++, i = (i + 1) & (TPTP_XML_CACHE - 1)) {
+		if (c->key[i] == p)
+			return c->val[i];
+		if (!c->key[i]) {
+			c->key[i] = p;
+			c->val[i] = code((const char *)p);
+			return c->val[i];
+		}
+	}
+	return code((const char *)p);
+}
+
+/* Copy len bytes (NUL added) into the arena; offset or XS_NONE. */
+static uint32_t xml_keep(struct tptp_xml *x, const void *s, size_t len)
+{
+	uint32_t off;
+
+	if (len >= UINT32_MAX / 2 || x->alen > UINT32_MAX / 2) {
+		x->oom = 1;
+		return XS_NONE;
+	}
+	if (x->alen + len + 1 > x->acap) {
+		size_t cap = x->acap ? x->acap : 4096;
+		char *na;
+		while (cap < x->alen + len + 1)
+			cap *= 2;
+		na = realloc(x->arena, cap);
+		if (!na) {
+			x->oom = 1;
+			return XS_NONE;
+		}
+		x->arena = na;
+		x->acap = cap;
+	}
+	off = (uint32_t)x->alen;
+	memcpy(x->arena + off, s, len);
+	x->arena[off + len] = '\0';
+	x->alen += len + 1;
+	return off;
+}
+
+/* Keep an attribute value.  Without entity substitution libxml2 hands
+ * over "&amp;" and "&#38;" as "&#38;" (for the tree builder to reparse)
+ * and has replaced every other character or predefined reference; a
+ * reference to a declared entity would need a DOCTYPE, and one before
+ * <TRACE> is read as a bare stream (wrapped, it fails at once).  So
+ * "&#38;" -> "&" is the whole decoding. */
+static uint32_t xml_keep_value(struct tptp_xml *x, const xmlChar *v, const xmlChar *e)
+{
+	size_t len = (size_t)(e - v), k = 0;
+	uint32_t off;
+	char *d;
+
+	if (!memchr(v, '&', len))
+		return xml_keep(x, v, len);
+	off = xml_keep(x, v, len);
+	if (off == XS_NONE)
+		return off;
+	d = x->arena + off;
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] == '&' && len - i >= 5 && memcmp(v + i, "&#38;", 5) == 0) {
+			d[k++] = '&';
+			i += 4;
+		} else {
+			d[k++] = (char)v[i];
+		}
+	}
+	d[k] = '\0';
+	return off;
+}
+
+/* Fill q from the element's attributes (SAX2 layout: localname, prefix,
+ * URI, value, end; five pointers each).  Later attributes win, as they
+ * did when the reader walked them in document order. */
+static void xml_read_attrs(struct tptp_xml *x, struct xml_qrec *q, int nattr,
+			   const xmlChar **at)
+{
+	struct tptp_rec *rec = &q->rec;
+
+	for (int i = 0; i < nattr; i++, at += 5) {
+		const xmlChar *v = at[3], *e = at[4];
 		uint64_t u;
 
-		if (!a || !v)
+		/* A prefixed name ("p:time") is none of ours. */
+		if (at[1] || !v || !e)
 			continue;
-		if (strcmp(a, "time") == 0) {
-			if (tptp_parse_time(v, &rec->time) == 0)
+		switch (xml_cache_get(&x->attrs, at[0], xml_attr_code)) {
+		case XA_TIME:
+			if (tptp_parse_time_n((const char *)v, (size_t)(e - v), &rec->time) == 0) {
 				rec->has |= TPTP_HAS_TIME;
-			else
-				apc_model_unmapped(x->r->model, "tptp times that do not parse", 1);
-		} else if (strcmp(a, "threadIdRef") == 0 || strcmp(a, "threadId") == 0) {
-			if (parse_u64(v, &rec->thread_id) == 0)
+			} else {
+				q->bad_time = 1;
+			}
+			break;
+		case XA_THREAD:
+			if (parse_u64(v, e, &rec->thread_id) == 0)
 				rec->has |= TPTP_HAS_THREAD;
-		} else if (strcmp(a, "methodIdRef") == 0 || strcmp(a, "methodId") == 0) {
-			if (parse_u64(v, &rec->method_id) == 0)
+			break;
+		case XA_METHOD:
+			if (parse_u64(v, e, &rec->method_id) == 0)
 				rec->has |= TPTP_HAS_METHOD;
-		} else if (strcmp(a, "classIdRef") == 0 || strcmp(a, "classId") == 0) {
-			if (parse_u64(v, &rec->class_id) == 0)
+			break;
+		case XA_CLASS:
+			if (parse_u64(v, e, &rec->class_id) == 0)
 				rec->has |= TPTP_HAS_CLASS;
-		} else if (strcmp(a, "objIdRef") == 0 || strcmp(a, "objId") == 0) {
-			if (parse_u64(v, &rec->object_id) == 0)
+			break;
+		case XA_OBJECT:
+			if (parse_u64(v, e, &rec->object_id) == 0)
 				rec->has |= TPTP_HAS_OBJECT;
-		} else if (strcmp(a, "ticket") == 0) {
-			if (parse_u64(v, &rec->ticket) == 0)
+			break;
+		case XA_TICKET:
+			if (parse_u64(v, e, &rec->ticket) == 0)
 				rec->has |= TPTP_HAS_TICKET;
-		} else if (strcmp(a, "stackDepth") == 0) {
-			if (parse_u64(v, &rec->depth) == 0)
+			break;
+		case XA_DEPTH:
+			if (parse_u64(v, e, &rec->depth) == 0)
 				rec->has |= TPTP_HAS_DEPTH;
-		} else if (strcmp(a, "size") == 0) {
-			if (parse_u64(v, &rec->size) == 0)
+			break;
+		case XA_SIZE:
+			if (parse_u64(v, e, &rec->size) == 0)
 				rec->has |= TPTP_HAS_SIZE;
-		} else if (strcmp(a, "pid") == 0) {
-			if (parse_u64(v, &u) == 0 && u <= INT64_MAX) {
+			break;
+		case XA_PID:
+			if (parse_u64(v, e, &u) == 0 && u <= INT64_MAX) {
 				rec->pid = (int64_t)u;
 				rec->has |= TPTP_HAS_PID;
 			}
-		} else if (strcmp(a, "timeout") == 0) {
-			parse_u64(v, &rec->timeout);
-		} else if (strcmp(a, "threadOwner") == 0 || strcmp(a, "ownerThreadIdRef") == 0) {
-			parse_u64(v, &rec->owner_id);
-		} else if (strcmp(a, "name") == 0 || strcmp(a, "threadName") == 0 ||
-			   strcmp(a, "agentName") == 0) {
-			rec->name = v;
-		} else if (strcmp(a, "signature") == 0) {
-			rec->signature = v;
-		} else if (strcmp(a, "hostname") == 0) {
-			rec->hostname = v;
-		} else if (strcmp(a, "key") == 0) {
-			rec->key = v;
-		} else if (strcmp(a, "value") == 0) {
-			rec->value = v;
-		} else if (strcmp(a, "groupName") == 0) {
-			rec->group = v;
+			break;
+		case XA_TIMEOUT:
+			parse_u64(v, e, &rec->timeout);
+			break;
+		case XA_OWNER:
+			parse_u64(v, e, &rec->owner_id);
+			break;
+		case XA_NAME:
+			q->str[XS_NAME] = xml_keep_value(x, v, e);
+			break;
+		case XA_SIGNATURE:
+			q->str[XS_SIGNATURE] = xml_keep_value(x, v, e);
+			break;
+		case XA_HOSTNAME:
+			q->str[XS_HOSTNAME] = xml_keep_value(x, v, e);
+			break;
+		case XA_KEY:
+			q->str[XS_KEY] = xml_keep_value(x, v, e);
+			break;
+		case XA_VALUE:
+			q->str[XS_VALUE] = xml_keep_value(x, v, e);
+			break;
+		case XA_GROUP:
+			q->str[XS_GROUP] = xml_keep_value(x, v, e);
+			break;
+		default:
+			break;
 		}
 	}
-	xmlTextReaderMoveToElement(rd);
+}
+
+static void xml_start(void *ctx, const xmlChar *local, const xmlChar *prefix, const xmlChar *uri,
+		      int nns, const xmlChar **ns, int nattr, int ndefaulted, const xmlChar **at)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+	struct tptp_xml *x = ctxt->_private;
+	struct xml_qrec *q;
+	int depth;
+
+	(void)uri;
+	(void)nns;
+	(void)ns;
+	/* Elements inside entity replacement text are parsed (for their
+	 * well-formedness) on a temporary context: not part of the stream. */
+	if (!x || ctxt != x->ctxt)
+		return;
+	depth = x->depth++;
+	x->start_valid = 0;
+	if (depth == 0) {
+		if (prefix || strcmp((const char *)local, "TRACE") != 0)
+			apc_model_unmapped(x->r->model, "tptp xml root is not TRACE (read anyway)", 1);
+		return;
+	}
+	if (depth != 1 || x->oom)
+		return; /* annotations and other nested detail */
+	if (x->qn == x->qcap) {
+		size_t cap = x->qcap ? x->qcap * 2 : 256;
+		struct xml_qrec *nq = realloc(x->q, cap * sizeof *nq);
+		if (!nq) {
+			x->oom = 1;
+			xmlStopParser(ctxt);
+			return;
+		}
+		x->q = nq;
+		x->qcap = cap;
+	}
+	x->start_q = x->qn;
+	x->start_pos = xml_pos(ctxt);
+	x->start_valid = 1;
+	q = &x->q[x->qn++];
+	memset(q, 0, sizeof *q);
+	for (int i = 0; i < XS_COUNT; i++)
+		q->str[i] = XS_NONE;
+	q->rec.kind = prefix ? TPTP_UNKNOWN : xml_cache_get(&x->elems, local, tptp_kind_from_name);
+	if (q->rec.kind == TPTP_UNKNOWN) {
+		/* Only unknown elements need their (qualified) name. */
+		if (prefix) {
+			size_t pl = strlen((const char *)prefix), ll = strlen((const char *)local);
+			char *qn = malloc(pl + ll + 2);
+			if (qn) {
+				memcpy(qn, prefix, pl);
+				qn[pl] = ':';
+				memcpy(qn + pl + 1, local, ll + 1);
+				q->str[XS_ELEM] = xml_keep(x, qn, pl + ll + 1);
+				free(qn);
+			}
+		} else {
+			q->str[XS_ELEM] = xml_keep(x, local, strlen((const char *)local));
+		}
+		return;
+	}
+	/* Defaulted attributes (from a DTD) come last; the tree the old
+	 * reader walked left them out, and so do we. */
+	xml_read_attrs(x, q, nattr - ndefaulted, at);
+	if (x->oom)
+		xmlStopParser(ctxt);
+}
+
+static void xml_end(void *ctx, const xmlChar *local, const xmlChar *prefix, const xmlChar *uri)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+	struct tptp_xml *x = ctxt->_private;
+
+	(void)local;
+	(void)prefix;
+	(void)uri;
+	if (x && ctxt == x->ctxt && x->depth > 0)
+		x->depth--;
+}
+
+/* Feed the parser its next piece of input: the head, then a chunk of the
+ * stream, then the tail, then the end.  0 = fed, 1 = nothing left,
+ * -1 = I/O failure (r->err set). */
+static int xml_feed(struct tptp_xml *x)
+{
+	static const char tail[] = "</TRACE>";
+	int rc;
+
+	if (x->terminated)
+		return 1;
+	if (!x->head_done) {
+		x->head_done = 1;
+		if (x->head_len) {
+			rc = xmlParseChunk(x->ctxt, x->head, (int)x->head_len, 0);
+			goto check;
+		}
+	}
+	if (!x->stream_eof) {
+		ssize_t got = apc_stream_read(x->s, x->chunk, TPTP_XML_CHUNK, &x->r->err);
+		if (got < 0) {
+			x->io_failed = 1;
+			return -1;
+		}
+		if (got > 0) {
+			rc = xmlParseChunk(x->ctxt, x->chunk, (int)got, 0);
+			goto check;
+		}
+		x->stream_eof = 1;
+	}
+	if (x->wrapped && !x->tail_done) {
+		x->tail_done = 1;
+		x->injected += (int64_t)(sizeof tail - 1);
+		rc = xmlParseChunk(x->ctxt, tail, (int)(sizeof tail - 1), 0);
+		goto check;
+	}
+	x->terminated = 1;
+	rc = xmlParseChunk(x->ctxt, NULL, 0, 1);
+check:
+	/* Like the text reader: any error code or a lost well-formedness
+	 * ends the stream (what came before it is kept). */
+	if (rc != 0 || !x->ctxt->wellFormed) {
+		x->parse_failed = 1;
+		x->terminated = 1;
+	}
+	return 0;
 }
 
 /*
@@ -284,43 +549,56 @@ static void read_attrs(struct tptp_xml *x, struct tptp_rec *rec)
  */
 static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 {
-	int ret;
-
-	while ((ret = xmlTextReaderRead(x->rd)) == 1) {
-		if (xmlTextReaderNodeType(x->rd) != XML_READER_TYPE_ELEMENT)
-			continue;
-		if (xmlTextReaderDepth(x->rd) == 0) {
-			const char *root = (const char *)xmlTextReaderConstName(x->rd);
-			if (root && strcmp(root, "TRACE") != 0)
-				apc_model_unmapped(x->r->model, "tptp xml root is not TRACE (read anyway)", 1);
-			continue;
+	while (x->qhead == x->qn) {
+		x->qhead = x->qn = 0;
+		x->alen = 0;
+		if (x->oom)
+			return apc_err_set(&x->r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		if (x->parse_failed) {
+			long consumed = xmlByteConsumed(x->ctxt);
+			/* Some errors halt the parser, which drops its buffer and
+			 * with it the position: then the one taken at the error. */
+			if (consumed < x->fatal_pos)
+				consumed = x->fatal_pos;
+			/* head holds file bytes (the declaration) plus what we
+			 * injected; only the injected part is not in the file. */
+			int64_t off = (int64_t)consumed - x->injected;
+			if (off < 0)
+				off = 0;
+			x->parse_failed = 0;
+			x->r->damaged = 1;
+			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), off,
+					   "xml breaks off at line %d: %s (truncated trace?); "
+					   "kept everything before it",
+					   x->xml_line, x->xml_msg[0] ? x->xml_msg : "parse error");
 		}
-		if (xmlTextReaderDepth(x->rd) != 1)
-			continue; /* annotations and other nested detail */
-		memset(rec, 0, sizeof *rec);
-		rec->elem = (const char *)xmlTextReaderConstName(x->rd);
-		rec->kind = rec->elem ? tptp_kind_from_name(rec->elem) : TPTP_UNKNOWN;
-		x->r->model->records_read++;
-		if (rec->kind != TPTP_UNKNOWN)
-			read_attrs(x, rec);
-		return 1;
+		switch (xml_feed(x)) {
+		case 1:
+			return 0;
+		case -1:
+			return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
+		default:
+			break;
+		}
 	}
-	if (ret == 0)
-		return 0;
-	if (x->io_failed)
-		return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
 	{
-		long consumed = xmlTextReaderByteConsumed(x->rd);
-		/* head holds file bytes (the declaration) plus what we
-		 * injected; only the injected part is not in the file. */
-		int64_t off = (int64_t)consumed - x->injected;
-		if (off < 0)
-			off = 0;
-		x->r->damaged = 1;
-		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), off,
-				   "xml breaks off at line %d: %s (truncated trace?); "
-				   "kept everything before it",
-				   x->xml_line, x->xml_msg[0] ? x->xml_msg : "parse error");
+		struct xml_qrec *q = &x->q[x->qhead++];
+		const char *strs[XS_COUNT];
+
+		for (int i = 0; i < XS_COUNT; i++)
+			strs[i] = q->str[i] == XS_NONE ? NULL : x->arena + q->str[i];
+		*rec = q->rec;
+		rec->elem = rec->kind == TPTP_UNKNOWN ? strs[XS_ELEM] : tptp_kind_name(rec->kind);
+		rec->name = strs[XS_NAME];
+		rec->signature = strs[XS_SIGNATURE];
+		rec->hostname = strs[XS_HOSTNAME];
+		rec->key = strs[XS_KEY];
+		rec->value = strs[XS_VALUE];
+		rec->group = strs[XS_GROUP];
+		x->r->model->records_read++;
+		if (q->bad_time)
+			apc_model_unmapped(x->r->model, "tptp times that do not parse", 1);
+		return 1;
 	}
 }
 
@@ -346,7 +624,8 @@ static int tptp_xml_open(struct apc_reader *r)
 	x->r = r;
 	x->s = apc_input_stream(r->inputs[0]);
 	x->map = tptp_map_new(r->model, r->opts.window_ns);
-	if (!x->map)
+	x->chunk = malloc(TPTP_XML_CHUNK);
+	if (!x->map || !x->chunk)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	apc_strset(&r->model->meta.source_format, "tptp-xml");
 
@@ -372,13 +651,28 @@ static int tptp_xml_open(struct apc_reader *r)
 		x->wrapped = 1;
 	}
 
-	x->rd = xmlReaderForIO(xml_io_read, xml_io_close, x, apc_stream_name(x->s), NULL,
-			       XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR |
-				       XML_PARSE_COMPACT);
-	if (!x->rd)
+	/* The SAX2 defaults keep entity declarations (so references in
+	 * attribute values resolve, with libxml2's amplification limits);
+	 * everything that would build a tree is switched off. */
+	xmlSAXVersion(&x->sax, 2);
+	x->sax.startElementNs = xml_start;
+	x->sax.endElementNs = xml_end;
+	x->sax.startElement = NULL;
+	x->sax.endElement = NULL;
+	x->sax.characters = NULL;
+	x->sax.ignorableWhitespace = NULL;
+	x->sax.cdataBlock = NULL;
+	x->sax.comment = NULL;
+	x->sax.processingInstruction = NULL;
+	x->sax.reference = NULL;
+	x->sax.serror = xml_error;
+	x->ctxt = xmlCreatePushParserCtxt(&x->sax, NULL, NULL, 0, apc_stream_name(x->s));
+	if (!x->ctxt)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET,
-				   "cannot start the xml reader");
-	xmlTextReaderSetStructuredErrorHandler(x->rd, xml_error, x);
+				   "cannot start the xml parser");
+	x->ctxt->_private = x;
+	xmlCtxtUseOptions(x->ctxt, XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR |
+					   XML_PARSE_COMPACT);
 
 	/* The header (node, process, agent, traceStart, options) fills the
 	 * metadata the writer needs before the first event. */
@@ -425,9 +719,15 @@ static void tptp_xml_close(struct apc_reader *r)
 
 	if (!x)
 		return;
-	if (x->rd)
-		xmlFreeTextReader(x->rd);
+	if (x->ctxt) {
+		if (x->ctxt->myDoc)
+			xmlFreeDoc(x->ctxt->myDoc);
+		xmlFreeParserCtxt(x->ctxt);
+	}
 	tptp_map_free(x->map);
+	free(x->chunk);
+	free(x->q);
+	free(x->arena);
 	free(x);
 	r->priv = NULL;
 }

@@ -28,6 +28,8 @@ struct run {
 	uint64_t alloc_sum;         /* sum of tptp_alloc_rate values */
 	struct tptp_stats st;
 	uint64_t open_at_end_unmapped;
+	uint64_t first_marker_ts;
+	char names[4][64];          /* the first thread names */
 	char err[600];
 	/* Inclusive time per job name (for the generator's truth). */
 	struct { char name[64]; uint64_t ns, calls; } per[TPTPGEN_MAX_METHODS];
@@ -107,7 +109,12 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 					res->out_of_order++;
 				prev = e->ts;
 				switch (e->type) {
-				case APC_EV_THREAD_NAME: res->thread_names++; break;
+				case APC_EV_THREAD_NAME:
+					if (res->thread_names < 4)
+						snprintf(res->names[res->thread_names], sizeof res->names[0],
+							 "%s", e->u.name.name);
+					res->thread_names++;
+					break;
 				case APC_EV_LINK: res->links++; break;
 				case APC_EV_COUNTER:
 					res->counters++;
@@ -132,7 +139,10 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 						break;
 					case APC_ANN_CAM_TRACK: res->tracks++; break;
 					case APC_ANN_CAM_VIEW: res->views++; break;
-					case APC_ANN_MARKER: res->markers++; break;
+					case APC_ANN_MARKER:
+						if (!res->markers++)
+							res->first_marker_ts = e->ts;
+						break;
 					case APC_ANN_STR: res->strs++; break;
 					default: break;
 					}
@@ -310,6 +320,13 @@ static void parse_times(void)
 	T_EQ_INT(tptp_parse_time("abc", &ns), -1);
 	T_EQ_INT(tptp_parse_time("1.5x", &ns), -1);
 	T_EQ_INT(tptp_parse_time("99999999999999999999", &ns), -1);
+	/* The length-bounded form reads only len bytes (no NUL needed). */
+	T_EQ_INT(tptp_parse_time_n("1.5xyz", 3, &ns), 0);
+	T_EQ_U64(ns, 1500000000ull);
+	T_EQ_INT(tptp_parse_time_n("1.5xyz", 4, &ns), -1);
+	T_EQ_INT(tptp_parse_time_n(" 12 junk", 8, &ns), 0);
+	T_EQ_U64(ns, 12000000000ull);
+	T_EQ_INT(tptp_parse_time_n("7", 0, &ns), -1);
 }
 
 /* ---- generated traces against the generator's truth --------------------- */
@@ -670,6 +687,304 @@ static void truth_file(void)
 	free(text);
 }
 
+/* ---- the reorder queue, against a plain sorted list ------------------- */
+
+/* One event of the reference: what tptp_map.c's queue must reproduce. */
+struct ref_ev {
+	uint64_t ts, seq;
+	int64_t value;
+};
+
+/* The reference model of tptp.h's ordering contract, done the slow and
+ * obvious way: a sorted array, clamping, the window and the cap. */
+struct ref_q {
+	struct ref_ev *ev;
+	size_t n;
+	uint64_t seq, newest, last_emitted;
+	int have_emitted;
+};
+
+static void ref_push(struct ref_q *q, uint64_t ts, int64_t value)
+{
+	size_t i;
+
+	if (q->have_emitted && ts < q->last_emitted)
+		ts = q->last_emitted;
+	if (ts > q->newest)
+		q->newest = ts;
+	for (i = q->n; i > 0 && q->ev[i - 1].ts > ts; i--)
+		q->ev[i] = q->ev[i - 1];
+	q->ev[i].ts = ts;
+	q->ev[i].seq = q->seq++;
+	q->ev[i].value = value;
+	q->n++;
+}
+
+/* Emit what is ready (all with `final`) into out[]; returns how many. */
+static size_t ref_drain(struct ref_q *q, uint64_t window, size_t cap_max, int final,
+			struct ref_ev *out)
+{
+	size_t k = 0;
+
+	while (q->n) {
+		int ready = final || (q->newest >= window && q->ev[0].ts <= q->newest - window) ||
+			    q->n > cap_max;
+		if (!ready)
+			break;
+		out[k++] = q->ev[0];
+		q->last_emitted = q->ev[0].ts;
+		q->have_emitted = 1;
+		memmove(q->ev, q->ev + 1, (q->n - 1) * sizeof *q->ev);
+		q->n--;
+	}
+	return k;
+}
+
+/*
+ * Feed objAlloc records whose times come as `streams` interleaved
+ * ascending streams, each starting below all the others (so each needs a
+ * run of its own: more than the queue keeps, the rest spill into its
+ * heap), with equal times across pairs of streams (ties go by arrival).
+ * The allocation-rate events must come out exactly as the reference
+ * orders them, through non-final drains after every record and final
+ * drains in small batches.
+ */
+static void reorder_against_reference(uint64_t window, int streams, int per_stream)
+{
+	struct apc_model model;
+	struct tptp_map *map;
+	struct apc_batch b;
+	struct ref_q q = {0};
+	struct ref_ev *want, *got;
+	size_t nwant = 0, ngot = 0, total = (size_t)streams * (size_t)per_stream;
+	const uint64_t t0 = 1000000000ull;
+	uint32_t c_rate;
+	int guard = 0;
+
+	apc_model_init(&model);
+	map = tptp_map_new(&model, window);
+	T_ASSERT(map != NULL);
+	if (!map)
+		return;
+	c_rate = apc_model_find_counter(&model, "tptp_alloc_rate")->id;
+	q.ev = calloc(total * 2 + 8, sizeof *q.ev);
+	want = calloc(total * 2 + 8, sizeof *want);
+	got = calloc(total * 2 + 8, sizeof *got);
+	apc_batch_init(&b, 97);
+	tptp_map_begin(map, t0);
+	/* tptp_map_begin queues two events (cookie, view) at t0. */
+	ref_push(&q, t0, -1);
+	ref_push(&q, t0, -1);
+	for (int j = 0; j < per_stream; j++)
+		for (int s = 0; s < streams; s++) {
+			struct tptp_rec rec;
+			struct apc_err err;
+			uint64_t size = (uint64_t)j * (uint64_t)streams + (uint64_t)s + 1;
+			memset(&rec, 0, sizeof rec);
+			rec.kind = TPTP_OBJ_ALLOC;
+			rec.has = TPTP_HAS_TIME | TPTP_HAS_SIZE;
+			rec.time = t0 + 1000000 + (uint64_t)((streams - 1 - s) / 2) * 7 + (uint64_t)j * 1000;
+			rec.size = size;
+			T_EQ_INT(tptp_map_record(map, &rec, &err), APC_OK);
+			ref_push(&q, rec.time, (int64_t)size); /* rate */
+			ref_push(&q, rec.time, -1);            /* live */
+			apc_batch_reset(&b);
+			b.cap = 1u << 20; /* non-final drains are not the batching under test */
+			T_ASSERT(tptp_map_drain(map, &b, 0) >= 0);
+			for (size_t i = 0; i < b.n; i++)
+				if (b.ev[i].type == APC_EV_COUNTER && b.ev[i].u.counter.counter == c_rate)
+					got[ngot++] = (struct ref_ev){b.ev[i].ts, 0, b.ev[i].u.counter.value};
+			nwant += ref_drain(&q, window, 1u << 19, 0, want + nwant);
+			T_EQ_U64(tptp_map_pending(map), q.n);
+		}
+	/* Final: a batch at a time, until nothing waits. */
+	b.cap = 97;
+	do {
+		apc_batch_reset(&b);
+		T_ASSERT(tptp_map_drain(map, &b, 1) >= 0);
+		T_ASSERT(b.n <= 97);
+		for (size_t i = 0; i < b.n; i++)
+			if (b.ev[i].type == APC_EV_COUNTER && b.ev[i].u.counter.counter == c_rate)
+				got[ngot++] = (struct ref_ev){b.ev[i].ts, 0, b.ev[i].u.counter.value};
+	} while (tptp_map_pending(map) && ++guard < 100000);
+	nwant += ref_drain(&q, window, 1u << 19, 1, want + nwant);
+	{
+		size_t k = 0, bad = 0;
+		for (size_t i = 0; i < nwant; i++) {
+			if (want[i].value < 0)
+				continue; /* live-heap and setup events */
+			if (k < ngot && (got[k].ts != want[i].ts || got[k].value != want[i].value))
+				bad++;
+			k++;
+		}
+		T_EQ_U64(k, total);
+		T_EQ_U64(ngot, total);
+		T_EQ_U64(bad, 0);
+	}
+	tptp_map_free(map);
+	apc_batch_free(&b);
+	apc_model_free(&model);
+	free(q.ev);
+	free(want);
+	free(got);
+}
+
+static void reorder_queue(void)
+{
+	/* Everything waits for the end; 150 streams need more runs than
+	 * the queue keeps. */
+	reorder_against_reference(1000000000000ull, 150, 40);
+	/* A window of a few records: events leave while others arrive,
+	 * runs empty and start again, late ones are clamped. */
+	reorder_against_reference(2500, 150, 40);
+	/* A handful of streams: the common case, all in runs. */
+	reorder_against_reference(20000, 4, 1500);
+}
+
+/* ---- XML details the SAX reader must get right ------------------------ */
+
+static void write_text(char *path, size_t len, const char *text)
+{
+	int fd;
+
+	snprintf(path, len, "/tmp/test_tptp_XXXXXX");
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	if (fd < 0)
+		return;
+	T_ASSERT(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* A cut inside a start tag, after whole attributes, is not an element
+ * (libxml2's SAX2 hands the tag over before it sees its end). */
+static void xml_cut_in_tag(void)
+{
+	static const char *const tails[] = {"", "/", " ", " stackDepth=\"1\"", " stackDepth="};
+	for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+		char text[512], path[64];
+		struct run res;
+
+		snprintf(text, sizeof text,
+			 "<TRACE>\n<threadStart threadId=\"1\" time=\"1.0\" threadName=\"main\"/>\n"
+			 "<methodDef name=\"run\" methodId=\"5\"/>\n"
+			 "<methodEntry threadIdRef=\"1\" time=\"1.5\" methodIdRef=\"5\"/>\n"
+			 "<methodEntry threadIdRef=\"1\" time=\"1.6\" methodIdRef=\"5\"%s",
+			 tails[i]);
+		write_text(path, sizeof path, text);
+		run_reader(&apc_format_tptp_xml, path, 0, &res);
+		T_EQ_INT(res.open_rc, APC_OK);
+		T_EQ_INT(res.last_rc, APC_EDATA);
+		T_EQ_U64(res.st.kinds[TPTP_METHOD_ENTRY], 1);
+		T_EQ_U64(res.method_jobs, 1);
+		T_ASSERT(strstr(res.err, "offset 0x") != NULL);
+		unlink(path);
+	}
+}
+
+/* Names by local name and prefix, references in values, normalised
+ * white space, later attributes winning, nested elements ignored. */
+static void xml_names_and_values(void)
+{
+	char path[64];
+	struct run res;
+	struct apc_input *in = NULL;
+	struct apc_reader r;
+	struct apc_model model;
+	struct apc_batch b;
+	struct apc_err err;
+
+	write_text(path, sizeof path,
+		   "<?xml version=\"1.0\"?>\n"
+		   "<TRACE xmlns:p=\"urn:p\">\n"
+		   "<threadStart threadId=\"1\" time=\"1.5\" threadName=\"A&amp;B &#67;&#38;\nD\"/>\n"
+		   "<p:threadStart threadId=\"2\" time=\"1.6\" threadName=\"P\"/>\n"
+		   "<threadStart threadId=\"3\" time=\"1.6\" p:threadName=\"Q\" threadName=\"R\"/>\n"
+		   "<threadStart xmlns=\"urn:d\" threadId=\"4\" time=\"1.7\" threadName=\"S\">"
+		   "<threadStart threadId=\"5\" time=\"1.7\" threadName=\"nested\"/></threadStart>\n"
+		   "<classDef name=\"a.B\" classId=\"9\" time=\"x1\"/>\n"
+		   "<weird time=\"2\"/>\n"
+		   "</TRACE>\n");
+	run_reader(&apc_format_tptp_xml, path, 0, &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.thread_names, 3);
+	T_EQ_STR(res.names[0], "A&B C& D");
+	T_EQ_STR(res.names[1], "R");
+	T_EQ_STR(res.names[2], "S");
+	T_EQ_U64(res.st.kinds[TPTP_THREAD_START], 3);
+	T_EQ_U64(res.st.kinds[TPTP_UNKNOWN], 2);
+	T_EQ_U64(res.st.kinds[TPTP_CLASS_DEF], 1);
+	/* The unmapped table names the qualified element and the bad time. */
+	apc_model_init(&model);
+	memset(&r, 0, sizeof r);
+	apc_batch_init(&b, 1000);
+	T_ASSERT(apc_input_open(path, &in, &err) == 0);
+	r.inputs = &in;
+	r.ninputs = 1;
+	r.model = &model;
+	apc_err_clear(&r.err);
+	T_EQ_INT(apc_format_tptp_xml.open(&r), APC_OK);
+	while (apc_batch_reset(&b), apc_format_tptp_xml.next(&r, &b) == APC_OK)
+		;
+	T_EQ_U64(unmapped_count(&model, "tptp element p:threadStart"), 1);
+	T_EQ_U64(unmapped_count(&model, "tptp element weird"), 1);
+	T_EQ_U64(unmapped_count(&model, "tptp times that do not parse"), 1);
+	T_EQ_U64(model.records_read, 6);
+	apc_format_tptp_xml.close(&r);
+	apc_batch_free(&b);
+	apc_model_free(&model);
+	apc_input_close(in);
+	unlink(path);
+}
+
+/* ---- binary: ticks to ns ------------------------------------------------ */
+
+/* floor(ticks * 1e9 / f) exactly, as 128-bit arithmetic gives it (and
+ * truncated to 64 bits when it overflows, as it always was). */
+static void bin_tick_times(void)
+{
+	static const struct { uint64_t f, ticks; } cases[] = {
+		{2400000000ull, 2846137022330618687ull}, /* 2.4 GHz, 2007 */
+		{2400000000ull, 11},
+		{2400000000ull, UINT64_MAX},
+		{1000000ull, 1ull << 63},               /* overflows: truncated */
+		{3000000007ull, 123456789012345678ull},
+		{1000000000ull, 987654321987654321ull},
+		{18446744073ull, UINT64_MAX - 5},      /* f past the 64-bit path */
+		{100000000000ull, UINT64_MAX - 5},     /* and r * 1e9 past 64 bits */
+	};
+	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
+
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		uint8_t f[128], *p = f;
+		char path[] = "/tmp/test_tptp_XXXXXX";
+		struct run res;
+		uint64_t want = (uint64_t)((unsigned __int128)cases[c].ticks * 1000000000u / cases[c].f);
+		int fd;
+
+		memcpy(p, head, sizeof head);
+		p += sizeof head;
+		/* system message 2 (frequency, 8 bytes), then gcStart (1023). */
+		*p++ = 2; *p++ = 0; *p++ = 8; *p++ = 0; *p++ = 0; *p++ = 0;
+		for (int i = 0; i < 8; i++)
+			*p++ = (uint8_t)(cases[c].f >> (8 * i));
+		*p++ = 0xff; *p++ = 0x03; *p++ = 26; *p++ = 0; *p++ = 0; *p++ = 0;
+		memset(p, 0, 26);
+		for (int i = 0; i < 8; i++)
+			p[16 + i] = (uint8_t)(cases[c].ticks >> (8 * i));
+		p += 26;
+		fd = mkstemp(path);
+		T_ASSERT(fd >= 0);
+		T_ASSERT(write(fd, f, (size_t)(p - f)) == p - f);
+		close(fd);
+		run_reader(&apc_format_tptp_bin, path, 0, &res);
+		T_EQ_INT(res.last_rc, APC_END);
+		T_EQ_U64(res.markers, 1);
+		T_EQ_U64(res.first_marker_ts, want);
+		unlink(path);
+	}
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -684,4 +999,8 @@ void run_tests(void)
 	T_RUN(gzip_input);
 	T_RUN(truth_file);
 	T_RUN(mutated_inputs);
+	T_RUN(reorder_queue);
+	T_RUN(xml_cut_in_tag);
+	T_RUN(xml_names_and_values);
+	T_RUN(bin_tick_times);
 }
