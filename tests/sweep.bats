@@ -26,6 +26,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${feeder:-}" ] || kill "$feeder" 2>/dev/null || true
 	rm -rf "$TMP"
 }
 
@@ -243,8 +244,13 @@ start_blocked() {
 	mkdir -p "$TMP/out"
 	"$APC_BIN/apcconv" -q -f tptp-xml "$TMP/fifo" -o "$TMP/out/o.apc" 2>"$TMP/err" &
 	pid=$!
-	exec 8>"$TMP/fifo"
-	head -c 200000 "$TMP/t.xml" >&8
+	# The feeder writes, then keeps the FIFO open; it is bounded in
+	# time, so a test whose apcconv died early fails instead of
+	# hanging in open() or write().
+	# (bats' descriptors go first: a feeder blocked opening the FIFO
+	# must not hold them.)
+	( timeout 30 head -c 200000 "$TMP/t.xml"; exec sleep 60 ) >/dev/null 2>&1 3>&- >"$TMP/fifo" &
+	feeder=$!
 	# Wait for the writer's temporary folder: the run is under way.
 	for _ in $(seq 100); do
 		ls -a "$TMP/out" | grep -q '^\.o\.apc\.tmp-' && break
@@ -253,7 +259,8 @@ start_blocked() {
 }
 
 finish_blocked() {
-	exec 8>&-
+	kill "$feeder" 2>/dev/null || true
+	wait "$feeder" 2>/dev/null || true
 	rc=0
 	wait "$pid" || rc=$?
 }
