@@ -1351,10 +1351,14 @@ static int barman_fill_stash(struct apc_reader *r, struct barman *b)
 {
 	const struct barman_seg *sg = &b->seg[b->nseg - 1];
 	uint64_t got = 0;
+	size_t cap = sg->len < BM_WINDOW ? (size_t)sg->len + 1 : BM_WINDOW;
 
 	if (!sg->in_stash || b->stash)
 		return APC_OK;
-	b->stash = malloc(sg->len ? (size_t)sg->len : 1);
+	/* The header's length is a claim: the stash grows with the bytes
+	 * that really come, so a tiny file declaring a 1 GiB buffer costs
+	 * no 1 GiB allocation. */
+	b->stash = malloc(cap);
 	if (!b->stash)
 		return barman_nomem(r, b);
 	if (barman_seek(r, b, sg->file_off) < 0)
@@ -1367,6 +1371,16 @@ static int barman_fill_stash(struct apc_reader *r, struct barman *b)
 		if (n == 0)
 			break;
 		k = (size_t)n < sg->len - got ? (size_t)n : (size_t)(sg->len - got);
+		if (got + k > cap) {
+			size_t ncap = cap;
+			uint8_t *ns;
+			while (ncap < got + k)
+				ncap = ncap < sg->len / 2 ? ncap * 2 : (size_t)sg->len;
+			if (!(ns = realloc(b->stash, ncap)))
+				return barman_nomem(r, b);
+			b->stash = ns;
+			cap = ncap;
+		}
 		memcpy(b->stash + got, b->win + b->win_pos, k);
 		b->win_pos += k;
 		got += k;
