@@ -965,16 +965,8 @@ static int32_t barman_pid(const struct barman *b, uint32_t task)
 static int barman_counter(struct apc_batch *bt, uint64_t ts, int32_t core, uint32_t id,
 			  int32_t pid, int64_t v)
 {
-	struct apc_event *e;
+	struct apc_event *e = apc_batch_add(bt, APC_EV_COUNTER, ts, core);
 
-	if (bt->ev && bt->n < bt->cap) {
-		/* apc_batch_add() without the call and the memset: the
-		 * compound literal zeroes what it does not name */
-		bt->ev[bt->n++] = (struct apc_event){.ts = ts, .type = APC_EV_COUNTER, .core = core,
-						     .u.counter = {.counter = id, .pid = pid, .value = v}};
-		return 0;
-	}
-	e = apc_batch_add(bt, APC_EV_COUNTER, ts, core);
 	if (!e)
 		return -1;
 	e->u.counter.counter = id;

@@ -903,28 +903,9 @@ static int32_t ltt_wait(uint64_t out_state)
 	return APC_WAIT_OTHER;
 }
 
-/*
- * apc_batch_add without the call when there is room (every record but a
- * batch's last): the same zeroed event.
- */
-static inline struct apc_event *ltt_add(struct apc_batch *b, uint16_t type, uint64_t ts,
-					int32_t core)
-{
-	struct apc_event *e;
-
-	if (!b->ev || b->n >= b->cap)
-		return apc_batch_add(b, type, ts, core);
-	e = &b->ev[b->n++];
-	memset(e, 0, sizeof *e);
-	e->type = type;
-	e->ts = ts;
-	e->core = core;
-	return e;
-}
-
 static int ltt_link(struct apc_batch *b, uint64_t ts, int core, int32_t pid)
 {
-	struct apc_event *e = ltt_add(b, APC_EV_LINK, ts, core);
+	struct apc_event *e = apc_batch_add(b, APC_EV_LINK, ts, core);
 
 	if (!e)
 		return -1;
@@ -961,7 +942,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		if (apc_ltt_ref_u64(&f[1], ev->payload, ev->len, be, &v1))
 			v1 = 1;
 		s->current_pid = (int32_t)v;
-		if (!(e = ltt_add(b, APC_EV_ACTIVITY, ev->ts, core)))
+		if (!(e = apc_batch_add(b, APC_EV_ACTIVITY, ev->ts, core)))
 			return -1;
 		e->u.activity.counter = p->act_ctr;
 		/* activity1 "Running"; the swapper (pid 0) is idle */
@@ -978,7 +959,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 	if (role == ROLE_EXIT) {
 		if (s->current_pid < 0)
 			return 0;
-		if (!(e = ltt_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
+		if (!(e = apc_batch_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
 			return -1;
 		e->u.sched.tid = s->current_pid;
 		return 0;
@@ -991,7 +972,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		    ltt_link(b, ev->ts, core, (int32_t)v1))
 			return -1;
 		if (v == 3 && s->current_pid >= 0) {
-			if (!(e = ltt_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
+			if (!(e = apc_batch_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
 				return -1;
 			e->u.sched.tid = s->current_pid;
 		}
@@ -1006,7 +987,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 				n -= (size_t)(slash + 1 - nm);
 				nm = slash + 1;
 			}
-			if (!(e = ltt_add(b, APC_EV_THREAD_NAME, ev->ts, core)))
+			if (!(e = apc_batch_add(b, APC_EV_THREAD_NAME, ev->ts, core)))
 				return -1;
 			e->u.name.id = s->current_pid;
 			if (!(e->u.name.name = apc_batch_strdup(b, nm, n)))
@@ -1016,7 +997,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 counter:
 	if (ii->ctr < 0)
 		return 0;
-	if (!(e = ltt_add(b, APC_EV_COUNTER, ev->ts, core)))
+	if (!(e = apc_batch_add(b, APC_EV_COUNTER, ev->ts, core)))
 		return -1;
 	e->u.counter.counter = (uint32_t)ii->ctr;
 	e->u.counter.pid = APC_NO_PID;

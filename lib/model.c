@@ -55,7 +55,8 @@ void apc_batch_free(struct apc_batch *b)
 	b->n = 0;
 }
 
-struct apc_event *apc_batch_add(struct apc_batch *b, uint16_t type, uint64_t ts, int32_t core)
+/* apc_batch_add() when the batch is unallocated or full. */
+struct apc_event *apc_batch_add_grow(struct apc_batch *b, uint16_t type, uint64_t ts, int32_t core)
 {
 	struct apc_event *e;
 

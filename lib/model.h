@@ -241,8 +241,27 @@ struct apc_batch {
 void apc_batch_init(struct apc_batch *b, size_t cap);
 void apc_batch_reset(struct apc_batch *b);
 void apc_batch_free(struct apc_batch *b);
-/* Append an event; returns NULL only on allocation failure. */
-struct apc_event *apc_batch_add(struct apc_batch *b, uint16_t type, uint64_t ts, int32_t core);
+/* apc_batch_add()'s out-of-line part: allocate or grow, then append. */
+struct apc_event *apc_batch_add_grow(struct apc_batch *b, uint16_t type, uint64_t ts, int32_t core);
+/*
+ * apc_batch_add() : append an event, zeroed but for type, ts and core;
+ * NULL only on allocation failure.  Inline while there is room (every
+ * event but a batch's last): readers call it once per event.
+ */
+static inline struct apc_event *apc_batch_add(struct apc_batch *b, uint16_t type, uint64_t ts,
+					      int32_t core)
+{
+	struct apc_event *e;
+
+	if (!b->ev || b->n >= b->cap)
+		return apc_batch_add_grow(b, type, ts, core);
+	e = &b->ev[b->n++];
+	__builtin_memset(e, 0, sizeof *e); /* every byte: readers rely on zeroed members */
+	e->ts = ts;
+	e->type = type;
+	e->core = core;
+	return e;
+}
 /* Copy bytes (NUL added) into the batch arena. */
 char *apc_batch_strdup(struct apc_batch *b, const char *s, size_t len);
 void *apc_batch_alloc(struct apc_batch *b, size_t size);

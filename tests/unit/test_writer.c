@@ -212,24 +212,20 @@ static void fill_batch(struct apc_batch *b)
 
 static int expect_failure; /* the next write_capture() is meant to fail: stay quiet */
 
-/* Write the test capture to out; returns the writer status. */
-static int write_capture(const char *out, const struct apc_write_opts *o, struct apc_write_stats *st)
+/* Write model m and batch b to out; returns the writer status. */
+static int write_model(const char *out, const struct apc_write_opts *o, struct apc_model *m,
+		       const struct apc_batch *b, struct apc_write_stats *st)
 {
-	struct apc_model m;
-	struct apc_batch b;
 	struct apc_writer *w = NULL;
 	struct apc_err err;
 	int rc;
 
 	apc_err_clear(&err);
-	build_model(&m);
-	apc_batch_init(&b, 64);
-	fill_batch(&b);
 	rc = apc_writer_open(out, o, &w, &err);
 	if (rc == APC_OK)
-		rc = apc_writer_begin(w, &m, &err);
+		rc = apc_writer_begin(w, m, &err);
 	if (rc == APC_OK)
-		rc = apc_writer_write(w, &b, &err);
+		rc = apc_writer_write(w, b, &err);
 	if (rc == APC_OK)
 		rc = apc_writer_finish(w, &err);
 	if (rc == APC_OK) {
@@ -243,6 +239,20 @@ static int write_capture(const char *out, const struct apc_write_opts *o, struct
 		if (w)
 			apc_writer_abort(w);
 	}
+	return rc;
+}
+
+/* Write the test capture to out; returns the writer status. */
+static int write_capture(const char *out, const struct apc_write_opts *o, struct apc_write_stats *st)
+{
+	struct apc_model m;
+	struct apc_batch b;
+	int rc;
+
+	build_model(&m);
+	apc_batch_init(&b, 64);
+	fill_batch(&b);
+	rc = write_model(out, o, &m, &b, st);
 	apc_batch_free(&b);
 	apc_model_free(&m);
 	return rc;
@@ -1100,8 +1110,6 @@ static int write_rows(const char *out, uint32_t frame_max, int as_rows, struct a
 	struct apc_write_opts o = {.created = -1, .frame_max = frame_max};
 	struct apc_model m;
 	struct apc_batch b;
-	struct apc_writer *w = NULL;
-	struct apc_err err;
 	int64_t *vals;
 	int rc;
 
@@ -1134,20 +1142,7 @@ static int write_rows(const char *out, uint32_t frame_max, int as_rows, struct a
 			e->u.idle.state = 0;
 		}
 	}
-	apc_err_clear(&err);
-	rc = apc_writer_open(out, &o, &w, &err);
-	if (rc == APC_OK)
-		rc = apc_writer_begin(w, &m, &err);
-	if (rc == APC_OK)
-		rc = apc_writer_write(w, &b, &err);
-	if (rc == APC_OK)
-		rc = apc_writer_finish(w, &err);
-	if (rc == APC_OK) {
-		*st = *apc_writer_stats(w);
-		apc_writer_free(w);
-	} else if (w) {
-		apc_writer_abort(w);
-	}
+	rc = write_model(out, &o, &m, &b, st);
 	apc_batch_free(&b);
 	apc_model_free(&m);
 	return rc;
