@@ -32,6 +32,11 @@ struct apcr_raw {
 	uint8_t *bytes;
 };
 
+struct apcr_key {
+	int32_t key;
+	uint32_t id1; /* counter id + 1; 0 = empty slot */
+};
+
 struct apcr_fd {
 	struct apc_ann_decoder *dec;
 	int32_t tid, pid;
@@ -44,9 +49,10 @@ struct apcr {
 	int own_data;              /* opened as a member: close it */
 	struct apc_frame_reader *fr;
 	int summary_clocks;
-	/* key -> counter id + 1 (0 = unknown), grown on demand */
-	uint32_t *keymap;
-	size_t nkeys;
+	/* key -> counter id: an open-addressing hash (keys go up to 2^24,
+	 * and an array indexed by key let one big key cost 64 MiB) */
+	struct apcr_key *keys;
+	size_t keycap, nkeys;
 	/* frames read before the Summary, emitted first as raw frames */
 	struct apcr_raw *pre;
 	size_t npre, pre_next;
@@ -149,20 +155,50 @@ static xmlDoc *apcr_parse_xml(struct apc_reader *r, const char *member, int requ
 	return doc;
 }
 
+/* The slot of key in a table of cap (a power of two) slots: its own or
+ * the empty one where it would go. */
+static struct apcr_key *apcr_key_slot(struct apcr_key *t, size_t cap, int32_t key)
+{
+	uint32_t h = (uint32_t)key * 2654435761u;
+	size_t i = (h ^ (h >> 16)) & (cap - 1);
+
+	while (t[i].id1 && t[i].key != key)
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
+/* Counter id + 1 of key, 0 if unknown. */
+static uint32_t apcr_key_find(const struct apcr *a, int64_t key)
+{
+	if (!a->keycap || key < 0 || key >= 1 << 24)
+		return 0;
+	return apcr_key_slot(a->keys, a->keycap, (int32_t)key)->id1;
+}
+
 static int apcr_map_key(struct apcr *a, int32_t key, uint32_t id)
 {
+	struct apcr_key *k;
+
 	if (key < 0 || key >= 1 << 24)
 		return APC_EDATA;
-	if ((size_t)key >= a->nkeys) {
-		size_t n = (size_t)key + 64;
-		uint32_t *k = realloc(a->keymap, n * sizeof *k);
-		if (!k)
+	if ((a->nkeys + 1) * 2 > a->keycap) {
+		/* grow at half full, so probes stay short */
+		size_t cap = a->keycap ? a->keycap * 2 : 64;
+		struct apcr_key *t = calloc(cap, sizeof *t);
+		if (!t)
 			return APC_ENOMEM;
-		memset(k + a->nkeys, 0, (n - a->nkeys) * sizeof *k);
-		a->keymap = k;
-		a->nkeys = n;
+		for (size_t i = 0; i < a->keycap; i++)
+			if (a->keys[i].id1)
+				*apcr_key_slot(t, cap, a->keys[i].key) = a->keys[i];
+		free(a->keys);
+		a->keys = t;
+		a->keycap = cap;
 	}
-	a->keymap[key] = id + 1;
+	k = apcr_key_slot(a->keys, a->keycap, key);
+	if (!k->id1)
+		a->nkeys++;
+	k->key = key;
+	k->id1 = id + 1;
 	return APC_OK;
 }
 
@@ -548,9 +584,10 @@ static int apcr_counter(struct apc_reader *r, struct apcr *a, int64_t key, uint3
 {
 	char name[48];
 	struct apc_counter_decl *d;
+	uint32_t id1 = apcr_key_find(a, key);
 
-	if (key >= 0 && (uint64_t)key < a->nkeys && a->keymap[key]) {
-		*id = a->keymap[key] - 1;
+	if (id1) {
+		*id = id1 - 1;
 		return APC_OK;
 	}
 	if (key < 0 || key >= 1 << 24)
@@ -573,7 +610,11 @@ static struct apcr_fd *apcr_fd(struct apcr *a, int64_t fd)
 	if (fd < 0 || fd >= APCR_MAX_FD)
 		return NULL;
 	if ((size_t)fd >= a->nfds) {
-		size_t n = (size_t)fd + 16;
+		/* doubling: fds climbing by a few at a time must not copy the
+		 * table each time */
+		size_t n = a->nfds * 2 > (size_t)fd + 16 ? a->nfds * 2 : (size_t)fd + 16;
+		if (n > APCR_MAX_FD)
+			n = APCR_MAX_FD;
 		struct apcr_fd *nf = realloc(a->fds, n * sizeof *nf);
 		if (!nf)
 			return NULL;
@@ -913,7 +954,7 @@ static void apcr_close(struct apc_reader *r)
 		if (a->fds[i].dec)
 			apc_ann_decoder_free(a->fds[i].dec);
 	free(a->fds);
-	free(a->keymap);
+	free(a->keys);
 	free(a->frame_copy);
 	free(a);
 	r->priv = NULL;

@@ -6,6 +6,10 @@
 # separator FZ_SEP of fuzz/targets.h ("@@@\n"), in the order targets.c
 # lists them.
 #
+# Every seed fits the -max_len fuzz/run.sh gives its target (fuzz/maxlen.sh):
+# a multi-file seed has its largest members cut so that the later, small
+# ones (system.xml, captured.xml, ...) survive whole.
+#
 # Usage: sh fuzz/seed.sh   (from the project root; needs python3)
 set -eu
 ROOT=$(pwd)
@@ -14,7 +18,7 @@ TOOLS="$ROOT/$BUILD/tools"
 BIN="$ROOT/$BUILD/bin"
 SHARED="$ROOT/../shared/testdata"
 C="$ROOT/build/fuzz/corpus"
-MAX=65536
+. "$ROOT/fuzz/maxlen.sh"
 
 [ -x "$TOOLS/barmangen" ] || make --no-print-directory all >/dev/null
 rm -rf "$C"
@@ -22,19 +26,22 @@ for t in barman ltt_block eventdefs tptp_bin tptp_xml apc annotate verify; do mk
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
-# cut FILE OUT : the first MAX bytes of FILE (libFuzzer's -max_len).
-cut() { head -c $MAX "$1" >"$2"; }
+# cut FILE OUT : the first -max_len bytes of FILE, for the target OUT is in.
+cut() { head -c "$(fuzz_max_len "$(basename "$(dirname "$2")")")" "$1" >"$2"; }
 
-# pack OUT FILE... : members joined by the separator ("-" = empty member).
+# pack OUT FILE... : members joined by the separator ("-" = empty member),
+# the largest cut down until the whole fits the target's -max_len.
 pack() {
-	python3 - "$@" <<'EOF'
+	python3 - "$(fuzz_max_len "$(basename "$(dirname "$1")")")" "$@" <<'EOF'
 import sys
-out, files = sys.argv[1], sys.argv[2:]
-parts = []
-for f in files:
-    parts.append(b"" if f == "-" else open(f, "rb").read())
-data = b"@@@\n".join(parts)
-open(out, "wb").write(data[:65536])
+limit, out, files = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+parts = [b"" if f == "-" else open(f, "rb").read() for f in files]
+sep = b"@@@\n"
+while sum(map(len, parts)) + len(sep) * (len(parts) - 1) > limit:
+    over = sum(map(len, parts)) + len(sep) * (len(parts) - 1) - limit
+    i = max(range(len(parts)), key=lambda k: len(parts[k]))
+    parts[i] = parts[i][:max(0, len(parts[i]) - over)]
+open(out, "wb").write(sep.join(parts)[:limit])
 EOF
 }
 
@@ -47,7 +54,8 @@ for args in "--records 40" "--records 60 --circular --buffer 2048" "--bits 32 --
 	"--uncommitted --records 20 --circular --buffer 1024" "--junk 64 --trailing 32 --records 10"; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086
-	"$TOOLS/barmangen" -o "$C/barman/gen$n.bin" --seed $n $args >/dev/null 2>&1 || true
+	"$TOOLS/barmangen" -o "$W/gen.bin" --seed $n $args >/dev/null 2>&1 &&
+		cut "$W/gen.bin" "$C/barman/gen$n.bin" || true
 done
 if [ -d "$SHARED/barman" ]; then
 	for f in "$SHARED"/barman/*.bin; do cut "$f" "$C/barman/shared_$(basename "$f")"; done

@@ -170,10 +170,23 @@ int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_
 		return APC_EDATA;
 	}
 	/* Read in pieces, growing the buffer as bytes arrive: a bad length
-	 * on a short file costs no more memory than the file holds. */
+	 * on a short file costs no more memory than the file holds.  When
+	 * the stream's size is known a piece is no bigger than what is left
+	 * (at least 4 KiB, in case the file grows), so a huge length in a
+	 * small file does not even cost a 1 MiB buffer. */
 	while (have < (size_t)len) {
 		size_t want = (size_t)len - have;
 		size_t step = want < (1u << 20) ? want : (1u << 20);
+		int64_t size = apc_stream_size(fr->s);
+		uint64_t at = apc_stream_offset(fr->s);
+
+		if (size >= 0) {
+			uint64_t left = (uint64_t)size > at ? (uint64_t)size - at : 0;
+			if (left < 4096)
+				left = 4096;
+			if (step > left)
+				step = (size_t)left;
+		}
 
 		if (frame_grow(fr, have + step) != APC_OK)
 			return apc_err_set(err, APC_ENOMEM, name, (int64_t)f->offset,

@@ -36,7 +36,7 @@
 /* Largest single read(2)/inflate request, well below SSIZE_MAX and UINT_MAX. */
 #define IN_MAX_IO (1u << 30)
 
-enum stream_src { SRC_FD, SRC_ARCHIVE };
+enum stream_src { SRC_FD, SRC_ARCHIVE, SRC_MEM };
 
 /* What libarchive reads through: pread() on a shared descriptor. */
 struct arc_src {
@@ -61,6 +61,10 @@ struct apc_stream {
 	/* SRC_ARCHIVE */
 	struct archive *ar;
 	struct arc_src *asrc;
+
+	/* SRC_MEM: a caller's buffer (apc_input_mem_set), read from raw_pos */
+	const uint8_t *mem;
+	size_t mem_len;
 
 	/* gzip decoder */
 	int gz;
@@ -97,6 +101,7 @@ struct apc_input {
 	size_t nmem, capmem;
 	const char **names;
 	size_t skipped;            /* unsafe members left out */
+	int is_mem;                /* a folder of in-memory files */
 };
 
 /* ------------------------------------------------------------------ */
@@ -196,7 +201,12 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 
 	if (n > IN_MAX_IO)
 		n = IN_MAX_IO;
-	if (s->src == SRC_FD) {
+	if (s->src == SRC_MEM) {
+		size_t left = s->mem_len - (size_t)s->raw_pos;
+		r = (ssize_t)(n < left ? n : left);
+		if (r)
+			memcpy(buf, s->mem + s->raw_pos, (size_t)r);
+	} else if (s->src == SRC_FD) {
 		do
 			r = read(s->fd, buf, n);
 		while (r < 0 && errno == EINTR && !apc_interrupted());
@@ -1064,6 +1074,87 @@ static int input_set_tree(struct apc_input *in, const char *label, struct apc_er
 	return rc;
 }
 
+/* Value of up to n digits in base 8 or 16, stopping at the first other
+ * character (as libarchive reads cpio headers). */
+static uint64_t cpio_num(const uint8_t *p, size_t n, unsigned base)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned d;
+		if (p[i] >= '0' && p[i] <= '9')
+			d = p[i] - '0';
+		else if (base == 16 && (p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')
+			d = (p[i] | 0x20) - 'a' + 10;
+		else
+			break;
+		if (d >= base)
+			break;
+		v = v * base + d;
+	}
+	return v;
+}
+
+/*
+ * libarchive reads a cpio member's name in one read-ahead, allocating the
+ * declared size first: a 111-byte file declaring a 858 MB name cost a
+ * 1 GiB malloc.  It also resynchronises on damage, taking the next
+ * "070701" anywhere in the file as a header.  So when fd starts as a
+ * "new" (070701/070702) or "odc" (070707) cpio archive, every such magic
+ * in the file is read as a header and a name or data size running past
+ * the end of the file is refused.  (Binary cpio sizes are 16 bits;
+ * compressed archives are not scanned.)  APC_OK when fd is not such an
+ * archive or every header fits, else APC_EDATA with the header's offset.
+ */
+static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_err *err)
+{
+	enum { CHUNK = 65536, HDR = 110 };
+	uint8_t *buf;
+	uint64_t base = 0;
+	int rc = APC_OK;
+	ssize_t r;
+
+	{
+		uint8_t m[6];
+		if (pread(fd, m, 6, 0) != 6 || memcmp(m, "07070", 5) != 0 ||
+		    (m[5] != '1' && m[5] != '2' && m[5] != '7'))
+			return APC_OK;
+	}
+	if (!(buf = malloc(CHUNK + HDR)))
+		return in_nomem(err);
+	while (rc == APC_OK && base < size && (r = pread(fd, buf, CHUNK + HDR, (off_t)base)) > 0) {
+		size_t n = (size_t)r;
+		for (size_t i = 0; i < CHUNK && i + 6 <= n; i++) {
+			const uint8_t *h = buf + i;
+			int newc = h[5] == '1' || h[5] == '2';
+			size_t hl = newc ? 110 : 76;
+			uint64_t at = base + i, namesz, filesz, left, npad;
+
+			if (h[0] != '0' || memcmp(h, "07070", 5) != 0 || (!newc && h[5] != '7') ||
+			    n - i < hl)
+				continue;
+			namesz = newc ? cpio_num(h + 94, 8, 16) : cpio_num(h + 59, 6, 8);
+			filesz = newc ? cpio_num(h + 54, 8, 16) : cpio_num(h + 65, 11, 8);
+			left = size - at - hl;
+			/* "new" pads header + name to 4 bytes */
+			npad = newc ? ((hl + namesz + 3) & ~(uint64_t)3) - hl : namesz;
+			if (namesz > left)
+				rc = apc_err_set(err, APC_EDATA, label, (int64_t)at,
+						 "cpio header: a name of %llu bytes runs past the end of "
+						 "the archive", (unsigned long long)namesz);
+			else if (filesz > left - (npad < left ? npad : left))
+				rc = apc_err_set(err, APC_EDATA, label, (int64_t)at,
+						 "cpio header: %llu bytes of data run past the end of "
+						 "the archive", (unsigned long long)filesz);
+			if (rc != APC_OK)
+				break;
+		}
+		base += CHUNK;
+	}
+	free(buf);
+	return rc;
+}
+
 /* Try fd as an archive; 0 = it is one (tree set up), 1 = not an archive. */
 static int input_try_archive(struct apc_input *in, int fd, const char *label,
 			     struct apc_err *err)
@@ -1078,7 +1169,9 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label,
 		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot open %s: %s", label,
 				   strerror(errno));
 	in->arc_size = st.st_size;
-	rc = arc_list(in, err);
+	rc = arc_cpio_check(fd, (uint64_t)st.st_size, label, err);
+	if (rc == APC_OK)
+		rc = arc_list(in, err);
 	if (rc == APC_OK) {
 		mem_strip_top(in);
 		return input_set_tree(in, label, err);
@@ -1174,6 +1267,137 @@ fail:
 	return err && err->status < 0 ? err->status : APC_EIO;
 }
 
+/* ------------------------------------------------------------------ */
+/* in-memory files (apc_input_mem_set) */
+
+static const struct apc_mem_file *memfs;
+static size_t memfs_n;
+
+/* apc_input_mem_set() : see input.h. */
+void apc_input_mem_set(const struct apc_mem_file *files, size_t n)
+{
+	memfs = n ? files : NULL;
+	memfs_n = files ? n : 0;
+}
+
+static const struct apc_mem_file *memfs_find(const char *path)
+{
+	for (size_t i = 0; i < memfs_n; i++)
+		if (memfs[i].data && strcmp(memfs[i].path, path) == 0)
+			return &memfs[i];
+	return NULL;
+}
+
+/* Length of path without trailing slashes ("cap.apc/" names cap.apc). */
+static size_t memfs_dirlen(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return n;
+}
+
+/* 1 if path[0..n) is a folder: declared as one, or with a file under it. */
+static int memfs_is_dir(const char *path, size_t n)
+{
+	for (size_t i = 0; i < memfs_n; i++)
+		if (strncmp(memfs[i].path, path, n) == 0 &&
+		    (memfs[i].path[n] == '/' || (!memfs[i].data && memfs[i].path[n] == '\0')))
+			return 1;
+	return 0;
+}
+
+/* A stream over f's bytes; NULL when out of memory. */
+static struct apc_stream *memfs_stream(const struct apc_mem_file *f, const char *name)
+{
+	struct apc_stream *s = stream_new(name);
+
+	if (!s)
+		return NULL;
+	s->src = SRC_MEM;
+	s->mem = f->data;
+	s->mem_len = f->len;
+	s->size = s->raw_size = (int64_t)f->len;
+	return s;
+}
+
+/* The message open(2) would give for a path that is not there. */
+static int memfs_enoent(const char *path, struct apc_err *err)
+{
+	return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot open %s: %s", path,
+			   strerror(ENOENT));
+}
+
+/*
+ * apc_input_open() over the in-memory set: a file becomes a stream
+ * (gzip and archives detected as for a pipe), a folder a tree of the
+ * files under it.
+ */
+static int memfs_open_input(struct apc_input *in, const char *path, struct apc_err *err)
+{
+	const struct apc_mem_file *f = memfs_find(path);
+	size_t dl = memfs_dirlen(path);
+	int rc;
+
+	if (f) {
+		struct apc_stream *s = memfs_stream(f, path);
+		if (!s)
+			return in_nomem(err);
+		return input_from_stream(in, s, "file", err);
+	}
+	if (!memfs_is_dir(path, dl))
+		return memfs_enoent(path, err);
+	in->is_mem = in->is_dir = 1;
+	in->kind = "directory";
+	for (size_t i = 0; i < memfs_n; i++) {
+		const char *p = memfs[i].path;
+		char *name;
+		if (!memfs[i].data || strncmp(p, path, dl) != 0 || p[dl] != '/')
+			continue;
+		if (!(name = strdup(p + dl + 1)))
+			return in_nomem(err);
+		rc = mem_add(in, name, NULL, 0, err);
+		if (rc < 0)
+			return rc;
+	}
+	in->label = strndup(path, dl);
+	in->tree = 1;
+	if (!in->label)
+		return in_nomem(err);
+	return mem_finish(in, err);
+}
+
+/* apc_stream_open_path() over the in-memory set. */
+static int memfs_open_stream(const char *path, struct apc_stream **out, struct apc_err *err)
+{
+	const struct apc_mem_file *f = memfs_find(path);
+	struct apc_stream *s;
+	const uint8_t *p;
+	ssize_t n;
+	int rc;
+
+	if (!f) {
+		if (memfs_is_dir(path, memfs_dirlen(path)))
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot read %s: %s",
+					   path, strerror(EISDIR));
+		return memfs_enoent(path, err);
+	}
+	if (!(s = memfs_stream(f, path)))
+		return in_nomem(err);
+	n = apc_stream_peek(s, &p, 2, err);
+	if (n < 0) {
+		apc_stream_close(s);
+		return err ? err->status : APC_EIO;
+	}
+	if (sniff_gzip(p, (size_t)n) && (rc = gz_start(s, err)) < 0) {
+		apc_stream_close(s);
+		return rc;
+	}
+	*out = s;
+	return APC_OK;
+}
+
 static int stdin_check(struct apc_err *err)
 {
 	if (isatty(STDIN_FILENO))
@@ -1216,6 +1440,13 @@ int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err
 	if (!in->path) {
 		free(in);
 		return in_nomem(err);
+	}
+	if (memfs_n) {
+		rc = memfs_open_input(in, path, err);
+		if (rc < 0)
+			goto fail;
+		*out = in;
+		return APC_OK;
 	}
 	if (strcmp(path, "-") == 0) {
 		rc = stdin_check(err);
@@ -1369,6 +1600,17 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 	else
 		sprintf(name, "%s:%s", in->label, m->name);
 
+	if (in->is_mem) {
+		const struct apc_mem_file *f = memfs_find(name);
+		s = f ? memfs_stream(f, name) : NULL;
+		free(name);
+		if (!s)
+			return f ? in_nomem(err)
+				 : apc_err_set(err, APC_EIO, in->path, APC_NO_OFFSET,
+					       "no member %s", rel);
+		*out = s;
+		return APC_OK;
+	}
 	if (in->is_dir) {
 		int fd;
 		struct stat st;
@@ -1439,6 +1681,8 @@ int apc_stream_open_path(const char *path, struct apc_stream **out, struct apc_e
 	int is_stdin = strcmp(path, "-") == 0;
 
 	*out = NULL;
+	if (memfs_n)
+		return memfs_open_stream(path, out, err);
 	if (is_stdin) {
 		rc = stdin_check(err);
 		if (rc < 0)

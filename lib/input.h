@@ -103,4 +103,23 @@ int64_t apc_stream_raw_size(const struct apc_stream *s);
 int apc_stream_slurp(struct apc_stream *s, size_t limit, uint8_t **buf, size_t *len,
 		     struct apc_err *err);
 
+/*
+ * In-memory files, so fuzzers and tests need no file system.  While a
+ * set is installed (n > 0), apc_input_open(), apc_input_open_member()
+ * and apc_stream_open_path() look every path up in it and nowhere else:
+ * a file's path gives a stream over its bytes (gzip and archives
+ * detected as for a pipe), a path that prefixes others at a '/'
+ * ("cap.apc" for "cap.apc/captured.xml") a folder tree, anything else
+ * "No such file or directory".  An entry with data NULL is a folder
+ * (so an empty one can exist).  The array and the bytes are borrowed
+ * until the set is replaced; apc_input_mem_set(NULL, 0) removes it.
+ * Process-wide and not thread-safe.
+ */
+struct apc_mem_file {
+	const char *path;
+	const uint8_t *data;
+	size_t len;
+};
+void apc_input_mem_set(const struct apc_mem_file *files, size_t n);
+
 #endif
