@@ -148,7 +148,43 @@ static size_t skip_space(const uint8_t *p, size_t n, size_t i)
 	return i;
 }
 
-/* Position after the XML declaration, comments and BOM; 0 if none. */
+/*
+ * The end of a document type declaration whose "<!DOCTYPE" ends at i:
+ * the '>' outside quotes and outside the internal subset [...], whose
+ * declarations and comments may hold '>' and ']' of their own.  0 when
+ * it does not end within the n bytes seen.
+ */
+static size_t skip_doctype(const uint8_t *p, size_t n, size_t i)
+{
+	int depth = 0;
+	uint8_t q = 0;
+
+	for (; i < n; i++) {
+		uint8_t c = p[i];
+		if (q) {
+			if (c == q)
+				q = 0;
+		} else if (c == '"' || c == '\'') {
+			q = c;
+		} else if (depth && i + 4 <= n && memcmp(p + i, "<!--", 4) == 0) {
+			const uint8_t *e = memmem(p + i + 4, n - i - 4, "-->", 3);
+			if (!e)
+				return 0;
+			i = (size_t)(e - p) + 2;
+		} else if (c == '[') {
+			depth++;
+		} else if (c == ']' && depth) {
+			depth--;
+		} else if (c == '>' && !depth) {
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* Where the first element starts: after a byte-order mark, the XML
+ * declaration, processing instructions, comments and a DOCTYPE (0 if
+ * there is none of them). */
 static size_t skip_prolog(const uint8_t *p, size_t n)
 {
 	size_t i = 0;
@@ -167,6 +203,11 @@ static size_t skip_prolog(const uint8_t *p, size_t n)
 			if (!e)
 				return i;
 			i = (size_t)(e - p) + 3;
+		} else if (i + 9 <= n && memcmp(p + i, "<!DOCTYPE", 9) == 0) {
+			size_t e = skip_doctype(p, n, i + 9);
+			if (!e)
+				return i;
+			i = e;
 		} else {
 			return i;
 		}

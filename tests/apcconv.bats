@@ -247,6 +247,29 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c i
 	apcverify -q "$TMP/cut.apc"
 }
 
+@test "TPTP XML: a DOCTYPE before the first element is skipped, wrapped or bare" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	"$G" --seed 4 --calls 50 -o "$TMP/a.trcxml"
+	"$G" --seed 4 --calls 50 --bare -o "$TMP/b.trcxml"
+	# wrapped: an internal subset whose entity value and comment hold '>'
+	# and ']', and an attribute that uses the entity
+	{ head -n 1 "$TMP/a.trcxml"
+	  printf '<!DOCTYPE TRACE [\n <!ENTITY h "gen-host">\n <!ENTITY x "a>]b">\n <!-- > ] -->\n]>\n'
+	  tail -n +2 "$TMP/a.trcxml" | sed 's/hostname="gen-host"/hostname="\&h;"/'
+	} > "$TMP/ad.trcxml"
+	grep -q 'hostname="&h;"' "$TMP/ad.trcxml"
+	# bare: an external DOCTYPE, no root element
+	{ printf '<!DOCTYPE TRACE SYSTEM "trace.dtd">\n'; cat "$TMP/b.trcxml"; } > "$TMP/bd.trcxml"
+	for f in a ad b bd; do
+		SOURCE_DATE_EPOCH=0 apcconv -q "$TMP/$f.trcxml" -o "$TMP/$f.apc"
+		apcverify -q "$TMP/$f.apc"
+	done
+	cmp "$TMP/a.apc/0000000000" "$TMP/ad.apc/0000000000"
+	grep -q 'gen-host' "$TMP/ad.apc/captured.xml" # the entity was expanded
+	cmp "$TMP/b.apc/0000000000" "$TMP/bd.apc/0000000000"
+}
+
 @test "annotate streams: every call in the truth file is in the capture" {
 	need_shared
 	for v in v3 v4 v5; do
