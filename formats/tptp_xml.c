@@ -341,12 +341,20 @@ static uint32_t xml_keep(struct tptp_xml *x, const void *s, size_t len)
 	return off;
 }
 
-/* Keep an attribute value.  Without entity substitution libxml2 hands
+/* The longest attribute value kept after expanding entity references. */
+#define TPTP_XML_VALUE_MAX 65536
+
+/*
+ * Keep an attribute value.  Without entity substitution libxml2 hands
  * over "&amp;" and "&#38;" as "&#38;" (for the tree builder to reparse)
- * and has replaced every other character or predefined reference; a
- * reference to a declared entity would need a DOCTYPE, and one before
- * <TRACE> is read as a bare stream (wrapped, it fails at once).  So
- * "&#38;" -> "&" is the whole decoding. */
+ * and has replaced every other character and predefined reference.  A
+ * reference to an entity declared in the DOCTYPE's internal subset is
+ * left as written ("&name;"): it is replaced by the entity's text here,
+ * one level deep (text that itself holds a reference, an external
+ * entity, or a value that would grow past TPTP_XML_VALUE_MAX is kept
+ * as written and counted).  Substituting in the parser instead
+ * (XML_PARSE_NOENT) would also fetch external entities from disk.
+ */
 static uint32_t xml_keep_value(struct tptp_xml *x, const xmlChar *v, const xmlChar *e)
 {
 	size_t len = (size_t)(e - v), k = 0;
@@ -355,19 +363,53 @@ static uint32_t xml_keep_value(struct tptp_xml *x, const xmlChar *v, const xmlCh
 
 	if (!memchr(v, '&', len))
 		return xml_keep(x, v, len);
-	off = xml_keep(x, v, len);
-	if (off == XS_NONE)
-		return off;
-	d = x->arena + off;
+	d = malloc(len + 1);
+	if (!d) {
+		x->oom = 1;
+		return XS_NONE;
+	}
 	for (size_t i = 0; i < len; i++) {
-		if (v[i] == '&' && len - i >= 5 && memcmp(v + i, "&#38;", 5) == 0) {
+		const xmlChar *semi;
+		xmlEntityPtr ent = NULL;
+		size_t n = 0;
+
+		if (v[i] != '&') {
+			d[k++] = (char)v[i];
+			continue;
+		}
+		if (len - i >= 5 && memcmp(v + i, "&#38;", 5) == 0) {
 			d[k++] = '&';
 			i += 4;
-		} else {
-			d[k++] = (char)v[i];
+			continue;
 		}
+		semi = memchr(v + i, ';', len - i);
+		if (semi && (size_t)(semi - v - i) < 256 && x->ctxt && x->ctxt->myDoc) {
+			char name[256];
+			n = (size_t)(semi - v - i) - 1;
+			memcpy(name, v + i + 1, n);
+			name[n] = '\0';
+			ent = xmlGetDocEntity(x->ctxt->myDoc, (const xmlChar *)name);
+		}
+		if (ent && ent->etype == XML_INTERNAL_GENERAL_ENTITY && ent->content &&
+		    !strchr((const char *)ent->content, '&') &&
+		    k + (n = strlen((const char *)ent->content)) + (len - i) <= TPTP_XML_VALUE_MAX) {
+			char *nd = realloc(d, k + n + (len - i) + 1);
+			if (!nd) {
+				free(d);
+				x->oom = 1;
+				return XS_NONE;
+			}
+			d = nd;
+			memcpy(d + k, ent->content, n);
+			k += n;
+			i = (size_t)(semi - v);
+			continue;
+		}
+		apc_model_unmapped(x->r->model, "tptp entity references kept as written", 1);
+		d[k++] = '&';
 	}
-	d[k] = '\0';
+	off = xml_keep(x, (const xmlChar *)d, k);
+	free(d);
 	return off;
 }
 
