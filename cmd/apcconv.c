@@ -167,7 +167,8 @@ int main(int argc, char **argv)
 		if (!(rc == APC_EIO && strstr(err.msg, strerror(EPIPE))))
 			fprintf(stderr, PROG ": %s\n", apc_err_format(&err, msg, sizeof msg));
 	}
-	if (status != 2 && !quiet) {
+	/* Nothing was read when no reader took the input: no summary. */
+	if (status != 2 && !quiet && res.format) {
 		apc_report_line(stderr, PROG, o.inputs[0], &res, apc_now() - t0);
 		if (verbose)
 			apc_report_kinds(stderr, PROG, &res);

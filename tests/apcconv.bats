@@ -59,6 +59,8 @@ print(sum(1 for l in sys.stdin if json.loads(l)["msg"].startswith(want)))' "$2"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"cannot tell the input format"* ]]
 	[ ! -e "$TMP/out.apc" ]
+	# one line: no conversion summary for a conversion that never began
+	[ "${#lines[@]}" -eq 1 ]
 }
 
 @test "default output is the input's base name with .apc, in the current directory" {
