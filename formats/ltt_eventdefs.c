@@ -123,8 +123,19 @@ static int xml_add_kid(struct apc_ltt_xnode *p, struct apc_ltt_xnode *k)
  * node has text already; decoding never lengthens, so one realloc. */
 static int xml_add_text(struct apc_ltt_xnode *p, const char *s, size_t n)
 {
-	size_t old = p->text ? strlen(p->text) : 0;
-	char *t = realloc(p->text, old + n + 2);
+	size_t old, k = 0;
+	char *t;
+
+	/* Blank space before a node's first text would be trimmed anyway:
+	 * skipping it saves a realloc for every indented child element. */
+	if (!p->text) {
+		while (k < n && isspace((unsigned char)s[k]))
+			k++;
+		if (k == n)
+			return 0;
+	}
+	old = p->text ? strlen(p->text) : 0;
+	t = realloc(p->text, old + n + 2);
 
 	if (!t)
 		return -1;
