@@ -466,7 +466,10 @@ static int labels_parse(struct apc_ltt_type *t, const struct apc_ltt_xnode *x)
 		if (v && *v)
 			next = strtoll(v, NULL, 0);
 		t->labels[t->nlabels].name = sdup(nm ? nm : "");
-		t->labels[t->nlabels].value = next++;
+		t->labels[t->nlabels].value = next;
+		/* The next label follows on, wrapping past INT64_MAX (a
+		 * value of 2^63 or more reads as INT64_MAX by strtoll). */
+		next = (int64_t)((uint64_t)next + 1);
 		t->nlabels++;
 	}
 	/* The spec's older form: labels as words in the element text. */
@@ -485,7 +488,8 @@ static int labels_parse(struct apc_ltt_type *t, const struct apc_ltt_xnode *x)
 				return -1;
 			t->labels = nl;
 			t->labels[t->nlabels].name = strndup(s, (size_t)(p - s));
-			t->labels[t->nlabels].value = next++;
+			t->labels[t->nlabels].value = next;
+			next = (int64_t)((uint64_t)next + 1);
 			t->nlabels++;
 		}
 	}
