@@ -1095,14 +1095,29 @@ static uint64_t cpio_num(const uint8_t *p, size_t n, unsigned base)
 	return v;
 }
 
+/* Whether all n bytes are digits of base 8 or 16: libarchive takes a
+ * place as a cpio header only then, so member data that merely quotes a
+ * magic is never read as one. */
+static int cpio_digits(const uint8_t *p, size_t n, unsigned base)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = p[i];
+		if (!(c >= '0' && c <= (base == 8 ? '7' : '9')) &&
+		    !(base == 16 && (c | 0x20) >= 'a' && (c | 0x20) <= 'f'))
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * libarchive reads a cpio member's name in one read-ahead, allocating the
  * declared size first: a 111-byte file declaring a 858 MB name cost a
  * 1 GiB malloc.  It also resynchronises on damage, taking the next
  * "070701" anywhere in the file as a header.  So when fd starts as a
- * "new" (070701/070702) or "odc" (070707) cpio archive, every such magic
- * in the file is read as a header and a name or data size running past
- * the end of the file is refused.  (Binary cpio sizes are 16 bits;
+ * "new" (070701/070702) or "odc" (070707) cpio archive, every place
+ * libarchive could take for a header (the magic, then hex or octal
+ * digits to the header's end) is read as one, and a name or data size
+ * running past the end of the file is refused.  (Binary cpio sizes are 16 bits;
  * compressed archives are not scanned.)  APC_OK when fd is not such an
  * archive or every header fits, else APC_EDATA with the header's offset.
  */
@@ -1131,7 +1146,7 @@ static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_e
 			uint64_t at = base + i, namesz, filesz, left, npad;
 
 			if (h[0] != '0' || memcmp(h, "07070", 5) != 0 || (!newc && h[5] != '7') ||
-			    n - i < hl)
+			    n - i < hl || !cpio_digits(h, hl, newc ? 16 : 8))
 				continue;
 			namesz = newc ? cpio_num(h + 94, 8, 16) : cpio_num(h + 59, 6, 8);
 			filesz = newc ? cpio_num(h + 54, 8, 16) : cpio_num(h + 65, 11, 8);
