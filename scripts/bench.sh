@@ -74,14 +74,23 @@ for v in portable bmi2 avx512; do
 	e=$(var $v 4)
 	[ -n "$e" ] || { row "packed encode $v (G values/s)" "n/a" "$s_enc" "-" "(CPU lacks it)"; continue; }
 	d=$(var $v 8)
+	# The issue's encode goals are per variant (portable code; AVX-512
+	# where the CPU has it); its decode goal is for the decoder in use,
+	# the row after the loop.
 	case $v in
-	portable) eg=">= 0.6 G/s"; dg=">= 0.6 G/s" ;;
-	avx512) eg=">= 2 G/s"; dg=">= 0.6 G/s" ;;
-	*) eg="-"; dg=">= 0.6 G/s" ;;
+	portable) eg=">= 0.6 G/s" ;;
+	avx512) eg=">= 2 G/s" ;;
+	*) eg="-" ;;
 	esac
 	row "packed encode $v (G values/s)" "$e" "$s_enc" "$(fmt "$(calc "$e / $s_enc")")" "$eg"
-	row "packed decode $v (G values/s)" "$d" "$s_dec" "$(fmt "$(calc "$d / $s_dec")")" "$dg"
+	row "packed decode $v (G values/s)" "$d" "$s_dec" "$(fmt "$(calc "$d / $s_dec")")" "-"
 done
+# the variant apcconv and apcdump pick on this CPU, timed through the
+# public batch entry point
+used=$(awk '$1 == "packed" && $2 == "encode" && $3 == "batch" {v = $NF; sub(/\)$/, "", v); print v}' "$pb")
+bd=$(awk '$1 == "packed" && $2 == "decode" && $3 == "batch" {print $4}' "$pb")
+[ -z "$bd" ] || row "packed decode in use: ${used:-?} (G values/s)" "$bd" "$s_dec" \
+	"$(fmt "$(calc "$bd / $s_dec")")" ">= 0.6 G/s"
 
 # ---- Barman -> APC --------------------------------------------------------
 if [ -x "$TOOLS/barmangen" ]; then
