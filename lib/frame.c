@@ -90,6 +90,10 @@ struct apc_frame_reader {
 	size_t cap;
 	uint64_t offset; /* file offset of the next length word */
 	uint64_t index;
+	/* read-ahead (apc_frame_reader_readahead): bytes [pos, len) of buf
+	 * are read from the stream and not yet handed out as frames */
+	size_t block;    /* 0: read each frame exactly */
+	size_t pos, len;
 };
 
 int apc_frame_reader_new(struct apc_stream *s, struct apc_frame_reader **out,
@@ -133,6 +137,123 @@ static int frame_grow(struct apc_frame_reader *fr, size_t need)
 	return APC_OK;
 }
 
+int apc_frame_reader_readahead(struct apc_frame_reader *fr, size_t block)
+{
+	if (fr->index || fr->cap)
+		return APC_EIO; /* only before the first frame */
+	fr->block = block;
+	return APC_OK;
+}
+
+/*
+ * Read-ahead: make `need` bytes available at buf + pos, reading the
+ * stream a block at a time.  Returns what is available (less than need
+ * at the end of the stream), or -1 when a read failed with nothing more
+ * to give (err set by the stream), or -2 when the buffer could not grow.
+ * Nothing is sticky: as with exact reads, the stream itself answers 0 or
+ * -1 again when called after its end or a failure.  The buffer grows
+ * only by doubling when it is full of bytes that did arrive, and a read
+ * is no bigger than what is left of a stream of known size (at least
+ * 4 KiB), so a damaged length word costs no more memory than exact
+ * reads do.
+ */
+static ssize_t frame_fill(struct apc_frame_reader *fr, size_t need, struct apc_err *err)
+{
+	while (fr->len - fr->pos < need) {
+		size_t step = fr->block, avail = fr->len - fr->pos, n;
+		int64_t size = apc_stream_size(fr->s);
+		ssize_t got;
+
+		if (size >= 0) {
+			uint64_t at = apc_stream_offset(fr->s);
+			uint64_t left = (uint64_t)size > at ? (uint64_t)size - at : 0;
+			if (left < 4096)
+				left = 4096;
+			if (step > left)
+				step = (size_t)left;
+		}
+		if (fr->cap - fr->len < step) {
+			if (fr->pos) { /* keep the unread tail at the start */
+				memmove(fr->buf, fr->buf + fr->pos, avail);
+				fr->pos = 0;
+				fr->len = avail;
+			}
+			if (fr->cap - fr->len < step && frame_grow(fr, fr->len + step) != APC_OK)
+				return -2;
+		}
+		n = fr->cap - fr->len;
+		if (n > fr->block)
+			n = fr->block;
+		got = apc_stream_read(fr->s, fr->buf + fr->len, n, err);
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			break;
+		fr->len += (size_t)got;
+	}
+	return (ssize_t)(fr->len - fr->pos);
+}
+
+/* apc_frame_read() with read-ahead: the same frames, errors and offsets. */
+static int frame_read_ahead(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_err *err)
+{
+	const char *name = apc_stream_name(fr->s);
+	const uint8_t *lw;
+	ssize_t avail = frame_fill(fr, 4, err);
+	int32_t len;
+
+	if (avail == -2)
+		return apc_err_set(err, APC_ENOMEM, name, (int64_t)f->offset, "out of memory");
+	if (avail == -1 && fr->len == fr->pos)
+		return APC_EIO;
+	if (avail == -1)
+		avail = (ssize_t)(fr->len - fr->pos);
+	if (avail == 0)
+		return APC_END;
+	if (avail < 4) {
+		/* exact reads see these bytes and then the end (or a held-back
+		 * error, which comes with the next call): a cut-short word */
+		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
+			    "frame length word cut short after %zd of 4 bytes (truncated capture?)",
+			    avail);
+		apc_err_index(err, "frame", (int64_t)f->index);
+		return APC_EDATA;
+	}
+	lw = fr->buf + fr->pos;
+	len = (int32_t)((uint32_t)lw[0] | (uint32_t)lw[1] << 8 | (uint32_t)lw[2] << 16 |
+			(uint32_t)lw[3] << 24);
+	if (len < 0 || (uint32_t)len > APC_FRAME_MAX) {
+		/* exact reads have taken the word: so do we */
+		fr->pos += 4;
+		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
+			    "frame length %ld is %s", (long)len,
+			    len < 0 ? "negative" : "over the 64 MiB limit");
+		apc_err_index(err, "frame", (int64_t)f->index);
+		return APC_EDATA;
+	}
+	avail = frame_fill(fr, 4u + (size_t)len, err);
+	if (avail == -2)
+		return apc_err_set(err, APC_ENOMEM, name, (int64_t)f->offset,
+				   "out of memory for a frame of %ld bytes", (long)len);
+	if (avail == -1)
+		return APC_EIO;
+	if ((size_t)avail < 4u + (size_t)len) {
+		fr->pos = fr->len;
+		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
+			    "frame length %ld runs past the end of the file, %zu bytes left "
+			    "(truncated capture?)", (long)len, (size_t)avail - 4);
+		apc_err_index(err, "frame", (int64_t)f->index);
+		return APC_EDATA;
+	}
+	f->len = (uint32_t)len;
+	{
+		static const uint8_t empty[1];
+		f->body = len ? fr->buf + fr->pos + 4 : empty;
+	}
+	fr->pos += 4u + (size_t)len;
+	return APC_OK;
+}
+
 int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_err *err)
 {
 	const char *name = apc_stream_name(fr->s);
@@ -148,6 +269,13 @@ int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_
 	f->type = -1;
 	f->core = -1;
 
+	if (fr->block) {
+		int rc = frame_read_ahead(fr, f, err);
+		if (rc != APC_OK)
+			return rc;
+		len = (int32_t)f->len;
+		goto have_body;
+	}
 	got = apc_stream_read(fr->s, lw, sizeof lw, err);
 	if (got < 0)
 		return APC_EIO;
@@ -208,12 +336,13 @@ int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_
 		static const uint8_t empty[1];
 		f->body = len ? fr->buf : empty; /* never NULL, even for empty frames */
 	}
+have_body:
 	fr->offset += 4u + (uint64_t)len;
 	fr->index++;
 
 	if (len == 0)
 		return APC_OK;
-	k = apc_unpack32(f->body, f->len, &f->type);
+	k = apc_frame_unpack32(f->body, f->len, &f->type);
 	if (k <= 0) {
 		f->type = -1;
 		return APC_OK;
@@ -221,7 +350,7 @@ int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_
 	f->hdr_len = (uint32_t)k;
 	if (apc_frame_has_core(f->type)) {
 		int32_t core;
-		int kc = apc_unpack32(f->body + k, f->len - (uint32_t)k, &core);
+		int kc = apc_frame_unpack32(f->body + k, f->len - (uint32_t)k, &core);
 		if (kc > 0) {
 			f->core = core;
 			f->hdr_len += (uint32_t)kc;
@@ -240,7 +369,7 @@ struct frame_cur {
 	struct apc_err *err;
 };
 
-static uint64_t cur_off(const struct frame_cur *c, size_t pos)
+static inline uint64_t cur_off(const struct frame_cur *c, size_t pos)
 {
 	return c->it->frame->offset + 4u + pos;
 }
@@ -260,18 +389,18 @@ static int cur_packed_fail(struct frame_cur *c, int k, const char *what)
 	return cur_fail(c, c->pos, "overlong or out-of-range packed integer for %s", what);
 }
 
-static int cur_i32(struct frame_cur *c, const char *what, int32_t *v)
+static inline int cur_i32(struct frame_cur *c, const char *what, int32_t *v)
 {
-	int k = apc_unpack32(c->b + c->pos, c->end - c->pos, v);
+	int k = apc_frame_unpack32(c->b + c->pos, c->end - c->pos, v);
 	if (k <= 0)
 		return cur_packed_fail(c, k, what);
 	c->pos += (size_t)k;
 	return APC_OK;
 }
 
-static int cur_i64(struct frame_cur *c, const char *what, int64_t *v)
+static inline int cur_i64(struct frame_cur *c, const char *what, int64_t *v)
 {
-	int k = apc_unpack64(c->b + c->pos, c->end - c->pos, v);
+	int k = apc_frame_unpack64(c->b + c->pos, c->end - c->pos, v);
 	if (k <= 0)
 		return cur_packed_fail(c, k, what);
 	c->pos += (size_t)k;
@@ -316,24 +445,33 @@ static int cur_cstr(struct frame_cur *c, const char *what, const uint8_t **s, ui
 	return APC_OK;
 }
 
-static void msg_int(struct apc_msg *m, const char *name, int kind, int64_t v)
+/*
+ * Append a field.  Member by member, not as a compound literal: that one
+ * clears the whole struct first (a `rep stos` per field, which cost more
+ * than the decoding).
+ */
+static inline void msg_str(struct apc_msg *m, const char *name, int kind, const uint8_t *s,
+			   uint32_t len, int64_t i)
 {
+	struct apc_field *fl;
+
 	if (m->nfields >= APC_MSG_MAX_FIELDS)
 		return;
-	m->f[m->nfields++] = (struct apc_field){.name = name, .kind = (uint8_t)kind, .i = v};
+	fl = &m->f[m->nfields++];
+	fl->name = name;
+	fl->kind = (uint8_t)kind;
+	fl->i = i;
+	fl->s = s;
+	fl->len = len;
 }
 
-static void msg_str(struct apc_msg *m, const char *name, int kind, const uint8_t *s,
-		    uint32_t len, int64_t i)
+static inline void msg_int(struct apc_msg *m, const char *name, int kind, int64_t v)
 {
-	if (m->nfields >= APC_MSG_MAX_FIELDS)
-		return;
-	m->f[m->nfields++] =
-		(struct apc_field){.name = name, .kind = (uint8_t)kind, .i = i, .s = s, .len = len};
+	msg_str(m, name, kind, NULL, 0, v);
 }
 
 /* Read a packed32 and add it as a field. */
-static int get32(struct frame_cur *c, struct apc_msg *m, const char *name, int kind, int32_t *out)
+static inline int get32(struct frame_cur *c, struct apc_msg *m, const char *name, int kind, int32_t *out)
 {
 	int32_t v;
 	int rc = cur_i32(c, name, &v);
@@ -345,7 +483,7 @@ static int get32(struct frame_cur *c, struct apc_msg *m, const char *name, int k
 	return APC_OK;
 }
 
-static int get64(struct frame_cur *c, struct apc_msg *m, const char *name, int kind)
+static inline int get64(struct frame_cur *c, struct apc_msg *m, const char *name, int kind)
 {
 	int64_t v;
 	int rc = cur_i64(c, name, &v);
@@ -355,7 +493,7 @@ static int get64(struct frame_cur *c, struct apc_msg *m, const char *name, int k
 	return APC_OK;
 }
 
-static int get_ts(struct frame_cur *c, struct apc_msg *m)
+static inline int get_ts(struct frame_cur *c, struct apc_msg *m)
 {
 	int rc = cur_i64(c, "timestamp", &m->ts);
 	if (rc == APC_OK)
@@ -363,7 +501,7 @@ static int get_ts(struct frame_cur *c, struct apc_msg *m)
 	return rc;
 }
 
-static int get_str(struct frame_cur *c, struct apc_msg *m, const char *name)
+static inline int get_str(struct frame_cur *c, struct apc_msg *m, const char *name)
 {
 	const uint8_t *s;
 	uint32_t len;
@@ -855,6 +993,23 @@ static int frame_is_opaque(const struct apc_msg_iter *it)
 	       !apc_frame_type_known(t);
 }
 
+/*
+ * Clear a message for the next decode.  Only the header: the field array
+ * is 2 KiB and nothing reads past nfields (clearing it cost more than
+ * decoding the message).
+ */
+static void msg_reset(struct apc_msg *m, const struct apc_frame *f)
+{
+	m->frame_type = f->type;
+	m->name = NULL;
+	m->code = -1;
+	m->core = f->core;
+	m->has_ts = 0;
+	m->ts = 0;
+	m->offset = 0;
+	m->nfields = 0;
+}
+
 int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err)
 {
 	const struct apc_frame *f = it->frame;
@@ -863,10 +1018,7 @@ int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err
 
 	if (it->done)
 		return APC_END;
-	memset(m, 0, sizeof *m);
-	m->frame_type = f->type;
-	m->code = -1;
-	m->core = f->core;
+	msg_reset(m, f);
 	if (f->len == 0) {
 		it->done = 1;
 		return APC_END;
@@ -912,10 +1064,7 @@ int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err
 		default: rc = APC_END; break;
 		}
 		if (rc == 1) { /* consumed framing only; decode the next message */
-			memset(m, 0, sizeof *m);
-			m->frame_type = f->type;
-			m->code = -1;
-			m->core = f->core;
+			msg_reset(m, f);
 			continue;
 		}
 		break;

@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "input.h"
+#include "packed.h"
 
 /* Frame codes (packed32 at the start of each frame). */
 enum apc_frame_type {
@@ -70,6 +71,19 @@ void apc_frame_reader_free(struct apc_frame_reader *fr);
  * f->type = -1 and the verifier reports it.
  */
 int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_err *err);
+/*
+ * apc_frame_reader_readahead() : from now on read the stream `block`
+ * bytes at a time (1 MiB is good) and hand frames out of that buffer,
+ * instead of two exact reads per frame.  Frames, statuses, error
+ * messages and offsets stay the same, with one exception: a gzip stream
+ * that breaks part-way may fail a frame earlier or later, or name another
+ * byte count (what zlib gives out before the break depends on the sizes
+ * asked for).  The stream's own offset runs ahead of the frames, and a
+ * read waits for a whole block (or the end): use it for streams of known
+ * size (apc_stream_size() >= 0), not for pipes or live connections.
+ * Call it before the first apc_frame_read(); APC_EIO after.
+ */
+int apc_frame_reader_readahead(struct apc_frame_reader *fr, size_t block);
 
 /* ---- messages -------------------------------------------------------- */
 
@@ -107,7 +121,7 @@ struct apc_msg {
 	int64_t ts;         /* as written (zero-based ns) */
 	uint64_t offset;    /* file offset of the message's first byte */
 	size_t nfields;
-	struct apc_field f[APC_MSG_MAX_FIELDS];
+	struct apc_field f[APC_MSG_MAX_FIELDS]; /* entries past nfields are stale */
 };
 
 /* Iterates the messages of one frame. */
@@ -136,6 +150,55 @@ void apc_msg_iter_init(struct apc_msg_iter *it, const struct apc_frame *f, int s
  * yield one "opaque" message with the body as bytes.
  */
 int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err);
+
+/*
+ * apc_frame_unpack32/64() : apc_unpack32/64() for hot loops (the
+ * message decoder, the verifier's walker): the same return value and
+ * *v as the reference on every input, but inline, one loop with one
+ * bound.  What that loop does not settle (a truncated or 10-byte
+ * packed64) goes to the reference in packed.c.  test_frame_fast checks
+ * both against the reference on random and exhaustive short inputs.
+ */
+static inline int apc_frame_unpack64(const uint8_t *p, size_t n, int64_t *v)
+{
+	/* bytes 1..9 need no range check: the shifts stay below 64 */
+	size_t lim = n < APC_PACKED64_MAX - 1 ? n : APC_PACKED64_MAX - 1;
+	uint64_t r = 0;
+
+	for (unsigned i = 0; i < lim; i++) {
+		uint8_t b = p[i];
+		r |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			if (b & 0x40)
+				r |= ~(uint64_t)0 << (7 * i + 7);
+			*v = (int64_t)r;
+			return (int)i + 1;
+		}
+	}
+	return apc_unpack64(p, n, v); /* truncated, or a 10th byte */
+}
+
+static inline int apc_frame_unpack32(const uint8_t *p, size_t n, int32_t *v)
+{
+	size_t lim = n < APC_PACKED32_MAX ? n : APC_PACKED32_MAX;
+	uint64_t r = 0;
+
+	for (unsigned i = 0; i < lim; i++) {
+		uint8_t b = p[i];
+		r |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			int64_t w;
+			if (b & 0x40)
+				r |= ~(uint64_t)0 << (7 * i + 7);
+			w = (int64_t)r;
+			if (w < INT32_MIN || w > INT32_MAX)
+				return APC_PACKED_OVERLONG;
+			*v = (int32_t)w;
+			return (int)i + 1;
+		}
+	}
+	return lim == APC_PACKED32_MAX ? APC_PACKED_OVERLONG : APC_PACKED_TRUNCATED;
+}
 
 /* Find a field by name; NULL if absent. */
 const struct apc_field *apc_msg_field(const struct apc_msg *m, const char *name);

@@ -103,9 +103,16 @@ struct vslot {
 	int type;     /* frame type of the last message (cross-type table) */
 };
 
+#define VTAB_HOT 16 /* direct-mapped cache of recent slots */
+#define V_KEY_HOT_BITS 8 /* captures declare tens of keys, all in use at once */
+#define V_KEY_HOT (1u << V_KEY_HOT_BITS)
+
 struct vtab {
 	struct vslot *s;
 	size_t cap, n;
+	/* Most messages touch the few (type, core) pairs of the last frames:
+	 * a hit skips the hash walk.  Cleared when the slots move. */
+	struct vslot *hot[VTAB_HOT];
 };
 
 static uint64_t vtab_hash(uint64_t k)
@@ -116,8 +123,35 @@ static uint64_t vtab_hash(uint64_t k)
 	return k;
 }
 
-/* The slot for key, created if absent; NULL when the table is at its bound. */
-static struct vslot *vtab_get(struct vtab *t, uint64_t key, int *created)
+static unsigned vtab_hot_index(uint64_t k)
+{
+	return (unsigned)((k * 0x9e3779b97f4a7c15ULL) >> 60) & (VTAB_HOT - 1);
+}
+
+static struct vslot *vtab_get_slow(struct vtab *t, uint64_t key, int *created);
+
+/*
+ * The slot for key, created if absent; NULL when the table is at its
+ * bound.  A cached slot answers as the table would: slots are never
+ * removed, and growing the table on a lookup that finds the key changes
+ * nothing a caller sees (the next insertion grows it just the same).
+ */
+static inline struct vslot *vtab_get(struct vtab *t, uint64_t key, int *created)
+{
+	unsigned h = vtab_hot_index(key);
+	struct vslot *s = t->hot[h];
+
+	if (s && s->key == key) {
+		*created = 0;
+		return s;
+	}
+	s = vtab_get_slow(t, key, created);
+	if (s)
+		t->hot[h] = s;
+	return s;
+}
+
+static struct vslot *vtab_get_slow(struct vtab *t, uint64_t key, int *created)
 {
 	size_t i;
 
@@ -142,6 +176,7 @@ static struct vslot *vtab_get(struct vtab *t, uint64_t key, int *created)
 		free(t->s);
 		t->s = ns;
 		t->cap = ncap;
+		memset(t->hot, 0, sizeof t->hot);
 	}
 	i = vtab_hash(key) & (t->cap - 1);
 	while (t->s[i].used) {
@@ -206,6 +241,7 @@ struct verify {
 	int protocol;         /* 0 if unknown */
 	struct vkey *keys;
 	size_t nkeys;
+	struct vkey *key_hot[V_KEY_HOT]; /* recent bsearch() answers */
 	struct vtab undeclared;
 
 	/* frame walk */
@@ -355,21 +391,24 @@ static int c_fail_trunc(struct verify *v, struct vcur *c, const char *what)
 	return -1;
 }
 
-/* One packed integer of at most `max` bytes (5 or 10), all checks applied. */
-static int c_packed(struct verify *v, struct vcur *c, int max, int64_t *out, const char *what)
+/*
+ * Did k bytes encode v where fewer would do?  apc_packed_size64(v) < k,
+ * said without its loop: v fits the 7 * (k - 1) bits of a shorter form.
+ */
+static inline int c_nonminimal(int64_t v, int k)
 {
-	size_t start = c->pos, n = c->len - c->pos;
-	int k;
+	int64_t lim;
 
-	if (n == 0)
-		return c_fail_trunc(v, c, what);
-	if (max == APC_PACKED32_MAX) {
-		int32_t x;
-		k = apc_unpack32(c->b + start, n, &x);
-		*out = x;
-	} else {
-		k = apc_unpack64(c->b + start, n, out);
-	}
+	if (k <= 1)
+		return 0;
+	lim = (int64_t)1 << (7 * (k - 1) - 1); /* k <= 10: at most 2^62 */
+	return v >= -lim && v < lim;
+}
+
+/* The rest of c_packed(): a failure or a non-minimal encoding. */
+static int c_packed_report(struct verify *v, struct vcur *c, int max, int64_t *out,
+			   const char *what, size_t start, int k)
+{
 	if (k == APC_PACKED_TRUNCATED)
 		return c_fail_trunc(v, c, what);
 	if (k == APC_PACKED_OVERLONG) {
@@ -381,7 +420,6 @@ static int c_packed(struct verify *v, struct vcur *c, int max, int64_t *out, con
 		}
 		return -1;
 	}
-	c->pos += (size_t)k;
 	if (!c->quiet) {
 		size_t want = max == APC_PACKED32_MAX ? apc_packed_size32((int32_t)*out)
 						      : apc_packed_size64(*out);
@@ -392,12 +430,42 @@ static int c_packed(struct verify *v, struct vcur *c, int max, int64_t *out, con
 	return 0;
 }
 
-static int c_p32(struct verify *v, struct vcur *c, int64_t *out, const char *what)
+/*
+ * One packed integer of at most `max` bytes (5 or 10), all checks
+ * applied.  Inline for the common case, a minimal encoding that fits;
+ * anything to report goes through c_packed_report().
+ */
+static inline __attribute__((always_inline)) int c_packed(struct verify *v, struct vcur *c,
+							  int max, int64_t *out, const char *what)
+{
+	size_t start = c->pos, n = c->len - c->pos;
+	int k;
+
+	if (n == 0)
+		return c_fail_trunc(v, c, what);
+	if (max == APC_PACKED32_MAX) {
+		int32_t x = 0;
+		k = apc_frame_unpack32(c->b + start, n, &x);
+		*out = x;
+	} else {
+		k = apc_frame_unpack64(c->b + start, n, out);
+	}
+	if (k <= 0)
+		return c_packed_report(v, c, max, out, what, start, k);
+	c->pos += (size_t)k;
+	if (__builtin_expect(c_nonminimal(*out, k), 0))
+		return c_packed_report(v, c, max, out, what, start, k);
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int c_p32(struct verify *v, struct vcur *c,
+						       int64_t *out, const char *what)
 {
 	return c_packed(v, c, APC_PACKED32_MAX, out, what);
 }
 
-static int c_p64(struct verify *v, struct vcur *c, int64_t *out, const char *what)
+static inline __attribute__((always_inline)) int c_p64(struct verify *v, struct vcur *c,
+						       int64_t *out, const char *what)
 {
 	return c_packed(v, c, APC_PACKED64_MAX, out, what);
 }
@@ -450,11 +518,18 @@ static int vkey_cmp(const void *a, const void *b)
 
 static void v_key(struct verify *v, int64_t key, int kind, int64_t offset)
 {
-	struct vkey probe = {.key = key}, *k;
+	struct vkey probe = {.key = key}, *k, **hot;
 
 	if (!v->have_captured)
 		return;
-	k = v->nkeys ? bsearch(&probe, v->keys, v->nkeys, sizeof *k, vkey_cmp) : NULL;
+	hot = &v->key_hot[((uint64_t)key * 0x9e3779b97f4a7c15ULL) >> (64 - V_KEY_HOT_BITS)];
+	k = *hot;
+	if (!k || k->key != key) {
+		/* bsearch() answers the same for the same key: cache it */
+		k = v->nkeys ? bsearch(&probe, v->keys, v->nkeys, sizeof *k, vkey_cmp) : NULL;
+		if (k)
+			*hot = k;
+	}
 	if (!k) {
 		int created;
 		struct vslot *s = vtab_get(&v->undeclared, (uint64_t)key, &created);
@@ -674,9 +749,9 @@ static void walk_counter(struct verify *v, struct vcur *c)
 
 static void walk_block(struct verify *v, struct vcur *c, int32_t fcore)
 {
-	int32_t core_g = fcore, core_s = fcore;
-	int64_t ts = 0;
-	int have_ts = 0, first = 1, regressed = 0;
+	int32_t core_g = fcore, core_s = fcore, done_core = 0;
+	int64_t ts = 0, done_ts = 0;
+	int have_ts = 0, first = 1, regressed = 0, done = 0;
 
 	while (c->pos < c->len) {
 		size_t at = c->pos;
@@ -713,14 +788,22 @@ static void walk_block(struct verify *v, struct vcur *c, int32_t fcore)
 				v_agg(v, AGG_BLOCKCORE, "block-core-reading", c_off(v, at), 0,
 				      "key 0x%llx after a timestamp is on core %d by gatord's reading, core %d by the spec's",
 				      (unsigned long long)key, (int)core_g, (int)core_s);
-			if (have_ts) {
-				/* the frame check was done at key 0; per-core checks here */
+			/* The frame check was done at key 0; per-core checks here.
+			 * The values of one sample share core and time: once the
+			 * first has stored them, the same v_ts() call again could
+			 * find nothing earlier and would store the same, so skip it
+			 * (only key 0/2 change them; nothing else here touches the
+			 * timestamp tables). */
+			if (have_ts && !(done && done_core == core_g && done_ts == ts)) {
 				int saved = v->in_frame_have;
 				v->in_frame_have = 0;
 				v->ts_quiet = regressed;
 				v_ts(v, APC_FRAME_BLOCK_COUNTER, core_g, ts, c_off(v, at), Q_NONE);
 				v->ts_quiet = 0;
 				v->in_frame_have = saved;
+				done = 1;
+				done_core = core_g;
+				done_ts = ts;
 			}
 		}
 	}
@@ -1250,6 +1333,13 @@ static int v_data(struct verify *v, struct apc_stream *s, struct apc_err *err)
 
 	if (rc < 0)
 		return rc;
+	/* The data file is read to its end: 1 MiB reads, not two small
+	 * ones per frame (the syscalls cost more than the checks).  Only
+	 * when its size is known (a file, an archive member): a gzip stream
+	 * that breaks counts the bytes before the break by how its output
+	 * was asked for, and that count is in the message. */
+	if (apc_stream_size(s) >= 0)
+		apc_frame_reader_readahead(fr, 1u << 20);
 	for (;;) {
 		struct apc_err e;
 

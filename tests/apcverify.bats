@@ -113,6 +113,78 @@ EOF
 	grep -Eq "frame 2 @0x[0-9a-f]+: error: block counter key 0x77 is not declared in captured.xml \[key-undeclared\]" <<<"$output"
 }
 
+# make_big DIR: a capture of about 3 MiB (more than one 1 MiB read of the
+# data file) with an undeclared key in the frame that straddles the first
+# MiB, cut short inside a frame past the second.  Writes the expected
+# problem lines (frame, offset) to DIR.expect.
+make_big() {
+	need_python
+	mkdir -p "$1"
+	python3 - "$1" <<'EOF2'
+import struct, sys
+d = sys.argv[1]
+def p(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7f
+        v >>= 7
+        if (v == 0 and not b & 0x40) or (v == -1 and b & 0x40):
+            out.append(b)
+            return bytes(out)
+        out.append(b | 0x80)
+def s(t):
+    return p(len(t)) + t
+frames = [p(1) + p(1) + s(b"1\n2\r\n3\r4\n\r5") + p(1700000000000000000) + p(500) + p(100) + s(b"")]
+data, offs, expect, ts = bytearray(), [], [], 0
+bad_frame = None
+for i in range(1, 21000):
+    body = bytearray(p(5) + p(i % 4))
+    for j in range(20):
+        ts += 1000 + j
+        body += p(0) + p(ts) + p(0x11) + p(i * j)
+    frames.append(bytes(body))
+for i, fr in enumerate(frames):
+    offs.append(len(data))
+    if bad_frame is None and len(data) + 4 + len(fr) > (1 << 20) and i > 0:
+        # key 0x77 as the last value of this frame: it straddles the first MiB
+        key_at = len(data) + 4 + len(fr)
+        fr = fr + p(0x77) + p(1)
+        frames[i] = fr
+        bad_frame = i
+        expect.append("frame %d @0x%x: error: block counter key 0x77 is not declared in captured.xml [key-undeclared]"
+                      % (i, key_at))
+    data += struct.pack("<i", len(fr)) + fr
+cut_frame = next(i for i, o in enumerate(offs) if o > (5 << 19))
+cut = offs[cut_frame] + 4 + 10
+expect.append("frame %d @0x%x: error: frame length %d runs past the end of the file, 10 bytes left (truncated capture?) [frame-truncated]"
+              % (cut_frame, offs[cut_frame], len(frames[cut_frame])))
+assert len(data) > 3 << 20
+with open(d + "/0000000000", "wb") as f:
+    f.write(data[:cut])
+with open(d + "/captured.xml", "w") as f:
+    f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Gator">'
+            '<counters><counter key="0x11" type="T_cnt0"/></counters></captured>\n')
+with open(d + ".expect", "w") as f:
+    f.write("\n".join(expect) + "\n")
+EOF2
+}
+
+@test "damage past the first MiB of the data file is found at its exact offset" {
+	make_big "$TMP/big.apc"
+	run apcverify "$TMP/big.apc"
+	echo "$output"
+	cat "$TMP/big.apc.expect"
+	[ "$status" -eq 1 ]
+	while read -r line; do
+		grep -qxF "$TMP/big.apc: $line" <<<"$output"
+	done <"$TMP/big.apc.expect"
+	grep -q "^$TMP/big.apc: 2 errors, 0 warnings$" <<<"$output"
+	# the same through stdin, where the data file is read frame by frame
+	run apcverify - <"$TMP/big.apc/0000000000"
+	[ "$status" -eq 1 ]
+	grep -q "frame-truncated" <<<"$output"
+}
+
 @test "--json gives one parseable object per capture" {
 	make_cap "$TMP/a.apc"
 	make_cap "$TMP/b.apc" canary
