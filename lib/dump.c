@@ -6,6 +6,12 @@
  *
  * Memory: one frame at a time, plus tables that grow with distinct
  * things only (counter keys, threads, cores, channels, fds).
+ *
+ * Speed: the listing of a large capture is hundreds of MB of text, so it
+ * goes through a 256 KiB apc_wbuf (json.h) with hand-made number
+ * formatting instead of fprintf per field; the rare lines (summary,
+ * captured.xml) still use stdio.  The buffer is flushed before each
+ * problem is reported, so a message follows the lines listed before it.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,6 +30,7 @@
 #define DUMP_XML_LIMIT (16u << 20) /* captured.xml is a few KB */
 #define DUMP_MAX_FD 65536          /* External ids are small fds */
 #define DUMP_BYTES_SHOWN 16        /* text: bytes of a BYTES field shown */
+#define DUMP_WBUF (256u << 10)     /* listing buffer: a few large writes */
 
 void apc_dump_opts_init(struct apc_dump_opts *o)
 {
@@ -177,6 +184,16 @@ struct dump_fd {
 	int broken;
 };
 
+/* A field name as it goes before the value: ' name=' or ',"name":'. */
+#define DUMP_KEYS 64     /* cache slots (field names are a few dozen) */
+#define DUMP_KEY_MAX 40  /* longer names take the slow path */
+struct dump_key {
+	const char *name; /* the field's static name; NULL = empty slot */
+	uint8_t len;
+	uint8_t is_core;  /* "core": JSON lists it once, as the message's */
+	char s[DUMP_KEY_MAX + 10];
+};
+
 struct dump {
 	const struct apc_dump_opts *o;
 	const char *path;
@@ -206,10 +223,18 @@ struct dump {
 	int64_t first_ts, last_ts;
 	uint64_t regressions, x_regressions;
 	int64_t first_regression; /* message offset, or -1 */
+	/* The listing's writer (p is NULL for --summary and --xml). */
+	struct apc_wbuf w;
+	struct dump_key keys[DUMP_KEYS];
 };
 
 static void dump_problem(struct dump *d, struct apc_err *e)
 {
+	/* The lines before the problem come out before its message. */
+	if (d->w.p && d->w.len) {
+		apc_wbuf_flush(&d->w);
+		fflush(d->o->out);
+	}
 	if (!e->file[0] && !strstr(e->msg, d->path))
 		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->path);
 	if (e->status == APC_EDATA || e->status == APC_OK) {
@@ -396,53 +421,77 @@ static size_t utf8_seq(const uint8_t *p, size_t n)
 	return len;
 }
 
-/* A quoted string with C escapes; valid UTF-8 passes through. */
-static void text_str(FILE *f, const uint8_t *s, size_t n)
+/* 1 for bytes that stand for themselves in a text-mode string. */
+static int text_plain(unsigned c)
 {
-	putc('"', f);
-	for (size_t i = 0; i < n;) {
-		uint8_t c = s[i];
-		size_t k;
-
-		if (c == '"' || c == '\\') {
-			putc('\\', f);
-			putc(c, f);
-		} else if (c == '\n') {
-			fputs("\\n", f);
-		} else if (c == '\r') {
-			fputs("\\r", f);
-		} else if (c == '\t') {
-			fputs("\\t", f);
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(f, "\\x%02x", c);
-		} else if (c >= 0x80) {
-			if ((k = utf8_seq(s + i, n - i)) == 0) {
-				fprintf(f, "\\x%02x", c);
-			} else {
-				fwrite(s + i, 1, k, f);
-				i += k;
-				continue;
-			}
-		} else {
-			putc(c, f);
-		}
-		i++;
-	}
-	putc('"', f);
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
 }
 
-static void hex_bytes(FILE *f, const uint8_t *s, size_t n)
+/* A quoted string with C escapes; valid UTF-8 passes through.  Runs of
+ * plain bytes go in with one copy. */
+static void text_wstr(struct apc_wbuf *w, const uint8_t *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%02x", s[i]);
+	static const char xd[] = "0123456789abcdef";
+
+	apc_wbuf_putc(w, '"');
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint8_t c;
+		char *o;
+
+		while (j < n && text_plain(s[j]))
+			j++;
+		apc_wbuf_put(w, s + i, j - i);
+		if (j == n)
+			break;
+		i = j;
+		c = s[i];
+		o = apc_wbuf_room(w, 8);
+		if (c == '"' || c == '\\') {
+			o[0] = '\\';
+			o[1] = (char)c;
+		} else if (c == '\n') {
+			memcpy(o, "\\n", 2);
+		} else if (c == '\r') {
+			memcpy(o, "\\r", 2);
+		} else if (c == '\t') {
+			memcpy(o, "\\t", 2);
+		} else if (c >= 0x80 && (j = utf8_seq(s + i, n - i)) != 0) {
+			memcpy(o, s + i, j);
+			w->len += j;
+			i += j;
+			continue;
+		} else {
+			/* Other control bytes, DEL and bytes that are not UTF-8. */
+			o[0] = '\\';
+			o[1] = 'x';
+			o[2] = xd[c >> 4];
+			o[3] = xd[c & 15];
+			w->len += 2;
+		}
+		w->len += 2;
+		i++;
+	}
+	apc_wbuf_putc(w, '"');
+}
+
+/* text_wstr() straight to a FILE, for the summary. */
+static void text_str(FILE *f, const uint8_t *s, size_t n)
+{
+	char buf[256];
+	struct apc_wbuf w;
+
+	apc_wbuf_init_mem(&w, f, buf, sizeof buf);
+	text_wstr(&w, s, n);
+	apc_wbuf_flush(&w);
 }
 
 /* Walk a PAIRS field: (packed32 cookie, packed64 offset) * count. */
-static void pairs_print(FILE *f, const struct apc_field *fl, int json)
+static void pairs_print(struct apc_wbuf *w, const struct apc_field *fl, int json)
 {
 	size_t pos = 0;
 
-	putc('[', f);
+	apc_wbuf_putc(w, '[');
 	for (int64_t i = 0; i < fl->i; i++) {
 		int32_t c;
 		int64_t o;
@@ -453,12 +502,21 @@ static void pairs_print(FILE *f, const struct apc_field *fl, int json)
 		if ((k = apc_unpack64(fl->s + pos, fl->len - pos, &o)) <= 0)
 			break;
 		pos += (size_t)k;
-		if (json)
-			fprintf(f, "%s[%" PRId32 ",%" PRId64 "]", i ? "," : "", c, o);
-		else
-			fprintf(f, "%s%" PRId32 ":0x%" PRIx64, i ? "," : "", c, (uint64_t)o);
+		if (i)
+			apc_wbuf_putc(w, ',');
+		if (json) {
+			apc_wbuf_putc(w, '[');
+			apc_wbuf_i64(w, c);
+			apc_wbuf_putc(w, ',');
+			apc_wbuf_i64(w, o);
+			apc_wbuf_putc(w, ']');
+		} else {
+			apc_wbuf_i64(w, c);
+			apc_wbuf_put(w, ":0x", 3);
+			apc_wbuf_x64(w, (uint64_t)o, 0);
+		}
 	}
-	putc(']', f);
+	apc_wbuf_putc(w, ']');
 }
 
 static int reserved_json_key(const char *n)
@@ -471,120 +529,233 @@ static int reserved_json_key(const char *n)
 	return 0;
 }
 
+/*
+ * The cached prefix of field `name`, or NULL for a name too long or one
+ * with bytes to escape.  Keyed by the pointer: apc_field names are
+ * static strings (frame.h), so the bytes behind a pointer never change;
+ * this spares the per-field strlen, reserved-name test and escaping.
+ */
+static const struct dump_key *dump_key(struct dump *d, const char *name)
+{
+	struct dump_key *k = &d->keys[((uintptr_t)name >> 3) % DUMP_KEYS];
+	size_t n, at = 0;
+
+	if (k->name == name)
+		return k;
+	n = strlen(name);
+	if (n > DUMP_KEY_MAX)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!text_plain((unsigned char)name[i]))
+			return NULL;
+	if (d->o->json) {
+		k->s[at++] = ',';
+		k->s[at++] = '"';
+		if (reserved_json_key(name)) {
+			memcpy(k->s + at, "field_", 6);
+			at += 6;
+		}
+		memcpy(k->s + at, name, n);
+		at += n;
+		k->s[at++] = '"';
+		k->s[at++] = ':';
+	} else {
+		k->s[at++] = ' ';
+		memcpy(k->s + at, name, n);
+		at += n;
+		k->s[at++] = '=';
+	}
+	k->len = (uint8_t)at;
+	k->is_core = !strcmp(name, "core");
+	k->name = name;
+	return k;
+}
+
+/* ,"name": for a name dump_key() does not cache. */
+static void json_key_slow(struct apc_wbuf *w, const char *name)
+{
+	apc_wbuf_putc(w, ',');
+	if (reserved_json_key(name)) {
+		char k[64];
+		int kn = snprintf(k, sizeof k, "field_%s", name);
+		apc_json_wstr(w, k, kn < 0 ? 0 : (size_t)kn < sizeof k ? (size_t)kn : sizeof k - 1);
+	} else {
+		apc_json_wstr(w, name, strlen(name));
+	}
+	apc_wbuf_putc(w, ':');
+}
+
+/* A literal into the writer. */
+#define W_LIT(w, s) apc_wbuf_put((w), (s), sizeof(s) - 1)
+
 static void print_json(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m,
 		       int first_of_frame)
 {
-	FILE *f = d->o->out;
+	struct apc_wbuf *w = &d->w;
 
-	fprintf(f, "{\"frame\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"frame_offset\":%" PRIu64
-		   ",\"type\":\"%s\"", fr->index, m->offset, fr->offset,
-		apc_frame_type_name(fr->type));
-	if (m->core >= 0)
-		fprintf(f, ",\"core\":%" PRId32, m->core);
-	fputs(",\"msg\":", f);
-	apc_json_cstr(f, m->name);
-	if (m->code >= 0)
-		fprintf(f, ",\"code\":%d", m->code);
-	if (m->has_ts)
-		fprintf(f, ",\"ts\":%" PRId64, m->ts);
+	W_LIT(w, "{\"frame\":");
+	apc_wbuf_u64(w, fr->index);
+	W_LIT(w, ",\"offset\":");
+	apc_wbuf_u64(w, m->offset);
+	W_LIT(w, ",\"frame_offset\":");
+	apc_wbuf_u64(w, fr->offset);
+	W_LIT(w, ",\"type\":\"");
+	apc_wbuf_puts(w, apc_frame_type_name(fr->type));
+	apc_wbuf_putc(w, '"');
+	if (m->core >= 0) {
+		W_LIT(w, ",\"core\":");
+		apc_wbuf_i64(w, m->core);
+	}
+	W_LIT(w, ",\"msg\":");
+	if (m->name)
+		apc_json_wstr(w, m->name, strlen(m->name));
+	else
+		W_LIT(w, "null");
+	if (m->code >= 0) {
+		W_LIT(w, ",\"code\":");
+		apc_wbuf_i64(w, m->code);
+	}
+	if (m->has_ts) {
+		W_LIT(w, ",\"ts\":");
+		apc_wbuf_i64(w, m->ts);
+	}
 	for (size_t i = 0; i < m->nfields; i++) {
 		const struct apc_field *fl = &m->f[i];
+		const struct dump_key *k = dump_key(d, fl->name);
 
-		if (!strcmp(fl->name, "core") && m->core >= 0)
-			continue; /* already the "core" member */
-		fputc(',', f);
-		if (reserved_json_key(fl->name)) {
-			char k[64];
-			snprintf(k, sizeof k, "field_%s", fl->name);
-			apc_json_cstr(f, k);
+		if (k) {
+			if (k->is_core && m->core >= 0)
+				continue; /* already the "core" member */
+			apc_wbuf_put(w, k->s, k->len);
+		} else if (!strcmp(fl->name, "core") && m->core >= 0) {
+			continue;
 		} else {
-			apc_json_cstr(f, fl->name);
+			json_key_slow(w, fl->name);
 		}
-		fputc(':', f);
 		switch (fl->kind) {
-		case APC_F_STR: apc_json_str(f, (const char *)fl->s, fl->len); break;
+		case APC_F_STR: apc_json_wstr(w, (const char *)fl->s, fl->len); break;
 		case APC_F_BYTES:
-			putc('"', f);
-			hex_bytes(f, fl->s, fl->len);
-			putc('"', f);
+			apc_wbuf_putc(w, '"');
+			apc_wbuf_hex_bytes(w, fl->s, fl->len);
+			apc_wbuf_putc(w, '"');
 			break;
-		case APC_F_PAIRS: pairs_print(f, fl, 1); break;
-		default: fprintf(f, "%" PRId64, fl->i); break;
+		case APC_F_PAIRS: pairs_print(w, fl, 1); break;
+		default: apc_wbuf_i64(w, fl->i); break;
 		}
 	}
 	if (d->o->hex && first_of_frame) {
-		fputs(",\"raw\":\"", f);
-		hex_bytes(f, fr->body, fr->len);
-		putc('"', f);
+		W_LIT(w, ",\"raw\":\"");
+		apc_wbuf_hex_bytes(w, fr->body, fr->len);
+		apc_wbuf_putc(w, '"');
 	}
-	fputs("}\n", f);
+	W_LIT(w, "}\n");
 }
 
 static void print_text(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
-	FILE *f = d->o->out;
-	char core[16] = "-";
+	struct apc_wbuf *w = &d->w;
+	const char *tn = apc_frame_type_name(fr->type);
+	const char *mn = m->name ? m->name : "(null)"; /* what printf showed */
+	char core[APC_FMT_MAX] = "-";
+	size_t corelen = 1;
+	char *o;
 
 	if (m->core >= 0)
-		snprintf(core, sizeof core, "%" PRId32, m->core);
-	fprintf(f, "%6" PRIu64 " 0x%08" PRIx64 " %-14s %3s %-16s", fr->index, m->offset,
-		apc_frame_type_name(fr->type), core, m->name);
-	if (m->has_ts)
-		fprintf(f, " ts=%" PRId64, m->ts);
+		corelen = apc_fmt_i64(core, m->core);
+	/* "%6" PRIu64 " 0x%08" PRIx64 " %-14s %3s %-16s" */
+	apc_wbuf_u64w(w, fr->index, 6);
+	o = apc_wbuf_room(w, 19);
+	memcpy(o, " 0x", 3);
+	w->len += 3 + apc_fmt_x64(o + 3, m->offset, 8);
+	apc_wbuf_putc(w, ' ');
+	apc_wbuf_pad(w, tn, strlen(tn), 14, 0);
+	apc_wbuf_putc(w, ' ');
+	apc_wbuf_pad(w, core, corelen, 3, 1);
+	apc_wbuf_putc(w, ' ');
+	apc_wbuf_pad(w, mn, strlen(mn), 16, 0);
+	if (m->has_ts) {
+		W_LIT(w, " ts=");
+		apc_wbuf_i64(w, m->ts);
+	}
 	for (size_t i = 0; i < m->nfields; i++) {
 		const struct apc_field *fl = &m->f[i];
+		const struct dump_key *k = dump_key(d, fl->name);
 		size_t shown;
 
-		fprintf(f, " %s=", fl->name);
+		if (k) {
+			apc_wbuf_put(w, k->s, k->len);
+		} else {
+			apc_wbuf_putc(w, ' ');
+			apc_wbuf_puts(w, fl->name);
+			apc_wbuf_putc(w, '=');
+		}
 		switch (fl->kind) {
-		case APC_F_STR: text_str(f, fl->s, fl->len); break;
+		case APC_F_STR: text_wstr(w, fl->s, fl->len); break;
 		case APC_F_BYTES:
 			shown = d->o->verbose || fl->len <= DUMP_BYTES_SHOWN ? fl->len : DUMP_BYTES_SHOWN;
-			fprintf(f, "<%" PRIu32 " bytes", fl->len);
+			apc_wbuf_putc(w, '<');
+			apc_wbuf_u64(w, fl->len);
+			W_LIT(w, " bytes");
 			if (shown) {
-				putc(' ', f);
-				hex_bytes(f, fl->s, shown);
+				apc_wbuf_putc(w, ' ');
+				apc_wbuf_hex_bytes(w, fl->s, shown);
 				if (shown < fl->len)
-					fputs("...", f);
+					W_LIT(w, "...");
 			}
-			putc('>', f);
+			apc_wbuf_putc(w, '>');
 			break;
-		case APC_F_PAIRS: pairs_print(f, fl, 0); break;
-		case APC_F_HEX: fprintf(f, "0x%" PRIx64, (uint64_t)fl->i); break;
-		default: fprintf(f, "%" PRId64, fl->i); break;
+		case APC_F_PAIRS: pairs_print(w, fl, 0); break;
+		case APC_F_HEX:
+			W_LIT(w, "0x");
+			apc_wbuf_x64(w, (uint64_t)fl->i, 0);
+			break;
+		default: apc_wbuf_i64(w, fl->i); break;
 		}
 	}
-	putc('\n', f);
+	apc_wbuf_putc(w, '\n');
 }
 
 /* xxd-style lines for the whole frame, length word included. */
 static void print_hex(struct dump *d, const struct apc_frame *fr)
 {
-	FILE *f = d->o->out;
+	static const char xd[] = "0123456789abcdef";
+	struct apc_wbuf *w = &d->w;
 	uint8_t lw[4] = {(uint8_t)fr->len, (uint8_t)(fr->len >> 8), (uint8_t)(fr->len >> 16),
 			 (uint8_t)(fr->len >> 24)};
 	size_t total = 4u + fr->len;
 
 	for (size_t row = 0; row < total; row += 16) {
 		size_t n = total - row < 16 ? total - row : 16;
-		fprintf(f, "        %08" PRIx64 ": ", fr->offset + row);
+		/* "        %08" PRIx64 ": " then 16 cells and the characters:
+		 * at most 8 + 16 + 2 + 40 + 1 + 16 + 1 bytes. */
+		char *o = apc_wbuf_room(w, 84), *p = o;
+
+		memset(p, ' ', 8);
+		p += 8;
+		p += apc_fmt_x64(p, fr->offset + row, 8);
+		*p++ = ':';
+		*p++ = ' ';
 		for (size_t i = 0; i < 16; i++) {
 			if (i < n) {
 				size_t at = row + i;
-				fprintf(f, "%02x", at < 4 ? lw[at] : fr->body[at - 4]);
+				uint8_t c = at < 4 ? lw[at] : fr->body[at - 4];
+				*p++ = xd[c >> 4];
+				*p++ = xd[c & 15];
 			} else {
-				fputs("  ", f);
+				*p++ = ' ';
+				*p++ = ' ';
 			}
 			if (i & 1)
-				putc(' ', f);
+				*p++ = ' ';
 		}
-		putc(' ', f);
+		*p++ = ' ';
 		for (size_t i = 0; i < n; i++) {
 			size_t at = row + i;
 			uint8_t c = at < 4 ? lw[at] : fr->body[at - 4];
-			putc(c >= 0x20 && c < 0x7f ? c : '.', f);
+			*p++ = c >= 0x20 && c < 0x7f ? (char)c : '.';
 		}
-		putc('\n', f);
+		*p++ = '\n';
+		w->len += (size_t)(p - o);
 	}
 }
 
@@ -1216,6 +1387,11 @@ static void dump_frames(struct dump *d, struct apc_stream *s)
 		dump_problem(d, &e);
 		return;
 	}
+	/* 1 MiB reads, not two per frame, when the size is known (as
+	 * apcverify does; see apc_frame_reader_readahead for why not on
+	 * pipes and gzip streams). */
+	if (apc_stream_size(s) >= 0)
+		apc_frame_reader_readahead(fr, 1u << 20);
 	while (!d->stop && (rc = apc_frame_read(fr, &f, &e)) != APC_END) {
 		if (rc < 0) {
 			/* A bad length word leaves nothing to resynchronise on. */
@@ -1283,6 +1459,10 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		s = apc_input_stream(in);
 	}
 	d.dname = apc_stream_name(s);
+	if (!o->summary && apc_wbuf_init(&d.w, o->out, DUMP_WBUF) < 0) {
+		dump_oom(&d);
+		goto out;
+	}
 	/* Protocol 910 added a fourth clock to the Summary; without
 	 * captured.xml the frame decoder guesses from the bytes. */
 	d.clocks = d.protocol ? (d.protocol >= 910 ? 4 : 3) : 0;
@@ -1307,6 +1487,7 @@ out:
 		apc_stream_close(s);
 	apc_input_close(in);
 	dump_free(&d);
+	apc_wbuf_free(&d.w);
 	fflush(o->out);
 	return d.status;
 }

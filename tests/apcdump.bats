@@ -253,3 +253,44 @@ print(n, "annotations matched")
 assert n == 72, n
 PY
 }
+
+@test "a problem's message follows the lines listed before it (2>&1)" {
+	need_shared
+	mkdir "$TMP/cut.apc"
+	head -c 5000 "$SHARED/apc/v68_nonroot.apc/0000000000" > "$TMP/cut.apc/0000000000"
+	rc=0
+	apcdump "$TMP/cut.apc" > "$TMP/all" 2>&1 || rc=$?
+	[ "$rc" -eq 1 ]
+	listed=$(apcdump "$TMP/cut.apc" 2>/dev/null | wc -l)
+	[ "$listed" -gt 0 ]
+	# Every listed line comes first, then the message, even though the
+	# listing is written in large blocks.
+	[ "$(wc -l < "$TMP/all")" -eq $((listed + 1)) ]
+	[[ "$(tail -n 1 "$TMP/all")" == "apcdump: "*"truncated capture"* ]]
+	[ "$(head -n "$listed" "$TMP/all" | grep -c '^apcdump: ')" -eq 0 ]
+}
+
+@test "large listings: a closed pipe ends quietly, a full disk is reported" {
+	need_shared
+	# About 5 MB of text, far more than a pipe or the output buffer holds.
+	set +e
+	apcdump "$SHARED/apc/v68_sleep.apc" 2> "$TMP/err" | head -n 2 > "$TMP/two"
+	set -e
+	[ "$(wc -l < "$TMP/two")" -eq 2 ]
+	[ ! -s "$TMP/err" ]
+	if [ -w /dev/full ]; then
+		run sh -c 'exec "$0" "$1" > /dev/full' "$APC_BIN/apcdump" "$SHARED/apc/v68_sleep.apc"
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"apcdump: stdout: No space left on device"* ]]
+	fi
+}
+
+@test "the listing is the same whole and in pieces (--count, several inputs)" {
+	need_shared
+	apcdump "$SHARED/apc/v68_sleep.apc" > "$TMP/whole"
+	n=$(wc -l < "$TMP/whole")
+	apcdump -c $((n / 2)) "$SHARED/apc/v68_sleep.apc" > "$TMP/half"
+	head -n $((n / 2)) "$TMP/whole" | cmp - "$TMP/half"
+	apcdump "$SHARED/apc/v68_sleep.apc" "$SHARED/apc/v68_sleep.apc" > "$TMP/twice"
+	cat "$TMP/whole" "$TMP/whole" | cmp - "$TMP/twice"
+}
