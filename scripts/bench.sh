@@ -118,6 +118,21 @@ if [ -x "$TOOLS/barmangen" ]; then
 	rss_small=$(rss_kb "$BIN/apcconv" -q --overwrite "$small" -o "$OUT")
 	row "peak RSS ${MB} MiB vs 100 MiB (KiB)" "$rss_big" "$rss_small" \
 		"$(fmt "$(calc "$rss_big / $rss_small")")" "<= 65536 KiB, ratio <= 1.1"
+	# Reading captures back: apcverify and apcdump on the 100 MiB
+	# input's capture, per byte of its data file (no goal in the issues)
+	cap=$DATA/check.apc
+	"$BIN/apcconv" -q --overwrite "$small" -o "$cap"
+	cb=$(stat -c %s "$cap/0000000000")
+	ccat_s=$(med_secs cat "$cap/0000000000")
+	ccat_mbs=$(calc "$cb / $ccat_s / 1000000")
+	for tool in "apcverify -q" "apcdump" "apcdump --json"; do
+		# shellcheck disable=SC2086
+		t_s=$(med_secs "$BIN"/$tool "$cap")
+		t_mbs=$(calc "$cb / $t_s / 1000000")
+		row "$tool (MB/s of capture) vs cat" "$(fmt "$t_mbs" 1)" "$(fmt "$ccat_mbs" 1)" \
+			"$(fmt "$(calc "$t_mbs / $ccat_mbs")" 3)" "-"
+	done
+	rm -rf "$cap"
 else
 	row "barman" "skipped" "-" "-" "(no barmangen)"
 fi
