@@ -28,19 +28,10 @@ make_cap() {
 	need_python
 	mkdir -p "$1"
 	python3 - "$1" "${2:-}" <<'EOF'
-import struct, sys
+import os, struct, sys
 d, fault = sys.argv[1], sys.argv[2]
-def p(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7f
-        v >>= 7
-        if (v == 0 and not b & 0x40) or (v == -1 and b & 0x40):
-            out.append(b)
-            return bytes(out)
-        out.append(b | 0x80)
-def s(t):
-    return p(len(t)) + t
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, s
 canary = b"1\n2\r\n3\r4\n\r5" if fault != "canary" else b"1\n2\n3\n4\n\n5"
 key = 0x11 if fault != "undeclared" else 0x77
 val = p(5) if fault != "nonminimal" else b"\x85\x00"
@@ -121,19 +112,10 @@ make_big() {
 	need_python
 	mkdir -p "$1"
 	python3 - "$1" <<'EOF2'
-import struct, sys
+import os, struct, sys
 d = sys.argv[1]
-def p(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7f
-        v >>= 7
-        if (v == 0 and not b & 0x40) or (v == -1 and b & 0x40):
-            out.append(b)
-            return bytes(out)
-        out.append(b | 0x80)
-def s(t):
-    return p(len(t)) + t
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, s
 frames = [p(1) + p(1) + s(b"1\n2\r\n3\r4\n\r5") + p(1700000000000000000) + p(500) + p(100) + s(b"")]
 data, offs, expect, ts = bytearray(), [], [], 0
 bad_frame = None
