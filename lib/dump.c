@@ -1323,10 +1323,13 @@ static void summary_text(struct dump *d)
 		putc('\n', f);
 	}
 	if (d->have_ts) {
-		int64_t span = d->last_ts - d->first_ts;
+		/* last >= first (the extremes), so the difference fits in
+		 * 64 unsigned bits even when it does not fit signed ones (a
+		 * damaged capture's times may be anything). */
+		uint64_t span = (uint64_t)d->last_ts - (uint64_t)d->first_ts;
 		fprintf(f, "First timestamp:     %" PRId64 " ns\n", d->first_ts);
 		fprintf(f, "Last timestamp:      %" PRId64 " ns\n", d->last_ts);
-		fprintf(f, "Time span:           %" PRId64 ".%09" PRId64 " s\n", span / 1000000000,
+		fprintf(f, "Time span:           %" PRIu64 ".%09" PRIu64 " s\n", span / 1000000000,
 			span % 1000000000);
 	} else {
 		fprintf(f, "Time span:           no timestamps\n");

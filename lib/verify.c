@@ -554,6 +554,16 @@ static void v_key(struct verify *v, int64_t key, int kind, int64_t offset)
 
 enum { Q_NONE, Q_NAME, Q_SCHED_SWITCH, Q_SCHED_EXIT };
 
+/* How far ts is before `later` (later > ts), in ns: a capture's times
+ * may be any 64-bit values, so the difference is taken unsigned and
+ * capped instead of overflowing. */
+static int64_t v_before(int64_t later, int64_t ts)
+{
+	uint64_t d = (uint64_t)later - (uint64_t)ts;
+
+	return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
+
 /*
  * One timestamped message: within the frame, per (type, core), and
  * across types on the core.  q says what kind of message it is, so the
@@ -579,28 +589,28 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 	} else if (had_frame && ts < prev_frame_ts) {
 		if (quirk)
 			v_agg(v, quirk, quirk == AGG_NAME ? "ts-gatord-name" : "ts-gatord-exit", offset,
-			      prev_frame_ts - ts, "timestamp %lld is %lld ns before the previous one in the frame",
-			      (long long)ts, (long long)(prev_frame_ts - ts));
+			      v_before(prev_frame_ts, ts), "timestamp %lld is %lld ns before the previous one in the frame",
+			      (long long)ts, (long long)v_before(prev_frame_ts, ts));
 		else
 			v_prob(v, APC_V_ERROR, "ts-frame", v->frame, offset,
 			       "timestamp %lld is %lld ns before the previous one in the same frame",
-			       (long long)ts, (long long)(prev_frame_ts - ts));
+			       (long long)ts, (long long)v_before(prev_frame_ts, ts));
 	} else if (s && !created && ts < s->ts) {
 		if (quirk)
 			v_agg(v, quirk, quirk == AGG_NAME ? "ts-gatord-name" : "ts-gatord-exit", offset,
-			      s->ts - ts, "timestamp %lld on core %d is %lld ns before frame %lld's",
-			      (long long)ts, (int)core, (long long)(s->ts - ts), (long long)s->frame);
+			      v_before(s->ts, ts), "timestamp %lld on core %d is %lld ns before frame %lld's",
+			      (long long)ts, (int)core, (long long)v_before(s->ts, ts), (long long)s->frame);
 		else
 			v_prob(v, APC_V_ERROR, "ts-core", v->frame, offset,
 			       "%s timestamp %lld on core %d is %lld ns before the one in frame %lld",
 			       apc_frame_type_name(type), (long long)ts, (int)core,
-			       (long long)(s->ts - ts), (long long)s->frame);
+			       (long long)v_before(s->ts, ts), (long long)s->frame);
 	} else if (core >= 0 && !v->ts_quiet &&
 		   (x = vtab_get(&v->ts_core, vtab_key(0, core), &created)) && !created &&
 		   ts < x->ts) {
-		v_agg(v, AGG_CROSS, "ts-cross-type", offset, x->ts - ts,
+		v_agg(v, AGG_CROSS, "ts-cross-type", offset, v_before(x->ts, ts),
 		      "%s timestamp %lld on core %d is %lld ns before the %s message in frame %lld",
-		      apc_frame_type_name(type), (long long)ts, (int)core, (long long)(x->ts - ts),
+		      apc_frame_type_name(type), (long long)ts, (int)core, (long long)v_before(x->ts, ts),
 		      apc_frame_type_name(x->type), (long long)x->frame);
 	}
 	v->in_frame_have = 1;
@@ -774,7 +784,7 @@ static void walk_block(struct verify *v, struct vcur *c, int32_t fcore)
 			if (regressed)
 				v_prob(v, APC_V_ERROR, "ts-frame", v->frame, c_off(v, at),
 				       "timestamp %lld is %lld ns before the previous one in the same frame",
-				       (long long)ts, (long long)(v->in_frame_ts - ts));
+				       (long long)ts, (long long)v_before(v->in_frame_ts, ts));
 			v->in_frame_have = 1;
 			v->in_frame_ts = ts;
 		} else if (key == 1) {

@@ -23,7 +23,7 @@ need_python() {
 
 # make_cap DIR [FAULT]: a small gatord-6.8-like capture: Summary, a Name,
 # a Block Counter frame with key 0x11.  FAULT: canary | undeclared |
-# nonminimal (a warning only).
+# nonminimal (a warning only) | extreme-ts (a frame from INT64_MAX back to -51).
 make_cap() {
 	need_python
 	mkdir -p "$1"
@@ -40,6 +40,8 @@ frames = [
     p(3) + p(0) + p(2) + p(10) + p(42) + s(b"main"),
     p(5) + p(0) + p(0) + p(20) + p(key) + val + p(0) + p(30) + p(key) + p(6),
 ]
+if fault == "extreme-ts":  # times at both ends of int64, going back
+    frames.append(p(5) + p(0) + p(0) + p(2**63 - 1) + p(key) + p(1) + p(0) + p(-51) + p(key) + p(2))
 with open(d + "/0000000000", "wb") as f:
     for fr in frames:
         f.write(struct.pack("<i", len(fr)) + fr)
@@ -47,6 +49,18 @@ with open(d + "/captured.xml", "w") as f:
     f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Gator">'
             '<counters><counter key="0x11" type="T_cnt0"/></counters></captured>\n')
 EOF
+}
+
+@test "times at both ends of int64: the gap is reported, not overflowed" {
+	make_cap "$TMP/x.apc" extreme-ts
+	run apcverify "$TMP/x.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	# INT64_MAX - (-51) does not fit in int64: capped, never negative
+	grep -q 'timestamp -51 is 9223372036854775807 ns before the previous one' <<<"$output"
+	run apcdump --summary "$TMP/x.apc"
+	echo "$output"
+	grep -q '^Time span: *9223372036.854775858 s$' <<<"$output"
 }
 
 @test "real gatord captures pass with no errors" {
