@@ -27,7 +27,7 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DAPC_VERSION='"$(VERSION)"' $(WARN) $(CFLAGS) $(SANFLAGS) \
 	-Ilib -Iformats $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS)
-LIBS    := $(PKG_LIBS) -lm
+LIBS    := $(PKG_LIBS) -lm -pthread
 
 LIB_SRC   := $(wildcard lib/*.c formats/*.c)
 CMD_SRC   := $(wildcard cmd/*.c)
@@ -121,6 +121,6 @@ $(FUZZ_DIR)/%.o: %.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 
 $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/fuzz/fuzz_%.o $(FUZZ_OBJ)
-	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(PKG_LIBS) -lm
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(PKG_LIBS) -lm -pthread
 
 -include $(shell find $(FUZZ_DIR) -name '*.d' 2>/dev/null)

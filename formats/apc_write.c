@@ -39,6 +39,7 @@
 #include "annotate.h"
 #include "cpu.h"
 #include "frame.h"
+#include "owrite.h"
 #include "packed.h"
 #include "util.h"
 #include "writer.h"
@@ -78,7 +79,8 @@ struct apc_writer {
 	char *datapath;   /* tmpdir/0000000000 */
 	char *partpath;   /* temporary archive file, when writing one */
 	int datafd;
-	uint8_t *obuf;
+	struct apc_owrite *ow; /* the data file's writes, on a helper thread */
+	uint8_t *obuf;          /* its buffer being filled (apc_owrite_buf) */
 	size_t olen;
 	uint32_t frame_max;
 	int ann_version;
@@ -241,8 +243,9 @@ static int apcw_write_file(struct apc_writer *w, const char *leaf, const void *p
 
 static int apcw_flush_obuf(struct apc_writer *w, struct apc_err *err)
 {
-	if (w->olen && apcw_write_all(w->datafd, w->obuf, w->olen) != 0)
+	if (w->olen && apc_owrite_submit(w->ow, w->olen) != 0)
 		return apcw_eio(err, w->datapath, "cannot write");
+	w->obuf = apc_owrite_buf(w->ow);
 	w->olen = 0;
 	return APC_OK;
 }
@@ -269,7 +272,7 @@ static int apcw_emit_typed(struct apc_writer *w, const uint8_t *body, size_t len
 			return APC_EIO;
 	}
 	if (4 + len > APCW_OBUF) {
-		if (apcw_write_all(w->datafd, hdr, 4) != 0 || apcw_write_all(w->datafd, body, len) != 0)
+		if (apc_owrite_direct(w->ow, hdr, 4) != 0 || apc_owrite_direct(w->ow, body, len) != 0)
 			return apcw_eio(err, w->datapath, "cannot write");
 	} else {
 		memcpy(w->obuf + w->olen, hdr, 4);
@@ -1087,6 +1090,7 @@ static void apcw_free(struct apc_writer *w)
 {
 	if (!w)
 		return;
+	apc_owrite_free(w->ow); /* its helper first: it may be writing to datafd */
 	if (w->datafd >= 0)
 		close(w->datafd);
 	for (uint32_t i = 0; i < w->nslots; i++)
@@ -1101,7 +1105,6 @@ static void apcw_free(struct apc_writer *w)
 	free(w->taken);
 	free(w->conns);
 	free(w->chash);
-	free(w->obuf);
 	free(w->path);
 	free(w->name);
 	free(w->tmpdir);
@@ -1228,7 +1231,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 		apcw_free(w);
 		return rc;
 	}
-	if (!(w->datapath = apcw_printf("%s/0000000000", w->tmpdir)) || !(w->obuf = malloc(APCW_OBUF))) {
+	if (!(w->datapath = apcw_printf("%s/0000000000", w->tmpdir))) {
 		apc_writer_abort(w);
 		return apcw_oom(err);
 	}
@@ -1238,6 +1241,11 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 		apc_writer_abort(w);
 		return rc;
 	}
+	if (!(w->ow = apc_owrite_new(w->datafd, APCW_OBUF))) {
+		apc_writer_abort(w);
+		return apcw_oom(err);
+	}
+	w->obuf = apc_owrite_buf(w->ow);
 	*wp = w;
 	return APC_OK;
 }
@@ -1851,6 +1859,10 @@ int apc_writer_finish(struct apc_writer *w, struct apc_err *err)
 	}
 	if ((rc = apcw_flush_obuf(w, err)) < 0)
 		return rc;
+	if (apc_owrite_drain(w->ow) != 0)
+		return apcw_eio(err, w->datapath, "cannot write");
+	apc_owrite_free(w->ow);
+	w->ow = NULL;
 	rc = close(w->datafd);
 	w->datafd = -1;
 	if (rc != 0)
@@ -1875,6 +1887,8 @@ void apc_writer_abort(struct apc_writer *w)
 {
 	if (!w)
 		return;
+	apc_owrite_free(w->ow);
+	w->ow = NULL;
 	if (w->datafd >= 0) {
 		close(w->datafd);
 		w->datafd = -1;

@@ -78,3 +78,16 @@ same_both() {
 		done
 	fi
 }
+
+@test "fast paths: the data file written from a helper thread equals APC_NO_THREADS=1, byte for byte" {
+	G="$APC_TOOLS/barmangen"
+	[ -x "$G" ] || skip "barmangen not built"
+	# 6 MB in, several 1 MiB write buffers out
+	"$G" --seed 21 --size 6000000 --cores 4 -o "$TMP/t.bin" >/dev/null
+	"$APC_BIN/apcconv" -q "$TMP/t.bin" -o "$TMP/thr.apc"
+	APC_NO_THREADS=1 "$APC_BIN/apcconv" -q "$TMP/t.bin" -o "$TMP/one.apc"
+	[ "$(stat -c %s "$TMP/one.apc/0000000000")" -gt 3000000 ]
+	for f in 0000000000 captured.xml events.xml session.xml; do
+		cmp "$TMP/one.apc/$f" "$TMP/thr.apc/$f"
+	done
+}
