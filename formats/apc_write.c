@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -87,6 +88,13 @@ struct apc_writer {
 	int64_t created;
 	struct apc_model *m;
 	int begun;
+	/* apc_writer_view(): the model as of the batches being written */
+	int view_set;
+	size_t view_n;
+	uint64_t view_delta;
+	/* kept here, added to the model by finish (see apc_writer_view) */
+	uint64_t *vals;        /* values written per counter id, nkeys of them */
+	struct apc_model um;   /* only its unmapped list: what the writer dropped */
 
 	/* per-core open frames and order state, grown to the highest core */
 	struct apcw_open *slot;
@@ -436,7 +444,7 @@ static int apcw_done(struct apc_writer *w, struct apcw_open *s, struct apc_err *
  */
 static uint64_t apcw_time(struct apc_writer *w, const struct apc_event *ev, int32_t core)
 {
-	uint64_t d = w->m->meta.monotonic_delta;
+	uint64_t d = w->view_set ? w->view_delta : w->m->meta.monotonic_delta;
 	uint64_t t = ev->ts > d ? ev->ts - d : 0;
 	uint64_t min;
 
@@ -462,7 +470,7 @@ static int32_t apcw_core(struct apc_writer *w, const struct apc_event *ev)
 	int32_t c = ev->core == APC_NO_CORE ? 0 : ev->core;
 
 	if (c < 0 || c >= APC_MAX_CORES) {
-		apc_model_unmapped(w->m, "events with a core out of range", 1);
+		apc_model_unmapped(&w->um, "events with a core out of range", 1);
 		w->st.dropped++;
 		return -1;
 	}
@@ -514,10 +522,17 @@ static int apcw_take(struct apc_writer *w, int32_t key)
 	return APC_OK;
 }
 
+/* Counters the writer may look at: the view's, else the model's. */
+static size_t apcw_ncounters(const struct apc_writer *w)
+{
+	return w->view_set ? w->view_n : w->m->ncounters;
+}
+
 static int apcw_grow_keys(struct apc_writer *w)
 {
-	size_t n = w->m->ncounters;
+	size_t n = apcw_ncounters(w);
 	int32_t *nk;
+	uint64_t *nv;
 
 	if (n <= w->nkeys)
 		return APC_OK;
@@ -526,6 +541,11 @@ static int apcw_grow_keys(struct apc_writer *w)
 		return APC_ENOMEM;
 	memset(nk + w->nkeys, 0, (n - w->nkeys) * sizeof *nk);
 	w->keys = nk;
+	nv = realloc(w->vals, n * sizeof *nv);
+	if (!nv)
+		return APC_ENOMEM;
+	memset(nv + w->nkeys, 0, (n - w->nkeys) * sizeof *nv);
+	w->vals = nv;
 	w->nkeys = n;
 	return APC_OK;
 }
@@ -540,8 +560,16 @@ static int apcw_assign_keys(struct apc_writer *w)
 	if (apcw_grow_keys(w) != APC_OK)
 		return APC_ENOMEM;
 	for (size_t i = 0; i < w->nkeys; i++) {
-		int32_t k = w->m->counters[i].key;
-		if (w->keys[i] || k <= 2 || apcw_is_taken(w, k))
+		int32_t k;
+		if (w->keys[i])
+			continue;
+		/* a reader on another thread may be moving the array */
+		if (w->m->lock)
+			pthread_mutex_lock(w->m->lock);
+		k = w->m->counters[i].key;
+		if (w->m->lock)
+			pthread_mutex_unlock(w->m->lock);
+		if (k <= 2 || apcw_is_taken(w, k))
 			continue;
 		if (apcw_take(w, k) != APC_OK)
 			return APC_ENOMEM;
@@ -565,7 +593,9 @@ static int apcw_assign_keys(struct apc_writer *w)
 /* The key of counter `id`, assigning keys to new declarations; 0 if bad. */
 static int32_t apcw_key(struct apc_writer *w, uint32_t id, int *oom)
 {
-	if (id >= w->m->ncounters)
+	if (id < w->nkeys && w->keys[id])
+		return w->keys[id];
+	if (id >= apcw_ncounters(w))
 		return 0;
 	if (id >= w->nkeys || !w->keys[id]) {
 		if (apcw_assign_keys(w) != APC_OK) {
@@ -608,7 +638,7 @@ static int apcw_counter(struct apc_writer *w, const struct apc_event *ev, struct
 		return apcw_oom(err);
 	if (!key || core < 0) {
 		if (!key) {
-			apc_model_unmapped(w->m, "counter values of undeclared counters", 1);
+			apc_model_unmapped(&w->um, "counter values of undeclared counters", 1);
 			w->st.dropped++;
 		}
 		return APC_OK;
@@ -634,7 +664,7 @@ static int apcw_counter(struct apc_writer *w, const struct apc_event *ev, struct
 	}
 	apcw_put(w, &s->b, key);
 	apcw_put(w, &s->b, ev->u.counter.value);
-	w->m->counters[ev->u.counter.counter].values++;
+	w->vals[ev->u.counter.counter]++;
 	return apcw_done(w, s, err);
 }
 
@@ -654,7 +684,7 @@ static int apcw_counter_fast(struct apc_writer *w, const struct apc_event *ev, s
 	uint8_t *p;
 	uint64_t t;
 
-	if (id >= w->nkeys || id >= w->m->ncounters || !(key = w->keys[id]) || core < 0 ||
+	if (id >= w->nkeys || !(key = w->keys[id]) || core < 0 ||
 	    (uint32_t)core >= w->max_core)
 		return apcw_counter(w, ev, err);
 	t = apcw_time(w, ev, core);
@@ -681,7 +711,7 @@ static int apcw_counter_fast(struct apc_writer *w, const struct apc_event *ev, s
 	p += apc_pack64_wide(p, key);
 	p += apc_pack64_wide(p, ev->u.counter.value);
 	s->b.len = (size_t)(p - s->b.p);
-	w->m->counters[id].values++;
+	w->vals[id]++;
 	return apcw_done(w, s, err);
 }
 
@@ -708,7 +738,7 @@ static int apcw_counters(struct apc_writer *w, const struct apc_event *ev, struc
 	uint64_t t;
 
 	for (uint32_t i = 0; fast && i < n; i++)
-		fast = ids[i] < w->nkeys && ids[i] < w->m->ncounters && w->keys[ids[i]];
+		fast = ids[i] < w->nkeys && w->keys[ids[i]];
 	if (fast) {
 		s = &w->slot[core];
 		if (w->glob.type || s->type != APC_FRAME_BLOCK_COUNTER || s->b.cap - s->b.len < room) {
@@ -744,7 +774,7 @@ static int apcw_counters(struct apc_writer *w, const struct apc_event *ev, struc
 	for (uint32_t i = 0; i < n; i++) {
 		*q++ = w->keys[ids[i]];
 		*q++ = vals[i];
-		w->m->counters[ids[i]].values++;
+		w->vals[ids[i]]++;
 	}
 	s->b.len += apc_pack64_array(s->b.p + s->b.len, row, (size_t)(q - row));
 	/* the row stays below frame_max (checked above): no flush due */
@@ -814,7 +844,7 @@ static int apcw_activity(struct apc_writer *w, const struct apc_event *ev, struc
 		if (oom)
 			return apcw_oom(err);
 		if (!key) {
-			apc_model_unmapped(w->m, "activity switches of undeclared counters", 1);
+			apc_model_unmapped(&w->um, "activity switches of undeclared counters", 1);
 			w->st.dropped++;
 			return APC_OK;
 		}
@@ -843,7 +873,7 @@ static int apcw_activity(struct apc_writer *w, const struct apc_event *ev, struc
 		apcw_put(w, &s->b, ev->u.activity.activity);
 		apcw_put(w, &s->b, ev->u.activity.tid);
 		apcw_put(w, &s->b, ev->u.activity.wait);
-		w->m->counters[ev->u.activity.counter].values++;
+		w->vals[ev->u.activity.counter]++;
 		break;
 	default: /* APC_EV_TASK_EXIT */
 		apcw_put(w, &s->b, 3);
@@ -861,7 +891,7 @@ static int apcw_idle(struct apc_writer *w, const struct apc_event *ev, struct ap
 	uint64_t t;
 
 	if (ev->core == APC_NO_CORE) {
-		apc_model_unmapped(w->m, "idle events without a core", 1);
+		apc_model_unmapped(&w->um, "idle events without a core", 1);
 		w->st.dropped++;
 		return APC_OK;
 	}
@@ -1036,7 +1066,7 @@ static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, str
 		return APC_OK;
 	}
 	if (w->ann_version < 4 && a->code >= APC_ANN_JOB_START) {
-		apc_model_unmapped(w->m, "annotations newer than the annotate version", 1);
+		apc_model_unmapped(&w->um, "annotations newer than the annotate version", 1);
 		w->st.dropped++;
 		return APC_OK;
 	}
@@ -1054,7 +1084,7 @@ static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, str
 	if (rc == APC_ENOMEM)
 		return apcw_oom(err);
 	if (rc != APC_OK) {
-		apc_model_unmapped(w->m, "annotations the encoder rejected", 1);
+		apc_model_unmapped(&w->um, "annotations the encoder rejected", 1);
 		w->st.dropped++;
 		return APC_OK;
 	}
@@ -1102,6 +1132,8 @@ static void apcw_free(struct apc_writer *w)
 	free(w->last);
 	free(w->open_list);
 	free(w->keys);
+	free(w->vals);
+	apc_model_free(&w->um);
 	free(w->taken);
 	free(w->conns);
 	free(w->chash);
@@ -1142,7 +1174,9 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 	*wp = NULL;
 	if (!out || !*out)
 		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "no output name given");
-	if (!(w = calloc(1, sizeof *w)))
+	if ((w = calloc(1, sizeof *w)))
+		apc_model_init(&w->um);
+	if (!w)
 		return apcw_oom(err);
 	w->datafd = -1;
 	if (o)
@@ -1340,7 +1374,7 @@ int apc_writer_write(struct apc_writer *w, const struct apc_batch *b, struct apc
 		case APC_EV_RAW_FRAME: rc = apcw_raw(w, ev, err); break;
 		case APC_EV_COUNTERS: rc = apcw_counters(w, ev, err); break;
 		default:
-			apc_model_unmapped(w->m, "events of unknown type", 1);
+			apc_model_unmapped(&w->um, "events of unknown type", 1);
 			w->st.dropped++;
 			break;
 		}
@@ -1839,12 +1873,33 @@ static int apcw_place_dir(struct apc_writer *w, struct apc_err *err)
 	return rc;
 }
 
+void apc_writer_view(struct apc_writer *w, size_t ncounters, uint64_t monotonic_delta)
+{
+	w->view_set = 1;
+	w->view_n = ncounters;
+	w->view_delta = monotonic_delta;
+}
+
+/* The reader is done: hand the model what the writer kept for it. */
+static void apcw_settle(struct apc_writer *w)
+{
+	w->view_set = 0;
+	for (size_t i = 0; i < w->nkeys; i++) {
+		w->m->counters[i].values += w->vals[i];
+		w->vals[i] = 0;
+	}
+	for (size_t i = 0; i < w->um.nunmapped; i++)
+		apc_model_unmapped(w->m, w->um.unmapped[i].what, w->um.unmapped[i].count);
+	apc_model_free(&w->um);
+}
+
 int apc_writer_finish(struct apc_writer *w, struct apc_err *err)
 {
 	int rc;
 
 	if (!w->begun)
 		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "writer finished before begin");
+	apcw_settle(w);
 	/* Open frames out, then every External fd closed. */
 	if ((rc = apcw_flush_cores(w, err)) < 0 || (rc = apcw_flush(w, &w->glob, err)) < 0 ||
 	    (rc = apcw_flush(w, &w->ext, err)) < 0)

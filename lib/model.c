@@ -2,6 +2,7 @@
  * model.c - the event model's containers: batches with an arena for the
  * strings they point to, and the model's counter and attribute tables.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,24 +197,34 @@ struct apc_counter_decl *apc_model_add_counter(struct apc_model *m, const char *
 {
 	struct apc_counter_decl *d = apc_model_find_counter(m, type);
 
+	char *t;
+
 	if (d)
 		return d;
+	if (!(t = strdup(type)))
+		return NULL;
+	if (m->lock)
+		pthread_mutex_lock(m->lock);
 	if (m->ncounters == m->counters_cap) {
 		size_t ncap = m->counters_cap ? m->counters_cap * 2 : 16;
 		struct apc_counter_decl *nc = realloc(m->counters, ncap * sizeof *nc);
-		if (!nc)
+		if (!nc) {
+			if (m->lock)
+				pthread_mutex_unlock(m->lock);
+			free(t);
 			return NULL;
+		}
 		m->counters = nc;
 		m->counters_cap = ncap;
 	}
 	d = &m->counters[m->ncounters];
 	memset(d, 0, sizeof *d);
-	d->type = strdup(type);
-	if (!d->type)
-		return NULL;
+	d->type = t;
 	d->id = (uint32_t)m->ncounters;
 	d->event = -1;
 	m->ncounters++;
+	if (m->lock)
+		pthread_mutex_unlock(m->lock);
 	return d;
 }
 

@@ -304,6 +304,13 @@ struct apc_model {
 	uint64_t bytes_in;
 	struct apc_kind *kinds;           /* records read per kind (optional) */
 	size_t nkinds;
+	/*
+	 * A pthread_mutex_t, set by a driver whose reader runs on its own
+	 * thread (lib/pipeline.c): apc_model_add_counter() holds it while it
+	 * may move the counter array, and the writer while it reads that
+	 * array.  NULL: one thread, no locking.
+	 */
+	void *lock;
 };
 
 void apc_model_init(struct apc_model *m);

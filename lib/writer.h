@@ -56,6 +56,18 @@ const char *apc_writer_path(const struct apc_writer *w);
  */
 int apc_writer_begin(struct apc_writer *w, struct apc_model *m, struct apc_err *err);
 int apc_writer_write(struct apc_writer *w, const struct apc_batch *b, struct apc_err *err);
+/*
+ * apc_writer_view() : the model as the reader left it after reading the
+ * batches about to be written: how many counters were declared, and
+ * meta.monotonic_delta.  A driver whose reader runs ahead on another
+ * thread calls it before each write, so the writer never reads what the
+ * reader is changing (declarations past ncounters may be half made; the
+ * model's counter array itself is only read under model->lock).
+ * Without it the writer reads both from the model.  Counter values and
+ * what the writer could not express are kept in the writer and added to
+ * the model by apc_writer_finish().
+ */
+void apc_writer_view(struct apc_writer *w, size_t ncounters, uint64_t monotonic_delta);
 /* Flush, write the XML files, and move the capture into place. */
 int apc_writer_finish(struct apc_writer *w, struct apc_err *err);
 /* Discard everything written (temporary files removed) and free. */
