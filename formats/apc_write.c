@@ -1280,6 +1280,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 		return apcw_oom(err);
 	}
 	w->obuf = apc_owrite_buf(w->ow);
+	w->st.write_thread = apc_owrite_threaded(w->ow);
 	*wp = w;
 	return APC_OK;
 }

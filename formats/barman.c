@@ -1521,4 +1521,5 @@ const struct apc_format apc_format_barman = {
 	.next = barman_next,
 	.report = barman_report,
 	.close = barman_close,
+	.read_ahead = 1,
 };

@@ -1176,4 +1176,5 @@ const struct apc_format apc_format_ltt = {
 	.next = ltt_next,
 	.report = ltt_report,
 	.close = ltt_close,
+	.read_ahead = 1,
 };

@@ -666,4 +666,5 @@ const struct apc_format apc_format_tptp_bin = {
 	.open = tptp_bin_open,
 	.next = tptp_bin_next,
 	.close = tptp_bin_close,
+	.read_ahead = 1,
 };

@@ -823,4 +823,5 @@ const struct apc_format apc_format_tptp_xml = {
 	.open = tptp_xml_open,
 	.next = tptp_xml_next,
 	.close = tptp_xml_close,
+	.read_ahead = 1,
 };

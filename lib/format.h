@@ -52,6 +52,16 @@ struct apc_format {
 	void (*report)(struct apc_reader *r);
 	/* close() : free r->priv.  Called once, even after failures. */
 	void (*close)(struct apc_reader *r);
+	/*
+	 * read_ahead : 1 when next() may run on a thread of its own, one
+	 * batch ahead of the writer (lib/pipeline.c): the events it adds
+	 * point only into their batch's arena or into memory that lives
+	 * until close(), so an earlier batch stays valid across the next
+	 * call; and it changes the model only through the apc_model_*()
+	 * functions and fields no writer reads before finish (new counter
+	 * declarations, meta, unmapped and record counts).
+	 */
+	int read_ahead;
 };
 
 struct apc_reader {

@@ -6,10 +6,14 @@
  * together, applies --begin/--end, and keeps the accounting that the
  * summary line and --stats=json report.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "pipeline.h"
 #include "reorder.h"
@@ -70,22 +74,20 @@ void apc_default_output(const char *input, char *out, size_t len)
 		strcat(out, ".apc");
 }
 
-/* Progress source: the reader's own figures, else the main stream's. */
-static void report_progress(const struct apc_conv_opts *o, struct apc_reader *r)
+/* Progress: the reader's own figures, else the main stream's.  Read on
+ * the reader's thread (the stream is its own), reported on the main one. */
+static void progress_figures(struct apc_reader *r, uint64_t *done, uint64_t *total)
 {
-	uint64_t done = r->progress_done, total = r->progress_total;
-
-	if (!o->progress)
-		return;
-	if (!total && r->ninputs == 1 && !apc_input_is_tree(r->inputs[0])) {
+	*done = r->progress_done;
+	*total = r->progress_total;
+	if (!*total && r->ninputs == 1 && !apc_input_is_tree(r->inputs[0])) {
 		struct apc_stream *s = apc_input_stream(r->inputs[0]);
 		int64_t d = s ? apc_stream_raw_offset(s) : -1, t = s ? apc_stream_raw_size(s) : -1;
 		if (d >= 0)
-			done = (uint64_t)d;
+			*done = (uint64_t)d;
 		if (t > 0)
-			total = (uint64_t)t;
+			*total = (uint64_t)t;
 	}
-	o->progress(o->progress_ctx, done, total);
 }
 
 static uint64_t input_bytes(struct apc_reader *r)
@@ -214,6 +216,196 @@ static int drain_reorder(const struct apc_conv_opts *o, struct apc_conv_result *
 	return APC_OK;
 }
 
+/* ---- reading ahead on a thread of its own ----------------------------- */
+
+/*
+ * One batch as next() left it, with what the main thread needs to know
+ * about the reader at that moment (it may not look at the reader itself
+ * while next() runs on the other thread).
+ */
+struct rd_slot {
+	struct apc_batch b;
+	int rc;                     /* next()'s status */
+	size_t ncounters;           /* the model after it: apc_writer_view() */
+	uint64_t delta;
+	uint64_t done, total;       /* progress */
+};
+
+/*
+ * With read-ahead, a thread calls next() into slot k while the main
+ * thread windows and writes slot k ^ 1.  Without (APC_NO_THREADS=1, a
+ * format that does not allow it, or input from a pipe), the main thread
+ * calls next() itself, into slot 0, and nothing else changes.
+ */
+struct rd_ahead {
+	struct apc_reader *r;
+	struct rd_slot slot[2];
+	int threaded;
+	pthread_t th;
+	pthread_mutex_t mu, model_mu;
+	pthread_cond_t cv;
+	int full[2];                /* slot k holds a batch not yet taken */
+	int stop;                   /* the main thread wants no more */
+};
+
+/* Call next() into s and note the reader's state after it. */
+static void rd_fill(struct apc_reader *r, struct rd_slot *s)
+{
+	apc_batch_reset(&s->b);
+	s->rc = r->fmt->next(r, &s->b);
+	s->ncounters = r->model->ncounters;
+	s->delta = r->model->meta.monotonic_delta;
+	progress_figures(r, &s->done, &s->total);
+}
+
+static void *rd_main(void *arg)
+{
+	struct rd_ahead *ra = arg;
+
+	for (int k = 0;; k ^= 1) {
+		pthread_mutex_lock(&ra->mu);
+		while (ra->full[k] && !ra->stop)
+			pthread_cond_wait(&ra->cv, &ra->mu);
+		int stop = ra->stop;
+		pthread_mutex_unlock(&ra->mu);
+		if (stop)
+			break;
+		rd_fill(ra->r, &ra->slot[k]);
+		pthread_mutex_lock(&ra->mu);
+		ra->full[k] = 1;
+		pthread_cond_broadcast(&ra->cv);
+		pthread_mutex_unlock(&ra->mu);
+		if (ra->slot[k].rc != APC_OK)
+			break; /* next() is not called again after an end or a failure */
+	}
+	return NULL;
+}
+
+static int rd_env_off(void)
+{
+	const char *e = getenv("APC_NO_THREADS");
+
+	return e && *e && !(e[0] == '0' && e[1] == 0);
+}
+
+/*
+ * Read ahead only from regular files and folders: a read blocked on a
+ * quiet pipe would keep the thread (and an interrupted run) waiting.
+ */
+static int rd_inputs_ok(const struct apc_conv_opts *o)
+{
+	for (size_t i = 0; i < o->ninputs; i++) {
+		struct stat st;
+		if (strcmp(o->inputs[i], "-") == 0 || stat(o->inputs[i], &st) != 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			return 0;
+	}
+	return 1;
+}
+
+static void rd_init(struct rd_ahead *ra, struct apc_reader *r)
+{
+	memset(ra, 0, sizeof *ra);
+	ra->r = r;
+	apc_batch_init(&ra->slot[0].b, 8192);
+	apc_batch_init(&ra->slot[1].b, 8192);
+}
+
+/* Start the thread when allowed; without it everything runs here. */
+static void rd_start(struct rd_ahead *ra, const struct apc_conv_opts *o)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (!ra->r->fmt->read_ahead || rd_env_off() || !rd_inputs_ok(o))
+		return;
+	if (pthread_mutex_init(&ra->mu, NULL) != 0)
+		return;
+	if (pthread_mutex_init(&ra->model_mu, NULL) != 0) {
+		pthread_mutex_destroy(&ra->mu);
+		return;
+	}
+	if (pthread_cond_init(&ra->cv, NULL) != 0) {
+		pthread_mutex_destroy(&ra->model_mu);
+		pthread_mutex_destroy(&ra->mu);
+		return;
+	}
+	ra->r->model->lock = &ra->model_mu;
+	/* SIGINT and SIGTERM stay with the main thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&ra->th, NULL, rd_main, ra);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		ra->r->model->lock = NULL;
+		pthread_cond_destroy(&ra->cv);
+		pthread_mutex_destroy(&ra->model_mu);
+		pthread_mutex_destroy(&ra->mu);
+		return;
+	}
+	ra->threaded = 1;
+}
+
+/*
+ * The next batch, in order (slot k), or NULL when interrupted while
+ * waiting for it.  Without the thread, next() runs here.
+ */
+static struct rd_slot *rd_take(struct rd_ahead *ra, int k)
+{
+	if (!ra->threaded) {
+		rd_fill(ra->r, &ra->slot[0]);
+		return &ra->slot[0];
+	}
+	pthread_mutex_lock(&ra->mu);
+	while (!ra->full[k]) {
+		/* wake now and then to notice SIGINT/SIGTERM */
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 50 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (apc_interrupted()) {
+			pthread_mutex_unlock(&ra->mu);
+			return NULL;
+		}
+		pthread_cond_timedwait(&ra->cv, &ra->mu, &until);
+	}
+	pthread_mutex_unlock(&ra->mu);
+	return &ra->slot[k];
+}
+
+/* Slot k is written: the thread may fill it again. */
+static void rd_give_back(struct rd_ahead *ra, int k)
+{
+	if (!ra->threaded)
+		return;
+	pthread_mutex_lock(&ra->mu);
+	ra->full[k] = 0;
+	pthread_cond_broadcast(&ra->cv);
+	pthread_mutex_unlock(&ra->mu);
+}
+
+/* Stop the thread (it finishes the next() it is in) and free. */
+static void rd_finish(struct rd_ahead *ra)
+{
+	if (ra->threaded) {
+		pthread_mutex_lock(&ra->mu);
+		ra->stop = 1;
+		pthread_cond_broadcast(&ra->cv);
+		pthread_mutex_unlock(&ra->mu);
+		pthread_join(ra->th, NULL);
+		ra->r->model->lock = NULL;
+		pthread_cond_destroy(&ra->cv);
+		pthread_mutex_destroy(&ra->model_mu);
+		pthread_mutex_destroy(&ra->mu);
+		ra->threaded = 0;
+	}
+	apc_batch_free(&ra->slot[0].b);
+	apc_batch_free(&ra->slot[1].b);
+}
+
 int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, struct apc_err *err)
 {
 	struct apc_reorder *ro = NULL;
@@ -221,7 +413,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	struct apc_input **inputs = NULL;
 	struct apc_reader r;
 	struct apc_writer *w = NULL;
-	struct apc_batch b;
+	struct rd_ahead ra;
 	const struct apc_format *fmt;
 	char outbuf[4096];
 	uint64_t origin = 0;
@@ -232,7 +424,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	apc_err_clear(&res->data_err);
 	apc_err_clear(err);
 	memset(&r, 0, sizeof r);
-	apc_batch_init(&b, 8192);
+	rd_init(&ra, &r);
 	apc_batch_init(&ob, 8192);
 
 	if (o->ninputs == 0)
@@ -301,32 +493,39 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		}
 	}
 
-	for (;;) {
+	rd_start(&ra, o);
+	res->read_ahead = ra.threaded;
+	for (int k = 0;; k ^= 1) {
+		struct rd_slot *sl;
+
 		if (apc_interrupted()) {
 			rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
 			goto out;
 		}
-		apc_batch_reset(&b);
-		read_rc = fmt->next(&r, &b);
+		sl = rd_take(&ra, k);
 		/* An end of input seen after SIGINT/SIGTERM is ours, not a
 		 * truncated trace to salvage. */
-		if (apc_interrupted()) {
+		if (!sl || apc_interrupted()) {
 			rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
 			goto out;
 		}
+		read_rc = sl->rc;
+		apc_writer_view(w, sl->ncounters, sl->delta);
 		if (ro) {
-			for (size_t i = 0; i < b.n; i++)
-				if (apc_reorder_push(ro, &b.ev[i]) < 0) {
+			for (size_t i = 0; i < sl->b.n; i++)
+				if (apc_reorder_push(ro, &sl->b.ev[i]) < 0) {
 					rc = apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 					goto out;
 				}
 			rc = drain_reorder(o, res, w, ro, &ob, read_rc != APC_OK, &origin, &have_origin, err);
 		} else {
-			rc = emit_batch(o, res, w, &b, &origin, &have_origin, err);
+			rc = emit_batch(o, res, w, &sl->b, &origin, &have_origin, err);
 		}
 		if (rc < 0)
 			goto out;
-		report_progress(o, &r);
+		if (o->progress)
+			o->progress(o->progress_ctx, sl->done, sl->total);
+		rd_give_back(&ra, k);
 		if (read_rc == APC_END)
 			break;
 		if (read_rc < 0) {
@@ -342,6 +541,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 			break;
 		}
 	}
+	rd_finish(&ra); /* the reader is done with the model */
 	rc = apc_writer_finish(w, err);
 	if (rc < 0)
 		goto out;
@@ -353,6 +553,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		*err = res->data_err;
 
 out:
+	rd_finish(&ra);
 	if (w) {
 		apc_writer_abort(w);
 		res->output[0] = '\0'; /* nothing was written */
@@ -368,7 +569,6 @@ out:
 	free(inputs);
 	apc_reorder_free(ro);
 	apc_batch_free(&ob);
-	apc_batch_free(&b);
 	return rc;
 }
 

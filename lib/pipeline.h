@@ -43,6 +43,7 @@ struct apc_conv_result {
 	uint64_t events_cut;             /* events outside --begin/--end */
 	int have_ts;
 	struct apc_err data_err;         /* the damage, when status is APC_EDATA */
+	int read_ahead;                  /* the reader ran on a thread of its own */
 };
 
 /*

@@ -71,6 +71,8 @@ void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r
 		r->events_cut);
 	fprintf(f, ",\"first_ts\":%" PRIu64 ",\"last_ts\":%" PRIu64 ",\"seconds\":%.3f",
 		r->have_ts ? r->first_ts : 0, r->have_ts ? r->last_ts : 0, seconds);
+	fprintf(f, ",\"threads\":{\"reader\":%s,\"writer\":%s}", r->read_ahead ? "true" : "false",
+		r->wstats.write_thread ? "true" : "false");
 	fputs(",\"not_mapped\":{", f);
 	for (size_t i = 0; i < m->nunmapped; i++) {
 		if (i)

@@ -2,6 +2,7 @@
  * util.c - time parsing and clocks for the commands.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -67,16 +68,18 @@ double apc_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static volatile sig_atomic_t util_interrupted;
+/* Lock-free, so safe in a signal handler, and read by apcconv's reader
+ * thread as well as the main one. */
+static atomic_int util_interrupted;
 
 void apc_interrupt(void)
 {
-	util_interrupted = 1;
+	atomic_store_explicit(&util_interrupted, 1, memory_order_relaxed);
 }
 
 int apc_interrupted(void)
 {
-	return util_interrupted;
+	return atomic_load_explicit(&util_interrupted, memory_order_relaxed);
 }
 
 size_t apc_utf8_len(const unsigned char *p, size_t n)

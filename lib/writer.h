@@ -37,6 +37,7 @@ struct apc_write_stats {
 	uint64_t messages;          /* messages written */
 	uint64_t reordered;         /* events moved forward to keep per-core order */
 	uint64_t dropped;           /* events the writer could not express (counted per kind in the model) */
+	int write_thread;           /* the data file was written from a helper thread */
 };
 
 struct apc_writer;

@@ -2,7 +2,8 @@
 # fastpath.bats - the fast paths change speed, never output: every input
 # converts to the same bytes (and the same exit status and messages) with
 # APC_NO_SIMD=1, which forces the scalar reference paths everywhere
-# (packed integers, Barman counter rows, the writer's direct packing).
+# (packed integers, Barman counter rows, the writer's direct packing);
+# and with APC_NO_THREADS=1, which reads and writes on the main thread.
 
 load helpers
 
@@ -79,15 +80,56 @@ same_both() {
 	fi
 }
 
-@test "fast paths: the data file written from a helper thread equals APC_NO_THREADS=1, byte for byte" {
-	G="$APC_TOOLS/barmangen"
-	[ -x "$G" ] || skip "barmangen not built"
-	# 6 MB in, several 1 MiB write buffers out
-	"$G" --seed 21 --size 6000000 --cores 4 -o "$TMP/t.bin" >/dev/null
-	"$APC_BIN/apcconv" -q "$TMP/t.bin" -o "$TMP/thr.apc"
-	APC_NO_THREADS=1 "$APC_BIN/apcconv" -q "$TMP/t.bin" -o "$TMP/one.apc"
-	[ "$(stat -c %s "$TMP/one.apc/0000000000")" -gt 3000000 ]
+# same_threads IN NAME : convert IN with the reader and the data file's
+# writes on threads of their own (the default) and with APC_NO_THREADS=1;
+# compare status, messages (summary included) and every file.
+same_threads() {
+	local in=$1 name=$2 s1=0 s2=0
+	"$APC_BIN/apcconv" "$in" -o "$TMP/$name.thr.apc" 2>"$TMP/$name.thr.err" || s1=$?
+	APC_NO_THREADS=1 "$APC_BIN/apcconv" "$in" -o "$TMP/$name.one.apc" 2>"$TMP/$name.one.err" || s2=$?
+	[ "$s1" -eq "$s2" ] || { echo "$name: exit $s1 threaded, $s2 not"; return 1; }
+	sed "s/\.thr\.apc/.X.apc/g; s/, [0-9.]* s$//" "$TMP/$name.thr.err" >"$TMP/$name.thr.err2"
+	sed "s/\.one\.apc/.X.apc/g; s/, [0-9.]* s$//" "$TMP/$name.one.err" >"$TMP/$name.one.err2"
+	diff "$TMP/$name.one.err2" "$TMP/$name.thr.err2" || { echo "$name: messages differ"; return 1; }
+	[ -d "$TMP/$name.one.apc" ] || { echo "$name: no output"; return 1; }
 	for f in 0000000000 captured.xml events.xml session.xml; do
-		cmp "$TMP/one.apc/$f" "$TMP/thr.apc/$f"
+		cmp "$TMP/$name.one.apc/$f" "$TMP/$name.thr.apc/$f" || { echo "$name: $f differs"; return 1; }
 	done
+}
+
+@test "threads: reading ahead and writing from a helper thread change nothing, whole or damaged input" {
+	for t in barmangen lttgen tptpgen; do [ -x "$APC_TOOLS/$t" ] || skip "$t not built"; done
+	# 6 MB of Barman: many batches in flight, several 1 MiB write buffers
+	"$APC_TOOLS/barmangen" --seed 21 --size 6000000 --cores 4 --charts 2 --series 2 --tasks 3 -o "$TMP/b.bin" >/dev/null
+	same_threads "$TMP/b.bin" barman
+	[ "$(stat -c %s "$TMP/barman.one.apc/0000000000")" -gt 2500000 ]
+	# damaged: the error, the salvage and the loss report agree
+	head -c 4000000 "$TMP/b.bin" >"$TMP/bt.bin"
+	same_threads "$TMP/bt.bin" barman-truncated
+	grep -q "offset" "$TMP/barman-truncated.thr.err"
+	"$APC_TOOLS/lttgen" --seed 22 --events 100000 --cpus 4 -o "$TMP/ltt" >/dev/null
+	same_threads "$TMP/ltt" ltt
+	tar -C "$TMP" -czf "$TMP/ltt.tgz" ltt
+	same_threads "$TMP/ltt.tgz" ltt-tarball
+	"$APC_TOOLS/tptpgen" --seed 23 --calls 20000 --binary -o "$TMP/t.trcbin" >/dev/null
+	same_threads "$TMP/t.trcbin" tptp-bin
+	"$APC_TOOLS/tptpgen" --seed 24 --calls 20000 --binary --truncate 300000 -o "$TMP/tt.trcbin" >/dev/null
+	same_threads "$TMP/tt.trcbin" tptp-bin-truncated
+	grep -q "offset" "$TMP/tptp-bin-truncated.thr.err"
+	"$APC_TOOLS/tptpgen" --seed 25 --calls 20000 -o "$TMP/t.trcxml" >/dev/null
+	same_threads "$TMP/t.trcxml" tptp-xml
+	# and the threads did run (--stats=json says which)
+	threads() { python3 -c 'import json, sys; t = json.load(sys.stdin)["threads"]; print(t["reader"], t["writer"])'; }
+	[ "$("$APC_BIN/apcconv" -q --stats=json "$TMP/ltt" -o "$TMP/s1.apc" | threads)" = "True True" ]
+	[ "$(APC_NO_THREADS=1 "$APC_BIN/apcconv" -q --stats=json "$TMP/ltt" -o "$TMP/s2.apc" | threads)" = "False False" ]
+}
+
+@test "threads: input from a pipe converts as from the file" {
+	[ -x "$APC_TOOLS/barmangen" ] || skip "barmangen not built"
+	"$APC_TOOLS/barmangen" --seed 26 --size 2000000 -o "$TMP/p.bin" >/dev/null
+	"$APC_BIN/apcconv" -q "$TMP/p.bin" -o "$TMP/file.apc"
+	"$APC_BIN/apcconv" -q --stats=json -f barman - -o "$TMP/pipe.apc" <"$TMP/p.bin" >"$TMP/pipe.json"
+	cmp "$TMP/file.apc/0000000000" "$TMP/pipe.apc/0000000000"
+	# a pipe is read on the main thread: a quiet one must not hold up ^C
+	python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["threads"]["reader"] is False' "$TMP/pipe.json"
 }
