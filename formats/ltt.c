@@ -303,18 +303,10 @@ static int ltt_system(struct apc_reader *r, struct ltt_priv *p, struct apc_ltt_x
 	if (x && xmlStrcasecmp(x->name, (const xmlChar *)"system") == 0 && x->properties &&
 	    xmlHasProp(x, (const xmlChar *)"ltt_block_size")) {
 		/* Carry libxml2's view over into the same node shape. */
-		root = calloc(1, sizeof *root);
-		if (root)
-			root->name = strdup("system");
+		root = apc_ltt_xml_element("system");
 		for (xmlAttrPtr a = x->properties; root && a; a = a->next) {
 			xmlChar *v = xmlNodeListGetString(doc, a->children, 1);
-			struct apc_ltt_xattr *na = realloc(root->attrs, (root->nattrs + 1) * sizeof *na);
-			if (na) {
-				root->attrs = na;
-				na[root->nattrs].name = strdup((const char *)a->name);
-				na[root->nattrs].value = strdup(v ? (const char *)v : "");
-				root->nattrs++;
-			}
+			(void)apc_ltt_xml_add_attr(root, (const char *)a->name, v ? (const char *)v : "");
 			xmlFree(v);
 		}
 	}
@@ -326,8 +318,7 @@ static int ltt_system(struct apc_reader *r, struct ltt_priv *p, struct apc_ltt_x
 		if (!st) {
 			for (size_t i = 0; i < d->nkids; i++)
 				if (strcmp(d->kids[i]->name, "system") == 0) {
-					root = d->kids[i];
-					d->kids[i] = d->kids[--d->nkids];
+					root = apc_ltt_xml_detach(d, i);
 					break;
 				}
 			apc_ltt_xml_free(d);

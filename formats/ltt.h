@@ -38,6 +38,8 @@ struct apc_ltt_xnode {
 	size_t nkids;
 	char *text;                   /* concatenated character data, trimmed */
 	int64_t offset;               /* byte offset of the start tag */
+	void *arena;                  /* the root's only: every node, array and
+	                               * string of the tree, freed at once */
 };
 
 /*
@@ -50,6 +52,19 @@ struct apc_ltt_xnode {
 int apc_ltt_xml_parse(const char *buf, size_t len, const char *file,
 		      struct apc_ltt_xnode **root, struct apc_err *err);
 void apc_ltt_xml_free(struct apc_ltt_xnode *n);
+/*
+ * apc_ltt_xml_element() : a lone element `name`, a root of its own (free
+ * it with apc_ltt_xml_free), or NULL.  apc_ltt_xml_add_attr() gives such
+ * a root one more attribute; -1 when out of memory.
+ */
+struct apc_ltt_xnode *apc_ltt_xml_element(const char *name);
+int apc_ltt_xml_add_attr(struct apc_ltt_xnode *x, const char *name, const char *value);
+/*
+ * apc_ltt_xml_detach() : take kid i of root `doc` out as a root of its own
+ * (owning the memory of the whole tree; doc is then freed with nothing
+ * to free and must not be used).
+ */
+struct apc_ltt_xnode *apc_ltt_xml_detach(struct apc_ltt_xnode *doc, size_t i);
 /* The value of attribute `name` (case-insensitive), or NULL. */
 const char *apc_ltt_xml_attr(const struct apc_ltt_xnode *n, const char *name);
 /* The first child element called `name`, or NULL. */

@@ -69,26 +69,81 @@ static size_t xml_decode_into(char *o, const char *s, size_t n)
 	return w;
 }
 
-static char *xml_dup_decoded(const char *s, size_t n)
+/*
+ * The tree's memory: chunks from which nodes, arrays and strings are cut
+ * in order, all freed with the root.  A document of a few thousand
+ * elements costs a handful of mallocs instead of several per element
+ * (under the fuzzer's sanitizers each malloc was most of an element's
+ * cost).  Growing an array or a text copies it to a new piece; the old
+ * one stays until the end, so a tree holds at most about twice what it
+ * uses.
+ */
+struct xml_chunk {
+	struct xml_chunk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+struct xml_arena {
+	struct xml_chunk *head;
+	size_t next_size; /* bytes of the next chunk: doubles to 256 KiB */
+};
+
+static void *xml_alloc(struct xml_arena *a, size_t n)
 {
-	char *d = malloc(n + 1);
+	struct xml_chunk *c = a->head;
+	size_t need = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+
+	if (need < n)
+		return NULL;
+	if (!c || c->size - c->used < need) {
+		size_t size = a->next_size ? a->next_size : 4096;
+		if (a->next_size < 256 * 1024)
+			a->next_size = size * 2;
+		if (size < need)
+			size = need;
+		if (size > SIZE_MAX - sizeof *c || !(c = malloc(sizeof *c + size)))
+			return NULL;
+		c->used = 0;
+		c->size = size;
+		c->next = a->head;
+		a->head = c;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += need;
+	return p;
+}
+
+static void xml_arena_free(struct xml_arena *a)
+{
+	for (struct xml_chunk *c = a->head, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	a->head = NULL;
+}
+
+static char *xml_dup_decoded(struct xml_arena *a, const char *s, size_t n)
+{
+	char *d = n < SIZE_MAX ? xml_alloc(a, n + 1) : NULL;
 
 	if (d)
 		xml_decode_into(d, s, n);
 	return d;
 }
 
-static struct apc_ltt_xnode *xml_new(const char *name, size_t n, int64_t off)
+static struct apc_ltt_xnode *xml_new(struct xml_arena *a, const char *name, size_t n, int64_t off)
 {
-	struct apc_ltt_xnode *x = calloc(1, sizeof *x);
+	struct apc_ltt_xnode *x = xml_alloc(a, sizeof *x);
 
-	if (!x)
+	if (!x || !(x->name = n < SIZE_MAX ? xml_alloc(a, n + 1) : NULL))
 		return NULL;
-	x->name = malloc(n + 1);
-	if (!x->name) {
-		free(x);
-		return NULL;
-	}
+	x->attrs = NULL;
+	x->nattrs = 0;
+	x->kids = NULL;
+	x->nkids = 0;
+	x->text = NULL;
+	x->arena = NULL;
 	for (size_t i = 0; i < n; i++)
 		x->name[i] = (char)tolower((unsigned char)name[i]);
 	x->name[n] = 0;
@@ -99,18 +154,28 @@ static struct apc_ltt_xnode *xml_new(const char *name, size_t n, int64_t off)
 /*
  * Arrays of kids and attributes grow by doubling, the capacity implied
  * by the count (a power of two at least n): a facility of n events is
- * log n reallocations, not n, each copying all before it.
+ * log n copies, not n, each of all before it.
  */
 static int xml_full(size_t n)
 {
 	return (n & (n - 1)) == 0; /* 0, 1, 2, 4, ...: no room for one more */
 }
 
-static int xml_add_kid(struct apc_ltt_xnode *p, struct apc_ltt_xnode *k)
+/* A copy of the n-element array p with room for twice as many (1 if 0). */
+static void *xml_grow(struct xml_arena *a, const void *p, size_t n, size_t elem)
+{
+	size_t cap = n ? 2 * n : 1;
+	void *q = cap > SIZE_MAX / elem ? NULL : xml_alloc(a, cap * elem);
+
+	if (q && n)
+		memcpy(q, p, n * elem);
+	return q;
+}
+
+static int xml_add_kid(struct xml_arena *a, struct apc_ltt_xnode *p, struct apc_ltt_xnode *k)
 {
 	if (xml_full(p->nkids)) {
-		struct apc_ltt_xnode **nk =
-			realloc(p->kids, (p->nkids ? 2 * p->nkids : 1) * sizeof *nk);
+		struct apc_ltt_xnode **nk = xml_grow(a, p->kids, p->nkids, sizeof *nk);
 		if (!nk)
 			return -1;
 		p->kids = nk;
@@ -120,14 +185,14 @@ static int xml_add_kid(struct apc_ltt_xnode *p, struct apc_ltt_xnode *k)
 }
 
 /* Append a chunk of character data, decoded, after a space when the
- * node has text already; decoding never lengthens, so one realloc. */
-static int xml_add_text(struct apc_ltt_xnode *p, const char *s, size_t n)
+ * node has text already (decoding never lengthens). */
+static int xml_add_text(struct xml_arena *a, struct apc_ltt_xnode *p, const char *s, size_t n)
 {
 	size_t old, k = 0;
 	char *t;
 
 	/* Blank space before a node's first text would be trimmed anyway:
-	 * skipping it saves a realloc for every indented child element. */
+	 * skipping it saves a copy for every indented child element. */
 	if (!p->text) {
 		while (k < n && isspace((unsigned char)s[k]))
 			k++;
@@ -135,10 +200,11 @@ static int xml_add_text(struct apc_ltt_xnode *p, const char *s, size_t n)
 			return 0;
 	}
 	old = p->text ? strlen(p->text) : 0;
-	t = realloc(p->text, old + n + 2);
-
+	t = n < SIZE_MAX - 2 - old ? xml_alloc(a, old + n + 2) : NULL;
 	if (!t)
 		return -1;
+	if (old)
+		memcpy(t, p->text, old);
 	if (old)
 		t[old++] = ' ';
 	xml_decode_into(t + old, s, n);
@@ -178,7 +244,8 @@ static int xml_isname(int c)
 }
 
 /* Parse the attributes of a start tag from *pp; stops at '>' or "/>". */
-static int xml_attrs(struct apc_ltt_xnode *x, const char *b, size_t len, size_t *pp, int *selfclose)
+static int xml_attrs(struct xml_arena *ar, struct apc_ltt_xnode *x, const char *b, size_t len, size_t *pp,
+		     int *selfclose)
 {
 	size_t i = *pp;
 
@@ -228,20 +295,16 @@ static int xml_attrs(struct apc_ltt_xnode *x, const char *b, size_t len, size_t 
 			}
 		}
 		if (xml_full(x->nattrs)) {
-			struct apc_ltt_xattr *na =
-				realloc(x->attrs, (x->nattrs ? 2 * x->nattrs : 1) * sizeof *na);
+			struct apc_ltt_xattr *na = xml_grow(ar, x->attrs, x->nattrs, sizeof *na);
 			if (!na)
 				return -1;
 			x->attrs = na;
 		}
 		struct apc_ltt_xattr *a = &x->attrs[x->nattrs];
-		a->name = xml_dup_decoded(b + ns, ne - ns);
-		a->value = xml_dup_decoded(b + vs, ve - vs);
-		if (!a->name || !a->value) {
-			free(a->name);
-			free(a->value);
+		a->name = xml_dup_decoded(ar, b + ns, ne - ns);
+		a->value = xml_dup_decoded(ar, b + vs, ve - vs);
+		if (!a->name || !a->value)
 			return -1;
-		}
 		for (char *c = a->name; *c; c++)
 			*c = (char)tolower((unsigned char)*c);
 		x->nattrs++;
@@ -260,11 +323,14 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 {
 	struct apc_ltt_xnode *stack[XML_MAX_DEPTH + 1];
 	size_t depth = 0, i = 0;
-	struct apc_ltt_xnode *doc = xml_new("#doc", 4, 0);
+	struct xml_arena ar = {0};
+	struct apc_ltt_xnode *doc = xml_new(&ar, "#doc", 4, 0);
 
 	*root = NULL;
-	if (!doc)
+	if (!doc) {
+		xml_arena_free(&ar);
 		return apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
+	}
 	stack[0] = doc;
 	while (i < len) {
 		if (b[i] != '<') {
@@ -272,7 +338,7 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 			const char *lt = memchr(b + i, '<', len - i);
 			size_t s = i;
 			i = lt ? (size_t)(lt - b) : len;
-			if (xml_add_text(stack[depth], b + s, i - s))
+			if (xml_add_text(&ar, stack[depth], b + s, i - s))
 				goto nomem;
 			continue;
 		}
@@ -308,23 +374,21 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 		while (ne < len && xml_isname((unsigned char)b[ne]))
 			ne++;
 		if (ne == ns) { /* a lone '<' is text */
-			if (xml_add_text(stack[depth], b + i, 1))
+			if (xml_add_text(&ar, stack[depth], b + i, 1))
 				goto nomem;
 			i++;
 			continue;
 		}
-		struct apc_ltt_xnode *x = xml_new(b + ns, ne - ns, (int64_t)start);
+		struct apc_ltt_xnode *x = xml_new(&ar, b + ns, ne - ns, (int64_t)start);
 		int selfclose;
 		if (!x)
 			goto nomem;
 		i = ne;
-		if (xml_attrs(x, b, len, &i, &selfclose) || xml_add_kid(stack[depth], x)) {
-			apc_ltt_xml_free(x);
+		if (xml_attrs(&ar, x, b, len, &i, &selfclose) || xml_add_kid(&ar, stack[depth], x))
 			goto nomem;
-		}
 		if (!selfclose && !xml_is_void(x->name)) {
 			if (depth == XML_MAX_DEPTH) {
-				apc_ltt_xml_free(doc);
+				xml_arena_free(&ar);
 				return apc_err_set(err, APC_EDATA, file, (int64_t)start,
 						   "elements nested deeper than %d", XML_MAX_DEPTH);
 			}
@@ -332,28 +396,81 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 		}
 	}
 	xml_trim(doc);
+	doc->arena = ar.head;
 	*root = doc;
 	return APC_OK;
 nomem:
-	apc_ltt_xml_free(doc);
+	xml_arena_free(&ar);
 	return apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
+}
+
+/* The arena a root owns, to allocate more in (put it back after). */
+static struct xml_arena xml_root_arena(const struct apc_ltt_xnode *x)
+{
+	struct xml_arena a = {x->arena, 0};
+
+	a.next_size = a.head ? 2 * a.head->size : 0;
+	if (a.next_size > 256 * 1024)
+		a.next_size = 256 * 1024;
+	return a;
+}
+
+struct apc_ltt_xnode *apc_ltt_xml_element(const char *name)
+{
+	struct xml_arena a = {0};
+	struct apc_ltt_xnode *x = xml_new(&a, name, strlen(name), 0);
+
+	if (!x) {
+		xml_arena_free(&a);
+		return NULL;
+	}
+	x->arena = a.head;
+	return x;
+}
+
+int apc_ltt_xml_add_attr(struct apc_ltt_xnode *x, const char *name, const char *value)
+{
+	struct xml_arena a = xml_root_arena(x);
+	struct apc_ltt_xattr *na = x->attrs;
+	size_t nl = strlen(name), vl = strlen(value);
+	int rc = -1;
+
+	if (xml_full(x->nattrs))
+		na = xml_grow(&a, x->attrs, x->nattrs, sizeof *na);
+	if (na) {
+		x->attrs = na;
+		na[x->nattrs].name = xml_alloc(&a, nl + 1);
+		na[x->nattrs].value = xml_alloc(&a, vl + 1);
+		if (na[x->nattrs].name && na[x->nattrs].value) {
+			memcpy(na[x->nattrs].name, name, nl + 1);
+			memcpy(na[x->nattrs].value, value, vl + 1);
+			x->nattrs++;
+			rc = 0;
+		}
+	}
+	x->arena = a.head;
+	return rc;
+}
+
+struct apc_ltt_xnode *apc_ltt_xml_detach(struct apc_ltt_xnode *doc, size_t i)
+{
+	struct apc_ltt_xnode *k = doc->kids[i];
+
+	k->arena = doc->arena;
+	doc->arena = NULL;
+	doc->kids[i] = doc->kids[--doc->nkids];
+	return k;
 }
 
 void apc_ltt_xml_free(struct apc_ltt_xnode *n)
 {
-	if (!n)
+	struct xml_arena a = {0};
+
+	/* Only a root owns memory; the root itself is in it. */
+	if (!n || !n->arena)
 		return;
-	for (size_t i = 0; i < n->nkids; i++)
-		apc_ltt_xml_free(n->kids[i]);
-	for (size_t i = 0; i < n->nattrs; i++) {
-		free(n->attrs[i].name);
-		free(n->attrs[i].value);
-	}
-	free(n->attrs);
-	free(n->kids);
-	free(n->text);
-	free(n->name);
-	free(n);
+	a.head = n->arena;
+	xml_arena_free(&a);
 }
 
 const char *apc_ltt_xml_attr(const struct apc_ltt_xnode *n, const char *name)
