@@ -109,6 +109,11 @@ if [ -x "$TOOLS/barmangen" ]; then
 		"$(fmt "$(calc "$conv_mbs / $cat_mbs")")" ">= 0.45"
 	row "barman->apc vs APC_NO_SIMD=1 (MB/s)" "$(fmt "$conv_mbs" 1)" "$(fmt "$scal_mbs" 1)" \
 		"$(fmt "$(calc "$conv_mbs / $scal_mbs")")" ">= 3.5"
+	# the reader and the data file's writes on threads of their own
+	one_s=$(APC_NO_THREADS=1 med_secs convert "$in")
+	one_mbs=$(calc "$bytes / $one_s / 1000000")
+	row "barman->apc vs APC_NO_THREADS=1 (MB/s)" "$(fmt "$conv_mbs" 1)" "$(fmt "$one_mbs" 1)" \
+		"$(fmt "$(calc "$conv_mbs / $one_mbs")")" "-"
 	small_s=$(med_secs convert "$small")
 	sbytes=$(stat -c %s "$small")
 	row "barman->apc s/MB ${MB} MiB vs 100 MiB" "$(fmt "$(calc "$conv_s * 1000000 / $bytes")" 4)" \
@@ -147,6 +152,9 @@ if [ -x "$TOOLS/lttgen" ]; then
 	lcat_s=$(med_secs sh -c "find '$ltt' -type f -exec cat {} + >/dev/null")
 	row "ltt->apc (M events/s) vs cat (MB/s)" "$(fmt "$(calc "$nev / $ltt_s / 1000000")")" \
 		"$(fmt "$(calc "$lbytes / $lcat_s / 1000000")" 1)" "-" ">= 30 M events/s"
+	lone_s=$(APC_NO_THREADS=1 med_secs convert "$ltt")
+	row "ltt->apc vs APC_NO_THREADS=1 (M events/s)" "$(fmt "$(calc "$nev / $ltt_s / 1000000")")" \
+		"$(fmt "$(calc "$nev / $lone_s / 1000000")")" "$(fmt "$(calc "$lone_s / $ltt_s")")" "-"
 else
 	row "ltt" "skipped" "-" "-" "(no lttgen)"
 fi
