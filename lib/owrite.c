@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -70,11 +71,15 @@ static void *ow_main(void *arg)
 	return NULL;
 }
 
+/* APC_NO_THREADS=1, or only one CPU to run on. */
 static int ow_no_threads(void)
 {
 	const char *e = getenv("APC_NO_THREADS");
+	cpu_set_t cpus;
 
-	return e && *e && !(e[0] == '0' && e[1] == 0);
+	if (e && *e && !(e[0] == '0' && e[1] == 0))
+		return 1;
+	return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2;
 }
 
 struct apc_owrite *apc_owrite_new(int fd, size_t size)

@@ -11,9 +11,9 @@
  * after it.  Signals are blocked in the helper, so SIGINT and SIGTERM
  * reach the caller's thread as before.
  *
- * APC_NO_THREADS=1 in the environment, or a thread that cannot be
- * started, makes every write synchronous, on the caller's thread: same
- * bytes, same errors.
+ * APC_NO_THREADS=1 in the environment, a process allowed only one CPU,
+ * or a thread that cannot be started, makes every write synchronous, on
+ * the caller's thread: same bytes, same errors.
  */
 #ifndef APC_OWRITE_H
 #define APC_OWRITE_H

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,11 +282,16 @@ static void *rd_main(void *arg)
 	return NULL;
 }
 
+/* APC_NO_THREADS=1, or a single CPU to run on (taskset, cgroups): one
+ * thread then, since a second could only take turns with the first. */
 static int rd_env_off(void)
 {
 	const char *e = getenv("APC_NO_THREADS");
+	cpu_set_t cpus;
 
-	return e && *e && !(e[0] == '0' && e[1] == 0);
+	if (e && *e && !(e[0] == '0' && e[1] == 0))
+		return 1;
+	return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2;
 }
 
 /*
