@@ -1,18 +1,16 @@
 /*
  * cpu.c - cached CPU feature check for the fast paths (see cpu.h).
  */
-#include <stdlib.h>
 
 #include "cpu.h"
+#include "util.h"
 
 static unsigned cpu_cached;
 static int cpu_known;
 
 int apc_cpu_scalar_forced(void)
 {
-	const char *e = getenv("APC_NO_SIMD");
-
-	return e && *e && !(e[0] == '0' && e[1] == 0);
+	return apc_env_flag("APC_NO_SIMD");
 }
 
 static unsigned cpu_detect(void)

@@ -7,12 +7,12 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "owrite.h"
+#include "util.h"
 
 struct apc_owrite {
 	int fd;
@@ -71,17 +71,6 @@ static void *ow_main(void *arg)
 	return NULL;
 }
 
-/* APC_NO_THREADS=1, or only one CPU to run on. */
-static int ow_no_threads(void)
-{
-	const char *e = getenv("APC_NO_THREADS");
-	cpu_set_t cpus;
-
-	if (e && *e && !(e[0] == '0' && e[1] == 0))
-		return 1;
-	return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2;
-}
-
 struct apc_owrite *apc_owrite_new(int fd, size_t size)
 {
 	struct apc_owrite *o = calloc(1, sizeof *o);
@@ -95,7 +84,7 @@ struct apc_owrite *apc_owrite_new(int fd, size_t size)
 		free(o);
 		return NULL;
 	}
-	if (ow_no_threads())
+	if (!apc_threads_allowed())
 		return o;
 	/* The second buffer and the helper are an optimisation: without
 	 * them every write is synchronous, on this thread. */

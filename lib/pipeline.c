@@ -6,9 +6,7 @@
  * together, applies --begin/--end, and keeps the accounting that the
  * summary line and --stats=json report.
  */
-#include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,18 +280,6 @@ static void *rd_main(void *arg)
 	return NULL;
 }
 
-/* APC_NO_THREADS=1, or a single CPU to run on (taskset, cgroups): one
- * thread then, since a second could only take turns with the first. */
-static int rd_env_off(void)
-{
-	const char *e = getenv("APC_NO_THREADS");
-	cpu_set_t cpus;
-
-	if (e && *e && !(e[0] == '0' && e[1] == 0))
-		return 1;
-	return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2;
-}
-
 /*
  * Read ahead only from regular files and folders: a read blocked on a
  * quiet pipe would keep the thread (and an interrupted run) waiting.
@@ -323,7 +309,7 @@ static void rd_start(struct rd_ahead *ra, const struct apc_conv_opts *o)
 	sigset_t all, old;
 	int rc;
 
-	if (!ra->r->fmt->read_ahead || rd_env_off() || !rd_inputs_ok(o))
+	if (!ra->r->fmt->read_ahead || !apc_threads_allowed() || !rd_inputs_ok(o))
 		return;
 	if (pthread_mutex_init(&ra->mu, NULL) != 0)
 		return;

@@ -1,8 +1,10 @@
 /*
  * util.c - time parsing and clocks for the commands.
  */
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -80,6 +82,22 @@ void apc_interrupt(void)
 int apc_interrupted(void)
 {
 	return atomic_load_explicit(&util_interrupted, memory_order_relaxed);
+}
+
+int apc_env_flag(const char *name)
+{
+	const char *e = getenv(name);
+
+	return e && *e && !(e[0] == '0' && e[1] == 0);
+}
+
+int apc_threads_allowed(void)
+{
+	cpu_set_t cpus;
+
+	if (apc_env_flag("APC_NO_THREADS"))
+		return 0;
+	return !(sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2);
 }
 
 size_t apc_utf8_len(const unsigned char *p, size_t n)

@@ -33,4 +33,15 @@ size_t apc_utf8_len(const unsigned char *p, size_t n);
 /* Monotonic wall time in seconds, for elapsed-time figures. */
 double apc_now(void);
 
+/* apc_env_flag() : 1 when environment variable `name` is set to
+ * anything but "" or "0" (APC_NO_SIMD=1, APC_NO_THREADS=1). */
+int apc_env_flag(const char *name);
+
+/*
+ * apc_threads_allowed() : 1 when work may go to a helper thread: not
+ * APC_NO_THREADS=1, and the process may run on two CPUs or more (under
+ * taskset -c 0 a second thread could only take turns with the first).
+ */
+int apc_threads_allowed(void);
+
 #endif
