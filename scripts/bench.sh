@@ -107,6 +107,14 @@ if [ -x "$TOOLS/barmangen" ]; then
 	scal_mbs=$(calc "$bytes / $scal_s / 1000000")
 	row "barman->apc ${MB} MiB (MB/s) vs cat" "$(fmt "$conv_mbs" 1)" "$(fmt "$cat_mbs" 1)" \
 		"$(fmt "$(calc "$conv_mbs / $cat_mbs")")" ">= 0.45"
+	# the floor: only writing a data file the size of this capture's
+	# (cat of it into a new file), per byte of input, against cat
+	"$BIN/apcconv" -q --overwrite "$in" -o "$OUT"
+	wcopy_s=$(med_secs sh -c "rm -f '$DATA/copy.bin'; cat '$OUT/0000000000' > '$DATA/copy.bin'")
+	rm -f "$DATA/copy.bin"
+	wcopy_mbs=$(calc "$bytes / $wcopy_s / 1000000")
+	row "  floor: writing its data file (in-MB/s)" "$(fmt "$wcopy_mbs" 1)" "$(fmt "$cat_mbs" 1)" \
+		"$(fmt "$(calc "$wcopy_mbs / $cat_mbs")")" "(no work at all)"
 	row "barman->apc vs APC_NO_SIMD=1 (MB/s)" "$(fmt "$conv_mbs" 1)" "$(fmt "$scal_mbs" 1)" \
 		"$(fmt "$(calc "$conv_mbs / $scal_mbs")")" ">= 3.5"
 	# the reader and the data file's writes on threads of their own
