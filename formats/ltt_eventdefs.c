@@ -77,7 +77,33 @@ static size_t xml_decode_into(char *o, const char *s, size_t n)
  * cost).  Growing an array or a text copies it to a new piece; the old
  * one stays until the end, so a tree holds at most about twice what it
  * uses.
+ *
+ * Under AddressSanitizer the arena keeps what malloc gave: a chunk is
+ * poisoned when made, each piece is unpoisoned to its exact size with a
+ * poisoned gap after it, and a piece left behind by a copy is poisoned
+ * again, so reading or writing past a piece, or through a stale
+ * pointer, is still reported.
  */
+#if defined(__has_include)
+#if __has_include(<sanitizer/asan_interface.h>)
+#include <sanitizer/asan_interface.h>
+#endif
+#endif
+#ifndef ASAN_POISON_MEMORY_REGION
+#define ASAN_POISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define XML_GAP 16
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define XML_GAP 16
+#endif
+#endif
+#ifndef XML_GAP
+#define XML_GAP 0
+#endif
+
 struct xml_chunk {
 	struct xml_chunk *next;
 	size_t used, size;
@@ -92,7 +118,7 @@ struct xml_arena {
 static void *xml_alloc(struct xml_arena *a, size_t n)
 {
 	struct xml_chunk *c = a->head;
-	size_t need = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	size_t need = (n + XML_GAP + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
 
 	if (need < n)
 		return NULL;
@@ -108,9 +134,11 @@ static void *xml_alloc(struct xml_arena *a, size_t n)
 		c->size = size;
 		c->next = a->head;
 		a->head = c;
+		ASAN_POISON_MEMORY_REGION(c->data, size);
 	}
 	void *p = (char *)c->data + c->used;
 	c->used += need;
+	ASAN_UNPOISON_MEMORY_REGION(p, n);
 	return p;
 }
 
@@ -118,6 +146,7 @@ static void xml_arena_free(struct xml_arena *a)
 {
 	for (struct xml_chunk *c = a->head, *next; c; c = next) {
 		next = c->next;
+		ASAN_UNPOISON_MEMORY_REGION(c->data, c->size);
 		free(c);
 	}
 	a->head = NULL;
@@ -167,8 +196,10 @@ static void *xml_grow(struct xml_arena *a, const void *p, size_t n, size_t elem)
 	size_t cap = n ? 2 * n : 1;
 	void *q = cap > SIZE_MAX / elem ? NULL : xml_alloc(a, cap * elem);
 
-	if (q && n)
+	if (q && n) {
 		memcpy(q, p, n * elem);
+		ASAN_POISON_MEMORY_REGION(p, n * elem); /* left behind */
+	}
 	return q;
 }
 
@@ -203,10 +234,11 @@ static int xml_add_text(struct xml_arena *a, struct apc_ltt_xnode *p, const char
 	t = n < SIZE_MAX - 2 - old ? xml_alloc(a, old + n + 2) : NULL;
 	if (!t)
 		return -1;
-	if (old)
+	if (old) {
 		memcpy(t, p->text, old);
-	if (old)
+		ASAN_POISON_MEMORY_REGION(p->text, old + 1); /* left behind */
 		t[old++] = ' ';
+	}
 	xml_decode_into(t + old, s, n);
 	p->text = t;
 	return 0;
