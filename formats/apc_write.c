@@ -597,11 +597,9 @@ static int32_t apcw_key(struct apc_writer *w, uint32_t id, int *oom)
 		return w->keys[id];
 	if (id >= apcw_ncounters(w))
 		return 0;
-	if (id >= w->nkeys || !w->keys[id]) {
-		if (apcw_assign_keys(w) != APC_OK) {
-			*oom = 1;
-			return 0;
-		}
+	if (apcw_assign_keys(w) != APC_OK) {
+		*oom = 1;
+		return 0;
 	}
 	return w->keys[id];
 }
