@@ -52,6 +52,14 @@
 #define APCW_DEPTH_MAX 4096            /* longest call path written */
 #define APCW_PROTOCOL 680
 #define APCW_ANN_VERSION 4             /* see apcw_annotation() */
+/*
+ * External frames open at once.  Annotate streams are not ordered
+ * against other frames (each message has its own time), so each fd
+ * fills a frame of its own instead of flushing whenever the fd changes:
+ * annotations of two clients taking turns made one frame per message
+ * or two.  Fds share the slots round-robin, which bounds the memory.
+ */
+#define APCW_EXT_OPEN 8
 
 enum apcw_kind { APCW_DIR, APCW_ZIP, APCW_TAR, APCW_TGZ, APCW_STDOUT };
 
@@ -106,7 +114,8 @@ struct apc_writer {
 	uint64_t floor;   /* every core's last time is at least this */
 	uint64_t tmax;    /* highest time written on any core */
 	struct apcw_open glob; /* the open Activity Trace / Idle frame */
-	struct apcw_open ext;  /* the open External frame (core = fd) */
+	/* open External frames (core = fd), fd f in ext[(f - 1) % APCW_EXT_OPEN] */
+	struct apcw_open ext[APCW_EXT_OPEN];
 
 	/* counter keys: keys[id], and the sorted set of keys in use */
 	int32_t *keys;
@@ -328,7 +337,7 @@ static int apcw_flush(struct apc_writer *w, struct apcw_open *s, struct apc_err 
 	s->type = 0;
 	s->b.len = 0;
 	s->bc_have = 0;
-	if (s != &w->glob && s != &w->ext) {
+	if (s != &w->glob && (s < w->ext || s >= w->ext + APCW_EXT_OPEN)) {
 		/* Swap-remove from the list of open per-core frames. */
 		uint32_t last = w->open_list[--w->nopen];
 		w->open_list[s->pos] = last;
@@ -974,7 +983,7 @@ static int apcw_proc(struct apc_writer *w, const struct apc_event *ev, struct ap
 static int apcw_ext_bytes(struct apc_writer *w, int32_t fd, const uint8_t *p, size_t n,
 			  struct apc_err *err)
 {
-	struct apcw_open *s = &w->ext;
+	struct apcw_open *s = &w->ext[(uint32_t)(fd - 1) % APCW_EXT_OPEN];
 
 	if (s->type && s->core != fd && apcw_flush(w, s, err) < 0)
 		return APC_EIO;
@@ -1124,7 +1133,8 @@ static void apcw_free(struct apc_writer *w)
 	for (uint32_t i = 0; i < w->nslots; i++)
 		apc_buf_free(&w->slot[i].b);
 	apc_buf_free(&w->glob.b);
-	apc_buf_free(&w->ext.b);
+	for (int i = 0; i < APCW_EXT_OPEN; i++)
+		apc_buf_free(&w->ext[i].b);
 	apc_buf_free(&w->scratch);
 	free(w->slot);
 	free(w->last);
@@ -1900,9 +1910,11 @@ int apc_writer_finish(struct apc_writer *w, struct apc_err *err)
 		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "writer finished before begin");
 	apcw_settle(w);
 	/* Open frames out, then every External fd closed. */
-	if ((rc = apcw_flush_cores(w, err)) < 0 || (rc = apcw_flush(w, &w->glob, err)) < 0 ||
-	    (rc = apcw_flush(w, &w->ext, err)) < 0)
+	if ((rc = apcw_flush_cores(w, err)) < 0 || (rc = apcw_flush(w, &w->glob, err)) < 0)
 		return rc;
+	for (int i = 0; i < APCW_EXT_OPEN; i++)
+		if ((rc = apcw_flush(w, &w->ext[i], err)) < 0)
+			return rc;
 	for (size_t i = 0; i < w->nconns; i++) {
 		uint8_t body[3 * APC_PACKED32_MAX];
 		size_t n = apc_pack32(body, APC_FRAME_EXTERNAL);

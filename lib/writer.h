@@ -14,6 +14,9 @@
  * frame is flushed before a frame of another type for the same core
  * takes a message.  Events older than the last one written for their
  * core are moved forward to that time and counted (stats.reordered).
+ * Annotations go to External frames, one open per client fd (up to 8 at
+ * once), flushed when full or at finish: each annotate message carries
+ * its own time, so those frames are not ordered against the others.
  * Output is deterministic: same model and events, same bytes.
  */
 #ifndef APC_WRITER_H

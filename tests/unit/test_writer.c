@@ -326,7 +326,7 @@ static const char *rdcstr(struct rd *r)
 }
 
 #define MAXKEYS 64
-#define MAXFD 8
+#define MAXFD 16
 
 struct scan {
 	int nframes, parse_errors, bad_core, order_errors, canary_ok, summary_first, ncorenames;
@@ -342,6 +342,7 @@ struct scan {
 	uint8_t *ext[MAXFD];
 	size_t ext_len[MAXFD];
 	uint32_t max_frame;
+	int n_ext_frames; /* External frames carrying stream bytes */
 };
 
 static void note_key(struct scan *s, int32_t key)
@@ -516,6 +517,7 @@ static void scan_frame(struct scan *s, const uint8_t *body, uint32_t len)
 			rd32(&r);
 			s->n_ext_close++;
 		} else if (fd >= 0 && fd < MAXFD) {
+			s->n_ext_frames++;
 			uint8_t *np = realloc(s->ext[fd], s->ext_len[fd] + (r.n - r.i) + 1);
 			if (np) {
 				memcpy(np + s->ext_len[fd], r.p + r.i, r.n - r.i);
@@ -1009,6 +1011,93 @@ out:
 	apc_model_free(&m);
 }
 
+/*
+ * Annotation clients taking turns: each fd fills External frames of its
+ * own instead of one frame per turn, and every stream still decodes to
+ * its messages in order - also past the writer's 8 open External frames
+ * (12 clients), where fds share frames and flush each other.
+ */
+static void annotation_streams_per_fd(void)
+{
+	enum { ROUNDS = 50 };
+	const char *dir = fresh_dir();
+	static struct apc_ann turns[12 * ROUNDS];
+	static char texts[12 * ROUNDS][32];
+
+	T_ASSERT(dir);
+	if (!dir)
+		return;
+	for (int nclients = 8; nclients <= 12; nclients += 4) {
+		struct apc_write_opts o = {.created = -1};
+		struct apc_writer *w = NULL;
+		struct apc_model m;
+		struct apc_batch b;
+		struct apc_err err;
+		struct scan s;
+		char out[512];
+
+		snprintf(out, sizeof out, "%s/ann%d.apc", dir, nclients);
+		build_model(&m);
+		apc_batch_init(&b, 4096);
+		for (int i = 0; i < nclients * ROUNDS; i++) {
+			struct apc_event *e = apc_batch_add(&b, APC_EV_ANNOTATION, DELTA + 100 + (uint64_t)i, 0);
+			struct apc_ann *a = &turns[i];
+			memset(a, 0, sizeof *a);
+			a->code = APC_ANN_STR;
+			a->tid = a->pid = 100 + i % nclients;
+			snprintf(texts[i], sizeof texts[i], "client %d message %d", i % nclients, i / nclients);
+			a->text = texts[i];
+			a->text_len = strlen(texts[i]);
+			e->u.ann = a;
+		}
+		T_EQ_INT(apc_writer_open(out, &o, &w, &err), APC_OK);
+		if (!w) {
+			apc_batch_free(&b);
+			apc_model_free(&m);
+			return;
+		}
+		T_EQ_INT(apc_writer_begin(w, &m, &err), APC_OK);
+		T_EQ_INT(apc_writer_write(w, &b, &err), APC_OK);
+		T_EQ_INT(apc_writer_finish(w, &err), APC_OK);
+		apc_writer_free(w);
+		T_EQ_INT(scan_path(&s, out), 0);
+		T_EQ_INT(s.parse_errors, 0);
+		T_EQ_INT(s.n_ext_close, nclients);
+		if (nclients == 8)
+			T_EQ_INT(s.n_ext_frames, 8); /* one per fd, not one per turn */
+		else
+			T_ASSERT(s.n_ext_frames > 12 && s.n_ext_frames <= 8 * ROUNDS + 4);
+		for (int fd = 1; fd <= nclients; fd++) {
+			struct apc_ann_decoder *d = apc_ann_decoder_new("test");
+			struct apc_ann_msg msg;
+			int next = 0, setup = 0;
+			char want[32];
+			if (!d || !s.ext[fd]) {
+				T_FAIL("fd %d: no stream", fd);
+				apc_ann_decoder_free(d);
+				continue;
+			}
+			T_EQ_INT(apc_ann_decoder_feed(d, s.ext[fd], s.ext_len[fd], &err), APC_OK);
+			while (apc_ann_decoder_next(d, &msg, &err) == APC_OK) {
+				if (msg.is_setup) {
+					setup++;
+					T_EQ_INT(msg.ann.tid, 100 + fd - 1);
+					continue;
+				}
+				snprintf(want, sizeof want, "client %d message %d", fd - 1, next++);
+				T_ASSERT(msg.ann.text_len == strlen(want) &&
+					 !memcmp(msg.ann.text, want, msg.ann.text_len));
+			}
+			T_EQ_INT(setup, 1);
+			T_EQ_INT(next, ROUNDS);
+			apc_ann_decoder_free(d);
+		}
+		scan_free(&s);
+		apc_batch_free(&b);
+		apc_model_free(&m);
+	}
+}
+
 static void events_file_merge_and_epoch(void)
 {
 	const char *dir = fresh_dir();
@@ -1212,6 +1301,7 @@ void run_tests(void)
 	T_RUN(exists_without_overwrite);
 	T_RUN(abort_leaves_nothing);
 	T_RUN(bounded_frames_and_reordering);
+	T_RUN(annotation_streams_per_fd);
 	T_RUN(events_file_merge_and_epoch);
 	T_RUN(created_from_source_date_epoch);
 	T_RUN(counter_rows_same_bytes);
