@@ -236,6 +236,7 @@ struct apc_batch {
 	struct apc_event *ev;
 	size_t n, cap;
 	struct apc_arena_chunk *arena;
+	struct apc_arena_chunk *spare; /* rewound chunks kept for reuse */
 };
 
 void apc_batch_init(struct apc_batch *b, size_t cap);

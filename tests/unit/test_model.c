@@ -1,0 +1,68 @@
+/*
+ * test_model.c - the batch arena: what it hands out stays intact until
+ * the next reset, across many chunks, oversized pieces and chunks reused
+ * from earlier batches.
+ */
+#include <stdlib.h>
+
+#include "model.h"
+#include "t.h"
+
+/* Fill a batch's arena with n strings of about `len` bytes (some of them
+ * oversized) and check every one is still intact at the end. */
+static int fill_and_check(struct apc_batch *b, int n, size_t len, int round)
+{
+	char **got = calloc((size_t)n, sizeof *got);
+	char *want = malloc(len * 4 + 1);
+	int bad = 0;
+
+	if (!got || !want) {
+		free(got);
+		free(want);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		size_t k = i % 50 == 49 ? len * 4 : len; /* now and then past a chunk */
+		memset(want, 'a' + (i + round) % 26, k);
+		if (!(got[i] = apc_batch_strdup(b, want, k)))
+			bad++;
+	}
+	for (int i = 0; i < n && !bad; i++) {
+		size_t k = i % 50 == 49 ? len * 4 : len;
+		if (strlen(got[i]) != k || got[i][0] != 'a' + (i + round) % 26 ||
+		    got[i][k - 1] != got[i][0] || ((uintptr_t)got[i] & 7))
+			bad++;
+	}
+	free(got);
+	free(want);
+	return bad;
+}
+
+static void arena_survives_resets(void)
+{
+	struct apc_batch b;
+
+	apc_batch_init(&b, 16);
+	for (int round = 0; round < 20; round++) {
+		/* 3 MB one round, a few KB the next, 300 KB pieces the third:
+		 * more chunks than are kept, and pieces larger than a chunk */
+		int n = round % 3 == 0 ? 3000 : round % 3 == 1 ? 4 : 12;
+		size_t len = round % 3 == 0 ? 1000 : round % 3 == 1 ? 700 : 300000;
+		T_EQ_INT(fill_and_check(&b, n, len, round), 0);
+		T_ASSERT(apc_batch_add(&b, APC_EV_COUNTER, (uint64_t)round, 0) != NULL);
+		apc_batch_reset(&b);
+		T_EQ_INT(b.n, 0);
+	}
+	apc_batch_free(&b);
+	/* free right after init, and after an alloc without reset */
+	apc_batch_init(&b, 16);
+	apc_batch_free(&b);
+	apc_batch_init(&b, 16);
+	T_ASSERT(apc_batch_alloc(&b, 10) != NULL);
+	apc_batch_free(&b);
+}
+
+void run_tests(void)
+{
+	T_RUN(arena_survives_resets);
+}
