@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "scale.h"
 #include "util.h"
 
 int apc_parse_time_ns(const char *s, uint64_t *ns)
@@ -134,3 +135,26 @@ size_t apc_utf8_len(const unsigned char *p, size_t n)
 	return len;
 }
 
+
+/* ---- scale.h ---------------------------------------------------------- */
+
+static uint64_t scale_gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+void apc_scale_prep(struct apc_scale *s, uint64_t num, uint64_t den)
+{
+	uint64_t g = num ? scale_gcd(num, den) : den;
+	uint64_t prod;
+
+	s->num = num / g;
+	s->den = den / g;
+	s->inv = UINT64_MAX / s->den;
+	s->wide = __builtin_mul_overflow(s->num, s->den, &prod);
+}
