@@ -23,6 +23,8 @@
 
 #include "cpu.h"
 #include "format.h"
+#include "scale.h"
+#include "util.h"
 
 #define BM_MAGIC_LEN 8
 #define BM_FIXED_LEN 92          /* bytes up to the string table */
@@ -152,8 +154,7 @@ struct barman {
 	int swap, ptr;       /* byte swap needed; pointer size 4 or 8 */
 	uint32_t version, store;
 	uint64_t t_base, t_mult, t_div, last_ts;
-	uint64_t t_fit64;    /* largest tick delta whose product with t_mult fits 64 bits */
-	int t_split;         /* (t_div - 1) * t_mult fits 64 bits */
+	struct apc_scale to_ns; /* the fast path's t_mult / t_div (lib/scale.h) */
 	int fast;            /* fast paths allowed (APC_NO_SIMD unset) */
 	uint32_t max_cores, max_tasks, max_mmaps, max_pmu, max_str, ncustom, ncharts;
 
@@ -259,21 +260,15 @@ static uint64_t barman_ns(struct apc_reader *r, struct barman *b, uint64_t t)
 		apc_model_unmapped(r->model, "barman timestamps before the clock base (clamped to 0)", 1);
 		return 0;
 	}
-	/* Fast paths, same result: a 1:1 clock, or a product that fits 64
-	 * bits (the 128-bit division is a library call). */
+	/* Fast paths, same result: a 1:1 clock, or the quotient by
+	 * multiplication with a reciprocal (the 128-bit division is a
+	 * library call, and even a 64-bit one was a tenth of the decoding). */
 	if (b->fast) {
-		uint64_t d = t - b->t_base;
+		uint64_t d = t - b->t_base, ns;
 		if (b->t_mult == b->t_div)
 			return d;
-		if (d <= b->t_fit64)
-			return d * b->t_mult / b->t_div;
-		if (b->t_split) {
-			/* d = q*div + r, so d*mult/div = q*mult + r*mult/div exactly */
-			uint64_t q = d / b->t_div, rem = d % b->t_div, hi, ns;
-			if (!__builtin_mul_overflow(q, b->t_mult, &hi) &&
-			    !__builtin_add_overflow(hi, rem * b->t_mult / b->t_div, &ns))
-				return ns;
-		}
+		if (apc_scale_fast(&b->to_ns, d, &ns))
+			return ns;
 	}
 	v = (unsigned __int128)(t - b->t_base) * b->t_mult / b->t_div;
 	if (v > UINT64_MAX) {
@@ -612,8 +607,7 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 		b->t_mult /= x;
 		b->t_div /= x;
 	}
-	b->t_fit64 = UINT64_MAX / b->t_mult;
-	b->t_split = b->t_div - 1 <= UINT64_MAX / b->t_mult;
+	apc_scale_prep(&b->to_ns, b->t_mult, b->t_div);
 	b->strtab_len = barman_u32(b, h + 92);
 	if (b->strtab_len > b->max_str)
 		return apc_err_set(&r->err, APC_EDATA, b->name, base + 92,
@@ -1130,7 +1124,7 @@ static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8
 	a = apc_batch_alloc(bt, sizeof *a);
 	if (!a)
 		return barman_nomem(r, b);
-	memset(a, 0, sizeof *a);
+	APC_ZERO(a);
 	a->tid = a->pid = conn;
 	a->channel = (int32_t)barman_u32(b, p + q);
 	a->group = (int32_t)barman_u32(b, p + q + 4);

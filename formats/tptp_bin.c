@@ -39,6 +39,7 @@
 #include "cpu.h"
 #include "scale.h"
 #include "tptp.h"
+#include "util.h"
 
 #define TPTP_BIN_MSG_MAX (16u << 20)   /* larger messages are damage */
 #define TPTP_BIN_DATA_OFF_MAX (1u << 20)
@@ -431,21 +432,6 @@ static int bin_decide(struct tptp_bin *x, int id, uint64_t len)
  * Read the next message.  1 = a record in *rec (valid until the next
  * call), 2 = a message handled or skipped, 0 = end, <0 = damage/failure.
  */
-/*
- * Zero a record.  One memset() of the whole struct compiles to rep stos,
- * whose start-up cost was a quarter of this function's time; 32-byte
- * pieces compile to plain vector stores.
- */
-static inline void bin_rec_clear(struct tptp_rec *rec)
-{
-	char *p = (char *)rec;
-	size_t i;
-
-	for (i = 0; i + 32 <= sizeof *rec; i += 32)
-		__builtin_memset(p + i, 0, 32);
-	__builtin_memset(p + i, 0, sizeof *rec - i);
-}
-
 static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 {
 	ssize_t n = bin_fill(x, 6);
@@ -540,7 +526,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 		apc_model_unmapped(x->r->model, what, 1);
 		return 2;
 	}
-	bin_rec_clear(rec);
+	APC_ZERO(rec);
 	rec->kind = kind;
 	rec->elem = tptp_kind_name(kind);
 	if ((plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)

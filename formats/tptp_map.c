@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "tptp.h"
+#include "util.h"
 
 #define TPTP_DEFAULT_WINDOW (5ull * 1000000000ull)
 #define TPTP_HEAP_MAX (1u << 19)
@@ -1450,7 +1451,7 @@ static int emit(struct tptp_map *m, struct apc_batch *b, const struct tptp_out *
 		e->u.link.tid = o->tid;
 		break;
 	case APC_EV_ANNOTATION:
-		memset(&a, 0, sizeof a);
+		APC_ZERO(&a);
 		a.tid = o->tid;
 		a.pid = m->pid;
 		a.code = o->code;

@@ -41,21 +41,33 @@ static inline uint64_t apc_scale_div(const struct apc_scale *s, uint64_t n, uint
 }
 
 /*
+ * apc_scale_fast() : floor(v * num / den) into *out and 1, when the
+ * quick way applies: num * den fits 64 bits and so does the result.
+ * 0 otherwise (*out untouched): the caller takes the 128-bit way.
+ */
+static inline int apc_scale_fast(const struct apc_scale *s, uint64_t v, uint64_t *out)
+{
+	uint64_t q, r, hi, lo;
+
+	if (s->wide)
+		return 0;
+	/* v = q*den + r: v*num/den = q*num + r*num/den, and r*num < den*num
+	 * fits 64 bits */
+	q = apc_scale_div(s, v, &r);
+	lo = apc_scale_div(s, r * s->num, &r);
+	return !__builtin_mul_overflow(q, s->num, &hi) && !__builtin_add_overflow(hi, lo, out);
+}
+
+/*
  * apc_scale() : floor(v * num / den), exactly; a result past 2^64 is
  * cut to its low 64 bits, as (uint64_t) of the 128-bit quotient is.
  */
 static inline uint64_t apc_scale(const struct apc_scale *s, uint64_t v)
 {
-	uint64_t q, r, hi, lo, out;
+	uint64_t out;
 
-	if (!s->wide) {
-		/* v = q*den + r: v*num/den = q*num + r*num/den, and r*num <
-		 * den*num fits 64 bits */
-		q = apc_scale_div(s, v, &r);
-		lo = apc_scale_div(s, r * s->num, &r);
-		if (!__builtin_mul_overflow(q, s->num, &hi) && !__builtin_add_overflow(hi, lo, &out))
-			return out;
-	}
+	if (apc_scale_fast(s, v, &out))
+		return out;
 	return (uint64_t)((unsigned __int128)v * s->num / s->den);
 }
 

@@ -44,4 +44,22 @@ int apc_env_flag(const char *name);
  */
 int apc_threads_allowed(void);
 
+/*
+ * APC_ZERO(p) : zero the struct *p.  GCC compiles one memset() of a
+ * struct of more than about 128 bytes to rep stosq, whose start-up cost
+ * showed in the readers' profiles (a tenth of Barman's decoding, a
+ * quarter of the TPTP binary parser); 32-byte pieces of constant size
+ * compile to plain vector stores.
+ */
+static inline void apc_zero_pieces(void *p, size_t n)
+{
+	char *c = p;
+	size_t i;
+
+	for (i = 0; i + 32 <= n; i += 32)
+		__builtin_memset(c + i, 0, 32);
+	__builtin_memset(c + i, 0, n - i);
+}
+#define APC_ZERO(p) apc_zero_pieces((p), sizeof *(p))
+
 #endif

@@ -28,7 +28,17 @@ static int check(uint64_t num, uint64_t den, uint64_t v)
 
 	apc_scale_prep(&s, num, den);
 	for (int d = -2; d <= 2; d++) {
-		uint64_t x = v + (uint64_t)(int64_t)d;
+		uint64_t x = v + (uint64_t)(int64_t)d, out = 0;
+		unsigned __int128 full = (unsigned __int128)x * num / den;
+		/* the quick way answers only when the quotient fits, and then exactly */
+		if (apc_scale_fast(&s, x, &out) && (full > UINT64_MAX || out != (uint64_t)full)) {
+			T_FAIL("fast %" PRIu64 " * %" PRIu64 " / %" PRIu64 ": %" PRIu64, x, num, den, out);
+			bad++;
+		}
+		if (!s.wide && full <= UINT64_MAX && !apc_scale_fast(&s, x, &out)) {
+			T_FAIL("fast declined %" PRIu64 " * %" PRIu64 " / %" PRIu64, x, num, den);
+			bad++;
+		}
 		if (apc_scale(&s, x) != ref(x, num, den)) {
 			if (!bad)
 				T_FAIL("%" PRIu64 " * %" PRIu64 " / %" PRIu64 ": %" PRIu64 ", expected %" PRIu64,
@@ -70,6 +80,7 @@ static void edges(void)
 	apc_scale_prep(&s, 7, 1);
 	T_EQ_U64(apc_scale(&s, 3), 21);
 	T_EQ_U64(apc_scale(&s, UINT64_MAX), ref(UINT64_MAX, 7, 1)); /* wraps like the reference */
+	T_EQ_INT(apc_scale_fast(&s, UINT64_MAX, &(uint64_t){0}), 0); /* 7 * (2^64 - 1) does not fit */
 	apc_scale_prep(&s, 5, 5);
 	T_EQ_U64(apc_scale(&s, UINT64_MAX), UINT64_MAX);
 	apc_scale_prep(&s, 1, 1ull << 63);
