@@ -40,7 +40,8 @@ done
 if [ $unit_only -eq 0 ]; then
 	if ls tests/*.bats >/dev/null 2>&1; then
 		echo "== bats"
-		bats --tap tests/*.bats >"$tmp" 2>&1
+		# BATS_FILTER: only the tests whose names match (make check-threads)
+		bats --tap ${BATS_FILTER:+--filter "$BATS_FILTER"} tests/*.bats >"$tmp" 2>&1
 		cat "$tmp"
 		count
 		# bats failing without any "not ok" (syntax error) is a failure.
