@@ -6,25 +6,40 @@
 # Debian packages are installed with apt-get (running apt-get update
 # first if the install fails for want of package lists).  Otherwise the
 # exact apt-get line is printed and the script fails.
+# With --cross it checks (and installs) what make check-cross needs
+# instead.
 set -u
 
 missing=""
 need() { missing="$missing $1"; }
 
-command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need gcc
-command -v make >/dev/null 2>&1 || need make
-command -v pkg-config >/dev/null 2>&1 || need pkg-config
-command -v bats >/dev/null 2>&1 || need bats
-command -v xmllint >/dev/null 2>&1 || need libxml2-utils
-command -v python3 >/dev/null 2>&1 || need python3
-command -v tar >/dev/null 2>&1 || need tar
-if command -v pkg-config >/dev/null 2>&1; then
-	pkg-config --exists libxml-2.0 || need libxml2-dev
-	pkg-config --exists zlib || need zlib1g-dev
-	pkg-config --exists libarchive || need libarchive-dev
-else
-	need libxml2-dev; need zlib1g-dev; need libarchive-dev
-fi
+# What make check-cross adds: an aarch64 cross compiler and C library,
+# and qemu-user to run what it builds.
+cross_deps() {
+	command -v "${CROSS:-aarch64-linux-gnu-}gcc" >/dev/null 2>&1 || need gcc-aarch64-linux-gnu
+	[ -e /usr/aarch64-linux-gnu/lib/libc.a ] || need libc6-dev-arm64-cross
+	command -v qemu-aarch64 >/dev/null 2>&1 || need qemu-user
+}
+
+# What make, make check and make demo need.
+base_deps() {
+	command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need gcc
+	command -v make >/dev/null 2>&1 || need make
+	command -v pkg-config >/dev/null 2>&1 || need pkg-config
+	command -v bats >/dev/null 2>&1 || need bats
+	command -v xmllint >/dev/null 2>&1 || need libxml2-utils
+	command -v python3 >/dev/null 2>&1 || need python3
+	command -v tar >/dev/null 2>&1 || need tar
+	if command -v pkg-config >/dev/null 2>&1; then
+		pkg-config --exists libxml-2.0 || need libxml2-dev
+		pkg-config --exists zlib || need zlib1g-dev
+		pkg-config --exists libarchive || need libarchive-dev
+	else
+		need libxml2-dev; need zlib1g-dev; need libarchive-dev
+	fi
+}
+
+if [ "${1:-}" = "--cross" ]; then cross_deps; else base_deps; fi
 
 [ -z "$missing" ] && exit 0
 

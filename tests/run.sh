@@ -2,7 +2,9 @@
 # run.sh - run the C unit tests and the bats CLI tests, print each
 # result, and finish with one line "N passed, N failed, N skipped".
 # Usage: BUILD=build/rel sh tests/run.sh [--unit-only] UNIT_BINARIES...
+# RUNNER, when set, runs each unit binary (make check-cross: qemu-aarch64).
 set -u
+RUNNER=${RUNNER:-}
 BUILD=${BUILD:-build/rel}
 export APC_BIN="$PWD/$BUILD/bin" APC_TOOLS="$PWD/$BUILD/tools" APC_ROOT="$PWD"
 # Under AddressSanitizer (make check SANITIZE=1) any single allocation
@@ -26,7 +28,7 @@ count() {
 
 for t in "$@"; do
 	echo "== unit: $(basename "$t")"
-	"$t" >"$tmp" 2>&1
+	$RUNNER "$t" >"$tmp" 2>&1
 	rc=$?
 	grep -v -E '^[0-9]+ passed, [0-9]+ failed' "$tmp"
 	count

@@ -467,8 +467,39 @@ static void batch_entry(void)
 	ts_check_values(&batch, v, 3000);
 }
 
+/*
+ * The variants this target must have compiled in: a missing one means a
+ * preprocessor test went wrong and its differential tests never ran
+ * (make check-cross runs this file for aarch64 under qemu-user).
+ */
+static void variants_built(void)
+{
+	size_t n;
+	const struct apc_packed_impl *im = apc_packed_impls(&n);
+	const char *want = NULL;
+	int found = 0;
+
+#if defined(__aarch64__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	want = "neon";
+#elif defined(__x86_64__)
+	want = "portable";
+#endif
+	printf("# variants:");
+	for (size_t i = 0; i < n; i++) {
+		printf(" %s", im[i].name);
+		if (want && strcmp(im[i].name, want) == 0)
+			found = 1;
+	}
+	printf("; in use: %s\n", apc_packed_impl_name());
+	if (!want)
+		T_SKIP("no variant is expected on this target beyond the reference");
+	if (!found)
+		T_FAIL("variant %s is not compiled in", want);
+}
+
 void run_tests(void)
 {
+	T_RUN(variants_built);
 	T_RUN(edges);
 	T_RUN(every_count);
 	T_RUN(random_values);
