@@ -133,6 +133,7 @@ struct apc_writer {
 	struct apc_buf scratch;
 	struct apc_write_stats st;
 	int fast;         /* fast paths allowed (APC_NO_SIMD unset) */
+	int has_data;      /* a Counter, Block Counter, Activity or perf data frame is written */
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -419,6 +420,10 @@ static struct apcw_open *apcw_frame(struct apc_writer *w, int type, int32_t core
 		s->type = type;
 		s->core = core;
 		s->b.len = 0;
+		/* Only a message about to go in opens a frame. */
+		if (type == APC_FRAME_COUNTER || type == APC_FRAME_BLOCK_COUNTER ||
+		    type == APC_FRAME_ACTIVITY_TRACE)
+			w->has_data = 1;
 		s->bc_have = 0;
 		apcw_put(w, &s->b, type);
 		if (core >= 0) {
@@ -1118,6 +1123,15 @@ static int apcw_raw(struct apc_writer *w, const struct apc_event *ev, struct apc
 			      apc_buf_put_bytes(&w->scratch, ev->u.raw.bytes, ev->u.raw.len) != APC_OK))
 		return ev->u.raw.bytes ? apcw_oom(err) : APC_OK;
 	w->st.messages++;
+	/* Data carried over whole, or perf-mode samples (apcverify accepts
+	 * a capture whose samples are all in perf data frames). */
+	switch (ev->u.raw.frame_type) {
+	case APC_FRAME_COUNTER:
+	case APC_FRAME_BLOCK_COUNTER:
+	case APC_FRAME_ACTIVITY_TRACE:
+	case APC_FRAME_PERF_DATA: w->has_data = 1; break;
+	default: break;
+	}
 	return apcw_emit(w, w->scratch.p, w->scratch.len, err);
 }
 
@@ -1900,6 +1914,11 @@ static void apcw_settle(struct apc_writer *w)
 	for (size_t i = 0; i < w->um.nunmapped; i++)
 		apc_model_unmapped(w->m, w->um.unmapped[i].what, w->um.unmapped[i].count);
 	apc_model_free(&w->um);
+}
+
+int apc_writer_has_data(const struct apc_writer *w)
+{
+	return w->has_data;
 }
 
 int apc_writer_finish(struct apc_writer *w, struct apc_err *err)

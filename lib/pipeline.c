@@ -534,6 +534,19 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		}
 	}
 	rd_finish(&ra); /* the reader is done with the model */
+	/* Not one Activity, Counter or Block Counter message (nor perf
+	 * samples): the capture would be one Streamline cannot open, so
+	 * none is written, and the run exits 1. */
+	if (!apc_writer_has_data(w)) {
+		if (read_rc == APC_EDATA)
+			*err = res->data_err;
+		else
+			apc_err_set(err, APC_EDATA, o->inputs[0], APC_NO_OFFSET,
+				    "no counter values, samples or thread activity to convert: "
+				    "Streamline cannot open a capture without any");
+		rc = APC_EDATA;
+		goto out;
+	}
 	rc = apc_writer_finish(w, err);
 	if (rc < 0)
 		goto out;

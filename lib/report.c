@@ -19,7 +19,8 @@ void apc_report_line(FILE *f, const char *prog, const char *input, const struct 
 
 	fprintf(f, "%s: %s (%s) -> %s: %" PRIu64 " bytes in, %" PRIu64 " events, %" PRIu64
 		   " frames, %" PRIu64 " bytes written, ",
-		prog, input, r->format ? r->format->name : "?", r->output, r->bytes_in,
+		prog, input, r->format ? r->format->name : "?", r->output[0] ? r->output : "nothing written",
+		r->bytes_in,
 		m->events_read, r->wstats.frames, r->wstats.bytes);
 	report_span(f, r);
 	fprintf(f, ", %.2f s", seconds);

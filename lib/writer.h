@@ -79,5 +79,12 @@ void apc_writer_abort(struct apc_writer *w);
 /* Free after finish. */
 void apc_writer_free(struct apc_writer *w);
 const struct apc_write_stats *apc_writer_stats(const struct apc_writer *w);
+/*
+ * apc_writer_has_data() : an Activity, Counter or Block Counter message
+ * (or a perf data frame, carried over from a perf-mode capture) has been
+ * written.  A capture without one is invalid (the spec; apcverify's
+ * no-data error): Streamline cannot open it.
+ */
+int apc_writer_has_data(const struct apc_writer *w);
 
 #endif
