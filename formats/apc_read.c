@@ -720,6 +720,13 @@ static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *
 	uint32_t id;
 	int rc;
 
+	/* A time before the capture started (a packed integer is signed)
+	 * is kept at the start, where Streamline can show it. */
+	if (m->has_ts && m->ts < 0) {
+		apc_model_unmapped(r->model, "apc timestamps before the capture start (kept at the start)", 1);
+		ts = a->delta;
+	}
+
 	if (!strcmp(n, "counter") || !strcmp(n, "block_counter")) {
 		int64_t key = fval(m, "key", -1);
 		rc = apcr_counter(r, a, key, &id);

@@ -465,6 +465,11 @@ static uint64_t apcw_time(struct apc_writer *w, const struct apc_event *ev, int3
 	min = core >= 0 ? (w->last[core] > w->floor ? w->last[core] : w->floor) : w->tmax;
 	if (ev->flags & APC_EVF_NO_TS)
 		t = min;
+	/* Past 2^63 ns a packed timestamp would read as negative. */
+	if (t > (uint64_t)INT64_MAX) {
+		apc_model_unmapped(&w->um, "event times past 2^63 ns (written at the time before)", 1);
+		t = min;
+	}
 	if (t < min) {
 		t = min;
 		w->st.reordered++;

@@ -22,6 +22,7 @@
 #include "model.h"
 #include "packed.h"
 #include "t.h"
+#include "verify.h"
 #include "writer.h"
 
 #define DELTA 1000000000ull /* monotonic delta of the test model */
@@ -1293,6 +1294,62 @@ static void counter_rows_same_bytes(void)
 	apc_cpu_reset();
 }
 
+static void count_errors(void *ctx, const struct apc_vproblem *p)
+{
+	if (p->severity == APC_V_ERROR) {
+		(*(int *)ctx)++;
+		printf("# %s: %s\n", p->check, p->msg);
+	}
+}
+
+/*
+ * Event times past 2^63 ns would go out as negative packed timestamps
+ * (a damaged APC input once produced them): each is written at the time
+ * before it on its core and counted, and the capture verifies.
+ */
+static void times_past_int64(void)
+{
+	static const uint64_t ts[] = {DELTA + 100, DELTA + (1ull << 63) + 5, UINT64_MAX, DELTA + 200};
+	const char *dir = fresh_dir();
+	struct apc_write_opts o = {.created = -1};
+	struct apc_writer *w = NULL;
+	struct apc_model m;
+	struct apc_batch b;
+	struct apc_err err;
+	struct apc_vresult vr = {0};
+	char out[512];
+	uint64_t past = 0;
+	int errors = 0;
+
+	T_ASSERT(dir);
+	if (!dir)
+		return;
+	snprintf(out, sizeof out, "%s/past.apc", dir);
+	build_model(&m);
+	apc_batch_init(&b, 64);
+	for (int i = 0; i < 4; i++) {
+		struct apc_event *e = apc_batch_add(&b, APC_EV_COUNTER, ts[i], i % 2);
+		e->u.counter.counter = 0, e->u.counter.pid = APC_NO_PID, e->u.counter.value = i;
+	}
+	T_EQ_INT(apc_writer_open(out, &o, &w, &err), APC_OK);
+	if (!w)
+		goto out;
+	T_EQ_INT(apc_writer_begin(w, &m, &err), APC_OK);
+	T_EQ_INT(apc_writer_write(w, &b, &err), APC_OK);
+	T_EQ_INT(apc_writer_finish(w, &err), APC_OK);
+	apc_writer_free(w);
+	for (size_t i = 0; i < m.nunmapped; i++)
+		if (strstr(m.unmapped[i].what, "past 2^63"))
+			past = m.unmapped[i].count;
+	T_EQ_U64(past, 2);
+	T_EQ_INT(apc_verify_path(out, count_errors, &errors, &vr, &err), APC_OK);
+	T_EQ_INT(errors, 0);
+	T_EQ_U64(vr.data_msgs, 4);
+out:
+	apc_batch_free(&b);
+	apc_model_free(&m);
+}
+
 void run_tests(void)
 {
 	T_RUN(every_event_type);
@@ -1301,6 +1358,7 @@ void run_tests(void)
 	T_RUN(exists_without_overwrite);
 	T_RUN(abort_leaves_nothing);
 	T_RUN(bounded_frames_and_reordering);
+	T_RUN(times_past_int64);
 	T_RUN(annotation_streams_per_fd);
 	T_RUN(events_file_merge_and_epoch);
 	T_RUN(created_from_source_date_epoch);
