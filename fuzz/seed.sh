@@ -153,6 +153,19 @@ if [ -d "$SHARED/apc" ]; then
 fi
 cp "$C"/apc/* "$C/verify/"
 
+# ---- convert: every reader's seeds behind the byte that picks the format
+# (apc_fuzz_convert's table: 0 barman, 1 tptp-bin, 2 tptp-xml, 3 annotate,
+# 4 ltt, 5 apc)
+mkdir -p "$C/convert"
+i=0
+for t in barman tptp_bin tptp_xml annotate ltt_block apc; do
+	for f in "$C/$t"/*; do
+		[ -f "$f" ] || continue
+		{ printf "\\$(printf %03o $i)"; cat "$f"; } >"$C/convert/${t}_$(basename "$f")"
+	done
+	i=$((i + 1))
+done
+
 for t in "$C"/*; do
 	echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"
 done

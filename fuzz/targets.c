@@ -8,6 +8,7 @@
  * readers, verify and dump open them through the ordinary input layer
  * without a byte touching the file system.
  */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "input.h"
 #include "ltt.h"
 #include "model.h"
+#include "pipeline.h"
 #include "targets.h"
 #include "tptp.h"
 #include "verify.h"
@@ -512,6 +514,104 @@ int apc_fuzz_verify(const uint8_t *data, size_t size)
 	return 0;
 }
 
+/* ---- convert: reader, writer and verifier together -------------------- */
+
+/* A problem in a capture our own writer made: print it, to abort after. */
+static void fz_convert_report(void *ctx, const struct apc_vproblem *p)
+{
+	const char *fmt = ctx;
+
+	if (p->severity == APC_V_ERROR)
+		fprintf(stderr, "apcfuzz: %s input gave a capture with error %s (frame %lld, %s offset %lld): %s\n",
+			fmt, p->check, (long long)p->frame, p->member ? p->member : "data",
+			(long long)p->offset, p->msg);
+}
+
+static char fz_dir[256];
+
+static int fz_rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void fz_out_dir_remove(void)
+{
+	(void)nftw(fz_dir, fz_rm_cb, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Where converted captures go: a folder of this process's own, in
+ * memory when /dev/shm is there (fz_init points TMPDIR at it), removed
+ * when the process exits. */
+static const char *fz_out_dir(void)
+{
+	if (!fz_dir[0]) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(fz_dir, sizeof fz_dir, "%s/apcfuzz.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(fz_dir))
+			abort();
+		atexit(fz_out_dir_remove);
+	}
+	return fz_dir;
+}
+
+/*
+ * apcconv end to end.  The first byte picks the input format (modulo
+ * the table); the rest is that format's input, laid out as for its own
+ * target (trees split at FZ_SEP).  The conversion runs as apcconv runs
+ * it - read-ahead and write-behind threads, the writer, the output
+ * folder - and whenever it leaves a capture, apcverify must find no
+ * error in it: whatever a reader lets through, the writer has to turn
+ * into a valid capture.
+ */
+int apc_fuzz_convert(const uint8_t *data, size_t size)
+{
+	static const char *const names[] = {"barman", "tptp-bin", "tptp-xml", "annotate", "ltt", "apc"};
+	struct apc_conv_opts o;
+	struct apc_conv_result res;
+	struct apc_vresult vr;
+	struct apc_err err;
+	const char *in, *name;
+	char out[300];
+	int rc;
+
+	if (size < 1)
+		return 0;
+	name = names[data[0] % (sizeof names / sizeof names[0])];
+	data++;
+	size--;
+	if (strcmp(name, "ltt") == 0)
+		in = fz_tree(data, size, "ltt", fz_ltt_members, sizeof fz_ltt_members / sizeof fz_ltt_members[0]);
+	else if (strcmp(name, "apc") == 0 && memmem(data, size, FZ_SEP, FZ_SEP_LEN))
+		in = fz_tree(data, size, "cap.apc", fz_apc_members, 3);
+	else
+		in = fz_file(data, size, strcmp(name, "apc") == 0 ? "0000000000" : "input");
+	snprintf(out, sizeof out, "%s/out.apc", fz_out_dir());
+	memset(&o, 0, sizeof o);
+	o.inputs = &in;
+	o.ninputs = 1;
+	o.from = name;
+	o.output = out;
+	o.write.overwrite = 1;
+	o.write.created = -1;
+	memset(&res, 0, sizeof res);
+	rc = apc_convert(&o, &res, &err);
+	apc_input_mem_set(NULL, 0);
+	if ((rc == APC_OK || rc == APC_EDATA) && res.output[0]) {
+		memset(&vr, 0, sizeof vr);
+		if (apc_verify_path(res.output, fz_convert_report, (void *)name, &vr, &err) < 0) {
+			fprintf(stderr, "apcfuzz: cannot verify %s: %s\n", res.output, err.msg);
+			abort();
+		}
+		if (vr.errors)
+			abort();
+	}
+	apc_conv_result_free(&res);
+	return 0;
+}
+
 int (*apc_fuzz_find(const char *name))(const uint8_t *, size_t)
 {
 	static const struct {
@@ -522,6 +622,7 @@ int (*apc_fuzz_find(const char *name))(const uint8_t *, size_t)
 		{"eventdefs", apc_fuzz_eventdefs}, {"tptp_bin", apc_fuzz_tptp_bin},
 		{"tptp_xml", apc_fuzz_tptp_xml},   {"apc", apc_fuzz_apc},
 		{"annotate", apc_fuzz_annotate},   {"verify", apc_fuzz_verify},
+		{"convert", apc_fuzz_convert},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (strcmp(t[i].name, name) == 0)

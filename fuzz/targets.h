@@ -27,6 +27,7 @@ int apc_fuzz_tptp_xml(const uint8_t *data, size_t size);
 int apc_fuzz_apc(const uint8_t *data, size_t size);
 int apc_fuzz_annotate(const uint8_t *data, size_t size);
 int apc_fuzz_verify(const uint8_t *data, size_t size);
+int apc_fuzz_convert(const uint8_t *data, size_t size);
 
 /* Name -> entry point ("barman", "ltt_block", ...); NULL if unknown. */
 int (*apc_fuzz_find(const char *name))(const uint8_t *, size_t);

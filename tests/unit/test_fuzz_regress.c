@@ -120,11 +120,65 @@ static void test_regress_inputs(void)
 	printf("# replayed %ld fuzz regression inputs\n", n);
 }
 
+/*
+ * An APC input whose Block Counter times are negative (before the capture
+ * start; fuzz/regress/convert/apc-time-before-start-written-negative):
+ * the APC reader keeps them at the start and counts them, so the time
+ * span stays sane (it once read 18446563753 s) and nothing relies on the
+ * writer's own guard against times past 2^63 ns.
+ */
+static void test_apc_time_before_start(void)
+{
+	char path[2048];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	const char *in;
+	struct apc_conv_opts o;
+	struct apc_conv_result res;
+	struct apc_err err;
+	uint64_t before = 0, past = 0;
+	int rc;
+
+	snprintf(path, sizeof path, "%s/fuzz/regress/convert/apc-time-before-start-written-negative",
+		 root_dir());
+	if (read_whole(path, &buf, &len) != 0 || len < 2) {
+		free(buf);
+		T_FAIL("cannot read %s", path);
+		return;
+	}
+	T_EQ_INT(buf[0] % 6, 5); /* the apc entry of apc_fuzz_convert's table */
+	in = fz_tree(buf + 1, len - 1, "cap.apc", fz_apc_members, 3);
+	memset(&o, 0, sizeof o);
+	o.inputs = &in;
+	o.ninputs = 1;
+	o.from = "apc";
+	snprintf(path, sizeof path, "%s/neg.apc", fz_out_dir());
+	o.output = path;
+	o.write.overwrite = 1;
+	o.write.created = -1;
+	memset(&res, 0, sizeof res);
+	rc = apc_convert(&o, &res, &err);
+	apc_input_mem_set(NULL, 0);
+	T_EQ_INT(rc, APC_EDATA); /* the input is cut later on */
+	T_ASSERT(res.output[0] != '\0');
+	for (size_t i = 0; i < res.model.nunmapped; i++) {
+		if (strstr(res.model.unmapped[i].what, "before the capture start"))
+			before = res.model.unmapped[i].count;
+		if (strstr(res.model.unmapped[i].what, "past 2^63"))
+			past = res.model.unmapped[i].count;
+	}
+	T_EQ_U64(before, 3);
+	T_EQ_U64(past, 0);
+	T_ASSERT(res.last_ts - res.first_ts < 50000ull * 1000000000ull); /* its times reach 41666 s */
+	apc_conv_result_free(&res);
+	free(buf);
+}
+
 /* Every target runs on nothing, one byte and a lone separator. */
 static void test_targets_on_trivial_input(void)
 {
 	static const char *const names[] = {"barman", "ltt_block", "eventdefs", "tptp_bin",
-					    "tptp_xml", "apc", "annotate", "verify"};
+					    "tptp_xml", "apc", "annotate", "verify", "convert"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		int (*fn)(const uint8_t *, size_t) = apc_fuzz_find(names[i]);
 		T_ASSERT(fn != NULL);
@@ -723,6 +777,7 @@ void run_tests(void)
 {
 	T_RUN(test_targets_on_trivial_input);
 	T_RUN(test_regress_inputs);
+	T_RUN(test_apc_time_before_start);
 	T_RUN(test_hostile_frame_lengths);
 	T_RUN(test_hostile_packed);
 	T_RUN(test_hostile_annotate_lengths);
