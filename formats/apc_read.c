@@ -843,6 +843,23 @@ static int apcr_is_perf_frame(int32_t type)
 }
 
 /*
+ * Run the message decoder over the current frame as it will be read in
+ * our output (a protocol 680 capture: three Summary clocks, Proc frames
+ * decoded): APC_OK, or the decoder's error.
+ */
+static int apcr_check_frame(struct apcr *a, struct apc_err *err)
+{
+	struct apc_msg_iter it;
+	struct apc_msg m;
+	int rc;
+
+	apc_msg_iter_init(&it, &a->frame, 3);
+	while ((rc = apc_msg_next(&it, &m, err)) == APC_OK)
+		;
+	return rc == APC_END ? APC_OK : rc;
+}
+
+/*
  * Carry a perf frame through whole (gatord 6.8 perf mode: attributes,
  * maps, comms and samples that only Streamline decodes).  From a 9.x
  * capture they are dropped and counted: our Summary and captured.xml
@@ -906,6 +923,17 @@ static int apcr_next(struct apc_reader *r, struct apc_batch *b)
 				continue;
 			}
 			if (apcr_is_perf_frame(a->frame.type)) {
+				/* Copied whole into a protocol 680 capture, it
+				 * must decode as one: else it is damage, as a
+				 * bad message in any other frame is. */
+				if (r->model->meta.protocol < 900 &&
+				    (rc = apcr_check_frame(a, &r->err)) < 0) {
+					r->damaged = 1;
+					if (!r->err.file[0])
+						snprintf(r->err.file, sizeof r->err.file, "%s",
+							 apc_stream_name(a->data));
+					return rc;
+				}
 				rc = apcr_raw_frame(r, b, &a->frame);
 				if (rc < 0)
 					return apc_err_set(&r->err, rc, NULL, APC_NO_OFFSET, "out of memory");
