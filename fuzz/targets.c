@@ -558,6 +558,33 @@ static const char *fz_out_dir(void)
 }
 
 /*
+ * fz_convert() : convert the installed in-memory input `in` of format
+ * `name` into out.apc in fz_out_dir(), as apcconv --overwrite does, and
+ * take the in-memory files away.  res is filled (free it); returns the
+ * status of apc_convert().
+ */
+static int fz_convert(const char *in, const char *name, struct apc_conv_result *res)
+{
+	struct apc_conv_opts o;
+	struct apc_err err;
+	char out[300];
+	int rc;
+
+	snprintf(out, sizeof out, "%s/out.apc", fz_out_dir());
+	memset(&o, 0, sizeof o);
+	o.inputs = &in;
+	o.ninputs = 1;
+	o.from = name;
+	o.output = out;
+	o.write.overwrite = 1;
+	o.write.created = -1;
+	memset(res, 0, sizeof *res);
+	rc = apc_convert(&o, res, &err);
+	apc_input_mem_set(NULL, 0);
+	return rc;
+}
+
+/*
  * apcconv end to end.  The first byte picks the input format (modulo
  * the table); the rest is that format's input, laid out as for its own
  * target (trees split at FZ_SEP).  The conversion runs as apcconv runs
@@ -569,12 +596,10 @@ static const char *fz_out_dir(void)
 int apc_fuzz_convert(const uint8_t *data, size_t size)
 {
 	static const char *const names[] = {"barman", "tptp-bin", "tptp-xml", "annotate", "ltt", "apc"};
-	struct apc_conv_opts o;
 	struct apc_conv_result res;
 	struct apc_vresult vr;
 	struct apc_err err;
 	const char *in, *name;
-	char out[300];
 	int rc;
 
 	if (size < 1)
@@ -588,17 +613,7 @@ int apc_fuzz_convert(const uint8_t *data, size_t size)
 		in = fz_tree(data, size, "cap.apc", fz_apc_members, 3);
 	else
 		in = fz_file(data, size, strcmp(name, "apc") == 0 ? "0000000000" : "input");
-	snprintf(out, sizeof out, "%s/out.apc", fz_out_dir());
-	memset(&o, 0, sizeof o);
-	o.inputs = &in;
-	o.ninputs = 1;
-	o.from = name;
-	o.output = out;
-	o.write.overwrite = 1;
-	o.write.created = -1;
-	memset(&res, 0, sizeof res);
-	rc = apc_convert(&o, &res, &err);
-	apc_input_mem_set(NULL, 0);
+	rc = fz_convert(in, name, &res);
 	if ((rc == APC_OK || rc == APC_EDATA) && res.output[0]) {
 		memset(&vr, 0, sizeof vr);
 		if (apc_verify_path(res.output, fz_convert_report, (void *)name, &vr, &err) < 0) {
