@@ -842,6 +842,16 @@ static int apcr_is_perf_frame(int32_t type)
 	       type == APC_FRAME_TYPE_15;
 }
 
+/* The message decoder's error rc ends the input here: name the file
+ * (the decoder knows offsets, not files). */
+static int apcr_damage(struct apc_reader *r, struct apcr *a, int rc)
+{
+	r->damaged = 1;
+	if (!r->err.file[0])
+		snprintf(r->err.file, sizeof r->err.file, "%s", apc_stream_name(a->data));
+	return rc;
+}
+
 /*
  * Run the message decoder over the current frame as it will be read in
  * our output (a protocol 680 capture: three Summary clocks, Proc frames
@@ -927,13 +937,8 @@ static int apcr_next(struct apc_reader *r, struct apc_batch *b)
 				 * must decode as one: else it is damage, as a
 				 * bad message in any other frame is. */
 				if (r->model->meta.protocol < 900 &&
-				    (rc = apcr_check_frame(a, &r->err)) < 0) {
-					r->damaged = 1;
-					if (!r->err.file[0])
-						snprintf(r->err.file, sizeof r->err.file, "%s",
-							 apc_stream_name(a->data));
-					return rc;
-				}
+				    (rc = apcr_check_frame(a, &r->err)) < 0)
+					return apcr_damage(r, a, rc);
 				rc = apcr_raw_frame(r, b, &a->frame);
 				if (rc < 0)
 					return apc_err_set(&r->err, rc, NULL, APC_NO_OFFSET, "out of memory");
@@ -956,14 +961,8 @@ static int apcr_next(struct apc_reader *r, struct apc_batch *b)
 				a->in_frame = 0;
 				break;
 			}
-			if (rc < 0) {
-				r->damaged = 1;
-				/* The message decoder knows offsets, not files. */
-				if (!r->err.file[0])
-					snprintf(r->err.file, sizeof r->err.file, "%s",
-						 apc_stream_name(a->data));
-				return rc;
-			}
+			if (rc < 0)
+				return apcr_damage(r, a, rc);
 			rc = apcr_message(r, a, b, &msg);
 			if (rc < 0)
 				return apc_err_set(&r->err, rc, NULL, APC_NO_OFFSET, "out of memory");
