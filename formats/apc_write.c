@@ -1128,12 +1128,16 @@ static int apcw_raw(struct apc_writer *w, const struct apc_event *ev, struct apc
 			      apc_buf_put_bytes(&w->scratch, ev->u.raw.bytes, ev->u.raw.len) != APC_OK))
 		return ev->u.raw.bytes ? apcw_oom(err) : APC_OK;
 	w->st.messages++;
-	/* Data carried over whole, or perf-mode samples (apcverify accepts
-	 * a capture whose samples are all in perf data frames). */
+	/* Data carried over whole (an empty frame has none), or perf-mode
+	 * samples (apcverify accepts a capture whose samples are all in perf
+	 * data frames). */
 	switch (ev->u.raw.frame_type) {
 	case APC_FRAME_COUNTER:
 	case APC_FRAME_BLOCK_COUNTER:
 	case APC_FRAME_ACTIVITY_TRACE:
+		if (ev->u.raw.len)
+			w->has_data = 1;
+		break;
 	case APC_FRAME_PERF_DATA: w->has_data = 1; break;
 	default: break;
 	}
