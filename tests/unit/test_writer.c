@@ -939,7 +939,7 @@ static void bounded_frames_and_reordering(void)
 {
 	const char *dir = fresh_dir();
 	struct apc_write_opts o = {.created = -1, .frame_max = 256};
-	struct apc_writer *w = NULL;
+	struct apc_write_stats st = {0};
 	struct apc_model m;
 	struct apc_batch b;
 	struct apc_err err;
@@ -982,14 +982,8 @@ static void bounded_frames_and_reordering(void)
 			e->u.counter.value = rand();
 		}
 	}
-	T_EQ_INT(apc_writer_open(out, &o, &w, &err), APC_OK);
-	if (!w)
-		goto out;
-	T_EQ_INT(apc_writer_begin(w, &m, &err), APC_OK);
-	T_EQ_INT(apc_writer_write(w, &b, &err), APC_OK);
-	T_EQ_INT(apc_writer_finish(w, &err), APC_OK);
-	T_EQ_U64(apc_writer_stats(w)->reordered, late);
-	apc_writer_free(w);
+	T_EQ_INT(write_model(out, &o, &m, &b, &st), APC_OK);
+	T_EQ_U64(st.reordered, late);
 	T_EQ_INT(scan_path(&s, out), 0);
 	T_EQ_INT(s.parse_errors, 0);
 	T_EQ_INT(s.order_errors, 0);
@@ -1007,7 +1001,6 @@ static void bounded_frames_and_reordering(void)
 	apc_ann_decoder_free(d);
 	T_ASSERT(big);
 	scan_free(&s);
-out:
 	apc_batch_free(&b);
 	apc_model_free(&m);
 }
@@ -1312,7 +1305,6 @@ static void times_past_int64(void)
 	static const uint64_t ts[] = {DELTA + 100, DELTA + (1ull << 63) + 5, UINT64_MAX, DELTA + 200};
 	const char *dir = fresh_dir();
 	struct apc_write_opts o = {.created = -1};
-	struct apc_writer *w = NULL;
 	struct apc_model m;
 	struct apc_batch b;
 	struct apc_err err;
@@ -1331,13 +1323,7 @@ static void times_past_int64(void)
 		struct apc_event *e = apc_batch_add(&b, APC_EV_COUNTER, ts[i], i % 2);
 		e->u.counter.counter = 0, e->u.counter.pid = APC_NO_PID, e->u.counter.value = i;
 	}
-	T_EQ_INT(apc_writer_open(out, &o, &w, &err), APC_OK);
-	if (!w)
-		goto out;
-	T_EQ_INT(apc_writer_begin(w, &m, &err), APC_OK);
-	T_EQ_INT(apc_writer_write(w, &b, &err), APC_OK);
-	T_EQ_INT(apc_writer_finish(w, &err), APC_OK);
-	apc_writer_free(w);
+	T_EQ_INT(write_model(out, &o, &m, &b, NULL), APC_OK);
 	for (size_t i = 0; i < m.nunmapped; i++)
 		if (strstr(m.unmapped[i].what, "past 2^63"))
 			past = m.unmapped[i].count;
@@ -1345,7 +1331,6 @@ static void times_past_int64(void)
 	T_EQ_INT(apc_verify_path(out, count_errors, &errors, &vr, &err), APC_OK);
 	T_EQ_INT(errors, 0);
 	T_EQ_U64(vr.data_msgs, 4);
-out:
 	apc_batch_free(&b);
 	apc_model_free(&m);
 }
