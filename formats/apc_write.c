@@ -715,7 +715,7 @@ static int apcw_counter_fast(struct apc_writer *w, const struct apc_event *ev, s
 		*p++ = 0;
 		p += apc_pack64_wide(p, (int64_t)t);
 		*p++ = 2;
-		p += apc_pack64_wide(p, core);
+		p += apc_pack64_small(p, core);
 		s->bc_have = 1;
 		s->bc_ts = t;
 		s->bc_pid = APC_NO_PID;
@@ -725,7 +725,7 @@ static int apcw_counter_fast(struct apc_writer *w, const struct apc_event *ev, s
 		p += apc_pack64_wide(p, pid == APC_NO_PID ? 0 : pid);
 		s->bc_pid = pid;
 	}
-	p += apc_pack64_wide(p, key);
+	p += apc_pack64_small(p, key);
 	p += apc_pack64_wide(p, ev->u.counter.value);
 	s->b.len = (size_t)(p - s->b.p);
 	w->vals[id]++;

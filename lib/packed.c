@@ -176,8 +176,8 @@ size_t apc_unpack64_array_scalar(const uint8_t *in, size_t len, int64_t *out,
 #define PACKED_CONT(lz)                                                                \
 	((0x8080808080808080ULL >> ((64 - 8 * PACKED_MIN8(PACKED_LEN(lz) - 1)) % 64)) *  \
 	 (PACKED_LEN(lz) > 1))
-static const uint8_t packed_len_lz[64] = {PACKED_R64(PACKED_LEN)};
-static const uint64_t packed_cont_lz[64] = {PACKED_R64(PACKED_CONT)};
+const uint8_t apc_packed_len_lz[64] = {PACKED_R64(PACKED_LEN)};
+const uint64_t apc_packed_cont_lz[64] = {PACKED_R64(PACKED_CONT)};
 
 /*
  * Bytes 8 and 9 of a 9- or 10-byte value, indexed by its top byte
@@ -192,33 +192,13 @@ static const uint64_t packed_cont_lz[64] = {PACKED_R64(PACKED_CONT)};
 #define PACKED_HI_B64(t) PACKED_HI((t) + 64)
 #define PACKED_HI_B128(t) PACKED_HI((t) + 128)
 #define PACKED_HI_B192(t) PACKED_HI((t) + 192)
-static const uint16_t packed_hi_top[256] = {PACKED_HI64(0), PACKED_HI64(64), PACKED_HI64(128),
+const uint16_t apc_packed_hi_top[256] = {PACKED_HI64(0), PACKED_HI64(64), PACKED_HI64(128),
 					    PACKED_HI64(192)};
-
-/*
- * The low 56 bits of v as eight 7-bit groups, one per byte.  Each step
- * moves the upper half of every field up by adding a multiple of it
- * (x + (h << s) - h), three operations a step with no variable shift.
- */
-static inline uint64_t packed_spread(uint64_t x)
-{
-	x &= 0x00ffffffffffffffULL;
-	x += (x & 0x00fffffff0000000ULL) * 15;
-	x += (x & 0x0fffc0000fffc000ULL) * 3;
-	x += x & 0x3f803f803f803f80ULL;
-	return x;
-}
 
 /* One value, any length: see packed_pack_portable(). */
 static inline size_t packed_put_portable(uint8_t *out, int64_t x)
 {
-	unsigned lz = (unsigned)__builtin_clzll((uint64_t)(x ^ (x >> 63)) | 1);
-	uint64_t w = packed_spread((uint64_t)x) | packed_cont_lz[lz];
-	uint16_t hi = packed_hi_top[(uint64_t)x >> 56];
-
-	memcpy(out, &w, 8);
-	memcpy(out + 8, &hi, 2);
-	return packed_len_lz[lz];
+	return apc_pack64_wide(out, x);
 }
 
 /* For a value of 1-4 bytes (28 bits): the length and continuation bits
@@ -283,7 +263,7 @@ static size_t packed_pack_portable(uint8_t *out, const int64_t *v, size_t count)
 }
 
 /* The 7-bit groups in x's eight bytes (bit 7 of each clear) joined into
- * 56 bits: the inverse of packed_spread(). */
+ * 56 bits: the inverse of apc_packed_spread(). */
 static inline uint64_t packed_gather(uint64_t x)
 {
 	x = (x & 0x007f007f007f007fULL) | ((x & 0x7f007f007f007f00ULL) >> 1);
@@ -722,19 +702,19 @@ static size_t packed_pack_neon(uint8_t *out, const int64_t *v, size_t count)
 		int64_t x0 = v[i], x1 = v[i + 1];
 		unsigned l0 = (unsigned)__builtin_clzll((uint64_t)(x0 ^ (x0 >> 63)) | 1);
 		unsigned l1 = (unsigned)__builtin_clzll((uint64_t)(x1 ^ (x1 >> 63)) | 1);
-		uint16_t h0 = packed_hi_top[(uint64_t)x0 >> 56], h1 = packed_hi_top[(uint64_t)x1 >> 56];
+		uint16_t h0 = apc_packed_hi_top[(uint64_t)x0 >> 56], h1 = apc_packed_hi_top[(uint64_t)x1 >> 56];
 		uint64x2_t x = vandq_u64(vreinterpretq_u64_s64(vld1q_s64(v + i)), m56);
 
 		x = vorrq_u64(vandq_u64(x, a1), vandq_u64(vshlq_n_u64(x, 4), b1));
 		x = vorrq_u64(vandq_u64(x, a2), vandq_u64(vshlq_n_u64(x, 2), b2));
 		x = vorrq_u64(vandq_u64(x, a3), vandq_u64(vshlq_n_u64(x, 1), b3));
-		x = vorrq_u64(x, vcombine_u64(vcreate_u64(packed_cont_lz[l0]), vcreate_u64(packed_cont_lz[l1])));
+		x = vorrq_u64(x, vcombine_u64(vcreate_u64(apc_packed_cont_lz[l0]), vcreate_u64(apc_packed_cont_lz[l1])));
 		vst1_u8(out + pos, vreinterpret_u8_u64(vget_low_u64(x)));
 		memcpy(out + pos + 8, &h0, 2);
-		pos += packed_len_lz[l0];
+		pos += apc_packed_len_lz[l0];
 		vst1_u8(out + pos, vreinterpret_u8_u64(vget_high_u64(x)));
 		memcpy(out + pos + 8, &h1, 2);
-		pos += packed_len_lz[l1];
+		pos += apc_packed_len_lz[l1];
 	}
 	if (i < count)
 		pos += packed_put_portable(out + pos, v[i]);

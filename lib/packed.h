@@ -81,34 +81,62 @@ const struct apc_packed_impl *apc_packed_impls(size_t *n);
 /* apc_packed_impl_name() : the variant the batch entry points use. */
 const char *apc_packed_impl_name(void);
 
+/* Tables behind apc_pack64_wide(), in packed.c: by count-leading-zeros
+ * of the magnitude (v ^ v >> 63) | 1, the length and the continuation
+ * bits of bytes 0-7; by the top byte (v >> 56), bytes 8 and 9. */
+extern const uint8_t apc_packed_len_lz[64];
+extern const uint64_t apc_packed_cont_lz[64];
+extern const uint16_t apc_packed_hi_top[256];
+
 /*
- * apc_pack64_wide() : apc_pack64() without the byte loop (8-byte store,
- * count-leading-zeros for the length).  Same bytes and return value, but
- * it always writes 10 bytes: out needs room for 10, as for apc_pack64(),
- * and bytes past the returned count are clobbered.
+ * apc_packed_spread() : the low 56 bits of x as eight 7-bit groups, one
+ * per byte.  Each step moves the upper half of every field up by adding
+ * a multiple of it (x + (h << s) - h): three operations a step and no
+ * variable shift.
+ */
+static inline uint64_t apc_packed_spread(uint64_t x)
+{
+	x &= 0x00ffffffffffffffULL;
+	x += (x & 0x00fffffff0000000ULL) * 15;
+	x += (x & 0x0fffc0000fffc000ULL) * 3;
+	x += x & 0x3f803f803f803f80ULL;
+	return x;
+}
+
+/*
+ * apc_pack64_wide() : apc_pack64() without the byte loop (one 8-byte
+ * and one 2-byte store, count-leading-zeros and tables for the length).
+ * Same bytes and return value, but it always writes 10 bytes: out needs
+ * room for 10, as for apc_pack64(), and bytes past the returned count
+ * are clobbered.
  */
 static inline size_t apc_pack64_wide(uint8_t *out, int64_t v)
 {
 #if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t u = (uint64_t)(v ^ (v >> 63)) | 1, x = (uint64_t)v & 0x00ffffffffffffffULL;
-	unsigned n = (71u - (unsigned)__builtin_clzll(u)) / 7, s = 8 * (n - 1);
+	unsigned lz = (unsigned)__builtin_clzll((uint64_t)(v ^ (v >> 63)) | 1);
+	uint64_t w = apc_packed_spread((uint64_t)v) | apc_packed_cont_lz[lz];
+	uint16_t hi = apc_packed_hi_top[(uint64_t)v >> 56];
 
-	/* Spread the low 56 bits into 8 bytes of 7 bits each. */
-	x = (x & 0x000000000fffffffULL) | ((x & 0x00fffffff0000000ULL) << 4);
-	x = (x & 0x00003fff00003fffULL) | ((x & 0x0fffc0000fffc000ULL) << 2);
-	x = (x & 0x007f007f007f007fULL) | ((x & 0x3f803f803f803f80ULL) << 1);
-	/* No branch on the length (it is data): bytes 8 and 9 are always
-	 * written, and only count when n says so. */
-	/* continuation bits on bytes 0..n-2; the split shift makes s >= 64
-	 * (n > 8) give all eight without a branch or an oversized shift */
-	x |= 0x8080808080808080ULL & ~((~0ULL << (s >> 1)) << (s - (s >> 1)));
-	__builtin_memcpy(out, &x, 8);
-	out[8] = (uint8_t)(((v >> 56) & 0x7f) | (n == 10 ? 0x80 : 0));
-	out[9] = (uint8_t)((v >> 63) & 0x7f);
-	return n;
+	__builtin_memcpy(out, &w, 8);
+	__builtin_memcpy(out + 8, &hi, 2);
+	return apc_packed_len_lz[lz];
 #else
 	return apc_pack64(out, v);
 #endif
+}
+
+/*
+ * apc_pack64_small() : apc_pack64_wide() for values that are almost
+ * always 0..63 (keys, cores, frame types), which are their own one-byte
+ * encoding: one store behind a branch that predicts well.
+ */
+static inline size_t apc_pack64_small(uint8_t *out, int64_t v)
+{
+	if ((uint64_t)v < 64) {
+		*out = (uint8_t)v;
+		return 1;
+	}
+	return apc_pack64_wide(out, v);
 }
 
 #endif
