@@ -75,8 +75,8 @@ struct ltt_src {
 	int qst;
 	struct apc_err qerr;
 	int32_t current_pid;  /* from schedchange, for exit/exec */
-	/* stat index + 1 of the last id seen in each id & 255 bucket (0 =
-	 * none): skips the (cpu, id) hash for almost every event */
+	/* stat index + 1 of each id below 256 seen so far (0 = not yet):
+	 * skips the (cpu, id) hash for almost every event */
 	int32_t stat_cache[256];
 };
 
@@ -186,7 +186,9 @@ static __attribute__((noinline)) void ltt_stat_slow(struct apc_reader *r, struct
 						    const struct apc_ltt_raw *ev)
 {
 	int cpu = ev->cpu;
-	int32_t *slot = &src->stat_cache[ev->id & 255];
+	/* Only ids below 256 are cached: each has its own entry, and a
+	 * source's events are all of one CPU, so a hit needs no compare. */
+	int32_t dummy, *slot = ev->id < 256 ? &src->stat_cache[ev->id] : &dummy;
 	uint32_t key = ((uint32_t)(cpu + 1) << 16) ^ ev->id;
 	size_t cap = p->stat_ix_cap, h;
 
@@ -238,16 +240,12 @@ static __attribute__((noinline)) void ltt_stat_slow(struct apc_reader *r, struct
 static inline void ltt_stat(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *src,
 			    const struct apc_ltt_raw *ev)
 {
-	int32_t slot = src->stat_cache[ev->id & 255];
+	int32_t slot = ev->id < 256 ? src->stat_cache[ev->id] : 0;
 
-	if (slot > 0) {
-		struct apc_ltt_stat *c = &p->stats[slot - 1];
-		if (c->id == ev->id && c->cpu == ev->cpu) {
-			c->count++;
-			return;
-		}
-	}
-	ltt_stat_slow(r, p, src, ev);
+	if (slot > 0)
+		p->stats[slot - 1].count++;
+	else
+		ltt_stat_slow(r, p, src, ev);
 }
 
 size_t apc_ltt_stats(struct apc_reader *r, struct apc_ltt_stat *out, size_t max)
@@ -917,8 +915,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 	uint8_t role = ii->role;
 	const struct apc_ltt_fieldref *f = NULL;
 
-	r->model->records_read++;
-	ltt_stat(r, p, s, ev);
+	ltt_stat(r, p, s, ev); /* the caller counts the record */
 	if (role == ROLE_NONE)
 		return 0;
 	if (role == ROLE_COUNTER || role >= ROLE_IRQ)
@@ -999,6 +996,7 @@ counter:
 static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 {
 	struct ltt_priv *p = r->priv;
+	uint64_t nrec = 0;
 	int st;
 
 	if (p->failed)
@@ -1063,6 +1061,10 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 		if (p->next_mark < p->nmarks && p->marks[p->next_mark].ts < lim_lt)
 			lim_lt = p->marks[p->next_mark].ts;
 		for (const struct apc_ltt_raw *cur = best->cur;;) {
+			/* records_read is counted here, not through r->model
+			 * in ltt_map: a store per event to a line the main
+			 * thread also writes */
+			nrec++;
 			if (ltt_map(r, p, best, cur, b))
 				goto nomem;
 			/* the next decoded event without ltt_advance's stores */
@@ -1079,6 +1081,7 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 				break;
 		}
 	}
+	r->model->records_read += nrec;
 	r->progress_done = 0;
 	for (size_t i = 0; i < p->nsrc; i++)
 		r->progress_done += p->src[i].w.block_off + (p->src[i].w.have_block ? p->block_size : 0);
@@ -1098,6 +1101,7 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 nomem:
 	st = apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 fail:
+	r->model->records_read += nrec;
 	p->failed = 1;
 	r->damaged = st == APC_EDATA;
 	return st;

@@ -116,11 +116,15 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 	size_t w = 0;
 
 	if (!o->have_begin && !o->have_end) {
-		/* Nothing is cut: account with locals (the stores through
-		 * res would otherwise be redone for every event). */
+		/* Nothing is cut: account with locals.  The stores through
+		 * res would otherwise be redone for every event, and the
+		 * model's per-type counts share a cache line with the
+		 * records_read that the reader, on its own thread, counts
+		 * up for every record: counting there per event made the
+		 * line bounce between the cores. */
 		uint64_t lo = res->have_ts ? res->first_ts : UINT64_MAX;
 		uint64_t hi = res->have_ts ? res->last_ts : 0, nread = 0;
-		uint64_t *count = res->model.ev_count;
+		uint64_t count[APC_EV_TYPE_COUNT] = {0};
 		int have = res->have_ts;
 
 		for (size_t i = 0; i < b->n; i++) {
@@ -141,6 +145,8 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 				count[e->type]++;
 			nread += many;
 		}
+		for (int t = 0; t < APC_EV_TYPE_COUNT; t++)
+			res->model.ev_count[t] += count[t];
 		res->model.events_read += nread;
 		if (have) {
 			res->first_ts = lo;
