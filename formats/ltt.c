@@ -88,6 +88,7 @@ struct ltt_idrefs {
 /* What the reader makes of one event id, for ids below the table's n. */
 struct ltt_idinfo {
 	uint8_t role;       /* enum ltt_role */
+	uint8_t plain;      /* a counter value and nothing else (ctr >= 0) */
 	int32_t ctr;        /* counter id, -1 none */
 	uint32_t ref_slot;  /* refs index + 1 for role ids, 0 none */
 };
@@ -152,7 +153,7 @@ static int ltt_slurp(struct apc_input *in, const char *rel, uint8_t **buf, size_
 }
 
 /* An id past the table is unassigned: no role, no counter, no refs. */
-static const struct ltt_idinfo ltt_noid = {ROLE_NONE, -1, 0};
+static const struct ltt_idinfo ltt_noid = {ROLE_NONE, 0, -1, 0};
 
 static inline const struct ltt_idinfo *ltt_id(const struct ltt_priv *p, uint32_t id)
 {
@@ -596,6 +597,7 @@ static void ltt_declare(struct apc_reader *r, struct ltt_priv *p)
 		char type[256];
 		ii->ctr = -1;
 		ii->role = ROLE_NONE;
+		ii->plain = 0;
 		ii->ref_slot = 0;
 		if (!e)
 			continue;
@@ -642,6 +644,7 @@ static void ltt_declare(struct apc_reader *r, struct ltt_priv *p)
 			apc_strset(&d->description, e->description);
 		}
 		ii->ctr = (int32_t)d->id;
+		ii->plain = ii->role == ROLE_COUNTER || ii->role >= ROLE_IRQ;
 	}
 }
 
@@ -916,6 +919,15 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 	const struct apc_ltt_fieldref *f = NULL;
 
 	ltt_stat(r, p, s, ev); /* the caller counts the record */
+	if (ii->plain) {
+		/* most events: one branch to their counter */
+		if (!(e = apc_batch_add(b, APC_EV_COUNTER, ev->ts, core)))
+			return -1;
+		e->u.counter.counter = (uint32_t)ii->ctr;
+		e->u.counter.pid = APC_NO_PID;
+		e->u.counter.value = 1;
+		return 0;
+	}
 	if (role == ROLE_NONE)
 		return 0;
 	if (role == ROLE_COUNTER || role >= ROLE_IRQ)
