@@ -989,25 +989,37 @@ static int apcw_proc(struct apc_writer *w, const struct apc_event *ev, struct ap
 	return apcw_done(w, s, err);
 }
 
-/* Append stream bytes for External fd, split across frames at frame_max. */
-static int apcw_ext_bytes(struct apc_writer *w, int32_t fd, const uint8_t *p, size_t n,
-			  struct apc_err *err)
+/* The open External frame of fd, opened (with room for frame_max
+ * bytes) if it is not; NULL after an error. */
+static struct apcw_open *apcw_ext_open(struct apc_writer *w, int32_t fd, struct apc_err *err)
 {
 	struct apcw_open *s = &w->ext[(uint32_t)(fd - 1) % APCW_EXT_OPEN];
 
 	if (s->type && s->core != fd && apcw_flush(w, s, err) < 0)
-		return APC_EIO;
-	while (n) {
-		size_t room;
-		if (!s->type) {
-			if (apc_buf_reserve(&s->b, w->frame_max + 2 * APC_PACKED32_MAX) != APC_OK)
-				return apcw_oom(err);
-			s->type = APC_FRAME_EXTERNAL;
-			s->core = fd;
-			s->b.len = 0;
-			apc_buf_put_packed32(&s->b, APC_FRAME_EXTERNAL);
-			apc_buf_put_packed32(&s->b, fd);
+		return NULL;
+	if (!s->type) {
+		if (apc_buf_reserve(&s->b, w->frame_max + 2 * APC_PACKED32_MAX) != APC_OK) {
+			apcw_oom(err);
+			return NULL;
 		}
+		s->type = APC_FRAME_EXTERNAL;
+		s->core = fd;
+		s->b.len = 0;
+		apc_buf_put_packed32(&s->b, APC_FRAME_EXTERNAL);
+		apc_buf_put_packed32(&s->b, fd);
+	}
+	return s;
+}
+
+/* Append stream bytes for External fd, split across frames at frame_max. */
+static int apcw_ext_bytes(struct apc_writer *w, int32_t fd, const uint8_t *p, size_t n,
+			  struct apc_err *err)
+{
+	while (n) {
+		struct apcw_open *s = apcw_ext_open(w, fd, err);
+		size_t room;
+		if (!s)
+			return err->status;
 		room = s->b.len < w->frame_max ? w->frame_max - s->b.len : 0;
 		if (room > n)
 			room = n;
@@ -1097,18 +1109,32 @@ static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, str
 			return rc;
 		w->scratch.len = 0;
 	}
-	rc = apc_ann_encode(&w->scratch, w->ann_version, ev->ts, a);
+	/* Encoded straight into the fd's frame; what runs past frame_max
+	 * moves on to the next frames, as apcw_ext_bytes() splits bytes. */
+	struct apcw_open *s = &w->ext[(uint32_t)(c->fd - 1) % APCW_EXT_OPEN];
+	int opened = !(s->type && s->core == c->fd);
+	if (!(s = apcw_ext_open(w, c->fd, err)))
+		return err->status;
+	rc = apc_ann_encode(&s->b, w->ann_version, ev->ts, a);
 	if (rc == APC_ENOMEM)
 		return apcw_oom(err);
 	if (rc != APC_OK) {
+		if (opened)
+			s->type = 0; /* no frame for a message that is not written */
 		apc_model_unmapped(&w->um, "annotations the encoder rejected", 1);
 		w->st.dropped++;
 		return APC_OK;
 	}
-	if ((rc = apcw_ext_bytes(w, c->fd, w->scratch.p, w->scratch.len, err)) < 0)
-		return rc;
 	w->st.messages++;
-	return APC_OK;
+	if (s->b.len < w->frame_max)
+		return APC_OK;
+	size_t over = s->b.len - w->frame_max;
+	if (apc_buf_put_bytes(&w->scratch, s->b.p + w->frame_max, over) != APC_OK)
+		return apcw_oom(err);
+	s->b.len = w->frame_max;
+	if (apcw_flush(w, s, err) < 0)
+		return APC_EIO;
+	return apcw_ext_bytes(w, c->fd, w->scratch.p, w->scratch.len, err);
 }
 
 /*

@@ -1335,6 +1335,52 @@ static void times_past_int64(void)
 	apc_model_free(&m);
 }
 
+/*
+ * An annotation the encoder rejects (an unknown message code) is counted
+ * and leaves no trace in the data file: not even an empty External
+ * frame when its connection's frame had just been flushed (fd 9 shares
+ * fd 1's open frame and flushes it).
+ */
+static void rejected_annotation_leaves_no_frame(void)
+{
+	const char *dir = fresh_dir();
+	struct apc_write_opts o = {.created = -1};
+	static struct apc_ann rej[10];
+	struct apc_model m;
+	struct apc_batch b;
+	struct scan s;
+	char out[512];
+	uint64_t rejected = 0;
+
+	T_ASSERT(dir);
+	if (!dir)
+		return;
+	snprintf(out, sizeof out, "%s/rejected.apc", dir);
+	build_model(&m);
+	apc_batch_init(&b, 64);
+	for (int i = 0; i < 10; i++) {
+		struct apc_event *e = apc_batch_add(&b, APC_EV_ANNOTATION, DELTA + 100 + (uint64_t)i, 0);
+		struct apc_ann *a = &rej[i];
+		memset(a, 0, sizeof *a);
+		a->code = i < 9 ? APC_ANN_STR : 0x30;
+		a->tid = a->pid = 100 + (i < 9 ? i : 0);
+		a->text = "x";
+		a->text_len = 1;
+		e->u.ann = a;
+	}
+	T_EQ_INT(write_model(out, &o, &m, &b, NULL), APC_OK);
+	for (size_t i = 0; i < m.nunmapped; i++)
+		if (strstr(m.unmapped[i].what, "encoder rejected"))
+			rejected = m.unmapped[i].count;
+	T_EQ_U64(rejected, 1);
+	T_EQ_INT(scan_path(&s, out), 0);
+	T_EQ_INT(s.parse_errors, 0);
+	T_EQ_INT(s.n_ext_frames, 9); /* one per fd */
+	scan_free(&s);
+	apc_batch_free(&b);
+	apc_model_free(&m);
+}
+
 void run_tests(void)
 {
 	T_RUN(every_event_type);
@@ -1345,6 +1391,7 @@ void run_tests(void)
 	T_RUN(bounded_frames_and_reordering);
 	T_RUN(times_past_int64);
 	T_RUN(annotation_streams_per_fd);
+	T_RUN(rejected_annotation_leaves_no_frame);
 	T_RUN(events_file_merge_and_epoch);
 	T_RUN(created_from_source_date_epoch);
 	T_RUN(counter_rows_same_bytes);
