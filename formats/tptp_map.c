@@ -244,6 +244,16 @@ struct tptp_chunk {
 	struct tptp_out ev[TPTP_CHUNK_EVENTS];
 };
 
+/* Chunks come TPTP_SLAB_CHUNKS to a malloc: one at a time, each grew
+ * the reader thread's malloc heap by a page (8191 mprotect calls for
+ * the 100000-call bench input). */
+#define TPTP_SLAB_CHUNKS 64
+
+struct tptp_slab {
+	struct tptp_slab *next;
+	struct tptp_chunk c[TPTP_SLAB_CHUNKS];
+};
+
 struct tptp_run {
 	struct tptp_chunk *head, *tail;
 	uint32_t hpos, tpos;    /* next to pop in head, next free in tail */
@@ -296,6 +306,7 @@ struct tptp_map {
 	uint8_t rheap[TPTP_RUNS_MAX];   /* live runs, a heap by head event */
 	size_t nruns;
 	struct tptp_chunk *free_chunks;
+	struct tptp_slab *slabs; /* every chunk lives in one of these */
 	struct tptp_out *heap;  /* the spill heap */
 	size_t hsn, hcap;
 	uint64_t seq;
@@ -388,10 +399,18 @@ static struct tptp_chunk *chunk_new(struct tptp_map *m)
 {
 	struct tptp_chunk *c = m->free_chunks;
 
-	if (c)
-		m->free_chunks = c->next;
-	else if (!(c = malloc(sizeof *c)))
-		return NULL;
+	if (!c) {
+		struct tptp_slab *sl = malloc(sizeof *sl);
+		if (!sl)
+			return NULL;
+		sl->next = m->slabs;
+		m->slabs = sl;
+		for (size_t i = TPTP_SLAB_CHUNKS; i-- > 0;) {
+			sl->c[i].next = c;
+			c = &sl->c[i];
+		}
+	}
+	m->free_chunks = c->next;
 	c->next = NULL;
 	return c;
 }
@@ -531,17 +550,14 @@ static void queue_pop(struct tptp_map *m, struct tptp_out *o)
 
 static void queue_free(struct tptp_map *m)
 {
-	struct tptp_chunk *c, *n;
+	struct tptp_slab *sl, *n;
 
-	for (size_t i = 0; i < m->nruns; i++)
-		for (c = m->runs[m->by_tail[i]].head; c; c = n) {
-			n = c->next;
-			free(c);
-		}
-	for (c = m->free_chunks; c; c = n) {
-		n = c->next;
-		free(c);
+	for (sl = m->slabs; sl; sl = n) {
+		n = sl->next;
+		free(sl);
 	}
+	m->slabs = NULL;
+	m->free_chunks = NULL;
 	free(m->heap);
 }
 
