@@ -8,7 +8,7 @@
 #include "frame.h"
 #include "packed.h"
 
-int apc_buf_reserve(struct apc_buf *b, size_t more)
+int apc_buf_grow(struct apc_buf *b, size_t more)
 {
 	size_t need = b->len + more, ncap;
 	uint8_t *np;
@@ -47,16 +47,6 @@ size_t apc_buf_put_packed64(struct apc_buf *b, int64_t v)
 	size_t n = apc_pack64(b->p + b->len, v);
 	b->len += n;
 	return n;
-}
-
-int apc_buf_put_bytes(struct apc_buf *b, const void *p, size_t n)
-{
-	if (apc_buf_reserve(b, n) != APC_OK)
-		return APC_ENOMEM;
-	if (n)
-		memcpy(b->p + b->len, p, n);
-	b->len += n;
-	return APC_OK;
 }
 
 int apc_buf_put_string(struct apc_buf *b, const char *s, size_t n)

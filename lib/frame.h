@@ -210,12 +210,27 @@ struct apc_buf {
 	uint8_t *p;
 	size_t len, cap;
 };
-int apc_buf_reserve(struct apc_buf *b, size_t more);
+/* apc_buf_reserve()'s out-of-line part: grow to hold `more` bytes more. */
+int apc_buf_grow(struct apc_buf *b, size_t more);
+/* Room for `more` bytes past len: APC_OK, or APC_ENOMEM.  Inline, since
+ * the writer asks for every message and the room is nearly always there. */
+static inline int apc_buf_reserve(struct apc_buf *b, size_t more)
+{
+	return more <= b->cap - b->len ? APC_OK : apc_buf_grow(b, more);
+}
 void apc_buf_free(struct apc_buf *b);
 /* Append helpers; they assume apc_buf_reserve() made room (10 bytes per packed). */
 size_t apc_buf_put_packed32(struct apc_buf *b, int32_t v);
 size_t apc_buf_put_packed64(struct apc_buf *b, int64_t v);
-int apc_buf_put_bytes(struct apc_buf *b, const void *p, size_t n);
+static inline int apc_buf_put_bytes(struct apc_buf *b, const void *p, size_t n)
+{
+	if (apc_buf_reserve(b, n) != APC_OK)
+		return APC_ENOMEM;
+	if (n)
+		__builtin_memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return APC_OK;
+}
 /* packed32 length then bytes (the APC "string" type). */
 int apc_buf_put_string(struct apc_buf *b, const char *s, size_t n);
 
