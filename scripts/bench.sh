@@ -41,6 +41,21 @@ med_secs() {
 # these machines' slow spells (tens of seconds, a third slower) decide
 # a median of three: they and their baselines take SHORT_RUNS runs.
 SHORT_RUNS=${SHORT_RUNS:-$((RUNS < 9 ? 9 : RUNS))}
+# interleave FUNC... : time the functions in turn, RUNS rounds, and
+# print each one's median on a line of its own (in the order given).
+# A figure and its baseline then see the same slow spells, which three
+# runs of one followed by three of the other did not.
+interleave() {
+	times=$DATA/times.txt
+	: >"$times"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		for f in "$@"; do echo "$f $(secs "$f")" >>"$times"; done
+		i=$((i + 1))
+	done
+	for f in "$@"; do awk -v f="$f" '$1 == f {print $2}' "$times" | median; done
+	rm -f "$times"
+}
 med_short() {
 	keep=$RUNS
 	RUNS=$SHORT_RUNS
@@ -115,9 +130,17 @@ if [ -x "$TOOLS/barmangen" ]; then
 	[ -f "$in" ] || "$TOOLS/barmangen" --seed 1 --size $((MB * 1048576)) -o "$in" >/dev/null
 	[ -f "$small" ] || "$TOOLS/barmangen" --seed 2 --size $((100 * 1048576)) -o "$small" >/dev/null
 	bytes=$(stat -c %s "$in")
-	cat_s=$(med_secs cat "$in")
-	conv_s=$(med_secs convert "$in")
-	scal_s=$(APC_NO_SIMD=1 med_secs convert "$in")
+	b_cat() { cat "$in"; }
+	b_conv() { convert "$in"; }
+	b_scalar() { APC_NO_SIMD=1 convert "$in"; }
+	b_one() { APC_NO_THREADS=1 convert "$in"; }
+	b_small() { convert "$small"; }
+	# Files idle for a minute may have left the page cache (this
+	# machine's DAMON pages them out): read them once before timing.
+	cat "$in" "$small" >/dev/null
+	# shellcheck disable=SC2046
+	set -- $(interleave b_cat b_conv b_scalar b_one b_small)
+	cat_s=$1 conv_s=$2 scal_s=$3 one_s=$4 small_s=$5
 	cat_mbs=$(calc "$bytes / $cat_s / 1000000")
 	conv_mbs=$(calc "$bytes / $conv_s / 1000000")
 	scal_mbs=$(calc "$bytes / $scal_s / 1000000")
@@ -135,11 +158,9 @@ if [ -x "$TOOLS/barmangen" ]; then
 	row "barman->apc vs APC_NO_SIMD=1 (MB/s)" "$(fmt "$conv_mbs" 1)" "$(fmt "$scal_mbs" 1)" \
 		"$(fmt "$(calc "$conv_mbs / $scal_mbs")")" ">= 3.5"
 	# the reader and the data file's writes on threads of their own
-	one_s=$(APC_NO_THREADS=1 med_secs convert "$in")
 	one_mbs=$(calc "$bytes / $one_s / 1000000")
 	row "barman->apc vs APC_NO_THREADS=1 (MB/s)" "$(fmt "$conv_mbs" 1)" "$(fmt "$one_mbs" 1)" \
 		"$(fmt "$(calc "$conv_mbs / $one_mbs")")" "-"
-	small_s=$(med_secs convert "$small")
 	sbytes=$(stat -c %s "$small")
 	row "barman->apc s/MB ${MB} MiB vs 100 MiB" "$(fmt "$(calc "$conv_s * 1000000 / $bytes")" 4)" \
 		"$(fmt "$(calc "$small_s * 1000000 / $sbytes")" 4)" \
@@ -172,12 +193,15 @@ if [ -x "$TOOLS/lttgen" ]; then
 	ltt="$DATA/ltt-$LTT_EVENTS"
 	[ -d "$ltt" ] || "$TOOLS/lttgen" --seed 1 --events "$LTT_EVENTS" -o "$ltt" >/dev/null
 	nev=$(events "$ltt")
-	ltt_s=$(med_short convert "$ltt")
 	lbytes=$(du -sb "$ltt" | cut -f1)
-	lcat_s=$(med_short sh -c "find '$ltt' -type f -exec cat {} + >/dev/null")
+	l_conv() { convert "$ltt"; }
+	l_cat() { find "$ltt" -type f -exec cat {} + >/dev/null; }
+	l_one() { APC_NO_THREADS=1 convert "$ltt"; }
+	# shellcheck disable=SC2046
+	set -- $(RUNS=$SHORT_RUNS; interleave l_conv l_cat l_one)
+	ltt_s=$1 lcat_s=$2 lone_s=$3
 	row "ltt->apc (M events/s) vs cat (MB/s)" "$(fmt "$(calc "$nev / $ltt_s / 1000000")")" \
 		"$(fmt "$(calc "$lbytes / $lcat_s / 1000000")" 1)" "-" ">= 30 M events/s"
-	lone_s=$(APC_NO_THREADS=1 med_short convert "$ltt")
 	row "ltt->apc vs APC_NO_THREADS=1 (M events/s)" "$(fmt "$(calc "$nev / $ltt_s / 1000000")")" \
 		"$(fmt "$(calc "$nev / $lone_s / 1000000")")" "$(fmt "$(calc "$lone_s / $ltt_s")")" "-"
 else
@@ -190,18 +214,26 @@ if [ -x "$TOOLS/tptpgen" ]; then
 	tbin="$DATA/tptp-$TPTP_CALLS.bin"
 	[ -f "$xml" ] || "$TOOLS/tptpgen" --seed 1 --threads 4 --calls "$TPTP_CALLS" -o "$xml" >/dev/null
 	[ -f "$tbin" ] || "$TOOLS/tptpgen" --seed 1 --threads 4 --calls "$TPTP_CALLS" --binary -o "$tbin" >/dev/null
+	cat "$xml" "$tbin" >/dev/null # into the page cache, as above
 	xb=$(stat -c %s "$xml")
-	x_s=$(med_short convert "$xml")
+	x_conv() { convert "$xml"; }
+	x_lint() { xmllint --stream --noout "$xml"; }
 	if command -v xmllint >/dev/null 2>&1; then
-		xl_s=$(med_short xmllint --stream --noout "$xml")
+		# shellcheck disable=SC2046
+		set -- $(RUNS=$SHORT_RUNS; interleave x_conv x_lint)
+		x_s=$1 xl_s=$2
 		row "tptp xml->apc (MB/s) vs xmllint --stream" "$(fmt "$(calc "$xb / $x_s / 1000000")" 1)" \
 			"$(fmt "$(calc "$xb / $xl_s / 1000000")" 1)" "$(fmt "$(calc "$xl_s / $x_s")")" ">= 0.8"
 	else
+		x_s=$(med_short convert "$xml")
 		row "tptp xml->apc (MB/s)" "$(fmt "$(calc "$xb / $x_s / 1000000")" 1)" "-" "-" "(no xmllint)"
 	fi
 	bb=$(stat -c %s "$tbin")
-	b_s=$(med_short convert "$tbin")
-	bc_s=$(med_short cat "$tbin")
+	t_conv() { convert "$tbin"; }
+	t_cat() { cat "$tbin"; }
+	# shellcheck disable=SC2046
+	set -- $(RUNS=$SHORT_RUNS; interleave t_conv t_cat)
+	b_s=$1 bc_s=$2
 	row "tptp binary->apc (MB/s) vs cat" "$(fmt "$(calc "$bb / $b_s / 1000000")" 1)" \
 		"$(fmt "$(calc "$bb / $bc_s / 1000000")" 1)" "$(fmt "$(calc "$bc_s / $b_s")")" ">= 0.2"
 else
