@@ -907,6 +907,19 @@ static int ltt_link(struct apc_batch *b, uint64_t ts, int core, int32_t pid)
 	return 0;
 }
 
+/* One occurrence of the event as a value of counter ctr; 0 or -1. */
+static inline int ltt_count(struct apc_batch *b, const struct apc_ltt_raw *ev, int core, int32_t ctr)
+{
+	struct apc_event *e = apc_batch_add(b, APC_EV_COUNTER, ev->ts, core);
+
+	if (!e)
+		return -1;
+	e->u.counter.counter = (uint32_t)ctr;
+	e->u.counter.pid = APC_NO_PID;
+	e->u.counter.value = 1;
+	return 0;
+}
+
 /* Map one raw event; returns 0 or -1 on allocation failure. */
 static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		   const struct apc_ltt_raw *ev, struct apc_batch *b)
@@ -919,15 +932,8 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 	const struct apc_ltt_fieldref *f = NULL;
 
 	ltt_stat(r, p, s, ev); /* the caller counts the record */
-	if (ii->plain) {
-		/* most events: one branch to their counter */
-		if (!(e = apc_batch_add(b, APC_EV_COUNTER, ev->ts, core)))
-			return -1;
-		e->u.counter.counter = (uint32_t)ii->ctr;
-		e->u.counter.pid = APC_NO_PID;
-		e->u.counter.value = 1;
-		return 0;
-	}
+	if (ii->plain)
+		return ltt_count(b, ev, core, ii->ctr); /* most events: one branch */
 	if (role == ROLE_NONE)
 		return 0;
 	if (role == ROLE_COUNTER || role >= ROLE_IRQ)
@@ -995,14 +1001,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		}
 	}
 counter:
-	if (ii->ctr < 0)
-		return 0;
-	if (!(e = apc_batch_add(b, APC_EV_COUNTER, ev->ts, core)))
-		return -1;
-	e->u.counter.counter = (uint32_t)ii->ctr;
-	e->u.counter.pid = APC_NO_PID;
-	e->u.counter.value = 1;
-	return 0;
+	return ii->ctr < 0 ? 0 : ltt_count(b, ev, core, ii->ctr);
 }
 
 static int ltt_next(struct apc_reader *r, struct apc_batch *b)
