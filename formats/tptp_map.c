@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tptp.h"
 #include "util.h"
@@ -244,10 +245,13 @@ struct tptp_chunk {
 	struct tptp_out ev[TPTP_CHUNK_EVENTS];
 };
 
-/* Chunks come TPTP_SLAB_CHUNKS to a malloc: one at a time, each grew
- * the reader thread's malloc heap by a page (8191 mprotect calls for
- * the 100000-call bench input). */
-#define TPTP_SLAB_CHUNKS 64
+/* Chunks come a 2 MiB slab at a time.  One at a time, each grew the
+ * reader thread's malloc heap by a page (8191 mprotect calls for the
+ * 100000-call bench input); a full window is about 30 MiB, and as
+ * transparent huge pages (where the kernel gives them on request) it
+ * takes 15 page faults instead of 7700. */
+#define TPTP_SLAB_BYTES ((size_t)2 << 20)
+#define TPTP_SLAB_CHUNKS ((TPTP_SLAB_BYTES - sizeof(void *)) / sizeof(struct tptp_chunk))
 
 struct tptp_slab {
 	struct tptp_slab *next;
@@ -400,9 +404,13 @@ static struct tptp_chunk *chunk_new(struct tptp_map *m)
 	struct tptp_chunk *c = m->free_chunks;
 
 	if (!c) {
-		struct tptp_slab *sl = malloc(sizeof *sl);
-		if (!sl)
+		void *mem = NULL;
+		if (posix_memalign(&mem, TPTP_SLAB_BYTES, sizeof(struct tptp_slab)) != 0)
 			return NULL;
+		struct tptp_slab *sl = mem;
+#ifdef MADV_HUGEPAGE
+		(void)madvise(mem, sizeof *sl, MADV_HUGEPAGE); /* a hint: fine if refused */
+#endif
 		sl->next = m->slabs;
 		m->slabs = sl;
 		for (size_t i = TPTP_SLAB_CHUNKS; i-- > 0;) {
