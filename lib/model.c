@@ -30,13 +30,14 @@ void apc_batch_init(struct apc_batch *b, size_t cap)
 	b->cap = cap ? cap : 4096;
 	b->arena = NULL;
 	b->spare = NULL;
+	b->chunk = 0;
 }
 
 void apc_batch_reset(struct apc_batch *b)
 {
 	struct apc_arena_chunk *c, *next;
 
-	size_t kept = 0;
+	size_t kept = 0, std = b->chunk ? b->chunk : ARENA_CHUNK;
 
 	b->n = 0;
 	for (c = b->spare; c; c = c->next)
@@ -46,7 +47,7 @@ void apc_batch_reset(struct apc_batch *b)
 	 * memory for the whole run. */
 	for (c = b->arena; c; c = next) {
 		next = c->next;
-		if (c->cap == ARENA_CHUNK && kept < ARENA_KEEP) {
+		if (c->cap == std && kept < ARENA_KEEP) {
 			c->used = 0;
 			c->next = b->spare;
 			b->spare = c;
@@ -108,16 +109,17 @@ struct apc_event *apc_batch_add_grow(struct apc_batch *b, uint16_t type, uint64_
 void *apc_batch_alloc(struct apc_batch *b, size_t size)
 {
 	struct apc_arena_chunk *c = b->arena;
+	size_t std = b->chunk ? b->chunk : ARENA_CHUNK;
 	void *p;
 
 	size = (size + 15) & ~(size_t)15;
 	/* Newest chunk is at the head. */
 	if (!c || c->cap - c->used < size) {
 		struct apc_arena_chunk *nc = b->spare;
-		if (nc && size <= ARENA_CHUNK) {
+		if (nc && size <= nc->cap) {
 			b->spare = nc->next;
 		} else {
-			size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+			size_t cap = size > std ? size : std;
 			if (!(nc = malloc(sizeof *nc + cap)))
 				return NULL;
 			nc->used = 0;

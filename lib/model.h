@@ -237,6 +237,7 @@ struct apc_batch {
 	size_t n, cap;
 	struct apc_arena_chunk *arena;
 	struct apc_arena_chunk *spare; /* rewound chunks kept for reuse */
+	size_t chunk;                  /* arena chunk size; 0 = the default (256 KiB) */
 };
 
 void apc_batch_init(struct apc_batch *b, size_t cap);

@@ -32,12 +32,27 @@ struct apc_reorder *apc_reorder_new(size_t max_events)
 	return ro;
 }
 
+/*
+ * Copy an event into one block (event, then payload).  Annotations are
+ * the exception: they are copied through a scratch batch-free path by
+ * apc_batch_copy_ann at pop time, so here they get a private batch.
+ */
+struct ro_block {
+	struct apc_event ev;
+	struct apc_batch ann; /* owns the annotation copy, if any */
+	uint8_t payload[];
+};
+
 void apc_reorder_free(struct apc_reorder *ro)
 {
 	if (!ro)
 		return;
-	for (size_t i = 0; i < ro->n; i++)
-		free(ro->heap[i].ev);
+	for (size_t i = 0; i < ro->n; i++) {
+		/* events still held: each is the head of its block */
+		struct ro_block *b = (struct ro_block *)(void *)ro->heap[i].ev;
+		apc_batch_free(&b->ann);
+		free(b);
+	}
 	free(ro->heap);
 	free(ro);
 }
@@ -126,17 +141,6 @@ static void ro_copy_payload(struct apc_event *d, const struct apc_event *e, uint
 	}
 }
 
-/*
- * Copy an event into one block (event, then payload).  Annotations are
- * the exception: they are copied through a scratch batch-free path by
- * apc_batch_copy_ann at pop time, so here they get a private batch.
- */
-struct ro_block {
-	struct apc_event ev;
-	struct apc_batch ann; /* owns the annotation copy, if any */
-	uint8_t payload[];
-};
-
 int apc_reorder_push(struct apc_reorder *ro, const struct apc_event *e)
 {
 	size_t len = ro_payload(e);
@@ -147,6 +151,10 @@ int apc_reorder_push(struct apc_reorder *ro, const struct apc_event *e)
 		return APC_ENOMEM;
 	b->ev = *e;
 	apc_batch_init(&b->ann, 1);
+	/* Chunks the size of what they hold: a default 256 KiB chunk for
+	 * each annotation in a window of up to a million events took 1.8
+	 * GB of RSS and 6 s for a 23 MB capture. */
+	b->ann.chunk = 64;
 	p = b->payload;
 	switch (e->type) {
 	case APC_EV_ANNOTATION:
