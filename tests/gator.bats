@@ -23,13 +23,13 @@ teardown() {
 }
 
 apcserve() { "$APC_BIN/apcserve" "$@"; }
-apcrecord() { timeout 60 "$APC_BIN/apcrecord" "$@"; }
+apcrecord() { timeout -k 10 60 "$APC_BIN/apcrecord" "$@"; }
 
 # serve CAPTURE [OPTIONS]: start apcserve in the background on a free
 # port; sets PORT and SERVE_PID.
 serve() {
 	: >"$TMP/serve.log"
-	timeout 120 "$APC_BIN/apcserve" --port 0 "$@" 2>"$TMP/serve.log" 3>&- &
+	timeout -k 10 120 "$APC_BIN/apcserve" --port 0 "$@" 2>"$TMP/serve.log" 3>&- &
 	SERVE_PID=$!
 	PORT=
 	for _ in $(seq 100); do
@@ -145,7 +145,7 @@ serve_wait() {
 @test "SIGINT stops apcrecord cleanly; an agent killed mid-capture exits 1 and keeps what arrived" {
 	need_shared
 	serve "$SHARED/apc/v68_nonroot.apc" --once --realtime
-	timeout 30 "$APC_BIN/apcrecord" "127.0.0.1:$PORT" -o "$TMP/int.apc" 2>"$TMP/rec.log" 3>&- &
+	timeout -k 10 30 "$APC_BIN/apcrecord" "127.0.0.1:$PORT" -o "$TMP/int.apc" 2>"$TMP/rec.log" 3>&- &
 	rec=$!
 	sleep 1.5
 	kill -INT "$rec"
@@ -157,7 +157,7 @@ serve_wait() {
 	serve_wait
 
 	serve "$SHARED/apc/v68_nonroot.apc" --once --realtime
-	timeout 30 "$APC_BIN/apcrecord" "127.0.0.1:$PORT" -o "$TMP/cut.apc" 2>"$TMP/rec.log" 3>&- &
+	timeout -k 10 30 "$APC_BIN/apcrecord" "127.0.0.1:$PORT" -o "$TMP/cut.apc" 2>"$TMP/rec.log" 3>&- &
 	rec=$!
 	sleep 1.5
 	# SERVE_PID is `timeout`; kill the agent itself, as a crash would.
@@ -174,7 +174,7 @@ serve_wait() {
 	need_shared
 	command -v python3 >/dev/null || skip "python3 not available"
 	serve "$SHARED/apc/v68_nonroot.apc" --realtime
-	run timeout 30 python3 - "$PORT" <<'EOF'
+	run timeout -k 10 30 python3 - "$PORT" <<'EOF'
 import socket, struct, sys, time
 port = int(sys.argv[1])
 def conn(magic=b"junk\r\nVERSION 680\r\nSTREAMLINE\r\n"):

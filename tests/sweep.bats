@@ -126,7 +126,7 @@ convert() {
 	rm -rf "$TMP/out"
 	mkdir -p "$TMP/out"
 	rc=0
-	timeout 20 "$APC_BIN/apcconv" -q --overwrite "$@" -o "$TMP/out/o.apc" 2>"$TMP/err" || rc=$?
+	timeout -k 10 20 "$APC_BIN/apcconv" -q --overwrite "$@" -o "$TMP/out/o.apc" 2>"$TMP/err" || rc=$?
 }
 
 # sweep_file SAMPLE [FORMAT] : truncations and flips of a single file.
@@ -251,7 +251,7 @@ start_blocked() {
 	# hanging in open() or write().
 	# (bats' descriptors go first: a feeder blocked opening the FIFO
 	# must not hold them.)
-	( timeout 30 head -c 200000 "$TMP/t.xml"; exec sleep 60 ) >/dev/null 2>&1 3>&- >"$TMP/fifo" &
+	( timeout -k 10 30 head -c 200000 "$TMP/t.xml"; exec sleep 60 ) >/dev/null 2>&1 3>&- >"$TMP/fifo" &
 	feeder=$!
 	# Wait for the writer's temporary folder: the run is under way.
 	for _ in $(seq 100); do
@@ -306,7 +306,7 @@ finish_blocked() {
 @test "pipe: apcconv X -o - | head -c 100 ends quietly" {
 	"$APC_TOOLS/barmangen" -o "$TMP/big.bin" --seed 3 --records 200000 --size 8000000 >/dev/null
 	set +e
-	timeout 60 "$APC_BIN/apcconv" "$TMP/big.bin" -o - 2>"$TMP/err" | head -c 100 >"$TMP/head"
+	timeout -k 10 60 "$APC_BIN/apcconv" "$TMP/big.bin" -o - 2>"$TMP/err" | head -c 100 >"$TMP/head"
 	st=("${PIPESTATUS[@]}")
 	set -e
 	[ "${st[0]}" -ne 124 ] && [ "${st[0]}" -lt 128 ]
@@ -347,7 +347,7 @@ laughs_dtd() {
 	  sed -e '1{/^<?xml/d}' -e 's/<target name="[^"]*"/<target name="\&l9;"/' "$TMP/c.apc/captured.xml"; } >"$TMP/cx"
 	mv "$TMP/cx" "$TMP/c.apc/captured.xml"
 	rc=0
-	timeout 20 "$APC_BIN/apcverify" "$TMP/c.apc" >"$TMP/vout" 2>&1 || rc=$?
+	timeout -k 10 20 "$APC_BIN/apcverify" "$TMP/c.apc" >"$TMP/vout" 2>&1 || rc=$?
 	[ "$rc" -eq 1 ]
 	grep -q "captured.xml: error: .*entit" "$TMP/vout"
 	convert "$TMP/c.apc"
@@ -355,7 +355,7 @@ laughs_dtd() {
 	grep -q "captured.xml" "$TMP/err"
 	[ ! -e "$TMP/out/o.apc" ]
 	rc=0
-	timeout 20 "$APC_BIN/apcdump" --xml "$TMP/c.apc" >/dev/null 2>&1 || rc=$?
+	timeout -k 10 20 "$APC_BIN/apcdump" --xml "$TMP/c.apc" >/dev/null 2>&1 || rc=$?
 	[ "$rc" -ne 124 ] && [ "$rc" -lt 128 ]
 	# One small entity does not trip libxml2's limits: refused all the same.
 	{ printf '<?xml version="1.0"?>\n<!DOCTYPE captured [ <!ENTITY x "y"> ]>\n'
