@@ -990,13 +990,17 @@ static int apcw_proc(struct apc_writer *w, const struct apc_event *ev, struct ap
 }
 
 /* The open External frame of fd, opened (with room for frame_max
- * bytes) if it is not; NULL after an error. */
-static struct apcw_open *apcw_ext_open(struct apc_writer *w, int32_t fd, struct apc_err *err)
+ * bytes) if it is not, which *opened (when not NULL) says; NULL after
+ * an error. */
+static struct apcw_open *apcw_ext_open(struct apc_writer *w, int32_t fd, int *opened,
+				       struct apc_err *err)
 {
 	struct apcw_open *s = &w->ext[(uint32_t)(fd - 1) % APCW_EXT_OPEN];
 
 	if (s->type && s->core != fd && apcw_flush(w, s, err) < 0)
 		return NULL;
+	if (opened)
+		*opened = !s->type;
 	if (!s->type) {
 		if (apc_buf_reserve(&s->b, w->frame_max + 2 * APC_PACKED32_MAX) != APC_OK) {
 			apcw_oom(err);
@@ -1016,7 +1020,7 @@ static int apcw_ext_bytes(struct apc_writer *w, int32_t fd, const uint8_t *p, si
 			  struct apc_err *err)
 {
 	while (n) {
-		struct apcw_open *s = apcw_ext_open(w, fd, err);
+		struct apcw_open *s = apcw_ext_open(w, fd, NULL, err);
 		size_t room;
 		if (!s)
 			return err->status;
@@ -1111,9 +1115,9 @@ static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, str
 	}
 	/* Encoded straight into the fd's frame; what runs past frame_max
 	 * moves on to the next frames, as apcw_ext_bytes() splits bytes. */
-	struct apcw_open *s = &w->ext[(uint32_t)(c->fd - 1) % APCW_EXT_OPEN];
-	int opened = !(s->type && s->core == c->fd);
-	if (!(s = apcw_ext_open(w, c->fd, err)))
+	int opened;
+	struct apcw_open *s = apcw_ext_open(w, c->fd, &opened, err);
+	if (!s)
 		return err->status;
 	rc = apc_ann_encode(&s->b, w->ann_version, ev->ts, a);
 	if (rc == APC_ENOMEM)

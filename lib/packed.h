@@ -127,7 +127,7 @@ static inline size_t apc_pack64_wide(uint8_t *out, int64_t v)
 
 /*
  * apc_pack64_small() : apc_pack64_wide() for values that are almost
- * always 0..63 (keys, cores, frame types), which are their own one-byte
+ * always 0..63 (counter keys, cores), which are their own one-byte
  * encoding: one store behind a branch that predicts well.
  */
 static inline size_t apc_pack64_small(uint8_t *out, int64_t v)
