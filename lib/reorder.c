@@ -1,27 +1,80 @@
 /*
- * reorder.c - a min-heap of deep-copied events keyed by (time, arrival).
+ * reorder.c - the reorder window: waiting events kept as sorted runs.
  *
- * Each waiting event owns one malloc'd block holding the event and
- * everything it points to; popping copies it into the output batch's
- * arena and frees the block.  Memory is bounded by max_events.
+ * What comes in is a few interleaved streams, each already in time
+ * order (gatord writes each (frame type, core) buffer whole), so the
+ * window keeps sorted runs rather than one heap of events: an event is
+ * appended to the run whose last time is the greatest one not after it
+ * (a new run starts when there is none), and the next event out is the
+ * smallest run head, found with a small heap over the runs.  That is the
+ * least number of runs any split into sorted runs needs, so a few
+ * streams give a few runs.  Input needing more than RO_RUNS_MAX runs
+ * (times jumping back and forth) spills into a binary heap of single
+ * events: slower, same order.  Either way the order out is exactly
+ * (time, arrival).
+ *
+ * A run is a FIFO list of chunks holding each event with its payload
+ * (names, PCs, counter rows, annotation text...) copied behind it, so
+ * holding an event costs its size and no allocation; chunks go back to
+ * a free list as their run's head passes them.  Payloads too large for
+ * a chunk, and annotations carrying a counter declaration, get a block
+ * of their own.  Memory is bounded by max_events.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reorder.h"
 
-struct ro_item {
-	uint64_t ts, seq;
-	struct apc_event *ev; /* owned block */
+#define RO_RUNS_MAX 64
+#define RO_CHUNK ((size_t)64 << 10)
+#define RO_INLINE_MAX ((size_t)8 << 10) /* larger payloads: a block of their own */
+#define RO_SPARE_MAX 64                 /* free chunks kept for reuse */
+#define RO_ALIGN 16
+
+/*
+ * One waiting event.  In a run it sits in a chunk, its inline payload
+ * right behind it; in the spill heap it is a block of its own.
+ */
+struct ro_entry {
+	uint64_t seq;           /* arrival order */
+	uint32_t size;          /* bytes this entry takes in its chunk */
+	uint32_t pad_;
+	void *own;              /* payload block, or a batch (annotation with a counter) */
+	struct apc_event ev;
+};
+
+struct ro_chunk {
+	struct ro_chunk *next;
+	size_t used, cap;       /* bytes of mem */
+	_Alignas(RO_ALIGN) unsigned char mem[];
+};
+
+struct ro_run {
+	struct ro_chunk *head, *tail;
+	size_t hoff;            /* the head entry's offset in head->mem */
+	uint64_t tail_ts;
 };
 
 struct apc_reorder {
-	struct ro_item *heap;
-	size_t n, cap, max;
+	size_t n, max;          /* waiting; how many may wait */
 	uint64_t seq;
 	uint64_t last_ts;
 	int emitted;
+	struct ro_run runs[RO_RUNS_MAX];
+	uint8_t by_tail[RO_RUNS_MAX];   /* live runs by tail time ascending */
+	uint8_t rheap[RO_RUNS_MAX];     /* live runs, a heap by head entry */
+	size_t nruns;
+	struct ro_chunk *spare;
+	size_t nspare;
+	struct ro_entry **heap; /* the spill heap */
+	size_t hn, hcap;
 };
+
+static size_t ro_up(size_t n)
+{
+	return (n + RO_ALIGN - 1) & ~(size_t)(RO_ALIGN - 1);
+}
 
 struct apc_reorder *apc_reorder_new(size_t max_events)
 {
@@ -32,42 +85,26 @@ struct apc_reorder *apc_reorder_new(size_t max_events)
 	return ro;
 }
 
-/*
- * Copy an event into one block (event, then payload).  Annotations are
- * the exception: they are copied through a scratch batch-free path by
- * apc_batch_copy_ann at pop time, so here they get a private batch.
- */
-struct ro_block {
-	struct apc_event ev;
-	struct apc_batch ann; /* owns the annotation copy, if any */
-	uint8_t payload[];
-};
-
-void apc_reorder_free(struct apc_reorder *ro)
-{
-	if (!ro)
-		return;
-	for (size_t i = 0; i < ro->n; i++) {
-		/* events still held: each is the head of its block */
-		struct ro_block *b = (struct ro_block *)(void *)ro->heap[i].ev;
-		apc_batch_free(&b->ann);
-		free(b);
-	}
-	free(ro->heap);
-	free(ro);
-}
-
 size_t apc_reorder_pending(const struct apc_reorder *ro)
 {
 	return ro->n;
 }
 
-static int ro_less(const struct ro_item *a, const struct ro_item *b)
+static int ro_less(const struct ro_entry *a, const struct ro_entry *b)
 {
-	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+	return a->ev.ts < b->ev.ts || (a->ev.ts == b->ev.ts && a->seq < b->seq);
 }
 
-/* The pointer payload of an event: where it is and how long. */
+/* ---- payloads ------------------------------------------------------------ */
+
+/* Bytes an annotation's deep copy takes (without a counter declaration). */
+static size_t ro_ann_size(const struct apc_ann *a)
+{
+	return ro_up(sizeof *a) + ro_up(a->ndeps * sizeof *a->deps) + (a->text ? a->text_len + 1 : 0) +
+	       a->data_len;
+}
+
+/* The pointer payload of an event: how many bytes its copy takes. */
 static size_t ro_payload(const struct apc_event *e)
 {
 	switch (e->type) {
@@ -83,14 +120,18 @@ static size_t ro_payload(const struct apc_event *e)
 		return e->u.raw.len;
 	case APC_EV_COUNTERS:
 		return e->u.counters.n * (sizeof *e->u.counters.values + sizeof *e->u.counters.ids);
+	case APC_EV_ANNOTATION:
+		/* one with a counter declaration is copied into a batch */
+		return e->u.ann && !e->u.ann->counter ? ro_ann_size(e->u.ann) : 0;
 	default:
 		return 0;
 	}
 }
 
 /*
- * Copy e's pointer payload to p (ro_payload(e) bytes) and point d, a copy
- * of e, at it.  Annotations are not handled here (they own a batch).
+ * Copy e's pointer payload to p (ro_payload(e) bytes, RO_ALIGN-aligned)
+ * and point d, a copy of e, at it.  Not for an annotation with a counter
+ * declaration (those are copied into a batch).
  */
 static void ro_copy_payload(struct apc_event *d, const struct apc_event *e, uint8_t *p)
 {
@@ -136,90 +177,342 @@ static void ro_copy_payload(struct apc_event *d, const struct apc_event *e, uint
 		d->u.counters.ids = (const uint32_t *)(void *)(p + nv);
 		break;
 	}
+	case APC_EV_ANNOTATION: {
+		const struct apc_ann *a = e->u.ann;
+		struct apc_ann *c = (struct apc_ann *)(void *)p;
+		size_t k = ro_up(sizeof *c);
+
+		if (!a)
+			break;
+		*c = *a;
+		if (a->ndeps && a->deps) {
+			memcpy(p + k, a->deps, a->ndeps * sizeof *a->deps);
+			c->deps = (const int32_t *)(void *)(p + k);
+		}
+		k += ro_up(a->ndeps * sizeof *a->deps);
+		if (a->text) {
+			memcpy(p + k, a->text, a->text_len);
+			p[k + a->text_len] = 0;
+			c->text = (const char *)p + k;
+			k += a->text_len + 1;
+		}
+		if (a->data_len && a->data) {
+			memcpy(p + k, a->data, a->data_len);
+			c->data = p + k;
+		}
+		d->u.ann = c;
+		break;
+	}
 	default:
 		break;
 	}
 }
 
-int apc_reorder_push(struct apc_reorder *ro, const struct apc_event *e)
+/* Copy e into x (x->ev and its payload: inline at `inl`, or a block of
+ * its own when inl is NULL).  APC_OK or APC_ENOMEM (nothing owned). */
+static int ro_fill(struct ro_entry *x, const struct apc_event *e, size_t len, uint8_t *inl)
 {
-	size_t len = ro_payload(e);
-	struct ro_block *b = malloc(sizeof *b + (len ? len : 1));
-	uint8_t *p;
-
-	if (!b)
-		return APC_ENOMEM;
-	b->ev = *e;
-	apc_batch_init(&b->ann, 1);
-	/* Chunks the size of what they hold: a default 256 KiB chunk for
-	 * each annotation in a window of up to a million events took 1.8
-	 * GB of RSS and 6 s for a 23 MB capture. */
-	b->ann.chunk = 64;
-	p = b->payload;
-	switch (e->type) {
-	case APC_EV_ANNOTATION:
-		b->ev.u.ann = e->u.ann ? apc_batch_copy_ann(&b->ann, e->u.ann) : NULL;
-		if (e->u.ann && !b->ev.u.ann) {
-			apc_batch_free(&b->ann);
+	x->ev = *e;
+	x->own = NULL;
+	if (e->type == APC_EV_ANNOTATION && e->u.ann && e->u.ann->counter) {
+		/* rare: the declaration has strings of its own to copy */
+		struct apc_batch *b = malloc(sizeof *b);
+		if (!b)
+			return APC_ENOMEM;
+		apc_batch_init(b, 1);
+		b->chunk = 1024;
+		x->ev.u.ann = apc_batch_copy_ann(b, e->u.ann);
+		if (!x->ev.u.ann) {
+			apc_batch_free(b);
 			free(b);
 			return APC_ENOMEM;
 		}
-		break;
-	default:
-		ro_copy_payload(&b->ev, e, p);
-		break;
+		x->own = b;
+		return APC_OK;
 	}
-	if (ro->n == ro->cap) {
-		size_t ncap = ro->cap ? ro->cap * 2 : 1024;
-		struct ro_item *nh = realloc(ro->heap, ncap * sizeof *nh);
-		if (!nh) {
-			apc_batch_free(&b->ann);
-			free(b);
+	if (!len)
+		return APC_OK;
+	if (!inl) {
+		inl = malloc(len);
+		if (!inl)
 			return APC_ENOMEM;
-		}
-		ro->heap = nh;
-		ro->cap = ncap;
+		x->own = inl;
 	}
-	/* sift up */
-	struct ro_item it = {e->ts, ro->seq++, &b->ev};
-	size_t i = ro->n++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!ro_less(&it, &ro->heap[parent]))
-			break;
-		ro->heap[i] = ro->heap[parent];
-		i = parent;
-	}
-	ro->heap[i] = it;
+	ro_copy_payload(&x->ev, e, inl);
 	return APC_OK;
 }
 
-static struct ro_item ro_take(struct apc_reorder *ro)
+/* Release what x owns outside its chunk. */
+static void ro_release(struct ro_entry *x)
 {
-	struct ro_item top = ro->heap[0], last = ro->heap[--ro->n];
+	if (!x->own)
+		return;
+	if (x->ev.type == APC_EV_ANNOTATION && x->ev.u.ann && x->ev.u.ann->counter) {
+		apc_batch_free(x->own);
+	}
+	free(x->own);
+	x->own = NULL;
+}
+
+/* ---- runs ------------------------------------------------------------------ */
+
+static struct ro_chunk *ro_chunk_new(struct apc_reorder *ro)
+{
+	struct ro_chunk *c = ro->spare;
+
+	if (c) {
+		ro->spare = c->next;
+		ro->nspare--;
+	} else {
+		c = malloc(sizeof *c + RO_CHUNK);
+		if (!c)
+			return NULL;
+		c->cap = RO_CHUNK;
+	}
+	c->next = NULL;
+	c->used = 0;
+	return c;
+}
+
+static void ro_chunk_put(struct apc_reorder *ro, struct ro_chunk *c)
+{
+	if (ro->nspare >= RO_SPARE_MAX) {
+		free(c);
+		return;
+	}
+	c->next = ro->spare;
+	ro->spare = c;
+	ro->nspare++;
+}
+
+static struct ro_entry *run_head(const struct apc_reorder *ro, int r)
+{
+	return (struct ro_entry *)(void *)(ro->runs[r].head->mem + ro->runs[r].hoff);
+}
+
+static void rheap_down(struct apc_reorder *ro, size_t i)
+{
+	uint8_t r = ro->rheap[i];
+	const struct ro_entry *k = run_head(ro, r);
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= ro->nruns)
+			break;
+		if (c + 1 < ro->nruns && ro_less(run_head(ro, ro->rheap[c + 1]), run_head(ro, ro->rheap[c])))
+			c++;
+		if (!ro_less(run_head(ro, ro->rheap[c]), k))
+			break;
+		ro->rheap[i] = ro->rheap[c];
+		i = c;
+	}
+	ro->rheap[i] = r;
+}
+
+/* Room for `size` bytes at the tail of run r (a new chunk if need be). */
+static struct ro_entry *run_room(struct apc_reorder *ro, struct ro_run *run, size_t size)
+{
+	struct ro_entry *x;
+
+	if (run->tail->used + size > run->tail->cap) {
+		struct ro_chunk *c = ro_chunk_new(ro);
+		if (!c)
+			return NULL;
+		run->tail->next = c;
+		run->tail = c;
+	}
+	x = (struct ro_entry *)(void *)(run->tail->mem + run->tail->used);
+	run->tail->used += size;
+	return x;
+}
+
+/* A new run holding only chunk c's first entry (already filled). */
+static void run_start(struct apc_reorder *ro, struct ro_chunk *c, uint64_t ts)
+{
+	uint8_t r, used[RO_RUNS_MAX] = {0};
+	size_t i;
+	struct ro_run *run;
+
+	/* A free slot: the runs in use are not always 0..n-1. */
+	for (i = 0; i < ro->nruns; i++)
+		used[ro->by_tail[i]] = 1;
+	for (r = 0; used[r]; r++)
+		;
+	run = &ro->runs[r];
+	run->head = run->tail = c;
+	run->hoff = 0;
+	run->tail_ts = ts;
+	/* Its tail is the smallest: first in by_tail. */
+	memmove(ro->by_tail + 1, ro->by_tail, ro->nruns);
+	ro->by_tail[0] = r;
+	i = ro->nruns++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!ro_less(run_head(ro, r), run_head(ro, ro->rheap[p])))
+			break;
+		ro->rheap[i] = ro->rheap[p];
+		i = p;
+	}
+	ro->rheap[i] = r;
+}
+
+/* ---- the spill heap --------------------------------------------------------- */
+
+static int spill_push(struct apc_reorder *ro, struct ro_entry *x)
+{
+	size_t i;
+
+	if (ro->hn == ro->hcap) {
+		size_t cap = ro->hcap ? ro->hcap * 2 : 1024;
+		struct ro_entry **nh = realloc(ro->heap, cap * sizeof *nh);
+		if (!nh)
+			return APC_ENOMEM;
+		ro->heap = nh;
+		ro->hcap = cap;
+	}
+	i = ro->hn++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!ro_less(x, ro->heap[p]))
+			break;
+		ro->heap[i] = ro->heap[p];
+		i = p;
+	}
+	ro->heap[i] = x;
+	return APC_OK;
+}
+
+static struct ro_entry *spill_pop(struct apc_reorder *ro)
+{
+	struct ro_entry *top = ro->heap[0], *last = ro->heap[--ro->hn];
 	size_t i = 0;
 
 	for (;;) {
 		size_t c = 2 * i + 1;
-		if (c >= ro->n)
+		if (c >= ro->hn)
 			break;
-		if (c + 1 < ro->n && ro_less(&ro->heap[c + 1], &ro->heap[c]))
+		if (c + 1 < ro->hn && ro_less(ro->heap[c + 1], ro->heap[c]))
 			c++;
-		if (!ro_less(&ro->heap[c], &last))
+		if (!ro_less(ro->heap[c], last))
 			break;
 		ro->heap[i] = ro->heap[c];
 		i = c;
 	}
-	if (ro->n)
+	if (ro->hn)
 		ro->heap[i] = last;
 	return top;
 }
 
-/* Copy an owned event into the batch (payload into its arena). */
+/* ---- push / pop ---------------------------------------------------------------- */
+
+int apc_reorder_push(struct apc_reorder *ro, const struct apc_event *e)
+{
+	size_t len = ro_payload(e), lo = 0, hi = ro->nruns, size;
+	int inl = len <= RO_INLINE_MAX;
+	struct ro_entry *x;
+	struct ro_chunk *c = NULL;
+
+	size = ro_up(sizeof *x) + (inl ? ro_up(len) : 0);
+	/* The last run whose tail time is <= e->ts. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ro->runs[ro->by_tail[mid]].tail_ts <= e->ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0) {
+		struct ro_run *run = &ro->runs[ro->by_tail[lo - 1]];
+		x = run_room(ro, run, size);
+		if (!x)
+			return APC_ENOMEM;
+		if (ro_fill(x, e, len, inl ? (uint8_t *)x + ro_up(sizeof *x) : NULL) < 0) {
+			run->tail->used -= size; /* the room goes back */
+			return APC_ENOMEM;
+		}
+		/* The greatest tail not after e->ts becomes e->ts, still below
+		 * the next one: by_tail stays sorted. */
+		run->tail_ts = e->ts;
+	} else if (ro->nruns < RO_RUNS_MAX) {
+		c = ro_chunk_new(ro);
+		if (!c)
+			return APC_ENOMEM;
+		x = (struct ro_entry *)(void *)c->mem;
+		if (ro_fill(x, e, len, inl ? (uint8_t *)x + ro_up(sizeof *x) : NULL) < 0) {
+			ro_chunk_put(ro, c);
+			return APC_ENOMEM;
+		}
+		c->used = size;
+	} else {
+		x = malloc(ro_up(sizeof *x) + (inl ? len : 0));
+		if (!x)
+			return APC_ENOMEM;
+		if (ro_fill(x, e, len, inl ? (uint8_t *)x + ro_up(sizeof *x) : NULL) < 0) {
+			free(x);
+			return APC_ENOMEM;
+		}
+	}
+	x->seq = ro->seq++;
+	x->size = (uint32_t)size;
+	if (c) {
+		run_start(ro, c, e->ts);
+	} else if (lo == 0 && spill_push(ro, x) < 0) {
+		ro_release(x);
+		free(x);
+		return APC_ENOMEM;
+	}
+	ro->n++;
+	return APC_OK;
+}
+
+/* Is the next event out the spill heap's (else a run's)? */
+static int ro_from_spill(const struct apc_reorder *ro)
+{
+	if (!ro->hn)
+		return 0;
+	return !ro->nruns || ro_less(ro->heap[0], run_head(ro, ro->rheap[0]));
+}
+
+/* After the head of run rheap[0] went out: step past it. */
+static void run_advance(struct apc_reorder *ro)
+{
+	uint8_t r = ro->rheap[0];
+	struct ro_run *run = &ro->runs[r];
+	struct ro_entry *x = run_head(ro, r);
+
+	run->hoff += x->size;
+	/* Past the end of a chunk, on to the next (an ENOMEM mid-push can
+	 * leave an empty one at the tail). */
+	while (run->hoff >= run->head->used && run->head != run->tail) {
+		struct ro_chunk *c = run->head;
+		run->head = c->next;
+		run->hoff = 0;
+		ro_chunk_put(ro, c);
+	}
+	if (run->hoff < run->head->used) {
+		rheap_down(ro, 0);
+		return;
+	}
+	/* The run is done: its chunk back to the free list, the run out of
+	 * by_tail and of the run heap. */
+	size_t i;
+	ro_chunk_put(ro, run->head);
+	run->head = run->tail = NULL;
+	for (i = 0; ro->by_tail[i] != r; i++)
+		;
+	memmove(ro->by_tail + i, ro->by_tail + i + 1, ro->nruns - i - 1);
+	ro->nruns--;
+	if (ro->nruns) {
+		ro->rheap[0] = ro->rheap[ro->nruns];
+		rheap_down(ro, 0);
+	}
+}
+
+/* Copy a waiting event into the batch (payload into its arena). */
 static int ro_emit(struct apc_batch *out, const struct apc_event *src)
 {
 	struct apc_event *e = apc_batch_add(out, src->type, src->ts, src->core);
-	size_t len = ro_payload(src);
+	size_t len;
 	uint8_t *p;
 
 	if (!e)
@@ -229,6 +522,7 @@ static int ro_emit(struct apc_batch *out, const struct apc_event *src)
 		e->u.ann = src->u.ann ? apc_batch_copy_ann(out, src->u.ann) : NULL;
 		return src->u.ann && !e->u.ann ? APC_ENOMEM : APC_OK;
 	}
+	len = ro_payload(src);
 	if (!len)
 		return APC_OK;
 	p = apc_batch_alloc(out, len);
@@ -241,20 +535,55 @@ static int ro_emit(struct apc_batch *out, const struct apc_event *src)
 int apc_reorder_pop(struct apc_reorder *ro, struct apc_batch *out, int all, uint64_t *late)
 {
 	while (ro->n && (all || ro->n > ro->max) && !apc_batch_full(out)) {
-		struct ro_item it = ro_take(ro);
-		struct ro_block *b = (struct ro_block *)(void *)it.ev;
+		int spill = ro_from_spill(ro);
+		struct ro_entry *x = spill ? ro->heap[0] : run_head(ro, ro->rheap[0]);
 		int rc;
 
-		if (ro->emitted && it.ts < ro->last_ts && late)
+		if (ro->emitted && x->ev.ts < ro->last_ts && late)
 			(*late)++;
-		if (!ro->emitted || it.ts > ro->last_ts)
-			ro->last_ts = it.ts;
+		if (!ro->emitted || x->ev.ts > ro->last_ts)
+			ro->last_ts = x->ev.ts;
 		ro->emitted = 1;
-		rc = ro_emit(out, &b->ev);
-		apc_batch_free(&b->ann);
-		free(b);
+		rc = ro_emit(out, &x->ev);
 		if (rc < 0)
-			return rc;
+			return rc; /* x stays first in line */
+		ro_release(x);
+		ro->n--;
+		if (spill)
+			free(spill_pop(ro));
+		else
+			run_advance(ro);
 	}
 	return APC_OK;
+}
+
+void apc_reorder_free(struct apc_reorder *ro)
+{
+	struct ro_chunk *c, *next;
+
+	if (!ro)
+		return;
+	for (size_t i = 0; i < ro->nruns; i++) {
+		struct ro_run *run = &ro->runs[ro->by_tail[i]];
+		for (c = run->head; c; c = next) {
+			size_t off = c == run->head ? run->hoff : 0;
+			next = c->next;
+			while (off < c->used) {
+				struct ro_entry *x = (struct ro_entry *)(void *)(c->mem + off);
+				off += x->size;
+				ro_release(x);
+			}
+			free(c);
+		}
+	}
+	for (size_t i = 0; i < ro->hn; i++) {
+		ro_release(ro->heap[i]);
+		free(ro->heap[i]);
+	}
+	for (c = ro->spare; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(ro->heap);
+	free(ro);
 }
