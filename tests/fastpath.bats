@@ -118,6 +118,14 @@ same_threads() {
 	grep -q "offset" "$TMP/tptp-bin-truncated.thr.err"
 	"$APC_TOOLS/tptpgen" --seed 25 --calls 20000 -o "$TMP/t.trcxml" >/dev/null
 	same_threads "$TMP/t.trcxml" tptp-xml
+	# a capture as input: its reader reads ahead too, and the reorder
+	# window sits between the threads
+	cp -r "$TMP/barman.one.apc" "$TMP/cap.apc"
+	same_threads "$TMP/cap.apc" apc
+	cp -r "$TMP/cap.apc" "$TMP/cut.apc"
+	truncate -s 2000000 "$TMP/cut.apc/0000000000"
+	same_threads "$TMP/cut.apc" apc-truncated
+	grep -q "offset" "$TMP/apc-truncated.thr.err"
 	# and the threads did run (--stats=json says which)
 	threads() { python3 -c 'import json, sys; t = json.load(sys.stdin)["threads"]; print(t["reader"], t["writer"])'; }
 	if [ "$(nproc)" -gt 1 ]; then
