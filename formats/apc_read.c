@@ -713,6 +713,13 @@ static int apcr_pcs(struct apc_batch *b, struct apc_event *ev, const struct apc_
 	return APC_OK;
 }
 
+/* Is message name n lit?  The first byte settles most of the chain of
+ * names a message is tried against, without a call. */
+static inline int is(const char *n, const char *lit)
+{
+	return n[0] == lit[0] && !strcmp(n, lit);
+}
+
 /* Map one decoded message to model events. */
 static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *b,
 			const struct apc_msg *m)
@@ -730,7 +737,7 @@ static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *
 		ts = a->delta;
 	}
 
-	if (!strcmp(n, "counter") || !strcmp(n, "block_counter")) {
+	if (is(n, "counter") || is(n, "block_counter")) {
 		int64_t key = fval(m, "key", -1);
 		rc = apcr_counter(r, a, key, &id);
 		if (rc == APC_EDATA) {
@@ -742,9 +749,9 @@ static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *
 		ev->u.counter.counter = id;
 		ev->u.counter.value = fval(m, "value", 0);
 		ev->u.counter.pid = (int32_t)fval(m, "pid", APC_NO_PID);
-		if (ev->u.counter.pid == 0 && !strcmp(n, "block_counter"))
+		if (ev->u.counter.pid == 0 && is(n, "block_counter"))
 			ev->u.counter.pid = APC_NO_PID;
-	} else if (!strcmp(n, "thread_name") || !strcmp(n, "cookie_name")) {
+	} else if (is(n, "thread_name") || is(n, "cookie_name")) {
 		int thread = n[0] == 't';
 		char *s = fstr(m, "name");
 		ev = s ? apc_batch_add(b, thread ? APC_EV_THREAD_NAME : APC_EV_COOKIE_NAME,
@@ -758,13 +765,13 @@ static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *
 		free(s);
 		if (!ev || !ev->u.name.name)
 			return APC_ENOMEM;
-	} else if (!strcmp(n, "link")) {
+	} else if (is(n, "link")) {
 		if (!(ev = apc_batch_add(b, APC_EV_LINK, ts, APC_NO_CORE)))
 			return APC_ENOMEM;
 		ev->u.link.cookie = (int32_t)fval(m, "cookie", 0);
 		ev->u.link.pid = (int32_t)fval(m, "pid", 0);
 		ev->u.link.tid = (int32_t)fval(m, "tid", 0);
-	} else if (!strcmp(n, "activity_switch")) {
+	} else if (is(n, "activity_switch")) {
 		rc = apcr_counter(r, a, fval(m, "key", -1), &id);
 		if (rc == APC_EDATA) {
 			apc_model_unmapped(r->model, "activity switches with keys out of range", 1);
@@ -776,25 +783,25 @@ static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *
 		ev->u.activity.activity = (int32_t)fval(m, "activity", 0);
 		ev->u.activity.tid = (int32_t)fval(m, "tid", -1);
 		ev->u.activity.wait = (int32_t)fval(m, "wait_state", 0);
-	} else if (!strcmp(n, "task_exit") || !strcmp(n, "thread_exit") || !strcmp(n, "sched_switch")) {
-		int type = !strcmp(n, "task_exit") ? APC_EV_TASK_EXIT
-				: !strcmp(n, "thread_exit") ? APC_EV_THREAD_EXIT : APC_EV_SCHED_SWITCH;
+	} else if (is(n, "task_exit") || is(n, "thread_exit") || is(n, "sched_switch")) {
+		int type = is(n, "task_exit") ? APC_EV_TASK_EXIT
+				: is(n, "thread_exit") ? APC_EV_THREAD_EXIT : APC_EV_SCHED_SWITCH;
 		if (!(ev = apc_batch_add(b, (uint16_t)type, ts, m->core)))
 			return APC_ENOMEM;
 		ev->u.sched.tid = (int32_t)fval(m, "tid", 0);
 		ev->u.sched.state = (int32_t)fval(m, "state", 0);
-	} else if (!strcmp(n, "idle")) {
+	} else if (is(n, "idle")) {
 		if (!(ev = apc_batch_add(b, APC_EV_IDLE, ts, m->core)))
 			return APC_ENOMEM;
 		ev->u.idle.state = (int32_t)fval(m, "state", -1);
-	} else if (!strcmp(n, "backtrace")) {
+	} else if (is(n, "backtrace")) {
 		if (!(ev = apc_batch_add(b, APC_EV_SAMPLE, ts, m->core)))
 			return APC_ENOMEM;
 		ev->u.sample.cookie = (int32_t)fval(m, "cookie", 0);
 		ev->u.sample.pid = (int32_t)fval(m, "pid", 0);
 		ev->u.sample.tid = (int32_t)fval(m, "tid", 0);
 		return apcr_pcs(b, ev, apc_msg_field(m, "frames"));
-	} else if (!strcmp(n, "proc")) {
+	} else if (is(n, "proc")) {
 		char *img = fstr(m, "image"), *comm = fstr(m, "comm");
 		ev = img && comm ? apc_batch_add(b, APC_EV_PROC, a->delta, m->core) : NULL;
 		if (ev) {
@@ -808,16 +815,16 @@ static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *
 		free(comm);
 		if (!ev)
 			return APC_ENOMEM;
-	} else if (!strcmp(n, "external")) {
+	} else if (is(n, "external")) {
 		return apcr_external(r, a, b, m);
-	} else if (!strcmp(n, "external_disconnect")) {
+	} else if (is(n, "external_disconnect")) {
 		struct apcr_fd *fd = apcr_fd(a, fval(m, "fd", -1));
 		if (fd) {
 			if (fd->dec)
 				apc_ann_decoder_free(fd->dec);
 			memset(fd, 0, sizeof *fd);
 		}
-	} else if (!strcmp(n, "opaque")) {
+	} else if (is(n, "opaque")) {
 		const struct apc_field *f = apc_msg_field(m, "data");
 		uint8_t *copy = f && f->len ? apc_batch_alloc(b, f->len) : NULL;
 		if (f && f->len && !copy)
@@ -830,7 +837,7 @@ static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *
 		ev->u.raw.frame_type = m->frame_type;
 		ev->u.raw.len = f ? f->len : 0;
 		ev->u.raw.bytes = copy;
-	} else if (!strcmp(n, "summary") || !strcmp(n, "core_name")) {
+	} else if (is(n, "summary") || is(n, "core_name")) {
 		apc_model_unmapped(r->model, "summary frames after the first", 1);
 	} else {
 		apc_model_unmapped(r->model, "apc messages of other kinds (deprecated annotate frames)", 1);

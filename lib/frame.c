@@ -1077,8 +1077,15 @@ int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err
 
 const struct apc_field *apc_msg_field(const struct apc_msg *m, const char *name)
 {
+	/* Field names are static strings, and a caller's literal is most
+	 * often the same object (the linker merges equal literals): try
+	 * pointers first; a lookup per field was a strcmp() call per
+	 * field before it. */
 	for (size_t i = 0; i < m->nfields; i++)
-		if (!strcmp(m->f[i].name, name))
+		if (m->f[i].name == name)
+			return &m->f[i];
+	for (size_t i = 0; i < m->nfields; i++)
+		if (m->f[i].name[0] == name[0] && !strcmp(m->f[i].name, name))
 			return &m->f[i];
 	return NULL;
 }
