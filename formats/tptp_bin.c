@@ -44,6 +44,9 @@
 #define TPTP_BIN_MSG_MAX (16u << 20)   /* larger messages are damage */
 #define TPTP_BIN_DATA_OFF_MAX (1u << 20)
 #define TPTP_BIN_BUF (256u << 10)
+/* Bytes readable past the buffer's capacity: a fixed field is read with
+ * one 8-byte load whatever its size (bin_field_ld). */
+#define TPTP_BIN_SLACK 8
 
 #define TPTP_BIN_FIRST_ID 1001
 #define TPTP_BIN_IDS 41         /* 1001..1041: the ids the spec defines */
@@ -63,8 +66,9 @@ struct bin_field {
 	uint16_t off;           /* in the body */
 	uint8_t size;
 	uint8_t store;          /* BIN_STORE_* */
-	uint16_t dest;          /* offsetof the uint64_t in struct tptp_rec */
+	uint16_t dest;          /* offsetof the 8-byte member in struct tptp_rec */
 	uint16_t has;           /* TPTP_HAS_* it sets */
+	uint8_t shift;          /* 64 - 8 * size */
 };
 
 /* How a fixed field lands in the record: most are a plain uint64_t
@@ -74,8 +78,12 @@ enum { BIN_STORE_U64, BIN_STORE_TIME, BIN_STORE_PID, BIN_STORE_OTHER };
 struct bin_plan {
 	const char *lay;        /* NULL: no layout for this id */
 	int kind;
+	const char *elem;       /* tptp_kind_name(kind) */
 	uint16_t fixed_len;     /* bytes of the fixed prefix */
 	uint8_t nfields;        /* used fields in it */
+	uint8_t other;          /* a field of a role with no number (rare) */
+	uint8_t has_time, has_pid; /* fields that convert after loading */
+	int rest_strings;       /* the rest is this many ignored strings; -1: walk it */
 	struct bin_field f[TPTP_BIN_FIXED_MAX];
 	const char *rest;       /* layout after the prefix ("" if none) */
 };
@@ -93,17 +101,15 @@ struct tptp_bin {
 	struct apc_scale to_ns; /* ticks -> ns at freq_hz, when fast */
 	int fast;               /* fast paths allowed (APC_NO_SIMD unset) */
 	int finished, pending_rc;
+	uint64_t nrec;          /* messages read, not yet added to the model */
 	struct bin_plan plan[TPTP_BIN_IDS]; /* by id - TPTP_BIN_FIRST_ID */
 };
 
 /* ---- buffered input ------------------------------------------------------ */
 
-/* Make n bytes available at buf[start]; returns how many are (< n only at
- * the end of the file), or -1 on an I/O error. */
-static ssize_t bin_fill(struct tptp_bin *x, size_t n)
+/* bin_fill()'s part for when the bytes are not all there yet. */
+static ssize_t bin_fill_more(struct tptp_bin *x, size_t n)
 {
-	if (x->end - x->start >= n)
-		return (ssize_t)n;
 	if (x->start) {
 		memmove(x->buf, x->buf + x->start, x->end - x->start);
 		x->base += x->start;
@@ -115,11 +121,12 @@ static ssize_t bin_fill(struct tptp_bin *x, size_t n)
 		uint8_t *nb;
 		while (cap < n)
 			cap *= 2;
-		nb = realloc(x->buf, cap);
+		nb = realloc(x->buf, cap + TPTP_BIN_SLACK);
 		if (!nb) {
 			apc_err_set(&x->r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 			return -1;
 		}
+		memset(nb + cap, 0, TPTP_BIN_SLACK);
 		x->buf = nb;
 		x->cap = cap;
 	}
@@ -132,6 +139,15 @@ static ssize_t bin_fill(struct tptp_bin *x, size_t n)
 		x->end += (size_t)got;
 	}
 	return (ssize_t)(x->end - x->start < n ? x->end - x->start : n);
+}
+
+/* Make n bytes available at buf[start]; returns how many are (< n only at
+ * the end of the file), or -1 on an I/O error. */
+static inline ssize_t bin_fill(struct tptp_bin *x, size_t n)
+{
+	if (x->end - x->start >= n)
+		return (ssize_t)n;
+	return bin_fill_more(x, n);
 }
 
 static uint64_t bin_get(const struct tptp_bin *x, const uint8_t *p, int n)
@@ -308,6 +324,7 @@ static void bin_plan_make(struct bin_plan *pl, const char *lay, int kind)
 	memset(pl, 0, sizeof *pl);
 	pl->lay = lay;
 	pl->kind = kind;
+	pl->elem = tptp_kind_name(kind);
 	if (!lay)
 		return;
 	for (; lay[0] && lay[1]; lay += 2) {
@@ -319,10 +336,21 @@ static void bin_plan_make(struct bin_plan *pl, const char *lay, int kind)
 			struct bin_field *f = &pl->f[pl->nfields++];
 			f->off = off;
 			f->size = (uint8_t)size;
+			f->shift = (uint8_t)(64 - 8 * size);
 			f->store = BIN_STORE_U64;
 			switch (lay[1]) {
-			case 'T': f->store = BIN_STORE_TIME; break;
-			case 'p': f->store = BIN_STORE_PID; break;
+			case 'T':
+				f->store = BIN_STORE_TIME;
+				f->dest = offsetof(struct tptp_rec, time);
+				f->has = TPTP_HAS_TIME;
+				pl->has_time = 1;
+				break;
+			case 'p':
+				f->store = BIN_STORE_PID;
+				f->dest = offsetof(struct tptp_rec, pid);
+				f->has = TPTP_HAS_PID;
+				pl->has_pid = 1;
+				break;
 			case 'h': f->dest = offsetof(struct tptp_rec, thread_id); f->has = TPTP_HAS_THREAD; break;
 			case 'm': f->dest = offsetof(struct tptp_rec, method_id); f->has = TPTP_HAS_METHOD; break;
 			case 'c': f->dest = offsetof(struct tptp_rec, class_id); f->has = TPTP_HAS_CLASS; break;
@@ -332,13 +360,36 @@ static void bin_plan_make(struct bin_plan *pl, const char *lay, int kind)
 			case 'z': f->dest = offsetof(struct tptp_rec, size); f->has = TPTP_HAS_SIZE; break;
 			case 'w': f->dest = offsetof(struct tptp_rec, timeout); break;
 			case 'O': f->dest = offsetof(struct tptp_rec, owner_id); break;
-			default: f->store = BIN_STORE_OTHER; f->has = (uint16_t)lay[1]; break;
+			default: f->store = BIN_STORE_OTHER; f->has = (uint16_t)lay[1]; pl->other = 1; break;
 			}
 		}
 		off = (uint16_t)(off + size);
 	}
 	pl->fixed_len = off;
 	pl->rest = lay;
+	/* Most layouts end in strings nothing uses: skip them in a loop. */
+	pl->rest_strings = 0;
+	for (; lay[0] && lay[1]; lay += 2) {
+		if (lay[0] != 's' || lay[1] != '-') {
+			pl->rest_strings = -1;
+			break;
+		}
+		pl->rest_strings++;
+	}
+}
+
+/* A fixed field, by one 8-byte load (the buffer has TPTP_BIN_SLACK bytes
+ * past its end), cut to the field's size in the file's byte order. */
+static inline uint64_t bin_field_ld(int big, const uint8_t *p, const struct bin_field *f)
+{
+	uint64_t v;
+
+	memcpy(&v, p + f->off, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return big ? __builtin_bswap64(v) >> f->shift : v & (~0ull >> f->shift);
+#else
+	return big ? v >> f->shift : __builtin_bswap64(v) & (~0ull >> f->shift);
+#endif
 }
 
 /* bin_parse() for a record, by plan: the same result and the same
@@ -347,26 +398,56 @@ static long bin_parse_plan(struct tptp_bin *x, const struct bin_plan *pl, const 
 			   size_t len, struct tptp_rec *rec)
 {
 	long rest;
+	const int big = x->big;
 
 	if (len < pl->fixed_len)
 		return -1;
-	for (unsigned i = 0; i < pl->nfields; i++) {
-		const struct bin_field *f = &pl->f[i];
-		uint64_t v = f->size == 8 ? bin_ld64(x->big, p + f->off)
-			   : f->size == 4 ? bin_ld32(x->big, p + f->off) : p[f->off];
-		if (f->store == BIN_STORE_U64) {
+	if (!pl->other) {
+		unsigned has = 0;
+		for (unsigned i = 0; i < pl->nfields; i++) {
+			const struct bin_field *f = &pl->f[i];
+			uint64_t v = bin_field_ld(big, p, f);
 			memcpy((char *)rec + f->dest, &v, sizeof v);
-			rec->has |= f->has;
-		} else if (f->store == BIN_STORE_TIME) {
-			bin_assign(x, rec, 'T', v, NULL);
-		} else if (f->store == BIN_STORE_PID) {
-			bin_assign(x, rec, 'p', v, NULL);
-		} else {
-			bin_assign(x, rec, (char)f->has, v, NULL); /* a role of no number */
+			has |= f->has;
+		}
+		rec->has |= has;
+		if (pl->has_time)
+			rec->time = bin_ticks_ns(x, rec->time);
+		if (pl->has_pid)
+			rec->pid = (int32_t)(uint32_t)rec->pid;
+	} else {
+		for (unsigned i = 0; i < pl->nfields; i++) {
+			const struct bin_field *f = &pl->f[i];
+			uint64_t v = bin_field_ld(big, p, f);
+			if (f->store == BIN_STORE_U64) {
+				memcpy((char *)rec + f->dest, &v, sizeof v);
+				rec->has |= f->has;
+			} else if (f->store == BIN_STORE_TIME) {
+				bin_assign(x, rec, 'T', v, NULL);
+			} else if (f->store == BIN_STORE_PID) {
+				bin_assign(x, rec, 'p', v, NULL);
+			} else {
+				bin_assign(x, rec, (char)f->has, v, NULL); /* a role of no number */
+			}
 		}
 	}
-	if (!pl->rest[0])
-		return pl->fixed_len;
+	if (pl->rest_strings >= 0) {
+		size_t pos = pl->fixed_len;
+		for (int k = 0; k < pl->rest_strings; k++) {
+			const uint8_t *z;
+			if (pos >= len)
+				return -1;
+			if (p[pos] == 0) {
+				pos++; /* most strings are empty: no call */
+				continue;
+			}
+			z = memchr(p + pos, 0, len - pos);
+			if (!z)
+				return -1;
+			pos = (size_t)(z - p) + 1;
+		}
+		return (long)pos;
+	}
 	rest = bin_parse(x, pl->rest, p + pl->fixed_len, len - pl->fixed_len, rec);
 	return rest < 0 ? -1 : (long)pl->fixed_len + rest;
 }
@@ -451,7 +532,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 				   "message header cut short (truncated trace?); kept everything before it");
 	}
 	id = (int)bin_get(x, x->buf + x->start, 2);
-	len = bin_get(x, x->buf + x->start + 2, 4);
+	len = bin_ld32(x->big, x->buf + x->start + 2);
 	if (x->len_mode == LEN_UNKNOWN) {
 		int mode = bin_decide(x, id, len);
 		if (mode < 0)
@@ -489,8 +570,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	}
 	p = x->buf + x->start + 6;
 	x->start += (size_t)(6 + body);
-	x->r->model->records_read++;
-	x->r->progress_done = bin_offset(x);
+	x->nrec++;
 
 	if (id <= 1000) {
 		if (id == 1) {
@@ -528,7 +608,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	}
 	APC_ZERO(rec);
 	rec->kind = kind;
-	rec->elem = tptp_kind_name(kind);
+	rec->elem = plan ? plan->elem : tptp_kind_name(kind);
 	if ((plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
 		  : bin_parse(x, lay, p, (size_t)body, rec)) < 0) {
 		apc_model_unmapped(x->r->model, "tptp binary messages shorter than their attributes (skipped)", 1);
@@ -538,6 +618,16 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 }
 
 /* ---- the reader ------------------------------------------------------------ */
+
+/* Messages read and bytes done go to the model once per call, not per
+ * message: the main thread works on the model's cache lines meanwhile. */
+static void bin_account(struct tptp_bin *x)
+{
+	x->r->model->records_read += x->nrec;
+	x->nrec = 0;
+	x->r->progress_done = bin_offset(x);
+}
+
 
 static int tptp_bin_bid(struct apc_input *in)
 {
@@ -580,10 +670,11 @@ static int tptp_bin_open(struct apc_reader *r)
 	x->cap = TPTP_BIN_BUF;
 	if (apc_stream_size(x->s) >= 0 && (uint64_t)apc_stream_size(x->s) < TPTP_BIN_BUF)
 		x->cap = (size_t)apc_stream_size(x->s) + 64;
-	x->buf = malloc(x->cap);
+	x->buf = malloc(x->cap + TPTP_BIN_SLACK);
 	x->map = tptp_map_new(r->model, r->opts.window_ns);
 	if (!x->buf || !x->map)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	memset(x->buf + x->cap, 0, TPTP_BIN_SLACK);
 	apc_strset(&r->model->meta.source_format, "tptp-bin");
 	for (int i = 0; i < TPTP_BIN_IDS; i++) {
 		int kind = TPTP_UNKNOWN;
@@ -636,6 +727,7 @@ static int tptp_bin_open(struct apc_reader *r)
 		}
 		tptp_map_record(x->map, &rec, &r->err);
 	}
+	bin_account(x);
 	if (rc < 0 && rc != APC_EDATA)
 		return rc;
 	if (rc <= 0) {
@@ -655,8 +747,10 @@ static int bin_pull(void *ctx, struct tptp_rec *rec)
 static int tptp_bin_next(struct apc_reader *r, struct apc_batch *b)
 {
 	struct tptp_bin *x = r->priv;
+	int rc = tptp_map_next(x->map, r, b, bin_pull, x, &x->finished, &x->pending_rc);
 
-	return tptp_map_next(x->map, r, b, bin_pull, x, &x->finished, &x->pending_rc);
+	bin_account(x);
+	return rc;
 }
 
 static void tptp_bin_close(struct apc_reader *r)
