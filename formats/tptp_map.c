@@ -1443,7 +1443,7 @@ static int emit(struct tptp_map *m, struct apc_batch *b, const struct tptp_out *
 {
 	struct apc_event *e = apc_batch_add(b, o->type, o->ts,
 					    o->type == APC_EV_COUNTER ? 0 : APC_NO_CORE);
-	struct apc_ann a;
+	struct apc_ann *a;
 
 	if (!e)
 		return -1;
@@ -1475,24 +1475,27 @@ static int emit(struct tptp_map *m, struct apc_batch *b, const struct tptp_out *
 		e->u.link.tid = o->tid;
 		break;
 	case APC_EV_ANNOTATION:
-		APC_ZERO(&a);
-		a.tid = o->tid;
-		a.pid = m->pid;
-		a.code = o->code;
-		a.view = TPTP_VIEW_UID;
-		a.track = o->track;
-		a.parent = o->parent;
-		a.job = o->job;
-		a.primary_dep = -1;
-		a.start = o->start;
-		a.duration = o->dur;
-		a.has_color = o->has_color;
-		a.color = o->color;
-		a.text = o->text ? o->text : "";
-		a.text_len = strlen(a.text);
-		e->u.ann = apc_batch_copy_ann(b, &a);
-		if (!e->u.ann)
+		/* The text is interned: it lives until close, so the event
+		 * can point at it (no copy per job). */
+		a = apc_batch_alloc(b, sizeof *a);
+		if (!a)
 			return -1;
+		APC_ZERO(a);
+		a->tid = o->tid;
+		a->pid = m->pid;
+		a->code = o->code;
+		a->view = TPTP_VIEW_UID;
+		a->track = o->track;
+		a->parent = o->parent;
+		a->job = o->job;
+		a->primary_dep = -1;
+		a->start = o->start;
+		a->duration = o->dur;
+		a->has_color = o->has_color;
+		a->color = o->color;
+		a->text = o->text ? o->text : "";
+		a->text_len = strlen(a->text);
+		e->u.ann = a;
 		break;
 	default:
 		break;
