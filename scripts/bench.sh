@@ -183,6 +183,12 @@ if [ -x "$TOOLS/barmangen" ]; then
 		row "$tool (MB/s of capture) vs cat" "$(fmt "$t_mbs" 1)" "$(fmt "$ccat_mbs" 1)" \
 			"$(fmt "$(calc "$t_mbs / $ccat_mbs")" 3)" "-"
 	done
+	# and converting it again (APC -> APC: the reorder window)
+	a_s=$(med_secs convert "$cap")
+	a_mbs=$(calc "$cb / $a_s / 1000000")
+	row "apc->apc (MB/s of capture) vs cat" "$(fmt "$a_mbs" 1)" "$(fmt "$ccat_mbs" 1)" \
+		"$(fmt "$(calc "$a_mbs / $ccat_mbs")" 3)" "-"
+	row "apc->apc peak RSS (KiB)" "$(rss_kb "$BIN/apcconv" -q --overwrite "$cap" -o "$OUT")" "-" "-" "-"
 	rm -rf "$cap"
 else
 	row "barman" "skipped" "-" "-" "(no barmangen)"
