@@ -81,7 +81,6 @@ struct bin_plan {
 	const char *elem;       /* tptp_kind_name(kind) */
 	uint16_t fixed_len;     /* bytes of the fixed prefix */
 	uint8_t nfields;        /* used fields in it */
-	uint8_t other;          /* a field of a role with no number (rare) */
 	uint8_t has_time, has_pid; /* fields that convert after loading */
 	int rest_strings;       /* the rest is this many ignored strings; -1: walk it */
 	struct bin_field f[TPTP_BIN_FIXED_MAX];
@@ -360,7 +359,7 @@ static void bin_plan_make(struct bin_plan *pl, const char *lay, int kind)
 			case 'z': f->dest = offsetof(struct tptp_rec, size); f->has = TPTP_HAS_SIZE; break;
 			case 'w': f->dest = offsetof(struct tptp_rec, timeout); break;
 			case 'O': f->dest = offsetof(struct tptp_rec, owner_id); break;
-			default: f->store = BIN_STORE_OTHER; f->has = (uint16_t)lay[1]; pl->other = 1; break;
+			default: f->store = BIN_STORE_OTHER; f->has = (uint16_t)lay[1]; break;
 			}
 		}
 		off = (uint16_t)(off + size);
@@ -399,38 +398,26 @@ static long bin_parse_plan(struct tptp_bin *x, const struct bin_plan *pl, const 
 {
 	long rest;
 	const int big = x->big;
+	unsigned has = 0;
 
 	if (len < pl->fixed_len)
 		return -1;
-	if (!pl->other) {
-		unsigned has = 0;
-		for (unsigned i = 0; i < pl->nfields; i++) {
-			const struct bin_field *f = &pl->f[i];
-			uint64_t v = bin_field_ld(big, p, f);
+	for (unsigned i = 0; i < pl->nfields; i++) {
+		const struct bin_field *f = &pl->f[i];
+		uint64_t v = bin_field_ld(big, p, f);
+		if (f->store != BIN_STORE_OTHER) {
 			memcpy((char *)rec + f->dest, &v, sizeof v);
 			has |= f->has;
-		}
-		rec->has |= has;
-		if (pl->has_time)
-			rec->time = bin_ticks_ns(x, rec->time);
-		if (pl->has_pid)
-			rec->pid = (int32_t)(uint32_t)rec->pid;
-	} else {
-		for (unsigned i = 0; i < pl->nfields; i++) {
-			const struct bin_field *f = &pl->f[i];
-			uint64_t v = bin_field_ld(big, p, f);
-			if (f->store == BIN_STORE_U64) {
-				memcpy((char *)rec + f->dest, &v, sizeof v);
-				rec->has |= f->has;
-			} else if (f->store == BIN_STORE_TIME) {
-				bin_assign(x, rec, 'T', v, NULL);
-			} else if (f->store == BIN_STORE_PID) {
-				bin_assign(x, rec, 'p', v, NULL);
-			} else {
-				bin_assign(x, rec, (char)f->has, v, NULL); /* a role of no number */
-			}
+		} else {
+			bin_assign(x, rec, (char)f->has, v, NULL); /* a role of no number */
 		}
 	}
+	rec->has |= has;
+	/* time and pid went in raw: convert them once */
+	if (pl->has_time)
+		rec->time = bin_ticks_ns(x, rec->time);
+	if (pl->has_pid)
+		rec->pid = (int32_t)(uint32_t)rec->pid;
 	if (pl->rest_strings >= 0) {
 		size_t pos = pl->fixed_len;
 		for (int k = 0; k < pl->rest_strings; k++) {
