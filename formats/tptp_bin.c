@@ -71,9 +71,10 @@ struct bin_field {
 	uint8_t shift;          /* 64 - 8 * size */
 };
 
-/* How a fixed field lands in the record: most are a plain uint64_t
- * (no switch per field); time and pid convert. */
-enum { BIN_STORE_U64, BIN_STORE_TIME, BIN_STORE_PID, BIN_STORE_OTHER };
+/* How a fixed field lands in the record: an 8-byte member (time and
+ * pid go in raw and are converted after the loop), or, for a role with
+ * no number of its own, through bin_assign(). */
+enum { BIN_STORE_U64, BIN_STORE_OTHER };
 
 struct bin_plan {
 	const char *lay;        /* NULL: no layout for this id */
@@ -338,18 +339,8 @@ static void bin_plan_make(struct bin_plan *pl, const char *lay, int kind)
 			f->shift = (uint8_t)(64 - 8 * size);
 			f->store = BIN_STORE_U64;
 			switch (lay[1]) {
-			case 'T':
-				f->store = BIN_STORE_TIME;
-				f->dest = offsetof(struct tptp_rec, time);
-				f->has = TPTP_HAS_TIME;
-				pl->has_time = 1;
-				break;
-			case 'p':
-				f->store = BIN_STORE_PID;
-				f->dest = offsetof(struct tptp_rec, pid);
-				f->has = TPTP_HAS_PID;
-				pl->has_pid = 1;
-				break;
+			case 'T': f->dest = offsetof(struct tptp_rec, time); f->has = TPTP_HAS_TIME; pl->has_time = 1; break;
+			case 'p': f->dest = offsetof(struct tptp_rec, pid); f->has = TPTP_HAS_PID; pl->has_pid = 1; break;
 			case 'h': f->dest = offsetof(struct tptp_rec, thread_id); f->has = TPTP_HAS_THREAD; break;
 			case 'm': f->dest = offsetof(struct tptp_rec, method_id); f->has = TPTP_HAS_METHOD; break;
 			case 'c': f->dest = offsetof(struct tptp_rec, class_id); f->has = TPTP_HAS_CLASS; break;
