@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "runs.h"
 #include "tptp.h"
 #include "util.h"
 
@@ -228,17 +229,14 @@ struct tptp_out {
  * The reorder queue.  Events arrive as a few interleaved streams that are
  * each already in time order (one per thread: a thread's times only grow),
  * so instead of one big binary heap (19 levels of cache misses per event
- * at half a million events) the queue keeps sorted runs: an event is
- * appended to the run whose last time is the greatest one not after it,
- * a new run starts when there is none, and the next event out is the
- * smallest run head, found with a small heap over the runs.  Runs are
- * FIFO lists of fixed chunks, recycled through a free list.  Input that
- * would need more than TPTP_RUNS_MAX runs (times jumping back and forth
- * all the time) spills into a plain binary heap: slower, same order.
- * The order out is exactly (time, arrival) whatever path an event took.
+ * at half a million events) the queue keeps sorted runs (lib/runs.h).
+ * Runs are FIFO lists of fixed chunks, recycled through a free list.
+ * Input that would need more than APC_RUNS_MAX runs (times jumping back
+ * and forth all the time) spills into a plain binary heap: slower, same
+ * order.  The order out is exactly (time, arrival) whatever path an
+ * event took.
  */
 #define TPTP_CHUNK_EVENTS 64
-#define TPTP_RUNS_MAX 64
 
 struct tptp_chunk {
 	struct tptp_chunk *next;
@@ -261,7 +259,6 @@ struct tptp_slab {
 struct tptp_run {
 	struct tptp_chunk *head, *tail;
 	uint32_t hpos, tpos;    /* next to pop in head, next free in tail */
-	uint64_t tail_ts;
 };
 
 struct tptp_call {
@@ -305,10 +302,8 @@ struct tptp_map {
 	struct tptp_method *methods;
 	size_t nmethods, methods_cap;
 	size_t hn;              /* events waiting (runs + spill heap) */
-	struct tptp_run runs[TPTP_RUNS_MAX];
-	uint8_t by_tail[TPTP_RUNS_MAX]; /* live runs, by tail time ascending */
-	uint8_t rheap[TPTP_RUNS_MAX];   /* live runs, a heap by head event */
-	size_t nruns;
+	struct tptp_run runs[APC_RUNS_MAX];
+	struct apc_runs rq;     /* which runs are live, in which orders */
 	struct tptp_chunk *free_chunks;
 	struct tptp_slab *slabs; /* every chunk lives in one of these */
 	struct tptp_out *heap;  /* the spill heap */
@@ -329,28 +324,16 @@ static int out_less(const struct tptp_out *a, const struct tptp_out *b)
 	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
 }
 
-static const struct tptp_out *run_head(const struct tptp_map *m, int r)
+static const struct tptp_out *run_head(const struct tptp_map *m, unsigned r)
 {
 	return &m->runs[r].head->ev[m->runs[r].hpos];
 }
 
-static void rheap_down(struct tptp_map *m, size_t i)
+static int run_less(const void *ctx, unsigned a, unsigned b)
 {
-	uint8_t r = m->rheap[i];
-	const struct tptp_out *k = run_head(m, r);
+	const struct tptp_map *m = ctx;
 
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= m->nruns)
-			break;
-		if (c + 1 < m->nruns && out_less(run_head(m, m->rheap[c + 1]), run_head(m, m->rheap[c])))
-			c++;
-		if (!out_less(run_head(m, m->rheap[c]), k))
-			break;
-		m->rheap[i] = m->rheap[c];
-		i = c;
-	}
-	m->rheap[i] = r;
+	return out_less(run_head(m, a), run_head(m, b));
 }
 
 static int spill_push(struct tptp_map *m, const struct tptp_out *o)
@@ -423,44 +406,26 @@ static struct tptp_chunk *chunk_new(struct tptp_map *m)
 	return c;
 }
 
-/* Append o to the run by_tail[pos], or to a new run when pos < 0. */
-static int run_append(struct tptp_map *m, int pos, const struct tptp_out *o)
+/* Append o to run r, or to a new run when r < 0. */
+static int run_append(struct tptp_map *m, int r, const struct tptp_out *o)
 {
 	struct tptp_run *run;
 
-	if (pos < 0) {
-		/* A new run: its tail is the smallest, so it goes first in
-		 * by_tail; its head joins the run heap. */
-		uint8_t r, used[TPTP_RUNS_MAX] = {0};
-		size_t i;
+	if (r < 0) {
 		struct tptp_chunk *c = chunk_new(m);
+		unsigned nr;
 		if (!c)
 			return -1;
-		/* A free slot: the runs in use are not always 0..n-1. */
-		for (i = 0; i < m->nruns; i++)
-			used[m->by_tail[i]] = 1;
-		for (r = 0; used[r]; r++)
-			;
-		run = &m->runs[r];
+		nr = apc_runs_open(&m->rq, o->ts);
+		run = &m->runs[nr];
 		run->head = run->tail = c;
 		run->hpos = 0;
 		run->tpos = 1;
-		run->tail_ts = o->ts;
 		c->ev[0] = *o;
-		memmove(m->by_tail + 1, m->by_tail, m->nruns);
-		m->by_tail[0] = r;
-		i = m->nruns++;
-		while (i > 0) {
-			size_t p = (i - 1) / 2;
-			if (!out_less(o, run_head(m, m->rheap[p])))
-				break;
-			m->rheap[i] = m->rheap[p];
-			i = p;
-		}
-		m->rheap[i] = r;
+		apc_runs_start(&m->rq, nr, run_less, m);
 		return 0;
 	}
-	run = &m->runs[m->by_tail[pos]];
+	run = &m->runs[r];
 	if (run->tpos == TPTP_CHUNK_EVENTS) {
 		struct tptp_chunk *c = chunk_new(m);
 		if (!c)
@@ -470,29 +435,19 @@ static int run_append(struct tptp_map *m, int pos, const struct tptp_out *o)
 		run->tpos = 0;
 	}
 	run->tail->ev[run->tpos++] = *o;
-	/* The greatest tail not after o.ts becomes o.ts, still below the
-	 * next one: by_tail stays sorted. */
-	run->tail_ts = o->ts;
+	apc_runs_appended(&m->rq, (unsigned)r, o->ts);
 	return 0;
 }
 
 /* Queue o (its seq already set). */
 static int queue_push(struct tptp_map *m, const struct tptp_out *o)
 {
-	size_t lo = 0, hi = m->nruns;
+	int r = apc_runs_find(&m->rq, o->ts);
 
-	/* Last run whose tail time is <= o->ts. */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->runs[m->by_tail[mid]].tail_ts <= o->ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 && m->nruns == TPTP_RUNS_MAX) {
+	if (r < 0 && m->rq.n == APC_RUNS_MAX) {
 		if (spill_push(m, o) < 0)
 			return -1;
-	} else if (run_append(m, (int)lo - 1, o) < 0) {
+	} else if (run_append(m, r, o) < 0) {
 		return -1;
 	}
 	m->hn++;
@@ -504,18 +459,17 @@ static int queue_from_spill(const struct tptp_map *m)
 {
 	if (!m->hsn)
 		return 0;
-	return !m->nruns || out_less(&m->heap[0], run_head(m, m->rheap[0]));
+	return !m->rq.n || out_less(&m->heap[0], run_head(m, apc_runs_top(&m->rq)));
 }
 
 /* The next event out (the queue is not empty). */
 static const struct tptp_out *queue_top(const struct tptp_map *m)
 {
-	return queue_from_spill(m) ? &m->heap[0] : run_head(m, m->rheap[0]);
+	return queue_from_spill(m) ? &m->heap[0] : run_head(m, apc_runs_top(&m->rq));
 }
 
 static void queue_pop(struct tptp_map *m, struct tptp_out *o)
 {
-	uint8_t r;
 	struct tptp_run *run;
 	struct tptp_chunk *c;
 
@@ -524,24 +478,14 @@ static void queue_pop(struct tptp_map *m, struct tptp_out *o)
 		spill_pop(m, o);
 		return;
 	}
-	r = m->rheap[0];
-	run = &m->runs[r];
+	run = &m->runs[apc_runs_top(&m->rq)];
 	*o = run->head->ev[run->hpos++];
 	if (run->head == run->tail && run->hpos == run->tpos) {
-		/* The run is done: its chunk back to the free list, the run
-		 * out of by_tail and of the run heap. */
-		size_t i;
+		/* The run is done: its chunk back to the free list. */
 		run->head->next = m->free_chunks;
 		m->free_chunks = run->head;
 		run->head = run->tail = NULL;
-		for (i = 0; m->by_tail[i] != r; i++)
-			;
-		memmove(m->by_tail + i, m->by_tail + i + 1, m->nruns - i - 1);
-		m->nruns--;
-		if (m->nruns) {
-			m->rheap[0] = m->rheap[m->nruns];
-			rheap_down(m, 0);
-		}
+		apc_runs_done(&m->rq, run_less, m);
 		return;
 	}
 	if (run->hpos == TPTP_CHUNK_EVENTS) {
@@ -553,7 +497,7 @@ static void queue_pop(struct tptp_map *m, struct tptp_out *o)
 		c->next = m->free_chunks;
 		m->free_chunks = c;
 	}
-	rheap_down(m, 0);
+	apc_runs_down(&m->rq, run_less, m);
 }
 
 static void queue_free(struct tptp_map *m)

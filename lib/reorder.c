@@ -3,15 +3,11 @@
  *
  * What comes in is a few interleaved streams, each already in time
  * order (gatord writes each (frame type, core) buffer whole), so the
- * window keeps sorted runs rather than one heap of events: an event is
- * appended to the run whose last time is the greatest one not after it
- * (a new run starts when there is none), and the next event out is the
- * smallest run head, found with a small heap over the runs.  That is the
- * least number of runs any split into sorted runs needs, so a few
- * streams give a few runs.  Input needing more than RO_RUNS_MAX runs
- * (times jumping back and forth) spills into a binary heap of single
- * events: slower, same order.  Either way the order out is exactly
- * (time, arrival).
+ * window keeps sorted runs rather than one heap of events (lib/runs.h:
+ * a few streams give a few runs).  Input needing more than APC_RUNS_MAX
+ * runs (times jumping back and forth) spills into a binary heap of
+ * single events: slower, same order.  Either way the order out is
+ * exactly (time, arrival).
  *
  * A run is a FIFO list of chunks holding each event with its payload
  * (names, PCs, counter rows, annotation text...) copied behind it, so
@@ -25,8 +21,8 @@
 #include <string.h>
 
 #include "reorder.h"
+#include "runs.h"
 
-#define RO_RUNS_MAX 64
 #define RO_CHUNK ((size_t)64 << 10)
 #define RO_INLINE_MAX ((size_t)8 << 10) /* larger payloads: a block of their own */
 #define RO_SPARE_MAX 64                 /* free chunks kept for reuse */
@@ -53,7 +49,6 @@ struct ro_chunk {
 struct ro_run {
 	struct ro_chunk *head, *tail;
 	size_t hoff;            /* the head entry's offset in head->mem */
-	uint64_t tail_ts;
 };
 
 struct apc_reorder {
@@ -61,10 +56,8 @@ struct apc_reorder {
 	uint64_t seq;
 	uint64_t last_ts;
 	int emitted;
-	struct ro_run runs[RO_RUNS_MAX];
-	uint8_t by_tail[RO_RUNS_MAX];   /* live runs by tail time ascending */
-	uint8_t rheap[RO_RUNS_MAX];     /* live runs, a heap by head entry */
-	size_t nruns;
+	struct ro_run runs[APC_RUNS_MAX];
+	struct apc_runs rq;     /* which runs are live, in which orders */
 	struct ro_chunk *spare;
 	size_t nspare;
 	struct ro_entry **heap; /* the spill heap */
@@ -285,31 +278,19 @@ static void ro_chunk_put(struct apc_reorder *ro, struct ro_chunk *c)
 	ro->nspare++;
 }
 
-static struct ro_entry *run_head(const struct apc_reorder *ro, int r)
+static struct ro_entry *run_head(const struct apc_reorder *ro, unsigned r)
 {
 	return (struct ro_entry *)(void *)(ro->runs[r].head->mem + ro->runs[r].hoff);
 }
 
-static void rheap_down(struct apc_reorder *ro, size_t i)
+static int run_less(const void *ctx, unsigned a, unsigned b)
 {
-	uint8_t r = ro->rheap[i];
-	const struct ro_entry *k = run_head(ro, r);
+	const struct apc_reorder *ro = ctx;
 
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= ro->nruns)
-			break;
-		if (c + 1 < ro->nruns && ro_less(run_head(ro, ro->rheap[c + 1]), run_head(ro, ro->rheap[c])))
-			c++;
-		if (!ro_less(run_head(ro, ro->rheap[c]), k))
-			break;
-		ro->rheap[i] = ro->rheap[c];
-		i = c;
-	}
-	ro->rheap[i] = r;
+	return ro_less(run_head(ro, a), run_head(ro, b));
 }
 
-/* Room for `size` bytes at the tail of run r (a new chunk if need be). */
+/* Room for `size` bytes at the tail of a run (a new chunk if need be). */
 static struct ro_entry *run_room(struct apc_reorder *ro, struct ro_run *run, size_t size)
 {
 	struct ro_entry *x;
@@ -324,36 +305,6 @@ static struct ro_entry *run_room(struct apc_reorder *ro, struct ro_run *run, siz
 	x = (struct ro_entry *)(void *)(run->tail->mem + run->tail->used);
 	run->tail->used += size;
 	return x;
-}
-
-/* A new run holding only chunk c's first entry (already filled). */
-static void run_start(struct apc_reorder *ro, struct ro_chunk *c, uint64_t ts)
-{
-	uint8_t r, used[RO_RUNS_MAX] = {0};
-	size_t i;
-	struct ro_run *run;
-
-	/* A free slot: the runs in use are not always 0..n-1. */
-	for (i = 0; i < ro->nruns; i++)
-		used[ro->by_tail[i]] = 1;
-	for (r = 0; used[r]; r++)
-		;
-	run = &ro->runs[r];
-	run->head = run->tail = c;
-	run->hoff = 0;
-	run->tail_ts = ts;
-	/* Its tail is the smallest: first in by_tail. */
-	memmove(ro->by_tail + 1, ro->by_tail, ro->nruns);
-	ro->by_tail[0] = r;
-	i = ro->nruns++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!ro_less(run_head(ro, r), run_head(ro, ro->rheap[p])))
-			break;
-		ro->rheap[i] = ro->rheap[p];
-		i = p;
-	}
-	ro->rheap[i] = r;
 }
 
 /* ---- the spill heap --------------------------------------------------------- */
@@ -407,22 +358,14 @@ static struct ro_entry *spill_pop(struct apc_reorder *ro)
 
 int apc_reorder_push(struct apc_reorder *ro, const struct apc_event *e)
 {
-	size_t len = ro_payload(e), lo = 0, hi = ro->nruns, size;
-	int inl = len <= RO_INLINE_MAX;
+	size_t len = ro_payload(e), size;
+	int inl = len <= RO_INLINE_MAX, r = apc_runs_find(&ro->rq, e->ts);
 	struct ro_entry *x;
 	struct ro_chunk *c = NULL;
 
 	size = ro_up(sizeof *x) + (inl ? ro_up(len) : 0);
-	/* The last run whose tail time is <= e->ts. */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (ro->runs[ro->by_tail[mid]].tail_ts <= e->ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0) {
-		struct ro_run *run = &ro->runs[ro->by_tail[lo - 1]];
+	if (r >= 0) {
+		struct ro_run *run = &ro->runs[r];
 		x = run_room(ro, run, size);
 		if (!x)
 			return APC_ENOMEM;
@@ -430,10 +373,8 @@ int apc_reorder_push(struct apc_reorder *ro, const struct apc_event *e)
 			run->tail->used -= size; /* the room goes back */
 			return APC_ENOMEM;
 		}
-		/* The greatest tail not after e->ts becomes e->ts, still below
-		 * the next one: by_tail stays sorted. */
-		run->tail_ts = e->ts;
-	} else if (ro->nruns < RO_RUNS_MAX) {
+		apc_runs_appended(&ro->rq, (unsigned)r, e->ts);
+	} else if (ro->rq.n < APC_RUNS_MAX) {
 		c = ro_chunk_new(ro);
 		if (!c)
 			return APC_ENOMEM;
@@ -455,8 +396,11 @@ int apc_reorder_push(struct apc_reorder *ro, const struct apc_event *e)
 	x->seq = ro->seq++;
 	x->size = (uint32_t)size;
 	if (c) {
-		run_start(ro, c, e->ts);
-	} else if (lo == 0 && spill_push(ro, x) < 0) {
+		unsigned nr = apc_runs_open(&ro->rq, e->ts);
+		ro->runs[nr].head = ro->runs[nr].tail = c;
+		ro->runs[nr].hoff = 0;
+		apc_runs_start(&ro->rq, nr, run_less, ro);
+	} else if (r < 0 && spill_push(ro, x) < 0) {
 		ro_release(x);
 		free(x);
 		return APC_ENOMEM;
@@ -470,15 +414,14 @@ static int ro_from_spill(const struct apc_reorder *ro)
 {
 	if (!ro->hn)
 		return 0;
-	return !ro->nruns || ro_less(ro->heap[0], run_head(ro, ro->rheap[0]));
+	return !ro->rq.n || ro_less(ro->heap[0], run_head(ro, apc_runs_top(&ro->rq)));
 }
 
-/* After the head of run rheap[0] went out: step past it. */
+/* After the head of the top run went out: step past it. */
 static void run_advance(struct apc_reorder *ro)
 {
-	uint8_t r = ro->rheap[0];
-	struct ro_run *run = &ro->runs[r];
-	struct ro_entry *x = run_head(ro, r);
+	struct ro_run *run = &ro->runs[apc_runs_top(&ro->rq)];
+	struct ro_entry *x = (struct ro_entry *)(void *)(run->head->mem + run->hoff);
 
 	run->hoff += x->size;
 	/* Past the end of a chunk, on to the next (an ENOMEM mid-push can
@@ -490,22 +433,13 @@ static void run_advance(struct apc_reorder *ro)
 		ro_chunk_put(ro, c);
 	}
 	if (run->hoff < run->head->used) {
-		rheap_down(ro, 0);
+		apc_runs_down(&ro->rq, run_less, ro);
 		return;
 	}
-	/* The run is done: its chunk back to the free list, the run out of
-	 * by_tail and of the run heap. */
-	size_t i;
+	/* The run is done: its chunk back to the free list. */
 	ro_chunk_put(ro, run->head);
 	run->head = run->tail = NULL;
-	for (i = 0; ro->by_tail[i] != r; i++)
-		;
-	memmove(ro->by_tail + i, ro->by_tail + i + 1, ro->nruns - i - 1);
-	ro->nruns--;
-	if (ro->nruns) {
-		ro->rheap[0] = ro->rheap[ro->nruns];
-		rheap_down(ro, 0);
-	}
+	apc_runs_done(&ro->rq, run_less, ro);
 }
 
 /* Copy a waiting event into the batch (payload into its arena). */
@@ -536,7 +470,7 @@ int apc_reorder_pop(struct apc_reorder *ro, struct apc_batch *out, int all, uint
 {
 	while (ro->n && (all || ro->n > ro->max) && !apc_batch_full(out)) {
 		int spill = ro_from_spill(ro);
-		struct ro_entry *x = spill ? ro->heap[0] : run_head(ro, ro->rheap[0]);
+		struct ro_entry *x = spill ? ro->heap[0] : run_head(ro, apc_runs_top(&ro->rq));
 		int rc;
 
 		if (ro->emitted && x->ev.ts < ro->last_ts && late)
@@ -563,8 +497,8 @@ void apc_reorder_free(struct apc_reorder *ro)
 
 	if (!ro)
 		return;
-	for (size_t i = 0; i < ro->nruns; i++) {
-		struct ro_run *run = &ro->runs[ro->by_tail[i]];
+	for (size_t i = 0; i < ro->rq.n; i++) {
+		struct ro_run *run = &ro->runs[ro->rq.by_tail[i]];
 		for (c = run->head; c; c = next) {
 			size_t off = c == run->head ? run->hoff : 0;
 			next = c->next;
