@@ -181,18 +181,17 @@ struct barman {
 	uint64_t seg_done;   /* bytes of the current segment consumed */
 	uint64_t data_off;   /* file offset of the data area */
 	int started, finished;
-	size_t lim;          /* batch size to stop at (add() grows the cap) */
 	size_t maxev;        /* most events one record can produce */
 };
 
 /*
- * Room for one more record in the batch?  apc_batch_add() grows a full
- * batch, so stop while the largest record still fits under the cap the
- * batch had on the first call: batches stay bounded.
+ * Room for one more record in the batch?  apc_batch_add() makes room
+ * past the cap, but stop while the largest record still fits under it:
+ * batches stay the size the driver asked for.
  */
 static int barman_room(const struct barman *b, const struct apc_batch *bt)
 {
-	return bt->n == 0 || bt->n + b->maxev <= b->lim;
+	return bt->n == 0 || bt->n + b->maxev <= bt->cap;
 }
 
 /* ---- byte access ------------------------------------------------------ */
@@ -1385,10 +1384,6 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 
 	if (b->finished)
 		return APC_END;
-	/* several events per record may grow the batch past its cap: stop
-	 * at the cap it had on entry so batches stay bounded */
-	if (!b->lim || bt->cap < b->lim)
-		b->lim = bt->cap;
 	if (!b->started) {
 		b->started = 1;
 		if (barman_preamble(r, b, bt) < 0)

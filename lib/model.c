@@ -28,6 +28,7 @@ void apc_batch_init(struct apc_batch *b, size_t cap)
 	b->ev = NULL;
 	b->n = 0;
 	b->cap = cap ? cap : 4096;
+	b->alloc = 0;
 	b->arena = NULL;
 	b->spare = NULL;
 	b->chunk = 0;
@@ -73,6 +74,7 @@ void apc_batch_free(struct apc_batch *b)
 	}
 	free(b->ev);
 	b->ev = NULL;
+	b->alloc = 0;
 	b->arena = NULL;
 	b->spare = NULL;
 	b->n = 0;
@@ -87,16 +89,21 @@ struct apc_event *apc_batch_add_grow(struct apc_batch *b, uint16_t type, uint64_
 		b->ev = malloc(b->cap * sizeof *b->ev);
 		if (!b->ev)
 			return NULL;
+		b->alloc = b->cap;
 	}
-	if (b->n >= b->cap) {
+	if (b->n >= b->alloc) {
 		/* Readers should stop at apc_batch_full(); growing keeps a
-		 * reader that emits several events per record correct. */
-		size_t ncap = b->cap * 2;
-		struct apc_event *ne = realloc(b->ev, ncap * sizeof *ne);
+		 * reader that adds several events per record (or an External
+		 * message's worth of annotations) correct.  The room grows,
+		 * the cap does not: a batch that once overflowed must not be
+		 * filled to its new size every time after (the APC reader's
+		 * batches grew that way to millions of events). */
+		size_t nalloc = b->alloc * 2;
+		struct apc_event *ne = realloc(b->ev, nalloc * sizeof *ne);
 		if (!ne)
 			return NULL;
 		b->ev = ne;
-		b->cap = ncap;
+		b->alloc = nalloc;
 	}
 	e = &b->ev[b->n++];
 	memset(e, 0, sizeof *e);

@@ -234,7 +234,9 @@ struct apc_event apc_event_value(const struct apc_event *e, size_t i);
  */
 struct apc_batch {
 	struct apc_event *ev;
-	size_t n, cap;
+	size_t n;
+	size_t cap;                    /* full at this many events */
+	size_t alloc;                  /* room in ev (can pass cap: see below) */
 	struct apc_arena_chunk *arena;
 	struct apc_arena_chunk *spare; /* rewound chunks kept for reuse */
 	size_t chunk;                  /* arena chunk size; 0 = the default (256 KiB) */
@@ -255,7 +257,7 @@ static inline struct apc_event *apc_batch_add(struct apc_batch *b, uint16_t type
 {
 	struct apc_event *e;
 
-	if (!b->ev || b->n >= b->cap)
+	if (b->n >= b->alloc)
 		return apc_batch_add_grow(b, type, ts, core);
 	e = &b->ev[b->n++];
 	__builtin_memset(e, 0, sizeof *e); /* every byte: readers rely on zeroed members */

@@ -1,7 +1,8 @@
 /*
  * test_model.c - the batch arena: what it hands out stays intact until
  * the next reset, across many chunks, oversized pieces and chunks reused
- * from earlier batches.
+ * from earlier batches; and a batch that a reader overfills keeps its
+ * cap.
  */
 #include <stdlib.h>
 
@@ -62,7 +63,44 @@ static void arena_survives_resets(void)
 	apc_batch_free(&b);
 }
 
+/*
+ * A reader may add several events past apc_batch_full() (one APC
+ * External message can hold thousands of annotations): they all go in,
+ * but the batch is full at its cap again after a reset, not at the size
+ * it grew to.  It used to double its cap for good, and the APC reader's
+ * batches grew to millions of events (1.3 GB of RSS for a 559 MB
+ * capture).
+ */
+static void overfilled_batch_keeps_its_cap(void)
+{
+	struct apc_batch b;
+
+	apc_batch_init(&b, 8);
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 100; i++) {
+			struct apc_event *e = apc_batch_add(&b, APC_EV_COUNTER, (uint64_t)i, 0);
+			T_ASSERT(e != NULL);
+			if (e)
+				e->u.counter.value = i;
+		}
+		T_EQ_INT(b.n, 100);
+		for (int i = 0; i < 100; i++)
+			T_EQ_INT(b.ev[i].u.counter.value, i);
+		T_ASSERT(apc_batch_full(&b));
+		apc_batch_reset(&b);
+		for (int i = 0; i < 7; i++)
+			apc_batch_add(&b, APC_EV_COUNTER, 0, 0);
+		T_ASSERT(!apc_batch_full(&b));
+		apc_batch_add(&b, APC_EV_COUNTER, 0, 0);
+		T_ASSERT(apc_batch_full(&b)); /* at 8, as initialised */
+		T_EQ_INT(b.cap, 8);
+		apc_batch_reset(&b);
+	}
+	apc_batch_free(&b);
+}
+
 void run_tests(void)
 {
 	T_RUN(arena_survives_resets);
+	T_RUN(overfilled_batch_keeps_its_cap);
 }
