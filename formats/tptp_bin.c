@@ -606,7 +606,6 @@ static void bin_account(struct tptp_bin *x)
 	x->r->progress_done = bin_offset(x);
 }
 
-
 static int tptp_bin_bid(struct apc_input *in)
 {
 	struct apc_stream *s;

@@ -240,9 +240,8 @@ static void ro_release(struct ro_entry *x)
 {
 	if (!x->own)
 		return;
-	if (x->ev.type == APC_EV_ANNOTATION && x->ev.u.ann && x->ev.u.ann->counter) {
-		apc_batch_free(x->own);
-	}
+	if (x->ev.type == APC_EV_ANNOTATION && x->ev.u.ann && x->ev.u.ann->counter)
+		apc_batch_free(x->own); /* the batch ro_fill() made */
 	free(x->own);
 	x->own = NULL;
 }
