@@ -42,7 +42,7 @@ struct ro_entry {
 
 struct ro_chunk {
 	struct ro_chunk *next;
-	size_t used, cap;       /* bytes of mem */
+	size_t used;            /* bytes of mem (RO_CHUNK) in use */
 	_Alignas(RO_ALIGN) unsigned char mem[];
 };
 
@@ -259,7 +259,6 @@ static struct ro_chunk *ro_chunk_new(struct apc_reorder *ro)
 		c = malloc(sizeof *c + RO_CHUNK);
 		if (!c)
 			return NULL;
-		c->cap = RO_CHUNK;
 	}
 	c->next = NULL;
 	c->used = 0;
@@ -294,7 +293,7 @@ static struct ro_entry *run_room(struct apc_reorder *ro, struct ro_run *run, siz
 {
 	struct ro_entry *x;
 
-	if (run->tail->used + size > run->tail->cap) {
+	if (run->tail->used + size > RO_CHUNK) {
 		struct ro_chunk *c = ro_chunk_new(ro);
 		if (!c)
 			return NULL;
