@@ -119,7 +119,7 @@ struct barman_core {
 	uint32_t *types;     /* ncnt configured event types */
 	uint32_t *ids;       /* model counter id per slot */
 	uint64_t *last;      /* previous reading per slot */
-	uint8_t *seen;       /* slot has a previous reading */
+	int primed;          /* last[] holds a reading (a sample was read) */
 };
 
 struct barman_task {
@@ -669,8 +669,7 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 		bc->types = malloc(bc->ncnt * sizeof *bc->types);
 		bc->ids = malloc(bc->ncnt * sizeof *bc->ids);
 		bc->last = calloc(bc->ncnt, sizeof *bc->last);
-		bc->seen = calloc(bc->ncnt, 1);
-		if (!bc->types || !bc->ids || !bc->last || !bc->seen)
+		if (!bc->types || !bc->ids || !bc->last)
 			return barman_nomem(r, b);
 		for (uint32_t k = 0; k < bc->ncnt; k++)
 			bc->types[k] = barman_u32(b, tp + 4ull * k);
@@ -1008,12 +1007,27 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 
 		if (!e)
 			return barman_nomem(r, b);
-		for (uint32_t k = 0; k < c->ncnt; k++, q += 8) {
-			uint64_t v = barman_u64(b, p + q);
-			vals[k] = c->seen[k] ? (int64_t)(v - c->last[k]) : 0;
-			c->last[k] = v;
-			c->seen[k] = 1;
+		/* Locals: a store to the byte-sized flag would make the
+		 * compiler reload every field of c and b per value. */
+		const uint32_t n = c->ncnt;
+		const uint8_t *src = p + q;
+		uint64_t *last = c->last;
+		if (c->primed && !b->swap) {
+			for (uint32_t k = 0; k < n; k++) {
+				uint64_t v;
+				memcpy(&v, src + 8 * k, 8);
+				vals[k] = (int64_t)(v - last[k]);
+				last[k] = v;
+			}
+		} else {
+			for (uint32_t k = 0; k < n; k++) {
+				uint64_t v = barman_u64(b, src + 8 * k);
+				vals[k] = c->primed ? (int64_t)(v - last[k]) : 0;
+				last[k] = v;
+			}
+			c->primed = 1;
 		}
+		q += 8ull * n;
 		e->u.counters.pid = barman_pid(b, task);
 		e->u.counters.n = c->ncnt;
 		e->u.counters.ids = c->ids;
@@ -1021,12 +1035,12 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 	} else {
 		for (uint32_t k = 0; k < c->ncnt; k++, q += 8) {
 			uint64_t v = barman_u64(b, p + q);
-			int64_t d = c->seen[k] ? (int64_t)(v - c->last[k]) : 0;
+			int64_t d = c->primed ? (int64_t)(v - c->last[k]) : 0;
 			c->last[k] = v;
-			c->seen[k] = 1;
 			if (barman_counter(bt, ts, (int32_t)core, c->ids[k], barman_pid(b, task), d) < 0)
 				return barman_nomem(r, b);
 		}
+		c->primed = 1;
 	}
 	for (uint32_t k = 0; k < ncust; k++, q += 12) {
 		uint32_t id = barman_u32(b, p + q);
@@ -1468,7 +1482,6 @@ static void barman_close(struct apc_reader *r)
 			free(b->cores[c].types);
 			free(b->cores[c].ids);
 			free(b->cores[c].last);
-			free(b->cores[c].seen);
 		}
 	free(b->cores);
 	free(b->tasks);
