@@ -105,54 +105,90 @@ static uint64_t input_bytes(struct apc_reader *r)
 }
 
 /*
+ * What a batch adds to the accounting when nothing is cut: its first
+ * timed event (the origin, if it is the first batch with one), its time
+ * range and its events per type.  The read-ahead thread tallies each
+ * batch as it fills it (tally_batch() touches every event once more:
+ * there, not on the writing thread, which is the busier one).
+ */
+struct batch_tally {
+	int have;                   /* a timed event: first, lo, hi are set */
+	uint64_t first, lo, hi;
+	uint64_t nread;
+	uint64_t count[APC_EV_TYPE_COUNT];
+};
+
+static void tally_batch(const struct apc_batch *b, struct batch_tally *t)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, first = 0, nread = 0;
+	int have = 0;
+
+	memset(t->count, 0, sizeof t->count);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct apc_event *e = &b->ev[i];
+		uint64_t many = 1;
+		if (!(e->flags & APC_EVF_NO_TS)) {
+			if (!have)
+				first = e->ts;
+			lo = e->ts < lo ? e->ts : lo;
+			hi = e->ts > hi ? e->ts : hi;
+			have = 1;
+		}
+		if (e->type == APC_EV_COUNTERS)
+			t->count[APC_EV_COUNTER] += many = e->u.counters.n;
+		else if (e->type < APC_EV_TYPE_COUNT)
+			t->count[e->type]++;
+		nread += many;
+	}
+	t->have = have;
+	t->first = first;
+	t->lo = lo;
+	t->hi = hi;
+	t->nread = nread;
+}
+
+/* Add a tally to the result (kept in locals while counting: the model's
+ * per-type counts share a cache line with the records_read that the
+ * reader, on its own thread, counts up for every record). */
+static void tally_apply(struct apc_conv_result *res, const struct batch_tally *t, uint64_t *origin,
+			int *have_origin)
+{
+	for (int k = 0; k < APC_EV_TYPE_COUNT; k++)
+		res->model.ev_count[k] += t->count[k];
+	res->model.events_read += t->nread;
+	if (!t->have)
+		return;
+	if (!*have_origin) {
+		*origin = t->first;
+		*have_origin = 1;
+	}
+	if (!res->have_ts || t->lo < res->first_ts)
+		res->first_ts = t->lo;
+	if (!res->have_ts || t->hi > res->last_ts)
+		res->last_ts = t->hi;
+	res->have_ts = 1;
+}
+
+/*
  * Apply --begin/--end (relative to the first event time seen) in place,
  * and keep the accounting.  Events without a time of their own (names,
  * declarations) always pass: dropping them would orphan the events that
- * refer to them.
+ * refer to them.  `pre` is the batch's tally when the read-ahead thread
+ * made it (only when nothing is cut), else NULL.
  */
 static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *res,
-			 struct apc_batch *b, uint64_t *origin, int *have_origin)
+			 struct apc_batch *b, const struct batch_tally *pre, uint64_t *origin,
+			 int *have_origin)
 {
 	size_t w = 0;
 
 	if (!o->have_begin && !o->have_end) {
-		/* Nothing is cut: account with locals.  The stores through
-		 * res would otherwise be redone for every event, and the
-		 * model's per-type counts share a cache line with the
-		 * records_read that the reader, on its own thread, counts
-		 * up for every record: counting there per event made the
-		 * line bounce between the cores. */
-		uint64_t lo = res->have_ts ? res->first_ts : UINT64_MAX;
-		uint64_t hi = res->have_ts ? res->last_ts : 0, nread = 0;
-		uint64_t count[APC_EV_TYPE_COUNT] = {0};
-		int have = res->have_ts;
-
-		for (size_t i = 0; i < b->n; i++) {
-			const struct apc_event *e = &b->ev[i];
-			uint64_t many = 1;
-			if (!(e->flags & APC_EVF_NO_TS)) {
-				if (!*have_origin) {
-					*origin = e->ts;
-					*have_origin = 1;
-				}
-				lo = e->ts < lo ? e->ts : lo;
-				hi = e->ts > hi ? e->ts : hi;
-				have = 1;
-			}
-			if (e->type == APC_EV_COUNTERS)
-				count[APC_EV_COUNTER] += many = e->u.counters.n;
-			else if (e->type < APC_EV_TYPE_COUNT)
-				count[e->type]++;
-			nread += many;
+		struct batch_tally t;
+		if (!pre) {
+			tally_batch(b, &t);
+			pre = &t;
 		}
-		for (int t = 0; t < APC_EV_TYPE_COUNT; t++)
-			res->model.ev_count[t] += count[t];
-		res->model.events_read += nread;
-		if (have) {
-			res->first_ts = lo;
-			res->last_ts = hi;
-			res->have_ts = 1;
-		}
+		tally_apply(res, pre, origin, have_origin);
 		return;
 	}
 
@@ -195,10 +231,10 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 
 /* Window, account and write one batch. */
 static int emit_batch(const struct apc_conv_opts *o, struct apc_conv_result *res,
-		      struct apc_writer *w, struct apc_batch *b, uint64_t *origin, int *have_origin,
-		      struct apc_err *err)
+		      struct apc_writer *w, struct apc_batch *b, const struct batch_tally *pre,
+		      uint64_t *origin, int *have_origin, struct apc_err *err)
 {
-	window_batch(o, res, b, origin, have_origin);
+	window_batch(o, res, b, pre, origin, have_origin);
 	return b->n ? apc_writer_write(w, b, err) : APC_OK;
 }
 
@@ -214,7 +250,7 @@ static int drain_reorder(const struct apc_conv_opts *o, struct apc_conv_result *
 		apc_batch_reset(out);
 		if (apc_reorder_pop(ro, out, all, NULL) < 0)
 			return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-		int rc = emit_batch(o, res, w, out, origin, have_origin, err);
+		int rc = emit_batch(o, res, w, out, NULL, origin, have_origin, err);
 		if (rc < 0)
 			return rc;
 	} while (apc_reorder_pending(ro) && apc_reorder_pending(ro) < before);
@@ -234,6 +270,7 @@ struct rd_slot {
 	size_t ncounters;           /* the model after it: apc_writer_view() */
 	uint64_t delta;
 	uint64_t done, total;       /* progress */
+	struct batch_tally tally;   /* when rd_ahead.tally says so */
 };
 
 /*
@@ -263,13 +300,18 @@ struct rd_ahead {
 	pthread_cond_t cv;
 	int full[RD_SLOTS];         /* slot k holds a batch not yet taken */
 	int stop;                   /* the main thread wants no more */
+	int tally;                  /* tally each batch (it is written as it is) */
 };
 
 /* Call next() into s and note the reader's state after it. */
-static void rd_fill(struct apc_reader *r, struct rd_slot *s)
+static void rd_fill(struct rd_ahead *ra, struct rd_slot *s)
 {
+	struct apc_reader *r = ra->r;
+
 	apc_batch_reset(&s->b);
 	s->rc = r->fmt->next(r, &s->b);
+	if (ra->tally)
+		tally_batch(&s->b, &s->tally);
 	s->ncounters = r->model->ncounters;
 	s->delta = r->model->meta.monotonic_delta;
 	progress_figures(r, &s->done, &s->total);
@@ -287,7 +329,7 @@ static void *rd_main(void *arg)
 		pthread_mutex_unlock(&ra->mu);
 		if (stop)
 			break;
-		rd_fill(ra->r, &ra->slot[k]);
+		rd_fill(ra, &ra->slot[k]);
 		pthread_mutex_lock(&ra->mu);
 		ra->full[k] = 1;
 		pthread_cond_broadcast(&ra->cv);
@@ -363,7 +405,7 @@ static void rd_start(struct rd_ahead *ra, const struct apc_conv_opts *o)
 static struct rd_slot *rd_take(struct rd_ahead *ra, int k)
 {
 	if (!ra->threaded) {
-		rd_fill(ra->r, &ra->slot[0]);
+		rd_fill(ra, &ra->slot[0]);
 		return &ra->slot[0];
 	}
 	pthread_mutex_lock(&ra->mu);
@@ -503,6 +545,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		}
 	}
 
+	ra.tally = !ro && !o->have_begin && !o->have_end;
 	rd_start(&ra, o);
 	res->read_ahead = ra.threaded;
 	for (int k = 0;; k = (k + 1) % RD_SLOTS) {
@@ -529,7 +572,8 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 				}
 			rc = drain_reorder(o, res, w, ro, &ob, read_rc != APC_OK, &origin, &have_origin, err);
 		} else {
-			rc = emit_batch(o, res, w, &sl->b, &origin, &have_origin, err);
+			rc = emit_batch(o, res, w, &sl->b, ra.tally ? &sl->tally : NULL, &origin, &have_origin,
+					err);
 		}
 		if (rc < 0)
 			goto out;
