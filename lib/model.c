@@ -16,8 +16,8 @@
  */
 struct apc_arena_chunk {
 	struct apc_arena_chunk *next;
-	size_t used, cap;
-	unsigned char data[];
+	size_t cap;
+	unsigned char data[]; /* the newest chunk's free part: batch->room */
 };
 
 #define ARENA_CHUNK (256u * 1024)
@@ -30,6 +30,8 @@ void apc_batch_init(struct apc_batch *b, size_t cap)
 	b->cap = cap ? cap : 4096;
 	b->alloc = 0;
 	b->arena = NULL;
+	b->room = NULL;
+	b->room_left = 0;
 	b->spare = NULL;
 	b->chunk = 0;
 }
@@ -49,7 +51,6 @@ void apc_batch_reset(struct apc_batch *b)
 	for (c = b->arena; c; c = next) {
 		next = c->next;
 		if (c->cap == std && kept < ARENA_KEEP) {
-			c->used = 0;
 			c->next = b->spare;
 			b->spare = c;
 			kept++;
@@ -58,6 +59,8 @@ void apc_batch_reset(struct apc_batch *b)
 		}
 	}
 	b->arena = NULL;
+	b->room = NULL;
+	b->room_left = 0;
 }
 
 void apc_batch_free(struct apc_batch *b)
@@ -76,6 +79,8 @@ void apc_batch_free(struct apc_batch *b)
 	b->ev = NULL;
 	b->alloc = 0;
 	b->arena = NULL;
+	b->room = NULL;
+	b->room_left = 0;
 	b->spare = NULL;
 	b->n = 0;
 }
@@ -113,44 +118,27 @@ struct apc_event *apc_batch_add_grow(struct apc_batch *b, uint16_t type, uint64_
 	return e;
 }
 
-void *apc_batch_alloc(struct apc_batch *b, size_t size)
+/* apc_batch_alloc() when the newest chunk lacks room (size is rounded):
+ * take a spare chunk or a new one, then the bytes from its start. */
+void *apc_batch_alloc_grow(struct apc_batch *b, size_t size)
 {
-	struct apc_arena_chunk *c = b->arena;
 	size_t std = b->chunk ? b->chunk : ARENA_CHUNK;
-	void *p;
+	struct apc_arena_chunk *nc = b->spare;
 
-	size = (size + 15) & ~(size_t)15;
-	/* Newest chunk is at the head. */
-	if (!c || c->cap - c->used < size) {
-		struct apc_arena_chunk *nc = b->spare;
-		if (nc && size <= nc->cap) {
-			b->spare = nc->next;
-		} else {
-			size_t cap = size > std ? size : std;
-			if (!(nc = malloc(sizeof *nc + cap)))
-				return NULL;
-			nc->used = 0;
-			nc->cap = cap;
-		}
-		nc->next = c;
-		b->arena = nc;
-		c = nc;
+	if (nc && size <= nc->cap) {
+		b->spare = nc->next;
+	} else {
+		size_t cap = size > std ? size : std;
+		if (!(nc = malloc(sizeof *nc + cap)))
+			return NULL;
+		nc->cap = cap;
 	}
-	p = c->data + c->used;
-	c->used += size;
-	return p;
-}
-
-char *apc_batch_strdup(struct apc_batch *b, const char *s, size_t len)
-{
-	char *p = apc_batch_alloc(b, len + 1);
-
-	if (!p)
-		return NULL;
-	if (len)
-		memcpy(p, s, len);
-	p[len] = '\0';
-	return p;
+	/* Newest chunk is at the head. */
+	nc->next = b->arena;
+	b->arena = nc;
+	b->room = nc->data + size;
+	b->room_left = nc->cap - size;
+	return nc->data;
 }
 
 void apc_model_init(struct apc_model *m)

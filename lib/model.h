@@ -238,6 +238,8 @@ struct apc_batch {
 	size_t cap;                    /* full at this many events */
 	size_t alloc;                  /* room in ev (can pass cap: see below) */
 	struct apc_arena_chunk *arena;
+	unsigned char *room;           /* the newest chunk's free bytes */
+	size_t room_left;
 	struct apc_arena_chunk *spare; /* rewound chunks kept for reuse */
 	size_t chunk;                  /* arena chunk size; 0 = the default (256 KiB) */
 };
@@ -266,9 +268,37 @@ static inline struct apc_event *apc_batch_add(struct apc_batch *b, uint16_t type
 	e->core = core;
 	return e;
 }
+/* apc_batch_alloc()'s out-of-line part: a new chunk, then the bytes. */
+void *apc_batch_alloc_grow(struct apc_batch *b, size_t size);
+/*
+ * apc_batch_alloc() : size bytes (16-aligned) that live until the batch
+ * is reset; NULL only on allocation failure.  Inline while the newest
+ * chunk has room: readers call it for most records.
+ */
+static inline void *apc_batch_alloc(struct apc_batch *b, size_t size)
+{
+	void *p;
+
+	size = size ? (size + 15) & ~(size_t)15 : 16;
+	if (size > b->room_left)
+		return apc_batch_alloc_grow(b, size);
+	p = b->room;
+	b->room += size;
+	b->room_left -= size;
+	return p;
+}
 /* Copy bytes (NUL added) into the batch arena. */
-char *apc_batch_strdup(struct apc_batch *b, const char *s, size_t len);
-void *apc_batch_alloc(struct apc_batch *b, size_t size);
+static inline char *apc_batch_strdup(struct apc_batch *b, const char *s, size_t len)
+{
+	char *p = (char *)apc_batch_alloc(b, len + 1);
+
+	if (!p)
+		return NULL;
+	if (len)
+		__builtin_memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
 /*
  * apc_batch_copy_ann() : deep-copy an annotation (text, image, deps and
  * counter declaration with its strings) into the batch arena, so it can

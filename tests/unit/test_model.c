@@ -64,6 +64,36 @@ static void arena_survives_resets(void)
 }
 
 /*
+ * Pieces are 16-aligned and follow each other in a chunk: a zero-byte
+ * request takes 16 bytes like a one-byte one, not a chunk of its own.
+ */
+static void small_allocs_share_a_chunk(void)
+{
+	struct apc_batch b;
+	const size_t sizes[] = {0, 1, 16, 17, 0, 8};
+	const size_t steps[] = {16, 16, 16, 32, 16, 16};
+	unsigned char *prev = NULL;
+
+	apc_batch_init(&b, 16);
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+			unsigned char *p = apc_batch_alloc(&b, sizes[i]);
+			T_ASSERT(p != NULL);
+			T_EQ_INT((uintptr_t)p % 16, 0);
+			if (i > 0)
+				T_ASSERT(p == prev + steps[i - 1]);
+			prev = p;
+		}
+		/* a piece larger than a chunk, then small ones again */
+		T_ASSERT(apc_batch_alloc(&b, 1u << 20) != NULL);
+		prev = apc_batch_alloc(&b, 3);
+		T_ASSERT(prev != NULL && apc_batch_alloc(&b, 3) == prev + 16);
+		apc_batch_reset(&b);
+	}
+	apc_batch_free(&b);
+}
+
+/*
  * A reader may add several events past apc_batch_full() (one APC
  * External message can hold thousands of annotations): they all go in,
  * but the batch is full at its cap again after a reset, not at the size
@@ -102,5 +132,6 @@ static void overfilled_batch_keeps_its_cap(void)
 void run_tests(void)
 {
 	T_RUN(arena_survives_resets);
+	T_RUN(small_allocs_share_a_chunk);
 	T_RUN(overfilled_batch_keeps_its_cap);
 }
