@@ -21,6 +21,7 @@
 #include "format.h"
 #include "frame.h"
 #include "packed.h"
+#include "util.h"
 
 #define APCR_XML_MAX (64u << 20)   /* captured.xml/events.xml size limit */
 #define APCR_PRE_SUMMARY_MAX 4096  /* frames allowed before the Summary */
@@ -610,22 +611,12 @@ static int apcr_counter(struct apc_reader *r, struct apcr *a, int64_t key, uint3
 
 static struct apcr_fd *apcr_fd(struct apcr *a, int64_t fd)
 {
-	if (fd < 0 || fd >= APCR_MAX_FD)
+	struct apcr_fd *t;
+
+	if (fd < 0 || !(t = apc_table_grow(a->fds, &a->nfds, sizeof *t, (size_t)fd + 1, APCR_MAX_FD)))
 		return NULL;
-	if ((size_t)fd >= a->nfds) {
-		/* doubling: fds climbing by a few at a time must not copy the
-		 * table each time */
-		size_t n = a->nfds * 2 > (size_t)fd + 16 ? a->nfds * 2 : (size_t)fd + 16;
-		if (n > APCR_MAX_FD)
-			n = APCR_MAX_FD;
-		struct apcr_fd *nf = realloc(a->fds, n * sizeof *nf);
-		if (!nf)
-			return NULL;
-		memset(nf + a->nfds, 0, (n - a->nfds) * sizeof *nf);
-		a->fds = nf;
-		a->nfds = n;
-	}
-	return &a->fds[fd];
+	a->fds = t;
+	return &t[fd];
 }
 
 /* Feed External bytes to the fd's annotate decoder; emit what completes. */

@@ -26,6 +26,7 @@
 #include "input.h"
 #include "json.h"
 #include "packed.h"
+#include "util.h"
 
 #define DUMP_XML_LIMIT (16u << 20) /* captured.xml is a few KB */
 #define DUMP_MAX_FD 65536          /* External ids are small fds */
@@ -993,18 +994,12 @@ static int dump_emit(struct dump *d, const struct apc_frame *fr, const struct ap
 
 static struct dump_fd *dump_fd(struct dump *d, int64_t fd)
 {
-	if (fd < 0 || fd >= DUMP_MAX_FD)
+	struct dump_fd *t;
+
+	if (fd < 0 || !(t = apc_table_grow(d->fds, &d->nfds, sizeof *t, (size_t)fd + 1, DUMP_MAX_FD)))
 		return NULL;
-	if ((size_t)fd >= d->nfds) {
-		size_t n = (size_t)fd + 16;
-		struct dump_fd *nf = realloc(d->fds, n * sizeof *nf);
-		if (!nf)
-			return NULL;
-		memset(nf + d->nfds, 0, (n - d->nfds) * sizeof *nf);
-		d->fds = nf;
-		d->nfds = n;
-	}
-	return &d->fds[fd];
+	d->fds = t;
+	return &t[fd];
 }
 
 /* Feed an External message's bytes to its fd's decoder; list what completes. */

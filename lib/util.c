@@ -135,6 +135,25 @@ size_t apc_utf8_len(const unsigned char *p, size_t n)
 	return len;
 }
 
+void *apc_table_grow(void *tab, size_t *n, size_t elem, size_t need, size_t max)
+{
+	size_t cap = *n;
+	unsigned char *nt;
+
+	if (need <= cap)
+		return tab;
+	if (need > max || max > SIZE_MAX / elem)
+		return NULL;
+	cap = cap > max / 2 ? max : cap * 2;
+	if (cap < need)
+		cap = need < 16 && max >= 16 ? 16 : need;
+	nt = realloc(tab, cap * elem);
+	if (!nt)
+		return NULL;
+	memset(nt + *n * elem, 0, (cap - *n) * elem);
+	*n = cap;
+	return nt;
+}
 
 /* ---- scale.h ---------------------------------------------------------- */
 

@@ -62,4 +62,14 @@ static inline void apc_zero_pieces(void *p, size_t n)
 }
 #define APC_ZERO(p) apc_zero_pieces((p), sizeof *(p))
 
+/*
+ * apc_table_grow() : grow a table of *n elements of `elem` bytes, new
+ * ones zeroed, so that it holds at least `need` (at most `max`):
+ * doubling, so an index climbing a few at a time (External fds, say)
+ * does not copy the table every time.  Returns the table, moved or not,
+ * with *n updated; NULL (the table and *n untouched) when need > max or
+ * memory runs out.
+ */
+void *apc_table_grow(void *tab, size_t *n, size_t elem, size_t need, size_t max);
+
 #endif

@@ -31,6 +31,7 @@
 #include "frame.h"
 #include "input.h"
 #include "packed.h"
+#include "util.h"
 #include "verify.h"
 
 const struct apc_vcheck apc_verify_checks[] = {
@@ -931,18 +932,12 @@ static void walk_annotate(struct verify *v, struct vcur *c)
 
 static struct vfd *v_fd(struct verify *v, int64_t fd)
 {
-	if (fd < 0 || fd >= V_FD_MAX)
+	struct vfd *t;
+
+	if (fd < 0 || !(t = apc_table_grow(v->fds, &v->nfds, sizeof *t, (size_t)fd + 1, V_FD_MAX)))
 		return NULL;
-	if ((size_t)fd >= v->nfds) {
-		size_t n = (size_t)fd + 16;
-		struct vfd *nf = realloc(v->fds, n * sizeof *nf);
-		if (!nf)
-			return NULL;
-		memset(nf + v->nfds, 0, (n - v->nfds) * sizeof *nf);
-		v->fds = nf;
-		v->nfds = n;
-	}
-	return &v->fds[fd];
+	v->fds = t;
+	return &t[fd];
 }
 
 static void v_fd_close(struct vfd *f)
