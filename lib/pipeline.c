@@ -107,9 +107,12 @@ static uint64_t input_bytes(struct apc_reader *r)
 /*
  * What a batch adds to the accounting when nothing is cut: its first
  * timed event (the origin, if it is the first batch with one), its time
- * range and its events per type.  The read-ahead thread tallies each
- * batch as it fills it (tally_batch() touches every event once more:
- * there, not on the writing thread, which is the busier one).
+ * range and its events per type.  tally_batch() touches every event
+ * once more, so it runs on whichever thread has time to spare: the
+ * read-ahead thread while it finds the writing thread behind (Barman:
+ * writing is the heavier half), else the writing thread (TPTP, whose
+ * reader is the heavier half; LTT goes both ways).  The figures are the
+ * same wherever it runs.
  */
 struct batch_tally {
 	int have;                   /* a timed event: first, lo, hi are set */
@@ -270,7 +273,8 @@ struct rd_slot {
 	size_t ncounters;           /* the model after it: apc_writer_view() */
 	uint64_t delta;
 	uint64_t done, total;       /* progress */
-	struct batch_tally tally;   /* when rd_ahead.tally says so */
+	int tallied;                /* the reader thread filled `tally` */
+	struct batch_tally tally;
 };
 
 /*
@@ -300,17 +304,19 @@ struct rd_ahead {
 	pthread_cond_t cv;
 	int full[RD_SLOTS];         /* slot k holds a batch not yet taken */
 	int stop;                   /* the main thread wants no more */
-	int tally;                  /* tally each batch (it is written as it is) */
+	int tally_ok;               /* batches are written as they are (nothing cut) */
+	int reader_tallies;         /* the reader waited for the writer last (mu) */
 };
 
 /* Call next() into s and note the reader's state after it. */
-static void rd_fill(struct rd_ahead *ra, struct rd_slot *s)
+static void rd_fill(struct rd_ahead *ra, struct rd_slot *s, int tally)
 {
 	struct apc_reader *r = ra->r;
 
 	apc_batch_reset(&s->b);
 	s->rc = r->fmt->next(r, &s->b);
-	if (ra->tally)
+	s->tallied = tally;
+	if (tally)
 		tally_batch(&s->b, &s->tally);
 	s->ncounters = r->model->ncounters;
 	s->delta = r->model->meta.monotonic_delta;
@@ -323,13 +329,15 @@ static void *rd_main(void *arg)
 
 	for (int k = 0;; k = (k + 1) % RD_SLOTS) {
 		pthread_mutex_lock(&ra->mu);
+		if (ra->full[k] && !ra->stop)
+			ra->reader_tallies = 1; /* ahead of the writer: take work off it */
 		while (ra->full[k] && !ra->stop)
 			pthread_cond_wait(&ra->cv, &ra->mu);
-		int stop = ra->stop;
+		int stop = ra->stop, tally = ra->tally_ok && ra->reader_tallies;
 		pthread_mutex_unlock(&ra->mu);
 		if (stop)
 			break;
-		rd_fill(ra, &ra->slot[k]);
+		rd_fill(ra, &ra->slot[k], tally);
 		pthread_mutex_lock(&ra->mu);
 		ra->full[k] = 1;
 		pthread_cond_broadcast(&ra->cv);
@@ -405,10 +413,12 @@ static void rd_start(struct rd_ahead *ra, const struct apc_conv_opts *o)
 static struct rd_slot *rd_take(struct rd_ahead *ra, int k)
 {
 	if (!ra->threaded) {
-		rd_fill(ra, &ra->slot[0]);
+		rd_fill(ra, &ra->slot[0], 0);
 		return &ra->slot[0];
 	}
 	pthread_mutex_lock(&ra->mu);
+	if (!ra->full[k])
+		ra->reader_tallies = 0; /* waiting for the reader: keep the work here */
 	while (!ra->full[k]) {
 		/* wake now and then to notice SIGINT/SIGTERM */
 		struct timespec until;
@@ -545,7 +555,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		}
 	}
 
-	ra.tally = !ro && !o->have_begin && !o->have_end;
+	ra.tally_ok = !ro && !o->have_begin && !o->have_end;
 	rd_start(&ra, o);
 	res->read_ahead = ra.threaded;
 	for (int k = 0;; k = (k + 1) % RD_SLOTS) {
@@ -572,7 +582,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 				}
 			rc = drain_reorder(o, res, w, ro, &ob, read_rc != APC_OK, &origin, &have_origin, err);
 		} else {
-			rc = emit_batch(o, res, w, &sl->b, ra.tally ? &sl->tally : NULL, &origin, &have_origin,
+			rc = emit_batch(o, res, w, &sl->b, sl->tallied ? &sl->tally : NULL, &origin, &have_origin,
 					err);
 		}
 		if (rc < 0)

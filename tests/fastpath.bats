@@ -82,12 +82,23 @@ same_both() {
 
 # same_threads IN NAME : convert IN with the reader and the data file's
 # writes on threads of their own (the default) and with APC_NO_THREADS=1;
-# compare status, messages (summary included) and every file.
+# compare status, messages (summary included), the figures of
+# --stats=json (events per kind, time range: the reader thread tallies
+# some batches) and every file.
 same_threads() {
 	local in=$1 name=$2 s1=0 s2=0
-	"$APC_BIN/apcconv" "$in" -o "$TMP/$name.thr.apc" 2>"$TMP/$name.thr.err" || s1=$?
-	APC_NO_THREADS=1 "$APC_BIN/apcconv" "$in" -o "$TMP/$name.one.apc" 2>"$TMP/$name.one.err" || s2=$?
+	"$APC_BIN/apcconv" --stats=json "$in" -o "$TMP/$name.thr.apc" >"$TMP/$name.thr.json" \
+		2>"$TMP/$name.thr.err" || s1=$?
+	APC_NO_THREADS=1 "$APC_BIN/apcconv" --stats=json "$in" -o "$TMP/$name.one.apc" \
+		>"$TMP/$name.one.json" 2>"$TMP/$name.one.err" || s2=$?
 	[ "$s1" -eq "$s2" ] || { echo "$name: exit $s1 threaded, $s2 not"; return 1; }
+	python3 - "$TMP/$name.one.json" "$TMP/$name.thr.json" <<-'PY' || { echo "$name: stats differ"; return 1; }
+	import json, sys
+	a, b = (json.load(open(f)) for f in sys.argv[1:3])
+	for k in ("seconds", "output", "threads"):
+	    a.pop(k, None); b.pop(k, None)
+	assert a["events"] > 0 and a == b, (a, b)
+	PY
 	sed "s/\.thr\.apc/.X.apc/g; s/, [0-9.]* s\(;\|$\)/\1/" "$TMP/$name.thr.err" >"$TMP/$name.thr.err2"
 	sed "s/\.one\.apc/.X.apc/g; s/, [0-9.]* s\(;\|$\)/\1/" "$TMP/$name.one.err" >"$TMP/$name.one.err2"
 	diff "$TMP/$name.one.err2" "$TMP/$name.thr.err2" || { echo "$name: messages differ"; return 1; }
