@@ -150,9 +150,10 @@ static void tally_batch(const struct apc_batch *b, struct batch_tally *t)
 	t->nread = nread;
 }
 
-/* Add a tally to the result (kept in locals while counting: the model's
- * per-type counts share a cache line with the records_read that the
- * reader, on its own thread, counts up for every record). */
+/* Add a tally to the result, once per batch: the model's per-type
+ * counts share a cache line with the records_read that the reader, on
+ * its own thread, counts up for every record, so counting into them
+ * event by event made the line bounce between the cores. */
 static void tally_apply(struct apc_conv_result *res, const struct batch_tally *t, uint64_t *origin,
 			int *have_origin)
 {
