@@ -695,7 +695,8 @@ static int apcw_counter(struct apc_writer *w, const struct apc_event *ev, struct
  * apc_pack64_wide() (10 bytes of room each).  Anything else (and
  * APC_NO_SIMD=1) takes apcw_counter().
  */
-static int apcw_counter_fast(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
+static inline __attribute__((always_inline)) int
+apcw_counter_fast(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
 {
 	uint32_t id = ev->u.counter.counter;
 	int32_t core = ev->core == APC_NO_CORE ? 0 : ev->core, pid = ev->u.counter.pid, key;
