@@ -70,12 +70,11 @@ size_t apc_fmt_i64(char *dst, int64_t v)
 
 size_t apc_fmt_x64(char *dst, uint64_t v, unsigned width)
 {
-	size_t n = 1;
+	/* Digits from the bit length: v | 1 makes 0 one digit. */
+	size_t n = (67u - (unsigned)__builtin_clzll(v | 1)) / 4;
 
 	if (width > 16)
 		width = 16;
-	for (uint64_t t = v >> 4; t; t >>= 4)
-		n++;
 	if (n < width)
 		n = width;
 	for (size_t i = n; i-- > 0; v >>= 4)
