@@ -61,6 +61,14 @@ EOF
 	run apcdump --summary "$TMP/x.apc"
 	echo "$output"
 	grep -q '^Time span: *9223372036.854775858 s$' <<<"$output"
+	# the listing prints each end as it is (apcdump keeps the last
+	# formatted time: it must change with the time, sign included)
+	run apcdump "$TMP/x.apc"
+	echo "$output"
+	grep -q '^     3 0x0000004d block_counter    0 block_counter    ts=9223372036854775807 core=0 pid=0 key=0x11 value=1$' <<<"$output"
+	grep -q '^     3 0x00000051 block_counter    0 block_counter    ts=-51 core=0 pid=0 key=0x11 value=2$' <<<"$output"
+	run apcdump --json "$TMP/x.apc"
+	grep -q '^{"frame":3,"offset":81,"frame_offset":60,.*"ts":-51,' <<<"$output"
 }
 
 @test "real gatord captures pass with no errors" {
