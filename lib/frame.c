@@ -389,20 +389,24 @@ static int cur_packed_fail(struct frame_cur *c, int k, const char *what)
 	return cur_fail(c, c->pos, "overlong or out-of-range packed integer for %s", what);
 }
 
-static inline int cur_i32(struct frame_cur *c, const char *what, int32_t *v)
+static inline __attribute__((always_inline)) int cur_i32(struct frame_cur *c, const char *what, int32_t *v)
 {
 	int k = apc_frame_unpack32(c->b + c->pos, c->end - c->pos, v);
-	if (k <= 0)
-		return cur_packed_fail(c, k, what);
+	if (k <= 0) {
+		cur_packed_fail(c, k, what);
+		return APC_EDATA; /* what it returns, said here for gcc's sake */
+	}
 	c->pos += (size_t)k;
 	return APC_OK;
 }
 
-static inline int cur_i64(struct frame_cur *c, const char *what, int64_t *v)
+static inline __attribute__((always_inline)) int cur_i64(struct frame_cur *c, const char *what, int64_t *v)
 {
 	int k = apc_frame_unpack64(c->b + c->pos, c->end - c->pos, v);
-	if (k <= 0)
-		return cur_packed_fail(c, k, what);
+	if (k <= 0) {
+		cur_packed_fail(c, k, what);
+		return APC_EDATA; /* what it returns, said here for gcc's sake */
+	}
 	c->pos += (size_t)k;
 	return APC_OK;
 }
