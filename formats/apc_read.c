@@ -704,11 +704,14 @@ static int apcr_pcs(struct apc_batch *b, struct apc_event *ev, const struct apc_
 	return APC_OK;
 }
 
-/* Is message name n lit?  The first byte settles most of the chain of
- * names a message is tried against, without a call. */
+/* Is message name n lit?  The decoder's names are literals, most often
+ * the same object as lit (the linker merges equal literals); else the
+ * first two bytes settle most of the chain of names a message is tried
+ * against ("block_counter" and "backtrace" share the first), without a
+ * call. */
 static inline int is(const char *n, const char *lit)
 {
-	return n[0] == lit[0] && !strcmp(n, lit);
+	return n == lit || (n[0] == lit[0] && n[0] && n[1] == lit[1] && !strcmp(n, lit));
 }
 
 /* Map one decoded message to model events. */
