@@ -163,13 +163,6 @@ void apc_wbuf_pad_slow(struct apc_wbuf *w, const char *s, size_t n, unsigned wid
 		apc_wbuf_put(w, s, n);
 }
 
-void apc_wbuf_u64w(struct apc_wbuf *w, uint64_t v, unsigned width)
-{
-	char tmp[APC_FMT_MAX];
-
-	apc_wbuf_pad(w, tmp, apc_fmt_u64(tmp, v), width, 1);
-}
-
 void apc_wbuf_hex_bytes(struct apc_wbuf *w, const uint8_t *s, size_t n)
 {
 	while (n) {

@@ -152,8 +152,6 @@ static inline void apc_wbuf_pad(struct apc_wbuf *w, const char *s, size_t n, uns
 	w->len += n + pad;
 }
 
-/* "%*" PRIu64: v right-aligned in width columns. */
-void apc_wbuf_u64w(struct apc_wbuf *w, uint64_t v, unsigned width);
 /* Bytes as two lowercase hex digits each ("%02x" per byte). */
 void apc_wbuf_hex_bytes(struct apc_wbuf *w, const uint8_t *s, size_t n);
 /* apc_json_str() into a writer. */

@@ -181,7 +181,12 @@ static void test_writer_numbers(void)
 			apc_wbuf_x64(&s.w, v, width % 17);
 			fprintf(wf, "%0*" PRIx64, (int)(width % 17), v);
 			break;
-		case 3: apc_wbuf_u64w(&s.w, v, width); fprintf(wf, "%*" PRIu64, (int)width, v); break;
+		case 3: {
+			char t[APC_FMT_MAX];
+			apc_wbuf_pad(&s.w, t, apc_fmt_u64(t, v), width, 1);
+			fprintf(wf, "%*" PRIu64, (int)width, v);
+			break;
+		}
 		case 4: apc_wbuf_putc(&s.w, (char)('a' + i % 26)); fputc('a' + i % 26, wf); break;
 		default: apc_wbuf_puts(&s.w, " x=0x"); fputs(" x=0x", wf); break;
 		}
