@@ -602,8 +602,8 @@ static void json_key_slow(struct apc_wbuf *w, const char *name)
 /*
  * v in decimal (signed when `sign`), right-aligned in `width` columns
  * (at most 8), formatted again only when it differs from last time.  A
- * cache serves one kind of number: its callers pass the same sign and
- * width every time.
+ * cache serves one kind of number: within a run (text or JSON, never
+ * both) its callers pass the same sign and width every time.
  */
 static inline void dump_num(struct apc_wbuf *w, struct dump_num *c, uint64_t v, int sign,
 			    unsigned width)
