@@ -166,7 +166,7 @@ int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err
 /*
  * With 8 bytes to read: the value ends at the first byte with bit 7
  * clear (count-trailing-zeros of the stop bits); its 7-bit groups are
- * joined by three shift-and-merge steps and sign-extended from bit
+ * joined (apc_packed_gather) and sign-extended from bit
  * 7k - 1 by a shift pair.  Returns k (1..8), or 0 when all 8 bytes
  * continue (the caller's loop settles that).  One 7-byte timestamp
  * took seven turns of the byte loop.
@@ -181,10 +181,7 @@ static inline int apc_frame_unpack_w8(const uint8_t *p, int64_t *v)
 	if (!stop)
 		return 0;
 	k = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-	x = w & 0x7f7f7f7f7f7f7f7fULL;
-	x = (x & 0x007f007f007f007fULL) | ((x & 0x7f007f007f007f00ULL) >> 1);
-	x = (x & 0x00003fff00003fffULL) | ((x & 0x3fff00003fff0000ULL) >> 2);
-	x = (x & 0x000000000fffffffULL) | ((x & 0x0fffffff00000000ULL) >> 4);
+	x = apc_packed_gather(w & 0x7f7f7f7f7f7f7f7fULL);
 	sh = 64 - 7 * k; /* 8..57: the groups past the value's are shifted out */
 	*v = (int64_t)(x << sh) >> sh;
 	return (int)k;

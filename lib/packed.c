@@ -262,15 +262,6 @@ static size_t packed_pack_portable(uint8_t *out, const int64_t *v, size_t count)
 	return packed_pack_pairs(out, v, count);
 }
 
-/* The 7-bit groups in x's eight bytes (bit 7 of each clear) joined into
- * 56 bits: the inverse of apc_packed_spread(). */
-static inline uint64_t packed_gather(uint64_t x)
-{
-	x = (x & 0x007f007f007f007fULL) | ((x & 0x7f007f007f007f00ULL) >> 1);
-	x = (x & 0x00003fff00003fffULL) | ((x & 0x3fff00003fff0000ULL) >> 2);
-	x = (x & 0x000000000fffffffULL) | ((x & 0x0fffffff00000000ULL) >> 4);
-	return x;
-}
 
 /* 1 << (7n - 1), n = 1..8: an n-byte value's sign bit, for the sign
  * extension (x ^ b) - b of its 7n bits. */
@@ -350,7 +341,7 @@ static const uint64_t packed_sign_n[9] = {
 static size_t packed_unpack_portable(const uint8_t *in, size_t len, int64_t *out, size_t count,
 				     size_t *used)
 {
-	PACKED_UNPACK_BODY(packed_gather)
+	PACKED_UNPACK_BODY(apc_packed_gather)
 }
 #endif
 

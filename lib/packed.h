@@ -103,6 +103,16 @@ static inline uint64_t apc_packed_spread(uint64_t x)
 	return x;
 }
 
+/* apc_packed_gather() : the 7-bit groups in x's eight bytes (bit 7 of
+ * each clear) joined into 56 bits: the inverse of apc_packed_spread(). */
+static inline uint64_t apc_packed_gather(uint64_t x)
+{
+	x = (x & 0x007f007f007f007fULL) | ((x & 0x7f007f007f007f00ULL) >> 1);
+	x = (x & 0x00003fff00003fffULL) | ((x & 0x3fff00003fff0000ULL) >> 2);
+	x = (x & 0x000000000fffffffULL) | ((x & 0x0fffffff00000000ULL) >> 4);
+	return x;
+}
+
 /*
  * apc_pack64_wide() : apc_pack64() without the byte loop (one 8-byte
  * and one 2-byte store, count-leading-zeros and tables for the length).
