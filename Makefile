@@ -51,23 +51,38 @@ UNIT_HOBJ := $(UNIT_HELP:%.c=$(BUILD)/%.o)
 .PHONY: all deps check check-threads check-cross unit bats demo bench fuzz install uninstall clean
 all: $(CMDS) $(TOOLS)
 
-$(BUILD)/%.o: %.c
+# Every object and binary depends on the flags it was built with, kept in
+# $(BUILD)/.flags and rewritten only when they change: a tree once built
+# with another OPT or CC is rebuilt whole, never left a mix of both.
+FLAGS_FILE := $(BUILD)/.flags
+FLAGS_NOW  := $(strip $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(LIBS))
+ifneq ($(FLAGS_NOW),$(strip $(shell cat $(FLAGS_FILE) 2>/dev/null)))
+$(shell mkdir -p $(BUILD))
+$(file >$(FLAGS_FILE),$(FLAGS_NOW))
+endif
+
+$(BUILD)/%.o: %.c $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The mains' objects are reached only through pattern rules, so make
+# would delete them as intermediates and compile them again next time.
+.SECONDARY: $(CMD_SRC:cmd/%.c=$(BUILD)/cmd/%.o) $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%.o) \
+	$(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%.o) $(UNIT_HOBJ)
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/bin/%: $(BUILD)/cmd/%.o $(LIBA)
+$(BUILD)/bin/%: $(BUILD)/cmd/%.o $(LIBA) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
 
-$(BUILD)/tools/%: $(BUILD)/tools/%.o $(LIBA)
+$(BUILD)/tools/%: $(BUILD)/tools/%.o $(LIBA) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(UNIT_HOBJ) $(LIBA)
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(UNIT_HOBJ) $(LIBA) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(UNIT_HOBJ) $(LIBA) $(LIBS)
 
@@ -112,8 +127,8 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) sh scripts/demo.sh
 
-# The benchmark builds a tree of its own at -O3: OPT given to the
-# default tree would only reach the objects that happen to be rebuilt.
+# The benchmark builds a tree of its own at -O3, so that switching
+# between make bench and make check does not rebuild either tree.
 BENCH_BUILD ?= build/bench
 bench: deps
 	@$(MAKE) --no-print-directory all BUILD=$(BENCH_BUILD) OPT="-O3 -g"
