@@ -890,9 +890,15 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 		if (!d->have_ts || m->ts > d->last_ts)
 			d->last_ts = m->ts;
 		d->have_ts = 1;
-		/* Per (frame type, core): what gatord promises. */
+		/* Per (frame type, core): what gatord promises.  External
+		 * frames have no core: their annotations are one stream per
+		 * fd (a connection per thread), and fds interleave. */
+		int32_t lane = m->core;
+		if (t == APC_FRAME_EXTERNAL && (fl = apc_msg_field(m, "fd")) && fl->i >= INT32_MIN &&
+		    fl->i <= INT32_MAX)
+			lane = (int32_t)fl->i;
 		o = order_slot(&d->ord_map, &d->ord, &d->nord, &d->cord,
-			       (uint64_t)(uint32_t)t << 32 | (uint32_t)m->core, &fresh);
+			       (uint64_t)(uint32_t)t << 32 | (uint32_t)lane, &fresh);
 		if (!o)
 			return APC_ENOMEM;
 		if (!fresh && m->ts < o->last) {
@@ -1367,7 +1373,7 @@ static void summary_text(struct dump *d)
 			   "first at offset 0x%" PRIx64 ")\n", d->regressions,
 			(uint64_t)d->first_regression);
 	else
-		fprintf(f, "Timestamps in order: yes (per frame type and core)\n");
+		fprintf(f, "Timestamps in order: yes (per frame type and core, annotations per fd)\n");
 	fprintf(f, "Across frame types:  %" PRIu64 " regressions per core\n", d->x_regressions);
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
 }

@@ -88,6 +88,53 @@ assert n > 0'
 		grep -E 'Linux_meminfo_memfree +[1-9][0-9]* values'
 }
 
+# ann_cap DIR BACK: a capture with two annotate connections (fds 5 and
+# 6) whose string annotations interleave in time across the fds, each fd
+# in order; BACK=1 sends fd 6's last one back before its previous one.
+ann_cap() {
+	need_python
+	mkdir -p "$1"
+	python3 - "$1" "$2" "$APC_ROOT" <<'EOF2'
+import struct, sys
+d, back = sys.argv[1], sys.argv[2] == "1"
+sys.path.insert(0, sys.argv[3] + "/tests")
+from apcpack import p, s
+def ann(ts, text):
+    body = p(ts) + p(0) + text
+    return b"\x01" + struct.pack("<I", len(body)) + body
+setup = lambda tid: b"ANNOTATE 4\n" + struct.pack("<II", tid, tid) + b"\x00"
+frames = [
+    p(1) + p(1) + s(b"1\n2\r\n3\r4\n\r5") + p(1700000000000000000) + p(500) + p(100) + s(b""),
+    p(5) + p(0) + p(0) + p(10) + p(0x11) + p(1),
+    p(10) + p(5) + setup(40) + ann(100, b"a") + ann(300, b"b"),
+    p(10) + p(6) + setup(41) + ann(200, b"c") + ann(150 if back else 400, b"d"),
+]
+with open(d + "/0000000000", "wb") as f:
+    for fr in frames:
+        f.write(struct.pack("<i", len(fr)) + fr)
+with open(d + "/captured.xml", "w") as f:
+    f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Gator">'
+            '<counters><counter key="0x11" type="T_cnt0"/></counters></captured>\n')
+EOF2
+}
+
+@test "--summary orders annotations per fd, as connections interleave" {
+	ann_cap "$TMP/ok.apc" 0
+	run apcdump "$TMP/ok.apc"
+	echo "$output"
+	[ "$(grep -c 'annotate_str .*ts=' <<<"$output")" -eq 4 ]
+	run apcdump --summary "$TMP/ok.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^Timestamps in order: yes ' <<<"$output"
+	apcdump --summary --json "$TMP/ok.apc" | grep -q '"in_order":true'
+	ann_cap "$TMP/back.apc" 1
+	run apcdump --summary "$TMP/back.apc"
+	echo "$output"
+	grep -q '^Timestamps in order: no (1 regressions per frame type and core, first at offset 0x' <<<"$output"
+	apcdump --summary --json "$TMP/back.apc" | grep -q '"in_order":false'
+}
+
 @test "--summary --json is one object with the counters" {
 	need_shared
 	need_python
