@@ -94,27 +94,21 @@ assert n > 0'
 ann_cap() {
 	need_python
 	mkdir -p "$1"
-	python3 - "$1" "$2" "$APC_ROOT" <<'EOF2'
-import struct, sys
+	python3 - "$1" "$2" <<'EOF2'
+import os, struct, sys
 d, back = sys.argv[1], sys.argv[2] == "1"
-sys.path.insert(0, sys.argv[3] + "/tests")
-from apcpack import p, s
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, frames, write_cap
 def ann(ts, text):
     body = p(ts) + p(0) + text
     return b"\x01" + struct.pack("<I", len(body)) + body
 setup = lambda tid: b"ANNOTATE 4\n" + struct.pack("<II", tid, tid) + b"\x00"
-frames = [
-    p(1) + p(1) + s(b"1\n2\r\n3\r4\n\r5") + p(1700000000000000000) + p(500) + p(100) + s(b""),
+write_cap(d, frames([
+    summary(),
     p(5) + p(0) + p(0) + p(10) + p(0x11) + p(1),
     p(10) + p(5) + setup(40) + ann(100, b"a") + ann(300, b"b"),
     p(10) + p(6) + setup(41) + ann(200, b"c") + ann(150 if back else 400, b"d"),
-]
-with open(d + "/0000000000", "wb") as f:
-    for fr in frames:
-        f.write(struct.pack("<i", len(fr)) + fr)
-with open(d + "/captured.xml", "w") as f:
-    f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Gator">'
-            '<counters><counter key="0x11" type="T_cnt0"/></counters></captured>\n')
+]))
 EOF2
 }
 

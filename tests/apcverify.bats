@@ -31,23 +31,18 @@ make_cap() {
 import os, struct, sys
 d, fault = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
-from apcpack import p, s
+from apcpack import p, s, summary, frames, write_cap
 canary = b"1\n2\r\n3\r4\n\r5" if fault != "canary" else b"1\n2\n3\n4\n\n5"
 key = 0x11 if fault != "undeclared" else 0x77
 val = p(5) if fault != "nonminimal" else b"\x85\x00"
-frames = [
-    p(1) + p(1) + s(canary) + p(1700000000000000000) + p(500) + p(100) + s(b"") ,
+bodies = [
+    summary(canary),
     p(3) + p(0) + p(2) + p(10) + p(42) + s(b"main"),
     p(5) + p(0) + p(0) + p(20) + p(key) + val + p(0) + p(30) + p(key) + p(6),
 ]
 if fault == "extreme-ts":  # times at both ends of int64, going back
-    frames.append(p(5) + p(0) + p(0) + p(2**63 - 1) + p(key) + p(1) + p(0) + p(-51) + p(key) + p(2))
-with open(d + "/0000000000", "wb") as f:
-    for fr in frames:
-        f.write(struct.pack("<i", len(fr)) + fr)
-with open(d + "/captured.xml", "w") as f:
-    f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Gator">'
-            '<counters><counter key="0x11" type="T_cnt0"/></counters></captured>\n')
+    bodies.append(p(5) + p(0) + p(0) + p(2**63 - 1) + p(key) + p(1) + p(0) + p(-51) + p(key) + p(2))
+write_cap(d, frames(bodies))
 EOF
 }
 
@@ -137,8 +132,8 @@ make_big() {
 import os, struct, sys
 d = sys.argv[1]
 sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
-from apcpack import p, s
-frames = [p(1) + p(1) + s(b"1\n2\r\n3\r4\n\r5") + p(1700000000000000000) + p(500) + p(100) + s(b"")]
+from apcpack import p, summary, write_cap
+frames = [summary()]
 data, offs, expect, ts = bytearray(), [], [], 0
 bad_frame = None
 for i in range(1, 21000):
@@ -163,11 +158,7 @@ cut = offs[cut_frame] + 4 + 10
 expect.append("frame %d @0x%x: error: frame length %d runs past the end of the file, 10 bytes left (truncated capture?) [frame-truncated]"
               % (cut_frame, offs[cut_frame], len(frames[cut_frame])))
 assert len(data) > 3 << 20
-with open(d + "/0000000000", "wb") as f:
-    f.write(data[:cut])
-with open(d + "/captured.xml", "w") as f:
-    f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Gator">'
-            '<counters><counter key="0x11" type="T_cnt0"/></counters></captured>\n')
+write_cap(d, bytes(data[:cut]))
 with open(d + ".expect", "w") as f:
     f.write("\n".join(expect) + "\n")
 EOF2

@@ -5,6 +5,8 @@
 : "${APC_ROOT:=$(cd "$BATS_TEST_DIRNAME/.." && pwd)}"
 : "${APC_BIN:=$APC_ROOT/build/rel/bin}"
 : "${APC_TOOLS:=$APC_ROOT/build/rel/tools}"
+# The Python snippets that import tests/apcpack.py find it through APC_ROOT.
+export APC_ROOT
 SHARED="${APC_SHARED_TESTDATA:-$APC_ROOT/../shared/testdata}"
 
 need_shared() {
