@@ -960,11 +960,15 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 	if (role == ROLE_FORK) {
 		if (f && !apc_ltt_ref_u64(&f[0], ev->payload, ev->len, be, &v))
 			return ltt_link(b, ev->ts, core, (int32_t)v);
+		apc_model_unmapped(r->model, "ltt process_fork without a readable child_pid", 1);
 		return 0;
 	}
 	if (role == ROLE_EXIT) {
-		if (s->current_pid < 0)
+		if (s->current_pid < 0) {
+			/* the exiting task is the CPU's current one: unknown yet */
+			apc_model_unmapped(r->model, "ltt process_exit before its CPU's first schedchange", 1);
 			return 0;
+		}
 		if (!(e = apc_batch_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
 			return -1;
 		e->u.sched.tid = s->current_pid;
@@ -1002,6 +1006,26 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 	}
 counter:
 	return ii->ctr < 0 ? 0 : ltt_count(b, ev, core, ii->ctr);
+}
+
+/* Report the blocks cut short at an undefined id once, at the end (or
+ * at the damage that ends the read). */
+static void ltt_report_undefined(struct apc_reader *r, struct ltt_priv *p)
+{
+	for (size_t i = 0; i < p->nsrc; i++)
+		if (p->src[i].w.undefined) {
+			apc_model_unmapped(r->model, "ltt undefined event id (rest of its block skipped)",
+					   p->src[i].w.undefined);
+			p->src[i].w.undefined = 0;
+		}
+}
+
+/* Bytes read so far: the blocks taken from every CPU file. */
+static void ltt_progress(struct apc_reader *r, const struct ltt_priv *p)
+{
+	r->progress_done = 0;
+	for (size_t i = 0; i < p->nsrc; i++)
+		r->progress_done += p->src[i].w.block_off + (p->src[i].w.have_block ? p->block_size : 0);
 }
 
 static int ltt_next(struct apc_reader *r, struct apc_batch *b)
@@ -1093,26 +1117,20 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 		}
 	}
 	r->model->records_read += nrec;
-	r->progress_done = 0;
-	for (size_t i = 0; i < p->nsrc; i++)
-		r->progress_done += p->src[i].w.block_off + (p->src[i].w.have_block ? p->block_size : 0);
+	ltt_progress(r, p);
 	for (size_t i = 0; i < p->nsrc; i++)
 		if (p->src[i].have)
 			return APC_OK;
 	if (p->next_mark < p->nmarks)
 		return APC_OK;
-	/* Report what could not be read once, at the end. */
-	for (size_t i = 0; i < p->nsrc; i++)
-		if (p->src[i].w.undefined) {
-			apc_model_unmapped(r->model, "ltt undefined event id (rest of its block skipped)",
-					   p->src[i].w.undefined);
-			p->src[i].w.undefined = 0;
-		}
+	ltt_report_undefined(r, p);
 	return b->n ? APC_OK : APC_END;
 nomem:
 	st = apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 fail:
 	r->model->records_read += nrec;
+	ltt_progress(r, p);
+	ltt_report_undefined(r, p); /* the blocks skipped before the damage */
 	p->failed = 1;
 	r->damaged = st == APC_EDATA;
 	return st;

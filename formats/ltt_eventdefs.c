@@ -899,7 +899,14 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 	}
 	switch (t->kind) {
 	case APC_LTT_INT: case APC_LTT_UINT: case APC_LTT_ENUM: case APC_LTT_FLOAT:
-		t->size = size_resolve(t->size_kw, a);
+		/* A float's medium and long are C's float and double on every
+		 * architecture (the spec's fsize: medium, long, 4 or 8). */
+		if (t->kind == APC_LTT_FLOAT && t->size_kw && strcasecmp(t->size_kw, "medium") == 0)
+			t->size = 4;
+		else if (t->kind == APC_LTT_FLOAT && t->size_kw && strcasecmp(t->size_kw, "long") == 0)
+			t->size = 8;
+		else
+			t->size = size_resolve(t->size_kw, a);
 		if (t->size < 1 || (t->kind == APC_LTT_FLOAT && t->size != 4 && t->size != 8)) {
 			apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
 				    "facility '%s': bad size '%s'", f->name, t->size_kw);
@@ -914,7 +921,12 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 		int64_t e = type_compile(t->elem, d, f, a, depth + 1, err);
 		if (e == -2)
 			return -2;
-		r = (e >= 0 && (e == 0 || t->count <= (INT64_C(1) << 32) / e)) ? e * t->count : -1;
+		/* An empty array is fixed (0 bytes) whatever its element:
+		 * type_walk() relies on every variable type taking a byte. */
+		if (t->count == 0)
+			r = 0;
+		else
+			r = (e >= 0 && (e == 0 || t->count <= (INT64_C(1) << 32) / e)) ? e * t->count : -1;
 		break;
 	}
 	case APC_LTT_SEQUENCE: case APC_LTT_UNION:

@@ -1,0 +1,97 @@
+#!/usr/bin/env bats
+# ltt.bats - the LTT reader on hand-made traces (tests/lttpack.py): what
+# it maps, what it counts as not mapped, and damage.
+
+load helpers
+
+setup() {
+	TMP="$(mktemp -d)"
+	command -v python3 >/dev/null || skip "python3 not available"
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	# lttgen's core.xml gives the core ids tests/lttpack.py names
+	"$APC_TOOLS/lttgen" --seed 1 --events 10 -o "$TMP/gen" >/dev/null
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+# trace DIR: run the Python on stdin with lttpack imported, D the folder
+# to write and CORE lttgen's core.xml.
+trace() {
+	python3 - "$1" "$TMP/gen/eventdefs/core.xml" "$APC_ROOT/tests" <<<"import struct, sys
+sys.path.insert(0, sys.argv[3])
+from lttpack import *
+D, CORE = sys.argv[1], open(sys.argv[2]).read()
+$(cat)"
+}
+
+@test "LTT: a process_exit before its CPU's first schedchange is counted, not lost" {
+	trace "$TMP/t" <<'EOF'
+b = Block()
+b.ev(PROCESS_EXIT, 2000, struct.pack("<II", 0, 0))        # no current pid yet
+b.ev(SCHEDCHANGE, 3000, struct.pack("<III", 0, 42, 0))    # 42 runs
+b.ev(PROCESS_EXIT, 4000, struct.pack("<II", 0, 0))        # 42 exits
+write_trace(D, CORE, {0: [b.finish()]})
+EOF
+	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q "not mapped: ltt process_exit before its CPU's first schedchange: 1" <<<"$output"
+	run apcdump "$TMP/t.apc"
+	[ "$(grep -c ' task_exit .* tid=42$' <<<"$output")" -eq 1 ]
+	[ "$(grep -c ' task_exit ' <<<"$output")" -eq 1 ]
+}
+
+@test "LTT: blocks cut at an undefined id are still reported when later damage stops the read" {
+	trace "$TMP/t" <<'EOF'
+b1 = Block()
+b1.ev(IRQ_ENTRY, 2000, b"\x01\x00")
+b1.ev(300, 3000)                                          # no such id: rest of block skipped
+b2 = bytearray(Block(bid=1).finish())
+struct.pack_into("<I", b2, len(b2) - 4, 17)              # a trailer that fits no block_end
+write_trace(D, CORE, {0: [b1.finish(), bytes(b2)]})
+EOF
+	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q 'cpu/0: offset 0x1ffc: block trailer 17' <<<"$output"
+	grep -q 'not mapped: ltt undefined event id (rest of its block skipped): 1' <<<"$output"
+	grep -q ': 4096 bytes in, ' <<<"$output"
+}
+
+@test "LTT: float sizes medium and long are 4 and 8 bytes on any architecture" {
+	for kw in medium long; do
+		KW=$kw trace "$TMP/$kw" <<'EOF'
+import os
+kw = os.environ["KW"]
+fac = ('<facility name=test><event name=flt><struct><field name=v><float size=%s/></field>'
+       '</struct></event></facility>\n' % kw)
+b = Block()
+for k in range(3):
+    b.ev(22, 2000 + k * 1000, struct.pack("<d" if kw == "long" else "<f", 1.5))
+    b.ev(IRQ_ENTRY, 2500 + k * 1000, b"\x01\x00")
+write_trace(D, CORE, {0: [b.finish()]}, extra_defs={"test.xml": fac})
+EOF
+		run apcconv -v "$TMP/$kw" -o "$TMP/$kw.apc"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		grep -Eq 'test\.flt +3 +-> counter' <<<"$output"
+		grep -Eq 'core\.irq_entry +3 +-> counter' <<<"$output"
+	done
+}
+
+@test "LTT: an empty array of strings takes no bytes in a sequence" {
+	trace "$TMP/t" <<'EOF'
+fac = ('<facility name=test><event name=s><sequence lengthsize=1><array size=0><string/></array>'
+       '</sequence></event></facility>\n')
+b = Block()
+b.ev(IRQ_ENTRY, 1500, b"\x01\x00")
+b.ev(22, 2000, b"\x05")          # five elements of no bytes: the payload is the count
+write_trace(D, CORE, {0: [b.finish()]}, extra_defs={"test.xml": fac})
+EOF
+	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -Eq 'test\.s +1 +-> counter' <<<"$output"
+}
