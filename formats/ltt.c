@@ -127,6 +127,11 @@ struct ltt_priv {
 	size_t nprocs;
 	int started, failed;
 	uint64_t first_ts;
+	/* The first control file found damaged: what came before the damage
+	 * was used, the CPU files are read whole, and this is the error the
+	 * run ends with. */
+	int ctl_damaged;
+	struct apc_err ctl_err;
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -374,7 +379,9 @@ static int ltt_control(struct apc_reader *r, struct ltt_priv *p, const char *rel
 	memset(&s, 0, sizeof s);
 	if ((st = apc_input_open_member(r->inputs[0], rel, &s.s, &r->err)))
 		return st;
-	st = apc_ltt_cpu_init(&s.w, -1, rel, ltt_read_cb, &s, ids, p->arch.big_endian,
+	/* Messages name the trace too, as for the CPU files. */
+	snprintf(s.name, sizeof s.name, "%s", apc_stream_name(s.s));
+	st = apc_ltt_cpu_init(&s.w, -1, s.name, ltt_read_cb, &s, ids, p->arch.big_endian,
 			      p->block_size, &r->err);
 	while (!st && (st = apc_ltt_cpu_next(&s.w, &ev, &r->err)) == APC_OK) {
 		r->model->records_read++;
@@ -384,6 +391,16 @@ static int ltt_control(struct apc_reader *r, struct ltt_priv *p, const char *rel
 	}
 	apc_ltt_cpu_free(&s.w);
 	apc_stream_close(s.s);
+	if (st == APC_EDATA && !p->ctl_damaged) {
+		/* Keep what came before the damage and read the CPU files:
+		 * the run ends with this error once they are converted. */
+		p->ctl_damaged = 1;
+		p->ctl_err = r->err;
+		apc_err_clear(&r->err);
+		return APC_OK;
+	}
+	if (st == APC_EDATA)
+		return APC_OK; /* a second damaged control file: the first is reported */
 	return st == APC_END ? APC_OK : st;
 }
 
@@ -398,12 +415,8 @@ static int ltt_on_facility(struct apc_reader *r, struct ltt_priv *p, const struc
 	if (apc_ltt_field_str(ev->def, ev->payload, ev->len, p->arch.big_endian, "name", &name, &n) ||
 	    apc_ltt_field_u64(ev->def, ev->payload, ev->len, p->arch.big_endian, "base_code", &base))
 		return APC_OK;
-	for (size_t i = 0; i < p->defs.nfacs; i++)
-		if (strlen(p->defs.facs[i].name) == n && memcmp(p->defs.facs[i].name, name, n) == 0 &&
-		    base < APC_LTT_MAX_IDS) {
-			p->defs.facs[i].base = (uint32_t)base;
-			p->defs.facs[i].has_base = 1;
-		}
+	if (base < APC_LTT_MAX_IDS && apc_ltt_facility_load(&p->defs, name, n, (uint32_t)base))
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	return APC_OK;
 }
 
@@ -1124,6 +1137,13 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 	if (p->next_mark < p->nmarks)
 		return APC_OK;
 	ltt_report_undefined(r, p);
+	if (p->ctl_damaged) {
+		/* Everything is converted: now report the damaged control file. */
+		r->err = p->ctl_err;
+		p->failed = 1;
+		r->damaged = 1;
+		return APC_EDATA;
+	}
 	return b->n ? APC_OK : APC_END;
 nomem:
 	st = apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");

@@ -123,7 +123,11 @@ struct apc_ltt_facility {
 	size_t ntypes;
 	uint32_t base;             /* first event id */
 	int has_base;
+	int loaded;                /* base came from a facility_load */
+	uint32_t *more_bases;      /* later loads of this version at other bases */
+	size_t nmore;
 };
+
 
 /* Architecture facts the size keywords depend on (from system.xml). */
 struct apc_ltt_arch {
@@ -138,6 +142,15 @@ struct apc_ltt_defs {
 	struct apc_ltt_facility *facs;
 	size_t nfacs;
 };
+
+/*
+ * apc_ltt_facility_load() : a facility_load of `name` at `base` (from
+ * control/facilities).  Same-named versions take the loads in order
+ * (the first load the first definition, ...: the checksum that tells
+ * them apart is not computable here); a load past the last version, a
+ * reload, adds a base to it.  Returns 0, or -1 on allocation failure.
+ */
+int apc_ltt_facility_load(struct apc_ltt_defs *d, const char *name, size_t n, uint32_t base);
 
 /*
  * apc_ltt_defs_add() : parse one eventdefs file (one or more <facility>

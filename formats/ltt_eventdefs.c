@@ -830,6 +830,7 @@ void apc_ltt_defs_free(struct apc_ltt_defs *d)
 		free(f->types);
 		free(f->name);
 		free(f->description);
+		free(f->more_bases);
 	}
 	free(d->facs);
 	d->facs = NULL;
@@ -1221,7 +1222,8 @@ static struct apc_ltt_evdef bi_events[4] = {
 	{"block_start", "Block start timestamp", &bi_bt, 20},
 	{"block_end", "Block end timestamp", &bi_bt, 20},
 	{"time_heartbeat", "System time values sent periodically", &bi_ts, 16}};
-static struct apc_ltt_facility bi_fac = {"builtin", "Builtin events", bi_events, 4, NULL, 0, 0, 1};
+static struct apc_ltt_facility bi_fac = {.name = "builtin", .description = "Builtin events",
+					 .events = bi_events, .nevents = 4, .has_base = 1};
 
 static int builtin_id(uint32_t id)
 {
@@ -1269,22 +1271,26 @@ static uint32_t ids_assign(struct apc_ltt_defs *d, const struct apc_ltt_facility
 				f->base = id;
 				f->has_base = 1;
 			}
-			for (size_t k = 0; k < f->nevents; k++) {
-				if (!own_builtins)
-					while (builtin_id(id))
-						id++;
-				if (id >= APC_LTT_MAX_IDS)
-					break;
-				if (id < cap && !ev[id]) {
-					fac[id] = f;
-					ev[id] = &f->events[k];
+			for (size_t b = 0; b <= f->nmore; b++) {
+				if (b)
+					id = f->more_bases[b - 1];
+				for (size_t k = 0; k < f->nevents; k++) {
+					if (!own_builtins)
+						while (builtin_id(id))
+							id++;
+					if (id >= APC_LTT_MAX_IDS)
+						break;
+					if (id < cap && !ev[id]) {
+						fac[id] = f;
+						ev[id] = &f->events[k];
+					}
+					if (id >= top)
+						top = id + 1;
+					id++;
 				}
-				if (id >= top)
-					top = id + 1;
-				id++;
+				if (id > next)
+					next = id;
 			}
-			if (id > next)
-				next = id;
 		}
 	}
 	for (int k = 0; k < 4; k++)
@@ -1293,6 +1299,47 @@ static uint32_t ids_assign(struct apc_ltt_defs *d, const struct apc_ltt_facility
 			ev[bids[k]] = &bi_events[k];
 		}
 	return top;
+}
+
+static int fac_named(const struct apc_ltt_facility *f, const char *name, size_t n)
+{
+	return strlen(f->name) == n && memcmp(f->name, name, n) == 0;
+}
+
+int apc_ltt_facility_load(struct apc_ltt_defs *d, const char *name, size_t n, uint32_t base)
+{
+	struct apc_ltt_facility *last = NULL;
+
+	for (size_t i = 0; i < d->nfacs; i++) {
+		struct apc_ltt_facility *f = &d->facs[i];
+		if (!fac_named(f, name, n) || !f->loaded)
+			continue;
+		if (f->base == base)
+			return 0; /* the same load again */
+		for (size_t k = 0; k < f->nmore; k++)
+			if (f->more_bases[k] == base)
+				return 0;
+	}
+	for (size_t i = 0; i < d->nfacs; i++) {
+		struct apc_ltt_facility *f = &d->facs[i];
+		if (!fac_named(f, name, n))
+			continue;
+		if (!f->loaded) {
+			f->base = base;
+			f->has_base = 1;
+			f->loaded = 1;
+			return 0;
+		}
+		last = f;
+	}
+	if (!last)
+		return 0; /* a facility the eventdefs do not describe */
+	uint32_t *nb = realloc(last->more_bases, (last->nmore + 1) * sizeof *nb);
+	if (!nb)
+		return -1;
+	last->more_bases = nb;
+	last->more_bases[last->nmore++] = base;
+	return 0;
 }
 
 void apc_ltt_idmap_build(struct apc_ltt_idmap *m, struct apc_ltt_defs *d)

@@ -95,3 +95,51 @@ EOF
 	[ "$status" -eq 0 ]
 	grep -Eq 'test\.s +1 +-> counter' <<<"$output"
 }
+
+@test "LTT: same-named facility versions take the loads in order; a reload adds a base" {
+	trace "$TMP/t" <<'EOF2'
+net = ('<facility name=net><event name=pkt><uint size=4/></event></facility>\n'
+       '<facility name=net><event name=pkt><uint size=2/></event><event name=drop><uint size=1/></event>'
+       '</facility>\n<facility name=disk><event name=io><uint size=1/></event></facility>\n')
+loads = Block()
+for name, base in (("net", 30), ("net", 40), ("disk", 50), ("disk", 60), ("disk", 60)):
+    loads.ev(0, 1100, name.encode() + b"\0" + struct.pack("<II", 0, base))
+b = Block()
+b.ev(30, 2000, struct.pack("<I", 7))      # net, first version
+b.ev(40, 3000, struct.pack("<H", 7))      # net, second version
+b.ev(41, 3500, b"\x01")                   # its drop
+b.ev(50, 3600, b"\x02")                   # disk
+b.ev(60, 3700, b"\x03")                   # disk again, reloaded
+b.ev(IRQ_ENTRY, 4000, b"\x01\x00")
+write_trace(D, CORE, {0: [b.finish()]}, facilities=loads.finish(), extra_defs={"net.xml": net})
+EOF2
+	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	! grep -q 'not mapped' <<<"$output"
+	grep -Eq 'net\.pkt +2 +-> counter' <<<"$output"
+	grep -Eq 'net\.drop +1 +-> counter' <<<"$output"
+	grep -Eq 'disk\.io +2 +-> counter' <<<"$output"
+	grep -Eq 'core\.irq_entry +1 +-> counter' <<<"$output"
+}
+
+@test "LTT: a damaged control file keeps what came before it and the CPU files" {
+	trace "$TMP/t" <<'EOF2'
+b = Block()
+b.ev(SCHEDCHANGE, 2000, struct.pack("<III", 0, 5, 0))
+b.ev(IRQ_ENTRY, 3000, b"\x01\x00")
+procs = Block()
+for name, pid in ((b"init", 1), (b"bash", 5)):
+    procs.ev(10, 1500, name + b"\0" + struct.pack("<12I", pid, *[0] * 11))
+write_trace(D, CORE, {0: [b.finish()]}, processes=procs.finish() + b"\x11\x00junk")
+EOF2
+	run apcconv "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q "t/control/processes: offset 0x1006: truncated block" <<<"$output"
+	run apcdump "$TMP/t.apc"
+	echo "$output"
+	grep -q 'thread_name .* tid=5 name="bash"' <<<"$output"
+	grep -q 'activity_switch .* tid=5 ' <<<"$output"
+	grep -q 'block_counter .* value=1$' <<<"$output"
+}
