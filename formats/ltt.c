@@ -127,11 +127,11 @@ struct ltt_priv {
 	size_t nprocs;
 	int started, failed;
 	uint64_t first_ts;
-	/* The first control file found damaged: what came before the damage
-	 * was used, the CPU files are read whole, and this is the error the
-	 * run ends with. */
-	int ctl_damaged;
-	struct apc_err ctl_err;
+	/* The first damage found, in a control file or a CPU file: what
+	 * came before it in that file is used, every other file is read
+	 * whole, and this is the error the run ends with. */
+	int damaged;
+	struct apc_err dmg_err;
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -365,6 +365,15 @@ static int ltt_eventdefs(struct apc_reader *r, struct ltt_priv *p)
 	return apc_ltt_defs_compile(&p->defs, &p->arch, &r->err);
 }
 
+/* Note damage in one file of the trace; the first is the one reported. */
+static void ltt_damage(struct ltt_priv *p, const struct apc_err *e)
+{
+	if (!p->damaged) {
+		p->damaged = 1;
+		p->dmg_err = *e;
+	}
+}
+
 /* Walk a control file with the given id map, calling fn for each event. */
 static int ltt_control(struct apc_reader *r, struct ltt_priv *p, const char *rel,
 		       const struct apc_ltt_ids *ids,
@@ -391,16 +400,11 @@ static int ltt_control(struct apc_reader *r, struct ltt_priv *p, const char *rel
 	}
 	apc_ltt_cpu_free(&s.w);
 	apc_stream_close(s.s);
-	if (st == APC_EDATA && !p->ctl_damaged) {
-		/* Keep what came before the damage and read the CPU files:
-		 * the run ends with this error once they are converted. */
-		p->ctl_damaged = 1;
-		p->ctl_err = r->err;
+	if (st == APC_EDATA) {
+		ltt_damage(p, &r->err);
 		apc_err_clear(&r->err);
 		return APC_OK;
 	}
-	if (st == APC_EDATA)
-		return APC_OK; /* a second damaged control file: the first is reported */
 	return st == APC_END ? APC_OK : st;
 }
 
@@ -892,9 +896,14 @@ static inline int ltt_advance(struct apc_reader *r, struct ltt_priv *p, struct l
 		s->cur = &s->q[s->qi++];
 		return APC_OK;
 	}
-	(void)p;
 	if (s->qst == APC_END)
 		return APC_OK;
+	if (s->qst == APC_EDATA) {
+		/* This CPU ends at its damage; the others go on. */
+		ltt_damage(p, &s->qerr);
+		s->qst = APC_END;
+		return APC_OK;
+	}
 	r->err = s->qerr;
 	return s->qst;
 }
@@ -1137,9 +1146,9 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 	if (p->next_mark < p->nmarks)
 		return APC_OK;
 	ltt_report_undefined(r, p);
-	if (p->ctl_damaged) {
-		/* Everything is converted: now report the damaged control file. */
-		r->err = p->ctl_err;
+	if (p->damaged) {
+		/* Everything readable is converted: now report the damage. */
+		r->err = p->dmg_err;
 		p->failed = 1;
 		r->damaged = 1;
 		return APC_EDATA;

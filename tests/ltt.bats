@@ -143,3 +143,25 @@ EOF2
 	grep -q 'activity_switch .* tid=5 ' <<<"$output"
 	grep -q 'block_counter .* value=1$' <<<"$output"
 }
+
+@test "LTT: damage in one CPU file ends that CPU only; the others are converted whole" {
+	trace "$TMP/t" <<'EOF2'
+blocks = {}
+for cpu in (0, 1):
+    b = Block()
+    for k in range(10):
+        b.ev(IRQ_ENTRY, 2000 + k * 1000 + cpu * 10, b"\x01\x00")
+        if cpu == 1 and k == 4:
+            b.ev(17, 2000 + k * 1000 + 500)   # a block_start inside the block
+    blocks[cpu] = [b.finish()]
+write_trace(D, CORE, blocks)
+EOF2
+	run apcconv "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q 't/cpu/1: offset 0x42: block_start inside a block' <<<"$output"
+	run apcdump --summary "$TMP/t.apc"
+	echo "$output"
+	grep -Eq '^  core 0 +10 messages' <<<"$output"
+	grep -Eq '^  core 1 +5 messages' <<<"$output"
+}
