@@ -77,6 +77,7 @@ struct apcw_open {
 /* An annotation client connection and its External fd. */
 struct apcw_conn {
 	int32_t tid, pid, fd;
+	int version;       /* its setup's annotate version */
 };
 
 struct apc_writer {
@@ -1087,8 +1088,10 @@ static struct apcw_conn *apcw_conn(struct apc_writer *w, int32_t tid, int32_t pi
  * Annotations: each client connection (tid, pid) gets an External fd;
  * its stream starts with the setup message.  The version is fixed when
  * the first message of a connection is written, before the rest of the
- * stream is known, so unless --annotate-version says otherwise it is 4
- * (gatord 6.8's, and enough for every code including 0x0e-0x10).
+ * stream is known: 5 when that message came from a version 5 stream
+ * (whose counter values are signed 64-bit), else 4 (gatord 6.8's, and
+ * enough for every code including 0x0e-0x10), unless the writer's
+ * options fix it.  The setup keeps the source's don't-mangle byte.
  * Annotation timestamps are absolute, as clients send them.
  */
 static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
@@ -1101,16 +1104,18 @@ static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, str
 		w->st.dropped++;
 		return APC_OK;
 	}
-	if (w->ann_version < 4 && a->code >= APC_ANN_JOB_START) {
+	if (!(c = apcw_conn(w, a->tid, a->pid, &is_new)))
+		return apcw_oom(err);
+	if (is_new)
+		c->version = !w->o.annotate_version && a->version == 5 ? 5 : w->ann_version;
+	if (c->version < 4 && a->code >= APC_ANN_JOB_START) {
 		apc_model_unmapped(&w->um, "annotations newer than the annotate version", 1);
 		w->st.dropped++;
 		return APC_OK;
 	}
-	if (!(c = apcw_conn(w, a->tid, a->pid, &is_new)))
-		return apcw_oom(err);
 	w->scratch.len = 0;
 	if (is_new) {
-		if (apc_ann_encode_setup(&w->scratch, w->ann_version, a->tid, a->pid, 0) != APC_OK)
+		if (apc_ann_encode_setup(&w->scratch, c->version, a->tid, a->pid, a->dont_mangle) != APC_OK)
 			return apcw_oom(err);
 		if ((rc = apcw_ext_bytes(w, c->fd, w->scratch.p, w->scratch.len, err)) < 0)
 			return rc;
@@ -1122,7 +1127,7 @@ static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, str
 	struct apcw_open *s = apcw_ext_open(w, c->fd, &opened, err);
 	if (!s)
 		return err->status;
-	rc = apc_ann_encode(&s->b, w->ann_version, ev->ts, a);
+	rc = apc_ann_encode(&s->b, c->version, ev->ts, a);
 	if (rc == APC_ENOMEM)
 		return apcw_oom(err);
 	if (rc != APC_OK) {

@@ -567,6 +567,8 @@ static void ann_msg_reset(const struct apc_ann_decoder *d, struct apc_ann_msg *m
 	m->offset = off;
 	m->ann.tid = d->tid;
 	m->ann.pid = d->pid;
+	m->ann.version = (uint8_t)d->version;
+	m->ann.dont_mangle = d->dont_mangle;
 }
 
 static int ann_next_setup(struct apc_ann_decoder *d, struct apc_ann_msg *m, struct apc_err *err)
@@ -1013,8 +1015,11 @@ static int ann_encode_body(struct apc_buf *b, int version, uint64_t ts, const st
 	case APC_ANN_COUNTER_VALUE:
 		rc |= ann_put_p32(b, a->core);
 		rc |= ann_put_p32(b, a->key);
-		/* v3/v4: a uint32 packed as int32 (the inverse of the decoder). */
-		if (version < 5 && a->value >= 0 && a->value <= (int64_t)UINT32_MAX)
+		/* v3/v4: a uint32 packed as int32 (the inverse of the decoder);
+		 * a value outside it would read back as another number. */
+		if (version < 5 && (a->value < 0 || a->value > (int64_t)UINT32_MAX))
+			return APC_EDATA;
+		if (version < 5)
 			rc |= ann_put_p32(b, (int32_t)(uint32_t)a->value);
 		else
 			rc |= ann_put_p64(b, a->value);

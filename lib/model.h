@@ -170,6 +170,8 @@ enum apc_ann_code {
 struct apc_ann {
 	int32_t tid, pid;       /* source connection */
 	uint8_t code;           /* enum apc_ann_code */
+	uint8_t version;        /* the source stream's annotate version, 0 none */
+	uint8_t dont_mangle;    /* the source connection's setup byte */
 	uint8_t has_color;
 	uint32_t color;         /* the 4 wire bytes R,G,B,T as 0xRRGGBBTT */
 	int32_t channel, group; /* STR, COLOR_STR, CHANNEL, GROUP */

@@ -1,0 +1,75 @@
+#!/usr/bin/env bats
+# annotate.bats - raw annotate streams (the gator annotate protocol) as
+# apcconv input, written by hand here, and what the capture keeps.
+
+load helpers
+
+setup() {
+	TMP="$(mktemp -d)"
+	command -v python3 >/dev/null || skip "python3 not available"
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+# stream FILE VERSION DONT_MANGLE: a client stream (tid 77) declaring
+# counter key 3, then values 5 and -5 of it, then a string annotation.
+stream() {
+	python3 - "$1" "$2" "$3" "$APC_ROOT/tests" <<'EOF'
+import struct, sys
+sys.path.insert(0, sys.argv[4])
+from apcpack import p
+out, version, dm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def msg(code, body):
+    return bytes([code]) + struct.pack("<I", len(body)) + body
+# key, per_cpu, class, display, modifier, series, render, average
+# selection, average cores, percentage, activities, cores; a colour;
+# title, name, units; the description runs to the end
+decl = b"".join(p(v) for v in (3, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0)) + b"\0\0\0\0"
+decl += b"Client\0level\0\0a level"
+t0 = 5_000_000_000
+data = b"ANNOTATE %d\n" % version + struct.pack("<II", 77, 77) + bytes([dm])
+data += msg(0x08, decl)
+for i, v in enumerate((5, -5)):
+    data += msg(0x09, p(t0 + i * 1000) + p(0) + p(3) + p(v))
+data += msg(0x01, p(t0 + 5000) + p(0) + b"hello")
+open(out, "wb").write(data)
+EOF
+}
+
+@test "annotate: a version 5 stream stays version 5, negative counter values intact" {
+	stream "$TMP/s5.bin" 5 0
+	run apcconv -v "$TMP/s5.bin" -o "$TMP/s5.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	! grep -q 'not mapped' <<<"$output"
+	run apcdump "$TMP/s5.apc"
+	echo "$output"
+	grep -q 'annotate_setup .* version=5 tid=77 ' <<<"$output"
+	grep -q 'annotate_counter_value .* key=3 value=5$' <<<"$output"
+	grep -q 'annotate_counter_value .* key=3 value=-5$' <<<"$output"
+	# and again through APC -> APC
+	apcconv -q "$TMP/s5.apc" -o "$TMP/again.apc"
+	apcdump "$TMP/again.apc" | grep -q 'annotate_counter_value .* key=3 value=-5$'
+}
+
+@test "annotate: a version 4 stream stays version 4, its values read as uint32" {
+	stream "$TMP/s4.bin" 4 0
+	# in v4 -5 reads back as the uint32 4294967291: the writer keeps v4
+	run apcconv -v "$TMP/s4.bin" -o "$TMP/s4.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run apcdump "$TMP/s4.apc"
+	echo "$output"
+	grep -q 'annotate_setup .* version=4 ' <<<"$output"
+	grep -q 'annotate_counter_value .* key=3 value=4294967291$' <<<"$output"
+}
+
+@test "annotate: the setup's don't-mangle byte is kept" {
+	stream "$TMP/dm.bin" 4 1
+	apcconv -q "$TMP/dm.bin" -o "$TMP/dm.apc"
+	apcdump "$TMP/dm.apc" | grep -q 'annotate_setup .* dont_mangle=1$'
+	apcconv -q "$TMP/dm.apc" -o "$TMP/dm2.apc"
+	apcdump "$TMP/dm2.apc" | grep -q 'annotate_setup .* dont_mangle=1$'
+}
