@@ -14,6 +14,7 @@
 #include "format.h"
 
 #define ANNR_CHUNK 65536
+#define ANNR_SCOUT_MAX ((size_t)4 << 20) /* bytes read ahead for a first time */
 
 struct annr_src {
 	struct apc_stream *s;        /* owned by the input */
@@ -135,6 +136,71 @@ static int annr_fetch(struct apc_reader *r, struct annr_src *src)
 	return APC_OK;
 }
 
+/*
+ * The stream's first timestamp, read ahead: clients often declare
+ * counters, tracks and views (messages with no time) before anything
+ * else.  A throwaway decoder looks through at most ANNR_SCOUT_MAX bytes;
+ * the bytes read are then fed to the stream's own decoder, so nothing
+ * is read twice and damage is reported by the real pass.  *have is 0
+ * when no time turned up.
+ */
+static int annr_scout(struct apc_reader *r, struct annr_src *src, uint64_t *ts, int *have)
+{
+	struct annr *a = r->priv;
+	struct apc_ann_decoder *d = apc_ann_decoder_new(apc_stream_name(src->s));
+	struct apc_buf raw = {0};
+	struct apc_ann_msg m;
+	struct apc_err e;
+	int rc = APC_OK;
+
+	*have = 0;
+	if (!d)
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	while (!*have && raw.len < ANNR_SCOUT_MAX) {
+		ssize_t got;
+		int dr;
+
+		apc_err_clear(&e);
+		dr = apc_ann_decoder_next(d, &m, &e);
+		if (dr == APC_OK) {
+			if (m.has_ts) {
+				*ts = m.ts;
+				*have = 1;
+			}
+			continue;
+		}
+		if (dr != APC_END)
+			break;
+		got = apc_stream_read(src->s, a->chunk, ANNR_CHUNK, &e);
+		if (got < 0) {
+			r->err = e;
+			rc = e.status < 0 ? e.status : APC_EIO;
+			break;
+		}
+		if (got == 0)
+			break;
+		if (apc_buf_put_bytes(&raw, a->chunk, (size_t)got) != APC_OK) {
+			rc = apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+			break;
+		}
+		if (apc_ann_decoder_feed(d, a->chunk, (size_t)got, &e) != APC_OK)
+			break;
+	}
+	apc_ann_decoder_free(d);
+	if (rc == APC_OK && raw.len) {
+		apc_err_clear(&e);
+		int fr = apc_ann_decoder_feed(src->d, raw.p, raw.len, &e);
+		if (fr == APC_EDATA) {
+			annr_damage(r, src, &e);
+		} else if (fr != APC_OK) {
+			r->err = e;
+			rc = fr;
+		}
+	}
+	free(raw.p);
+	return rc;
+}
+
 static void annr_close(struct apc_reader *r)
 {
 	struct annr *a = r->priv;
@@ -187,17 +253,21 @@ static int annr_open(struct apc_reader *r)
 	    apc_strset(&meta->source_format, "annotate") != APC_OK ||
 	    apc_model_set_cores(r->model, 1) != APC_OK)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	/* Prime every stream; the earliest first timestamp is the capture start. */
+	/* The earliest first timestamp of any stream is the capture start;
+	 * then prime every stream. */
 	for (size_t i = 0; i < a->n; i++) {
 		struct annr_src *src = &a->src[i];
+		uint64_t t = 0;
+		int have = 0;
 
-		rc = annr_fetch(r, src);
-		if (rc < 0)
+		if ((rc = annr_scout(r, src, &t, &have)) < 0)
 			return rc;
-		if (src->have_head && src->head.has_ts && (!have_first || src->head.ts < first)) {
-			first = src->head.ts;
+		if (have && (!have_first || t < first)) {
+			first = t;
 			have_first = 1;
 		}
+		if ((rc = annr_fetch(r, src)) < 0)
+			return rc;
 	}
 	meta->monotonic_delta = have_first ? first : 0;
 	for (size_t i = 0; i < a->n; i++)

@@ -73,3 +73,14 @@ EOF
 	apcconv -q "$TMP/dm.apc" -o "$TMP/dm2.apc"
 	apcdump "$TMP/dm2.apc" | grep -q 'annotate_setup .* dont_mangle=1$'
 }
+
+@test "annotate: the capture starts at the first time even after untimed declarations" {
+	# the stream opens with a counter declaration, which has no time
+	stream "$TMP/s.bin" 4 0
+	apcconv -q "$TMP/s.bin" -o "$TMP/s.apc"
+	run apcdump "$TMP/s.apc"
+	echo "$output"
+	grep -q ' summary .* monotonic_delta=5000000000$' <<<"$output"
+	grep -q 'annotate_counter_value ts=0 .* value=5$' <<<"$output"
+	grep -q 'annotate_str     ts=5000 ' <<<"$output"
+}
