@@ -492,6 +492,11 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 			m->meta.cores[core].name = fstr(&msg, "name");
 		}
 	}
+	/* A bare data file has no captured.xml to give its protocol; four
+	 * Summary clocks say gatord 9.1 or later (protocol 910 on), whose
+	 * perf frames are dropped and counted as from a folder. */
+	if (!a->summary_clocks && it.summary_version == 4 && m->meta.protocol < 910)
+		m->meta.protocol = 910;
 	return rc == APC_END ? APC_OK : rc;
 }
 
@@ -620,6 +625,18 @@ static struct apcr_fd *apcr_fd(struct apcr *a, int64_t fd)
 }
 
 /* Feed External bytes to the fd's annotate decoder; emit what completes. */
+/* An fd's stream ends (disconnect or end of capture): a message it
+ * left half sent is lost, and counted. */
+static void apcr_fd_end(struct apc_reader *r, struct apcr_fd *fd)
+{
+	if (fd->dec && !fd->broken && apc_ann_decoder_pending(fd->dec))
+		apc_model_unmapped(r->model,
+				   "annotate messages cut short (fd disconnected or capture ended mid-message)", 1);
+	if (fd->dec)
+		apc_ann_decoder_free(fd->dec);
+	fd->dec = NULL;
+}
+
 static int apcr_external(struct apc_reader *r, struct apcr *a, struct apc_batch *b,
 			 const struct apc_msg *m)
 {
@@ -814,8 +831,7 @@ static int apcr_message(struct apc_reader *r, struct apcr *a, struct apc_batch *
 	} else if (is(n, "external_disconnect")) {
 		struct apcr_fd *fd = apcr_fd(a, fval(m, "fd", -1));
 		if (fd) {
-			if (fd->dec)
-				apc_ann_decoder_free(fd->dec);
+			apcr_fd_end(r, fd);
 			memset(fd, 0, sizeof *fd);
 		}
 	} else if (is(n, "opaque")) {
@@ -911,6 +927,11 @@ static int apcr_next(struct apc_reader *r, struct apc_batch *b)
 	/* Frames read before the Summary go first, as they came. */
 	while (a->pre_next < a->npre) {
 		struct apcr_raw *p = &a->pre[a->pre_next++];
+		if (r->model->meta.protocol >= 900) {
+			/* kept before the Summary told a bare file's protocol */
+			apc_model_unmapped(r->model, "gatord 9.x perf frames (not expressible at protocol 680)", 1);
+			continue;
+		}
 		struct apc_event *ev = apc_batch_add(b, APC_EV_RAW_FRAME, a->delta, p->core);
 		uint8_t *copy = apc_batch_alloc(b, p->len ? p->len : 1);
 		if (!ev || !copy)
@@ -924,8 +945,11 @@ static int apcr_next(struct apc_reader *r, struct apc_batch *b)
 	while (!apc_batch_full(b)) {
 		if (!a->in_frame) {
 			rc = apc_frame_read(a->fr, &a->frame, &r->err);
-			if (rc == APC_END)
+			if (rc == APC_END) {
+				for (size_t i = 0; i < a->nfds; i++)
+					apcr_fd_end(r, &a->fds[i]);
 				return b->n ? APC_OK : APC_END;
+			}
 			if (rc < 0) {
 				r->damaged = 1;
 				return rc;

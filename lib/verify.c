@@ -85,6 +85,8 @@ const struct apc_vcheck apc_verify_checks[] = {
 	{"annotate-setup", APC_V_ERROR,
 	 "an annotate stream that does not begin with its setup message"},
 	{"annotate-decode", APC_V_ERROR, "an annotate stream message that does not decode"},
+	{"annotate-cut", APC_V_WARNING,
+	 "an annotate stream still inside a message when the capture ends"},
 	{NULL, 0, NULL}
 };
 
@@ -1376,6 +1378,14 @@ static void v_finish(struct verify *v)
 {
 	v->frame = -1;
 	v_flush_aggs(v);
+	/* A disconnect inside a message is an error; the capture ending
+	 * inside one (stopped while a client was sending) only a warning. */
+	for (size_t i = 0; i < v->nfds; i++)
+		if (v->fds[i].open && !v->fds[i].bad && v->fds[i].dec &&
+		    apc_ann_decoder_pending(v->fds[i].dec))
+			v_prob(v, APC_V_WARNING, "annotate-cut", -1, -1,
+			       "fd %zu ends inside a message at the end of the capture (%zu bytes pending)", i,
+			       apc_ann_decoder_pending(v->fds[i].dec));
 	if (!v->summaries)
 		v_prob(v, APC_V_ERROR, "summary-missing", -1, -1, "no Summary message in %llu frames",
 		       (unsigned long long)v->res->frames);

@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# apcread.bats - captures as apcconv input (APC -> APC), on captures
+# written by hand (tests/apcpack.py).
+
+load helpers
+
+setup() {
+	TMP="$(mktemp -d)"
+	command -v python3 >/dev/null || skip "python3 not available"
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+# pack FILE: the Python on stdin writes the data file FILE (bodies in B),
+# with apcpack imported.
+pack() {
+	python3 - "$1" "$APC_ROOT/tests" <<<"import struct, sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import *
+OUT = sys.argv[1]
+$(cat)
+open(OUT, 'wb').write(frames(B))"
+}
+
+@test "APC: a bare gatord 9.x data file loses its perf frames as a folder does" {
+	pack "$TMP/0000000000" <<'EOF'
+clocks4 = p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + p(7) + s(b"")
+B = [
+    p(11) + p(0) + p(14) + b"\x01\x02\x03",   # a 9.x perf-attribute frame before the Summary
+    clocks4,
+    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5),
+]
+EOF
+	run apcconv -v "$TMP/0000000000" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q 'not mapped: gatord 9.x perf frames (not expressible at protocol 680): 1' <<<"$output"
+	apcverify "$TMP/out.apc"
+	[ "$(apcdump --summary "$TMP/out.apc" | awk '/^Frames:/ {print $2}')" -eq 2 ]
+}
+
+@test "APC: an annotate message cut by its fd's disconnect or the end is reported" {
+	pack "$TMP/0000000000" <<'EOF'
+body = p(300) + p(0) + b"hi"
+ann = b"\x01" + struct.pack("<I", len(body)) + body             # a whole string annotation
+cut = b"\x01" + struct.pack("<I", 20) + p(400)                 # 20 bytes promised, 2 sent
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 9, 9) + b"\x00"
+B = [
+    summary(),
+    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5),
+    p(10) + p(1) + setup + ann + cut,
+    p(10) + p(-1) + p(1),                    # fd 1 disconnects
+    p(10) + p(2) + setup + ann + cut,         # fd 2 never does
+]
+EOF
+	mkdir "$TMP/in.apc"
+	mv "$TMP/0000000000" "$TMP/in.apc/"
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	grep -q 'not mapped: .*annotate messages cut short (fd disconnected or capture ended mid-message): 2' <<<"$output"
+	[ "$(apcdump "$TMP/out.apc" | grep -c 'annotate_str .* text="hi"')" -eq 2 ]
+	# apcverify: the disconnect is an error, the end a warning
+	run apcverify "$TMP/in.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q 'error: fd 1 disconnects inside a message (7 bytes pending) \[annotate-decode\]' <<<"$output"
+	grep -q 'warning: fd 2 ends inside a message at the end of the capture (7 bytes pending) \[annotate-cut\]' <<<"$output"
+}
