@@ -747,6 +747,19 @@ static void add_bad_annotation(struct cap *c)
 }
 static void f_annotate_decode(void) { fault_frames(add_bad_annotation, "annotate-decode", APC_V_ERROR); }
 
+/* A string annotation that promises 20 bytes of body and sends 2. */
+static void add_cut_annotation(struct cap *c)
+{
+	struct apc_buf b = {0};
+
+	if (apc_ann_encode_setup(&b, 4, 7, 7, 0) != APC_OK)
+		abort();
+	praw(&b, "\x01\x14\x00\x00\x00\x05\x00", 7);
+	add_external(c, 6, b.p, b.len);
+	apc_buf_free(&b);
+}
+static void f_annotate_cut(void) { fault_frames(add_cut_annotation, "annotate-cut", APC_V_WARNING); }
+
 static void f_data_file(void)
 {
 	struct base_opts o = {0};
@@ -775,7 +788,7 @@ static void every_check_is_tested(void)
 		"ts-gatord-exit", "key-undeclared", "key-mixed", "block-no-ts",
 		"block-core-reading", "no-data", "captured-xml", "captured-key-dup",
 		"captured-type", "events-xml", "ext-fd", "ext-disconnect", "annotate-setup",
-		"annotate-decode", NULL};
+		"annotate-decode", "annotate-cut", NULL};
 	size_t n = 0;
 
 	for (const struct apc_vcheck *k = apc_verify_checks; k->id; k++, n++) {
@@ -913,6 +926,7 @@ void run_tests(void)
 	T_RUN(f_ext_disconnect);
 	T_RUN(f_annotate_setup);
 	T_RUN(f_annotate_decode);
+	T_RUN(f_annotate_cut);
 	T_RUN(f_data_file);
 	T_RUN(every_check_is_tested);
 	T_RUN(random_garbage);
