@@ -1112,6 +1112,27 @@ static int barman_custom(struct apc_reader *r, struct barman *b, const uint8_t *
 	return APC_OK;
 }
 
+/*
+ * barman_color() : a barman annotation colour (not 0) in the model's
+ * form.  Barman keeps the tag byte on top: BM_ANNOTATE_COLOR_RGB() in
+ * gator's barman gives 0x1bRRGGBB (ESC, then RGB), as real dumps show,
+ * and the spec documents the same RGB with a 0 tag.  The model holds the
+ * wire bytes R, G, B, tag as 0xRRGGBBTT, which is what gator's own
+ * clients send, so the tag byte moves from the top to the bottom, and
+ * the spec's 0 becomes ESC (plain RGB).  Barman defines no other tag:
+ * one is kept as it is and counted.
+ */
+static uint32_t barman_color(struct apc_reader *r, uint32_t c)
+{
+	uint32_t tag = c >> 24;
+
+	if (tag == 0)
+		tag = 0x1b;
+	else if (tag != 0x1b)
+		apc_model_unmapped(r->model, "barman annotation colours with an unknown tag byte (kept)", 1);
+	return c << 8 | tag;
+}
+
 static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8_t *p, uint64_t len,
 			     uint64_t off, uint32_t core, uint64_t ts, struct apc_batch *bt)
 {
@@ -1141,9 +1162,6 @@ static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8
 	a->tid = a->pid = conn;
 	a->channel = (int32_t)barman_u32(b, p + q);
 	a->group = (int32_t)barman_u32(b, p + q + 4);
-	/* 0 = cyclic colour (none); else 0x1bRRGGBB, the annotate wire bytes */
-	a->has_color = color != 0;
-	a->color = color;
 	switch (atype) {
 	case 0: a->code = color ? APC_ANN_COLOR_STR : APC_ANN_STR; break;
 	case 1: a->code = color ? APC_ANN_COLOR_MARKER : APC_ANN_MARKER; break;
@@ -1152,6 +1170,11 @@ static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8
 	default:
 		apc_model_unmapped(r->model, "barman annotations of unknown type", 1);
 		return APC_OK;
+	}
+	/* 0 = cyclic colour (none); names of channels and groups have none */
+	if (color && atype <= 1) {
+		a->has_color = 1;
+		a->color = barman_color(r, color);
 	}
 	a->text = apc_batch_strdup(bt, (const char *)data, (size_t)dlen);
 	a->text_len = (size_t)dlen;

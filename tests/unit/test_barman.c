@@ -52,6 +52,7 @@ struct truth {
 	uint64_t records_present;
 	int64_t expect_err; /* file offset of the expected error, -1 none */
 	uint64_t junk, trailing, skipped, uncommitted;
+	uint64_t data_off, buflen, rd, wr; /* data area file offset, datastore parameters */
 	size_t nrec;
 	struct tr_rec *recs;
 };
@@ -173,6 +174,11 @@ static int tr_load(const char *path, struct truth *t)
 		} else if (strncmp(line, "FILE ", 5) == 0) {
 			t->junk = tr_u64(line, "leading_junk", 0);
 			t->trailing = tr_u64(line, "trailing", 0);
+			t->data_off = tr_u64(line, "data_area_file_offset", 0);
+		} else if (strncmp(line, "H datastore ", 12) == 0) {
+			t->buflen = tr_u64(line, "buffer_length", 0);
+			t->rd = tr_u64(line, "read_offset", 0);
+			t->wr = tr_u64(line, "write_offset", 0);
 		} else if (strncmp(line, "SKIPPED ", 8) == 0 && strstr(line, " st=present ")) {
 			t->skipped++;
 		} else if (strncmp(line, "UNCOMMITTED ", 12) == 0 && strstr(line, " st=present ")) {
@@ -476,7 +482,15 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 			CHECK(tr->text && strcmp(x->text, tr->text) == 0, "annotation text \"%s\", expected \"%s\"", x->text,
 			      tr->text ? tr->text : "");
 			CHECK(x->ann.channel == (int32_t)tr->channel && x->ann.group == (int32_t)tr->group, "channel/group");
-			CHECK(x->ann.color == tr->color, "color");
+			/* barman's 0x1bRRGGBB becomes the wire bytes R, G, B, ESC */
+			if (tr->color && tr->atype <= 1) {
+				uint32_t want = (tr->color >> 16 & 0xff) << 24 | (tr->color >> 8 & 0xff) << 16 |
+						(tr->color & 0xff) << 8 | tr->color >> 24;
+				CHECK(x->ann.has_color && x->ann.color == want, "color 0x%08x, expected 0x%08x",
+				      x->ann.color, want);
+			} else {
+				CHECK(!x->ann.has_color, "color 0x%08x, expected none", x->ann.color);
+			}
 			break;
 		}
 		case 6:
@@ -750,6 +764,124 @@ static uint8_t *slurp(const char *path, size_t *n)
 }
 
 /*
+ * variant() : a copy of the fixture src in a new temporary file (its
+ * name into path, a mkstemp template): the first len bytes, with n
+ * bytes at file offset at replaced.  Returns 0, or -1 (reported).
+ */
+static int variant(const char *src, char *path, size_t len, size_t at, const void *bytes, size_t n)
+{
+	size_t size = 0;
+	uint8_t *buf = slurp(src, &size);
+	int fd = mkstemp(path), ok;
+
+	if (!buf || fd < 0 || len > size || at + n > len) {
+		T_FAIL("cannot make a variant of %s", src);
+		free(buf);
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		return -1;
+	}
+	memcpy(buf + at, bytes, n);
+	ok = write(fd, buf, len) == (ssize_t)len;
+	close(fd);
+	free(buf);
+	if (!ok) {
+		T_FAIL("cannot write %s", path);
+		unlink(path);
+		return -1;
+	}
+	return 0;
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+
+/* The first annotation event whose text is `text`, or NULL. */
+static const struct ev *find_ann(const struct run *r, const char *text)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->ev[i].e.type == APC_EV_ANNOTATION && strcmp(r->ev[i].text, text) == 0)
+			return &r->ev[i];
+	return NULL;
+}
+
+/*
+ * Annotation colours: barman stores 0x1bRRGGBB (BM_ANNOTATE_COLOR_RGB in
+ * gator's barman-api-public.h; the spec says 0x00RRGGBB), the model
+ * the wire bytes R, G, B, tag as 0xRRGGBBTT (a real gatord capture
+ * shows ANNOTATE_RED as 0xff00001b).  One marker of le64_linear_v3 (little-endian, 64-bit,
+ * with tasks) gets each colour in turn.
+ */
+static void annotation_colors(void)
+{
+	static const struct {
+		uint32_t in, out;
+		uint64_t odd; /* counted as an unknown tag */
+	} cases[] = {
+		{0x1bff0000, 0xff00001b, 0}, /* BM_ANNOTATE_COLOR_RED */
+		{0x1b0000ff, 0x0000ff1b, 0}, /* BM_ANNOTATE_COLOR_BLUE */
+		{0x1b123456, 0x1234561b, 0},
+		{0x00ff0000, 0xff00001b, 0}, /* the spec's 0x00RRGGBB */
+		{0x00000001, 0x0000011b, 0},
+		{0x03000000, 0x00000003, 1}, /* an unknown tag: kept, and counted */
+		{0, 0, 0},                   /* cyclic: no colour */
+	};
+	char src[512], truth[512];
+	const struct tr_rec *tr = NULL;
+	struct truth t;
+	size_t at;
+
+	snprintf(src, sizeof src, "%s/barman/le64_linear_v3.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/le64_linear_v3.truth", t_testdata());
+	T_ASSERT(tr_load(truth, &t) == 0);
+	for (size_t i = 0; i < t.nrec && !tr; i++)
+		if (t.recs[i].type == 5 && t.recs[i].atype == 1 && t.recs[i].color)
+			tr = &t.recs[i];
+	T_ASSERT(tr != NULL);
+	if (!tr) {
+		tr_free(&t);
+		return;
+	}
+	/* length word, type/core/time, task, data length, channel, group */
+	at = (size_t)(t.data_off + tr->off + 8 + 16 + 4 + 8 + 8);
+	{
+		size_t n = 0;
+		uint8_t *orig = slurp(src, &n), want[4];
+		put_le(want, tr->color, 4);
+		T_ASSERT(orig && at + 4 <= n && memcmp(orig + at, want, 4) == 0);
+		free(orig);
+	}
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char path[] = "/tmp/test_barman_col_XXXXXX";
+		uint8_t w[4];
+		const struct ev *x;
+		struct run r;
+
+		put_le(w, cases[k].in, 4);
+		if (variant(src, path, (size_t)(t.data_off + t.buflen), at, w, 4) < 0)
+			break;
+		run_reader(path, &r, 256);
+		T_EQ_INT(r.status, APC_END);
+		x = find_ann(&r, tr->text);
+		T_ASSERT(x != NULL);
+		if (x) {
+			T_EQ_INT(x->ann.code, cases[k].in ? APC_ANN_COLOR_MARKER : APC_ANN_MARKER);
+			T_EQ_INT(x->ann.has_color, cases[k].in != 0);
+			T_EQ_U64(x->ann.color, cases[k].out);
+		}
+		T_EQ_U64(unmapped(&r, "tag byte"), cases[k].odd);
+		run_free(&r);
+		unlink(path);
+	}
+	tr_free(&t);
+}
+
+/*
  * Damaged copies of the fixtures (bytes flipped in the header and the
  * data, every truncation length on a stride): the reader must stop
  * cleanly, never crash or hang, and a failure must carry an offset
@@ -824,4 +956,5 @@ void run_tests(void)
 	T_RUN(detect_and_gzip);
 	T_RUN(not_barman);
 	T_RUN(mutated_inputs);
+	T_RUN(annotation_colors);
 }
