@@ -762,6 +762,15 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 		int64_t dso = base + (int64_t)l.ds;
 
 		b->data_off = junk + barman_align(hl, 8);
+		/* Every datastore offset becomes data_off + offset, a file
+		 * position: a length that carries that past the largest one
+		 * is no buffer of a file, and the sum must not wrap into the
+		 * header (whose bytes would then be read as records). */
+		if (buflen > (uint64_t)INT64_MAX - b->data_off)
+			return apc_err_set(&r->err, APC_EDATA, b->name, dso,
+					   "%s data store offsets out of range (read %llu, write %llu, length %llu past the largest file offset)",
+					   b->store == BM_LINEAR ? "linear" : "circular", (unsigned long long)rd,
+					   (unsigned long long)wr, (unsigned long long)buflen);
 		if (b->store == BM_LINEAR) {
 			if (rd > wr || wr > buflen)
 				return apc_err_set(&r->err, APC_EDATA, b->name, dso,

@@ -882,6 +882,87 @@ static void annotation_colors(void)
 }
 
 /*
+ * Hostile datastore parameters (the header's last 40 bytes: length,
+ * write, read, total): offsets whose sum with the data area's file
+ * offset wraps past 2^64 would land in the header and decode its bytes
+ * as records.  They must fail at the datastore's offset, with nothing
+ * decoded; a length that just fits is still read.
+ */
+static void hostile_datastore_offsets(void)
+{
+	static const char *const names[] = {"le64_linear_v3", "le64_circular_wrap"};
+	const uint64_t M = UINT64_MAX;
+
+	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
+		char src[512], truth[512];
+		struct truth t;
+		uint64_t ds, fit;
+
+		snprintf(src, sizeof src, "%s/barman/%s.bin", t_testdata(), names[f]);
+		snprintf(truth, sizeof truth, "%s/barman/%s.truth", t_testdata(), names[f]);
+		T_ASSERT(tr_load(truth, &t) == 0);
+		ds = t.data_off - 40; /* both fixtures: no junk, the header 8-aligned */
+		fit = (uint64_t)INT64_MAX - t.data_off;
+		{
+			size_t n = 0;
+			uint8_t *orig = slurp(src, &n), want[24];
+			put_le(want, t.buflen, 8);
+			put_le(want + 8, t.wr, 8);
+			put_le(want + 16, t.rd, 8);
+			T_ASSERT(orig && ds + 24 <= n && memcmp(orig + ds, want, 24) == 0);
+			free(orig);
+		}
+		const struct {
+			uint64_t len, wr, rd;
+			int ok;
+		} cases[] = {
+			{M, M - 1000 + 56, M - 1000, 0}, /* the read offset wraps into the header */
+			{M - 100, 56, 0, 0},             /* the end of the data area wraps */
+			{fit + 1, 56, 0, 0},             /* one past the largest file offset */
+			{fit, t.wr, t.rd, 1},            /* fits: the records are read */
+		};
+		for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+			char path[] = "/tmp/test_barman_ovf_XXXXXX";
+			uint8_t w[24];
+			struct run r;
+			int failed = t_failed_now;
+
+			t_failed_now = 0;
+			put_le(w, cases[k].len, 8);
+			put_le(w + 8, cases[k].wr, 8);
+			put_le(w + 16, cases[k].rd, 8);
+			if (variant(src, path, (size_t)(t.data_off + t.buflen), (size_t)ds, w, 24) < 0)
+				break;
+			run_reader(path, &r, 256);
+			if (!cases[k].ok) {
+				T_EQ_INT(r.status, APC_EDATA);
+				T_EQ_INT(r.err.offset, (int64_t)ds);
+				T_ASSERT(strstr(r.err.msg, "out of range") != NULL);
+				T_EQ_U64(r.n, 0);
+				T_EQ_U64(r.model.records_read, 0);
+				T_EQ_U64(unmapped(&r, "trailing bytes"), 0);
+			} else if (f == 0) {
+				/* linear: every record, as the unchanged file */
+				T_EQ_INT(r.status, APC_END);
+				T_EQ_U64(r.model.records_read >= t.nrec, 1);
+			} else {
+				/* circular: other offsets modulo the new length;
+				 * whatever is read, nothing comes from outside */
+				T_ASSERT(r.status == APC_END || r.status < 0);
+				if (r.status < 0 && r.err.offset != APC_NO_OFFSET)
+					T_ASSERT(r.err.offset >= (int64_t)t.data_off);
+			}
+			if (t_failed_now)
+				fprintf(stderr, "  (%s, case %zu)\n", names[f], k);
+			t_failed_now |= failed;
+			run_free(&r);
+			unlink(path);
+		}
+		tr_free(&t);
+	}
+}
+
+/*
  * Damaged copies of the fixtures (bytes flipped in the header and the
  * data, every truncation length on a stride): the reader must stop
  * cleanly, never crash or hang, and a failure must carry an offset
@@ -957,4 +1038,5 @@ void run_tests(void)
 	T_RUN(not_barman);
 	T_RUN(mutated_inputs);
 	T_RUN(annotation_colors);
+	T_RUN(hostile_datastore_offsets);
 }
