@@ -34,6 +34,9 @@
 #define BM_RECORD_MAX (64u << 20)
 #define BM_STASH_MAX (1ull << 30)
 #define BM_CYCLE_TYPE 0xffffffffu
+/* What barman's PMU drivers return for a counter they did not read
+ * (BM_ARM_PMU_INVALID_COUNTER_VALUE); it is stored like a reading. */
+#define BM_INVALID_READING UINT64_MAX
 
 enum { BM_LINEAR = 1, BM_CIRCULAR = 2 };
 
@@ -118,8 +121,8 @@ struct barman_core {
 	uint32_t midr, ncnt;
 	uint32_t *types;     /* ncnt configured event types */
 	uint32_t *ids;       /* model counter id per slot */
-	uint64_t *last;      /* previous reading per slot */
-	int primed;          /* last[] holds a reading (a sample was read) */
+	uint64_t *last;      /* last valid reading per slot, BM_INVALID_READING before one */
+	int primed;          /* every slot of last[] holds a valid reading */
 };
 
 struct barman_task {
@@ -668,11 +671,13 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 			continue;
 		bc->types = malloc(bc->ncnt * sizeof *bc->types);
 		bc->ids = malloc(bc->ncnt * sizeof *bc->ids);
-		bc->last = calloc(bc->ncnt, sizeof *bc->last);
+		bc->last = malloc(bc->ncnt * sizeof *bc->last);
 		if (!bc->types || !bc->ids || !bc->last)
 			return barman_nomem(r, b);
-		for (uint32_t k = 0; k < bc->ncnt; k++)
+		for (uint32_t k = 0; k < bc->ncnt; k++) {
 			bc->types[k] = barman_u32(b, tp + 4ull * k);
+			bc->last[k] = BM_INVALID_READING;
+		}
 		if (barman_declare_pmu(r, b, c) < 0)
 			return r->err.status;
 		if (bc->ncnt > b->maxev)
@@ -980,7 +985,10 @@ static int barman_counter(struct apc_batch *bt, uint64_t ts, int32_t core, uint3
  * A sample: PMU readings are cumulative counter values; APC delta
  * counters want increments, so each reading becomes the difference from
  * the previous reading of that core's slot (the first reading of a
- * slot gives 0: it is the baseline).
+ * slot gives 0: it is the baseline).  A reading the driver marked
+ * invalid (the counter was not read) is no value at all: it gives no
+ * event, and the slot's next valid reading is diffed against the last
+ * valid one, so the increments still add up.
  */
 static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *p, uint64_t len,
 			 uint64_t off, uint32_t type, uint32_t core, uint64_t ts, struct apc_batch *bt)
@@ -989,6 +997,7 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 	uint32_t task = 0, ncust = 0, pcsz = type == BM_REC_SAMPLE_PC ? (uint32_t)b->ptr : 0;
 	struct barman_core *c;
 	uint64_t pc = 0;
+	int invalid = 0;
 
 	if (core >= b->max_cores) {
 		r->damaged = 1;
@@ -1008,7 +1017,18 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		return barman_short(r, b, off, type, need, len);
 	if (pcsz)
 		pc = barman_uptr(b, p + q), q += pcsz;
-	if (b->fast && c->ncnt > 1) {
+	/* A row with an invalid reading takes the per-value path, which can
+	 * leave that slot out.  All-ones reads the same in either byte
+	 * order: no swap needed to look. */
+	for (uint32_t k = 0; k < c->ncnt; k++) {
+		uint64_t v;
+		memcpy(&v, p + q + 8ull * k, 8);
+		if (v == BM_INVALID_READING) {
+			invalid = 1;
+			break;
+		}
+	}
+	if (b->fast && c->ncnt > 1 && !invalid) {
 		/* One event for the whole row: the writer packs it as one
 		 * Block Counter group (same bytes as one event per value). */
 		int64_t *vals = apc_batch_alloc(bt, c->ncnt * sizeof *vals);
@@ -1031,10 +1051,10 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		} else {
 			for (uint32_t k = 0; k < n; k++) {
 				uint64_t v = barman_u64(b, src + 8 * k);
-				vals[k] = c->primed ? (int64_t)(v - last[k]) : 0;
+				vals[k] = last[k] != BM_INVALID_READING ? (int64_t)(v - last[k]) : 0;
 				last[k] = v;
 			}
-			c->primed = 1;
+			c->primed = 1; /* the row had no invalid reading */
 		}
 		q += 8ull * n;
 		e->u.counters.pid = barman_pid(b, task);
@@ -1042,14 +1062,21 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		e->u.counters.ids = c->ids;
 		e->u.counters.values = vals;
 	} else {
+		int primed = 1;
 		for (uint32_t k = 0; k < c->ncnt; k++, q += 8) {
 			uint64_t v = barman_u64(b, p + q);
-			int64_t d = c->primed ? (int64_t)(v - c->last[k]) : 0;
+			int64_t d;
+			if (v == BM_INVALID_READING) {
+				apc_model_unmapped(r->model, "barman counter readings marked invalid (not read)", 1);
+				primed &= c->last[k] != BM_INVALID_READING;
+				continue;
+			}
+			d = c->last[k] != BM_INVALID_READING ? (int64_t)(v - c->last[k]) : 0;
 			c->last[k] = v;
 			if (barman_counter(bt, ts, (int32_t)core, c->ids[k], barman_pid(b, task), d) < 0)
 				return barman_nomem(r, b);
 		}
-		c->primed = 1;
+		c->primed = primed;
 	}
 	for (uint32_t k = 0; k < ncust; k++, q += 12) {
 		uint32_t id = barman_u32(b, p + q);

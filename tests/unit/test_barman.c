@@ -763,18 +763,27 @@ static uint8_t *slurp(const char *path, size_t *n)
 	return b;
 }
 
+/* n bytes to put at file offset at */
+struct patch {
+	size_t at, n;
+	uint8_t b[24];
+};
+
 /*
- * variant() : a copy of the fixture src in a new temporary file (its
- * name into path, a mkstemp template): the first len bytes, with n
- * bytes at file offset at replaced.  Returns 0, or -1 (reported).
+ * variants() : a copy of the fixture src in a new temporary file (its
+ * name into path, a mkstemp template): the first len bytes, with the
+ * np patches applied.  Returns 0, or -1 (reported).
  */
-static int variant(const char *src, char *path, size_t len, size_t at, const void *bytes, size_t n)
+static int variants(const char *src, char *path, size_t len, const struct patch *pt, size_t np)
 {
 	size_t size = 0;
 	uint8_t *buf = slurp(src, &size);
-	int fd = mkstemp(path), ok;
+	int fd = mkstemp(path), ok = buf && fd >= 0 && len <= size;
 
-	if (!buf || fd < 0 || len > size || at + n > len) {
+	for (size_t i = 0; ok && i < np; i++)
+		if (pt[i].n > sizeof pt[i].b || pt[i].at + pt[i].n > len)
+			ok = 0;
+	if (!ok) {
 		T_FAIL("cannot make a variant of %s", src);
 		free(buf);
 		if (fd >= 0) {
@@ -783,7 +792,8 @@ static int variant(const char *src, char *path, size_t len, size_t at, const voi
 		}
 		return -1;
 	}
-	memcpy(buf + at, bytes, n);
+	for (size_t i = 0; i < np; i++)
+		memcpy(buf + pt[i].at, pt[i].b, pt[i].n);
 	ok = write(fd, buf, len) == (ssize_t)len;
 	close(fd);
 	free(buf);
@@ -799,6 +809,17 @@ static void put_le(uint8_t *p, uint64_t v, int n)
 {
 	for (int i = 0; i < n; i++)
 		p[i] = (uint8_t)(v >> 8 * i);
+}
+
+/* One patch: n bytes of buf at file offset at. */
+static int variant(const char *src, char *path, size_t len, size_t at, const void *bytes, size_t n)
+{
+	struct patch pt = {at, n, {0}};
+
+	if (n > sizeof pt.b)
+		return -1;
+	memcpy(pt.b, bytes, n);
+	return variants(src, path, len, &pt, 1);
 }
 
 /* The first annotation event whose text is `text`, or NULL. */
@@ -963,6 +984,119 @@ static void hostile_datastore_offsets(void)
 }
 
 /*
+ * PMU readings of ~0 (BM_ARM_PMU_INVALID_COUNTER_VALUE in gator's
+ * barman: "the counter was not read") put into samples of
+ * le64_linear_v3 (little-endian, 64-bit, tasks and custom series;
+ * core 0 has one counter, core 1 five, so both the per-value and the
+ * per-row decoding meet them).  Such a reading gives no event and is
+ * counted; the slot's next valid reading is diffed against its last
+ * valid one (the first valid one is the baseline, 0).
+ */
+static void invalid_pmu_readings(void)
+{
+	/* core, index among that core's samples, slot */
+	static const struct { uint32_t core, nth; int slot; } marks[] = {
+		{1, 0, 1},                  /* before any valid reading of the slot */
+		{1, 5, 2},
+		{1, 8, 4}, {1, 9, 4},       /* two in a row */
+		{1, 12, 0}, {1, 12, 3},     /* two slots of one sample */
+		{0, 3, 0},
+		{0, 4, 0},
+	};
+	enum { NMARK = sizeof marks / sizeof marks[0] };
+	char src[512], truth[512], path[] = "/tmp/test_barman_inv_XXXXXX";
+	const struct tr_rec *rec[NMARK] = {0};
+	struct patch pt[NMARK];
+	struct truth t;
+	struct run r;
+	size_t n = 0;
+	uint8_t *orig;
+
+	snprintf(src, sizeof src, "%s/barman/le64_linear_v3.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/le64_linear_v3.truth", t_testdata());
+	T_ASSERT(tr_load(truth, &t) == 0);
+	orig = slurp(src, &n);
+	T_ASSERT(orig != NULL);
+	for (int m = 0; m < NMARK && orig; m++) {
+		uint32_t seen = 0;
+		for (size_t i = 0; i < t.nrec && !rec[m]; i++)
+			if ((t.recs[i].type == 1 || t.recs[i].type == 2) && t.recs[i].core == marks[m].core &&
+			    seen++ == marks[m].nth)
+				rec[m] = &t.recs[i];
+		T_ASSERT(rec[m] != NULL);
+		if (!rec[m])
+			break;
+		/* length word, type/core/time, task, custom count, PC */
+		pt[m].at = (size_t)(t.data_off + rec[m]->off + 8 + 16 + 4 + 4 + (rec[m]->type == 2 ? 8 : 0) +
+				    8 * (size_t)marks[m].slot);
+		pt[m].n = 8;
+		put_le(pt[m].b, rec[m]->cnt[marks[m].slot], 8);
+		T_ASSERT(pt[m].at + 8 <= n && memcmp(orig + pt[m].at, pt[m].b, 8) == 0);
+		memset(pt[m].b, 0xff, 8);
+	}
+	free(orig);
+	if (t_failed_now || variants(src, path, n, pt, NMARK) < 0) {
+		tr_free(&t);
+		return;
+	}
+	run_reader(path, &r, 256);
+	T_EQ_INT(r.status, APC_END);
+	T_EQ_U64(unmapped(&r, "marked invalid"), NMARK);
+	/* per core, the PMU counter events in order against the truth's
+	 * readings with the marked ones left out */
+	for (uint32_t core = 0; core < 2; core++) {
+		uint64_t last[TR_MAXCNT];
+		size_t ei = 0;
+		int bad = 0;
+
+		memset(last, 0xff, sizeof last);
+		for (size_t i = 0; i < t.nrec && !bad; i++) {
+			const struct tr_rec *tr = &t.recs[i];
+			if ((tr->type != 1 && tr->type != 2) || tr->core != core)
+				continue;
+			for (int k = 0; k < tr->ncnt && !bad; k++) {
+				const struct apc_event *e = NULL;
+				int64_t want;
+				int marked = 0;
+				for (int m = 0; m < NMARK; m++)
+					marked |= rec[m] == tr && marks[m].slot == k;
+				if (marked)
+					continue;
+				want = last[k] == UINT64_MAX ? 0 : (int64_t)(tr->cnt[k] - last[k]);
+				last[k] = tr->cnt[k];
+				/* the next PMU counter event of this core */
+				for (; ei < r.n && !e; ei++) {
+					const struct apc_event *x = &r.ev[ei].e;
+					if (x->type == APC_EV_COUNTER && x->core == (int32_t)core &&
+					    strncmp(r.model.counters[x->u.counter.counter].type, "Barman_", 7) != 0)
+						e = x;
+				}
+				if (!e) {
+					T_FAIL("core %u record off=%llu slot %d: no event", core, (unsigned long long)tr->off, k);
+					bad = 1;
+				} else if (e->ts != tr_ns(&t, tr->ts) || e->u.counter.value != want) {
+					T_FAIL("core %u record off=%llu slot %d: value %lld at %llu ns, expected %lld at %llu ns",
+					       core, (unsigned long long)tr->off, k, (long long)e->u.counter.value,
+					       (unsigned long long)e->ts, (long long)want, (unsigned long long)tr_ns(&t, tr->ts));
+					bad = 1;
+				}
+			}
+		}
+		for (; ei < r.n && !bad; ei++) {
+			const struct apc_event *x = &r.ev[ei].e;
+			if (x->type == APC_EV_COUNTER && x->core == (int32_t)core &&
+			    strncmp(r.model.counters[x->u.counter.counter].type, "Barman_", 7) != 0) {
+				T_FAIL("core %u: PMU counter events left over", core);
+				bad = 1;
+			}
+		}
+	}
+	run_free(&r);
+	unlink(path);
+	tr_free(&t);
+}
+
+/*
  * Damaged copies of the fixtures (bytes flipped in the header and the
  * data, every truncation length on a stride): the reader must stop
  * cleanly, never crash or hang, and a failure must carry an offset
@@ -1039,4 +1173,5 @@ void run_tests(void)
 	T_RUN(mutated_inputs);
 	T_RUN(annotation_colors);
 	T_RUN(hostile_datastore_offsets);
+	T_RUN(invalid_pmu_readings);
 }
