@@ -9,7 +9,10 @@
  * 1 GiB linear dump needs no more than the window.  A wrapped circular
  * buffer is read in two pieces: the piece at the start of the buffer
  * (the newest records) is kept in memory while the stream moves on to
- * the older piece, which is decoded first.
+ * the older piece, which is decoded first.  Damage in the older piece
+ * loses the rest of that piece only: the newer piece is still decoded
+ * (after it, so the output stays in time order) and the damage is
+ * reported at the end.
  *
  * Facts of real files (see ../shared/testdata/barman): every header
  * struct is packed except the string table, the u32 counts and the
@@ -179,6 +182,9 @@ struct barman {
 	int eof;
 
 	uint8_t *stash;
+	int stash_cut;       /* the file ended inside the stashed piece */
+	struct apc_err held; /* damage in the older piece, reported after the newer one */
+	int holding;
 	struct barman_seg seg[2];
 	int nseg, cur;
 	uint64_t seg_done;   /* bytes of the current segment consumed */
@@ -1444,11 +1450,34 @@ static int barman_fill_stash(struct apc_reader *r, struct barman *b)
 		got += k;
 	}
 	if (got < sg->len) {
-		/* decoding the older piece first still works; the stash ends early */
+		/* The file ends before the older piece even starts: decoding
+		 * it fails at once, and that failure (held, see below) is the
+		 * report; the stash ends early. */
+		b->stash_cut = 1;
 		b->seg[b->nseg - 1].len = got;
-		r->damaged = 1;
 	}
 	return APC_OK;
+}
+
+/*
+ * Damage met in the older piece of a wrapped circular buffer: keep the
+ * error for the end and go on to the newer piece, which is intact in
+ * memory.  The message gains the range given up.
+ */
+static void barman_hold(struct apc_reader *r, struct barman *b)
+{
+	const struct barman_seg *sg = &b->seg[b->cur];
+	size_t k = strlen(r->err.msg);
+
+	b->held = r->err;
+	b->holding = 1;
+	snprintf(b->held.msg + k, sizeof b->held.msg - k,
+		 "; records lost up to the wrap point at offset %llu, the newer ones from offset %llu kept%s",
+		 (unsigned long long)(sg->file_off + sg->len), (unsigned long long)b->seg[b->cur + 1].file_off,
+		 b->stash_cut ? " up to the end of the file" : "");
+	apc_err_clear(&r->err);
+	b->cur++;
+	b->seg_done = 0;
 }
 
 static int barman_next(struct apc_reader *r, struct apc_batch *bt)
@@ -1469,13 +1498,14 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 	while (barman_room(b, bt)) {
 		const struct barman_seg *sg;
 		size_t used = 0;
-		int rc;
+		int rc, was_damaged, damage;
 
 		if (b->cur >= b->nseg) {
 			b->finished = 1;
-			if (b->nseg == 2 && b->seg[1].in_stash && r->damaged)
-				return apc_err_set(&r->err, APC_EDATA, b->name, (int64_t)b->seg[1].file_off,
-						   "data area truncated inside the circular buffer");
+			if (b->holding) {
+				r->err = b->held;
+				return r->err.status;
+			}
 			break;
 		}
 		sg = &b->seg[b->cur];
@@ -1484,6 +1514,8 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 			b->seg_done = 0;
 			continue;
 		}
+		was_damaged = r->damaged;
+		r->damaged = 0;
 		if (sg->in_stash) {
 			rc = barman_decode(r, b, b->stash + b->seg_done, (size_t)(sg->len - b->seg_done),
 					   sg->file_off + b->seg_done, 1, bt, &used);
@@ -1520,11 +1552,19 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 				}
 			}
 		}
+		damage = r->damaged;
+		r->damaged |= was_damaged;
 		b->seg_done += used;
 		r->progress_done += used;
+		if (rc < 0 && damage && !sg->in_stash && b->cur + 1 < b->nseg && b->seg[b->cur + 1].in_stash) {
+			barman_hold(r, b);
+			continue;
+		}
 		if (rc < 0) {
 			b->finished = 1;
-			return rc;
+			if (b->holding && damage)
+				r->err = b->held; /* the first damage met, in the older piece */
+			return r->err.status;
 		}
 	}
 	return bt->n > 0 || !b->finished ? APC_OK : APC_END;

@@ -27,7 +27,7 @@ extern const struct apc_format apc_format_barman;
 #define TR_MAXCUST 16
 
 struct tr_rec {
-	uint64_t off, ts, pc, value;
+	uint64_t off, blen, ts, pc, value;
 	int type, has_pc, ncnt, ncust, atype, entered, reason;
 	uint32_t core, task, channel, group, color, gid;
 	uint64_t cnt[TR_MAXCNT];
@@ -192,6 +192,7 @@ static int tr_load(const char *path, struct truth *t)
 			r = &t->recs[t->nrec++];
 			memset(r, 0, sizeof *r);
 			r->off = tr_u64(line, "off", 0);
+			r->blen = tr_u64(line, "blen", 0);
 			r->type = (int)tr_u64(line, "type", 0);
 			r->core = (uint32_t)tr_u64(line, "core", 0);
 			r->ts = tr_u64(line, "ts", 0);
@@ -1097,6 +1098,104 @@ static void invalid_pmu_readings(void)
 }
 
 /*
+ * cut_circular() : the wrapped circular dump src cut to `cut` bytes.
+ * The buffer's start (the newer piece) comes first in the file, the
+ * older piece after it; the reader decodes the older piece first.
+ * Every record wholly inside the file must come out, in time order:
+ * the older piece's up to the cut, then the whole newer piece even
+ * though the older one ended early; and the loss must be reported at
+ * an offset between the last whole record and the cut.
+ */
+static void cut_circular(const char *src, const char *truth_path, uint64_t cut)
+{
+	char path[] = "/tmp/test_barman_cut_XXXXXX";
+	struct truth t;
+	uint64_t newer = 0, last_end = 0;
+	size_t keep = 0;
+
+	if (tr_load(truth_path, &t) < 0) {
+		T_FAIL("cannot read %s", truth_path);
+		return;
+	}
+	T_ASSERT(t.buflen > 0 && t.wr - t.rd > t.buflen - t.rd % t.buflen); /* wrapped */
+	for (size_t i = 0; i < t.nrec; i++) {
+		struct tr_rec *tr = &t.recs[i];
+		uint64_t at = t.data_off + tr->off % t.buflen;
+		if (at + tr->blen <= cut) {
+			newer += at < t.data_off + t.rd % t.buflen;
+			if (at + tr->blen > last_end && at >= t.data_off + t.rd % t.buflen)
+				last_end = at + tr->blen;
+			t.recs[keep++] = *tr;
+		} else {
+			free(tr->text);
+		}
+	}
+	t.nrec = keep;
+	t.records_present = 0; /* the summary counts the whole buffer */
+	T_ASSERT(newer > 0);   /* the newer piece must be in the test */
+	if (variants(src, path, (size_t)cut, NULL, 0) == 0) {
+		for (int pass = 0; pass < 2; pass++) {
+			struct run r;
+			char what[600];
+			int bad;
+
+			run_reader(path, &r, pass ? 7 : 256);
+			snprintf(what, sizeof what, "%s cut at %llu", src, (unsigned long long)cut);
+			T_ASSERT(r.status < 0 && r.damaged);
+			if (r.err.offset < (int64_t)(last_end ? last_end : t.data_off) || r.err.offset > (int64_t)cut)
+				T_FAIL("%s: error at %lld: %s", what, (long long)r.err.offset, r.err.msg);
+			bad = compare(&t, &r, what);
+			if (bad)
+				T_FAIL("%s: %d mismatches", what, bad);
+			run_free(&r);
+		}
+		unlink(path);
+	}
+	tr_free(&t);
+}
+
+/* Cuts in the older piece (after the newer one in the file), at and
+ * off record boundaries, and in the newer piece (the older one gone). */
+static void circular_cut(void)
+{
+	char src[512], truth[512];
+	struct truth t;
+
+	snprintf(src, sizeof src, "%s/barman/le64_circular_wrap.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/le64_circular_wrap.truth", t_testdata());
+	T_ASSERT(tr_load(truth, &t) == 0);
+	{
+		uint64_t older = t.data_off + t.rd % t.buflen, end = t.data_off + t.buflen;
+		const uint64_t cuts[] = {older + 1, older + (end - older) / 2, older + (end - older) / 2 + 3, end - 1,
+					 t.data_off + 100};
+		for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+			cut_circular(src, truth, cuts[i]);
+		/* at a record boundary: the first older record's end */
+		for (size_t i = 0; i < t.nrec; i++)
+			if (t.data_off + t.recs[i].off % t.buflen >= older + 400) {
+				cut_circular(src, truth, t.data_off + t.recs[i].off % t.buflen);
+				break;
+			}
+	}
+	tr_free(&t);
+}
+
+/* The real circular capture cut as the review found it: at 10000 (in
+ * the older piece) and at 4000 (in the newer piece). */
+static void real_circular_cut(void)
+{
+	const char *dir = t_shared_testdata();
+	char bin[512], truth[512];
+
+	if (!dir)
+		T_SKIP("../shared/testdata absent");
+	snprintf(bin, sizeof bin, "%s/barman/capture2_circular64.bin", dir);
+	snprintf(truth, sizeof truth, "%s/barman/capture2_circular64.truth.txt", dir);
+	cut_circular(bin, truth, 10000);
+	cut_circular(bin, truth, 4000);
+}
+
+/*
  * Damaged copies of the fixtures (bytes flipped in the header and the
  * data, every truncation length on a stride): the reader must stop
  * cleanly, never crash or hang, and a failure must carry an offset
@@ -1174,4 +1273,6 @@ void run_tests(void)
 	T_RUN(annotation_colors);
 	T_RUN(hostile_datastore_offsets);
 	T_RUN(invalid_pmu_readings);
+	T_RUN(circular_cut);
+	T_RUN(real_circular_cut);
 }
