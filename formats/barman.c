@@ -9,7 +9,10 @@
  * 1 GiB linear dump needs no more than the window.  A wrapped circular
  * buffer is read in two pieces: the piece at the start of the buffer
  * (the newest records) is kept in memory while the stream moves on to
- * the older piece, which is decoded first.
+ * the older piece, which is decoded first.  Damage in the older piece
+ * loses the rest of that piece only: the newer piece is still decoded
+ * (after it, so the output stays in time order) and the damage is
+ * reported at the end.
  *
  * Facts of real files (see ../shared/testdata/barman): every header
  * struct is packed except the string table, the u32 counts and the
@@ -34,6 +37,9 @@
 #define BM_RECORD_MAX (64u << 20)
 #define BM_STASH_MAX (1ull << 30)
 #define BM_CYCLE_TYPE 0xffffffffu
+/* What barman's PMU drivers return for a counter they did not read
+ * (BM_ARM_PMU_INVALID_COUNTER_VALUE); it is stored like a reading. */
+#define BM_INVALID_READING UINT64_MAX
 
 enum { BM_LINEAR = 1, BM_CIRCULAR = 2 };
 
@@ -118,8 +124,8 @@ struct barman_core {
 	uint32_t midr, ncnt;
 	uint32_t *types;     /* ncnt configured event types */
 	uint32_t *ids;       /* model counter id per slot */
-	uint64_t *last;      /* previous reading per slot */
-	int primed;          /* last[] holds a reading (a sample was read) */
+	uint64_t *last;      /* last valid reading per slot, BM_INVALID_READING before one */
+	int primed;          /* every slot of last[] holds a valid reading */
 };
 
 struct barman_task {
@@ -176,6 +182,9 @@ struct barman {
 	int eof;
 
 	uint8_t *stash;
+	int stash_cut;       /* the file ended inside the stashed piece */
+	struct apc_err held; /* damage in the older piece, reported after the newer one */
+	int holding;
 	struct barman_seg seg[2];
 	int nseg, cur;
 	uint64_t seg_done;   /* bytes of the current segment consumed */
@@ -668,11 +677,13 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 			continue;
 		bc->types = malloc(bc->ncnt * sizeof *bc->types);
 		bc->ids = malloc(bc->ncnt * sizeof *bc->ids);
-		bc->last = calloc(bc->ncnt, sizeof *bc->last);
+		bc->last = malloc(bc->ncnt * sizeof *bc->last);
 		if (!bc->types || !bc->ids || !bc->last)
 			return barman_nomem(r, b);
-		for (uint32_t k = 0; k < bc->ncnt; k++)
+		for (uint32_t k = 0; k < bc->ncnt; k++) {
 			bc->types[k] = barman_u32(b, tp + 4ull * k);
+			bc->last[k] = BM_INVALID_READING;
+		}
 		if (barman_declare_pmu(r, b, c) < 0)
 			return r->err.status;
 		if (bc->ncnt > b->maxev)
@@ -762,6 +773,15 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 		int64_t dso = base + (int64_t)l.ds;
 
 		b->data_off = junk + barman_align(hl, 8);
+		/* Every datastore offset becomes data_off + offset, a file
+		 * position: a length that carries that past the largest one
+		 * is no buffer of a file, and the sum must not wrap into the
+		 * header (whose bytes would then be read as records). */
+		if (buflen > (uint64_t)INT64_MAX - b->data_off)
+			return apc_err_set(&r->err, APC_EDATA, b->name, dso,
+					   "%s data store offsets out of range (read %llu, write %llu, length %llu past the largest file offset)",
+					   b->store == BM_LINEAR ? "linear" : "circular", (unsigned long long)rd,
+					   (unsigned long long)wr, (unsigned long long)buflen);
 		if (b->store == BM_LINEAR) {
 			if (rd > wr || wr > buflen)
 				return apc_err_set(&r->err, APC_EDATA, b->name, dso,
@@ -971,7 +991,10 @@ static int barman_counter(struct apc_batch *bt, uint64_t ts, int32_t core, uint3
  * A sample: PMU readings are cumulative counter values; APC delta
  * counters want increments, so each reading becomes the difference from
  * the previous reading of that core's slot (the first reading of a
- * slot gives 0: it is the baseline).
+ * slot gives 0: it is the baseline).  A reading the driver marked
+ * invalid (the counter was not read) is no value at all: it gives no
+ * event, and the slot's next valid reading is diffed against the last
+ * valid one, so the increments still add up.
  */
 static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *p, uint64_t len,
 			 uint64_t off, uint32_t type, uint32_t core, uint64_t ts, struct apc_batch *bt)
@@ -980,6 +1003,7 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 	uint32_t task = 0, ncust = 0, pcsz = type == BM_REC_SAMPLE_PC ? (uint32_t)b->ptr : 0;
 	struct barman_core *c;
 	uint64_t pc = 0;
+	int invalid = 0;
 
 	if (core >= b->max_cores) {
 		r->damaged = 1;
@@ -999,7 +1023,18 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		return barman_short(r, b, off, type, need, len);
 	if (pcsz)
 		pc = barman_uptr(b, p + q), q += pcsz;
-	if (b->fast && c->ncnt > 1) {
+	/* A row with an invalid reading takes the per-value path, which can
+	 * leave that slot out.  All-ones reads the same in either byte
+	 * order: no swap needed to look. */
+	for (uint32_t k = 0; k < c->ncnt; k++) {
+		uint64_t v;
+		memcpy(&v, p + q + 8ull * k, 8);
+		if (v == BM_INVALID_READING) {
+			invalid = 1;
+			break;
+		}
+	}
+	if (b->fast && c->ncnt > 1 && !invalid) {
 		/* One event for the whole row: the writer packs it as one
 		 * Block Counter group (same bytes as one event per value). */
 		int64_t *vals = apc_batch_alloc(bt, c->ncnt * sizeof *vals);
@@ -1022,10 +1057,10 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		} else {
 			for (uint32_t k = 0; k < n; k++) {
 				uint64_t v = barman_u64(b, src + 8 * k);
-				vals[k] = c->primed ? (int64_t)(v - last[k]) : 0;
+				vals[k] = last[k] != BM_INVALID_READING ? (int64_t)(v - last[k]) : 0;
 				last[k] = v;
 			}
-			c->primed = 1;
+			c->primed = 1; /* the row had no invalid reading */
 		}
 		q += 8ull * n;
 		e->u.counters.pid = barman_pid(b, task);
@@ -1033,14 +1068,21 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		e->u.counters.ids = c->ids;
 		e->u.counters.values = vals;
 	} else {
+		int primed = 1;
 		for (uint32_t k = 0; k < c->ncnt; k++, q += 8) {
 			uint64_t v = barman_u64(b, p + q);
-			int64_t d = c->primed ? (int64_t)(v - c->last[k]) : 0;
+			int64_t d;
+			if (v == BM_INVALID_READING) {
+				apc_model_unmapped(r->model, "barman counter readings marked invalid (not read)", 1);
+				primed &= c->last[k] != BM_INVALID_READING;
+				continue;
+			}
+			d = c->last[k] != BM_INVALID_READING ? (int64_t)(v - c->last[k]) : 0;
 			c->last[k] = v;
 			if (barman_counter(bt, ts, (int32_t)core, c->ids[k], barman_pid(b, task), d) < 0)
 				return barman_nomem(r, b);
 		}
-		c->primed = 1;
+		c->primed = primed;
 	}
 	for (uint32_t k = 0; k < ncust; k++, q += 12) {
 		uint32_t id = barman_u32(b, p + q);
@@ -1112,6 +1154,27 @@ static int barman_custom(struct apc_reader *r, struct barman *b, const uint8_t *
 	return APC_OK;
 }
 
+/*
+ * barman_color() : a barman annotation colour (not 0) in the model's
+ * form.  Barman keeps the tag byte on top: BM_ANNOTATE_COLOR_RGB() in
+ * gator's barman gives 0x1bRRGGBB (ESC, then RGB), as real dumps show,
+ * and the spec documents the same RGB with a 0 tag.  The model holds the
+ * wire bytes R, G, B, tag as 0xRRGGBBTT, which is what gator's own
+ * clients send, so the tag byte moves from the top to the bottom, and
+ * the spec's 0 becomes ESC (plain RGB).  Barman defines no other tag:
+ * one is kept as it is and counted.
+ */
+static uint32_t barman_color(struct apc_reader *r, uint32_t c)
+{
+	uint32_t tag = c >> 24;
+
+	if (tag == 0)
+		tag = 0x1b;
+	else if (tag != 0x1b)
+		apc_model_unmapped(r->model, "barman annotation colours with an unknown tag byte (kept)", 1);
+	return c << 8 | tag;
+}
+
 static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8_t *p, uint64_t len,
 			     uint64_t off, uint32_t core, uint64_t ts, struct apc_batch *bt)
 {
@@ -1141,9 +1204,6 @@ static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8
 	a->tid = a->pid = conn;
 	a->channel = (int32_t)barman_u32(b, p + q);
 	a->group = (int32_t)barman_u32(b, p + q + 4);
-	/* 0 = cyclic colour (none); else 0x1bRRGGBB, the annotate wire bytes */
-	a->has_color = color != 0;
-	a->color = color;
 	switch (atype) {
 	case 0: a->code = color ? APC_ANN_COLOR_STR : APC_ANN_STR; break;
 	case 1: a->code = color ? APC_ANN_COLOR_MARKER : APC_ANN_MARKER; break;
@@ -1152,6 +1212,11 @@ static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8
 	default:
 		apc_model_unmapped(r->model, "barman annotations of unknown type", 1);
 		return APC_OK;
+	}
+	/* 0 = cyclic colour (none); names of channels and groups have none */
+	if (color && atype <= 1) {
+		a->has_color = 1;
+		a->color = barman_color(r, color);
 	}
 	a->text = apc_batch_strdup(bt, (const char *)data, (size_t)dlen);
 	a->text_len = (size_t)dlen;
@@ -1385,11 +1450,34 @@ static int barman_fill_stash(struct apc_reader *r, struct barman *b)
 		got += k;
 	}
 	if (got < sg->len) {
-		/* decoding the older piece first still works; the stash ends early */
+		/* The file ends before the older piece even starts: decoding
+		 * it fails at once, and that failure (held, see below) is the
+		 * report; the stash ends early. */
+		b->stash_cut = 1;
 		b->seg[b->nseg - 1].len = got;
-		r->damaged = 1;
 	}
 	return APC_OK;
+}
+
+/*
+ * Damage met in the older piece of a wrapped circular buffer: keep the
+ * error for the end and go on to the newer piece, which is intact in
+ * memory.  The message gains the range given up.
+ */
+static void barman_hold(struct apc_reader *r, struct barman *b)
+{
+	const struct barman_seg *sg = &b->seg[b->cur];
+	size_t k = strlen(r->err.msg);
+
+	b->held = r->err;
+	b->holding = 1;
+	snprintf(b->held.msg + k, sizeof b->held.msg - k,
+		 "; records lost up to the wrap point at offset %llu, the newer ones from offset %llu kept%s",
+		 (unsigned long long)(sg->file_off + sg->len), (unsigned long long)b->seg[b->cur + 1].file_off,
+		 b->stash_cut ? " up to the end of the file" : "");
+	apc_err_clear(&r->err);
+	b->cur++;
+	b->seg_done = 0;
 }
 
 static int barman_next(struct apc_reader *r, struct apc_batch *bt)
@@ -1410,13 +1498,14 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 	while (barman_room(b, bt)) {
 		const struct barman_seg *sg;
 		size_t used = 0;
-		int rc;
+		int rc, was_damaged, damage;
 
 		if (b->cur >= b->nseg) {
 			b->finished = 1;
-			if (b->nseg == 2 && b->seg[1].in_stash && r->damaged)
-				return apc_err_set(&r->err, APC_EDATA, b->name, (int64_t)b->seg[1].file_off,
-						   "data area truncated inside the circular buffer");
+			if (b->holding) {
+				r->err = b->held;
+				return r->err.status;
+			}
 			break;
 		}
 		sg = &b->seg[b->cur];
@@ -1425,6 +1514,8 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 			b->seg_done = 0;
 			continue;
 		}
+		was_damaged = r->damaged;
+		r->damaged = 0;
 		if (sg->in_stash) {
 			rc = barman_decode(r, b, b->stash + b->seg_done, (size_t)(sg->len - b->seg_done),
 					   sg->file_off + b->seg_done, 1, bt, &used);
@@ -1461,11 +1552,19 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 				}
 			}
 		}
+		damage = r->damaged;
+		r->damaged |= was_damaged;
 		b->seg_done += used;
 		r->progress_done += used;
+		if (rc < 0 && damage && !sg->in_stash && b->cur + 1 < b->nseg && b->seg[b->cur + 1].in_stash) {
+			barman_hold(r, b);
+			continue;
+		}
 		if (rc < 0) {
 			b->finished = 1;
-			return rc;
+			if (b->holding && damage)
+				r->err = b->held; /* the first damage met, in the older piece */
+			return r->err.status;
 		}
 	}
 	return bt->n > 0 || !b->finished ? APC_OK : APC_END;

@@ -687,8 +687,14 @@ int main(int argc, char **argv)
 					if (fseeko(f, (off_t)foff, SEEK_SET) < 0 || fwrite(w, 1, (size_t)ptr, f) != (size_t)ptr)
 						die("write failed");
 				}
-				/* everything from here on in reading order is lost */
-				for (size_t j = i; j < nrec; j++)
+				/* everything from here on in reading order is lost,
+				 * but damage in the older piece of a wrapped circular
+				 * buffer ends at the wrap point: the newer piece, at
+				 * the start of the buffer, is read on its own */
+				uint64_t stop = UINT64_MAX, wrap = rd - rd % buflen + buflen;
+				if (o.circular && recs[i].off < wrap && wr > wrap)
+					stop = wrap;
+				for (size_t j = i; j < nrec && recs[j].off < stop; j++)
 					if (recs[j].status == 0)
 						recs[j].status = 2;
 				break;

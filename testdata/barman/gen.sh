@@ -18,5 +18,6 @@ g le64_circular_part --seed 8  --circular --buffer 32K --records 50 --tasks 2
 g le32_junk_trailing --seed 9  --bits 32 --junk 333 --trailing 77 --records 80 --buffer 8K
 g le64_truncated     --seed 10 --records 150 --buffer 16K --damage truncate
 g be64_badlen_circ   --seed 11 --endian big --circular --buffer 8K --records 300 --damage badlen --tasks 2
+g le64_badlen_circ_older --seed 13 --circular --buffer 12000 --records 500 --damage badlen --tasks 2
 g le32_custom_charts --seed 12 --bits 32 --records 300 --buffer 24K --charts 3 --series 7 --tasks 2 --mmaps 1
 g demo               --seed 42 --bits 64 --records 600 --buffer 48K --cores 2 --tasks 3 --mmaps 2 --charts 1 --series 3 --start-ms 5

@@ -27,7 +27,7 @@ extern const struct apc_format apc_format_barman;
 #define TR_MAXCUST 16
 
 struct tr_rec {
-	uint64_t off, ts, pc, value;
+	uint64_t off, blen, ts, pc, value;
 	int type, has_pc, ncnt, ncust, atype, entered, reason;
 	uint32_t core, task, channel, group, color, gid;
 	uint64_t cnt[TR_MAXCNT];
@@ -52,6 +52,7 @@ struct truth {
 	uint64_t records_present;
 	int64_t expect_err; /* file offset of the expected error, -1 none */
 	uint64_t junk, trailing, skipped, uncommitted;
+	uint64_t data_off, buflen, rd, wr; /* data area file offset, datastore parameters */
 	size_t nrec;
 	struct tr_rec *recs;
 };
@@ -173,6 +174,11 @@ static int tr_load(const char *path, struct truth *t)
 		} else if (strncmp(line, "FILE ", 5) == 0) {
 			t->junk = tr_u64(line, "leading_junk", 0);
 			t->trailing = tr_u64(line, "trailing", 0);
+			t->data_off = tr_u64(line, "data_area_file_offset", 0);
+		} else if (strncmp(line, "H datastore ", 12) == 0) {
+			t->buflen = tr_u64(line, "buffer_length", 0);
+			t->rd = tr_u64(line, "read_offset", 0);
+			t->wr = tr_u64(line, "write_offset", 0);
 		} else if (strncmp(line, "SKIPPED ", 8) == 0 && strstr(line, " st=present ")) {
 			t->skipped++;
 		} else if (strncmp(line, "UNCOMMITTED ", 12) == 0 && strstr(line, " st=present ")) {
@@ -186,6 +192,7 @@ static int tr_load(const char *path, struct truth *t)
 			r = &t->recs[t->nrec++];
 			memset(r, 0, sizeof *r);
 			r->off = tr_u64(line, "off", 0);
+			r->blen = tr_u64(line, "blen", 0);
 			r->type = (int)tr_u64(line, "type", 0);
 			r->core = (uint32_t)tr_u64(line, "core", 0);
 			r->ts = tr_u64(line, "ts", 0);
@@ -476,7 +483,15 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 			CHECK(tr->text && strcmp(x->text, tr->text) == 0, "annotation text \"%s\", expected \"%s\"", x->text,
 			      tr->text ? tr->text : "");
 			CHECK(x->ann.channel == (int32_t)tr->channel && x->ann.group == (int32_t)tr->group, "channel/group");
-			CHECK(x->ann.color == tr->color, "color");
+			/* barman's 0x1bRRGGBB becomes the wire bytes R, G, B, ESC */
+			if (tr->color && tr->atype <= 1) {
+				uint32_t want = (tr->color >> 16 & 0xff) << 24 | (tr->color >> 8 & 0xff) << 16 |
+						(tr->color & 0xff) << 8 | tr->color >> 24;
+				CHECK(x->ann.has_color && x->ann.color == want, "color 0x%08x, expected 0x%08x",
+				      x->ann.color, want);
+			} else {
+				CHECK(!x->ann.has_color, "color 0x%08x, expected none", x->ann.color);
+			}
 			break;
 		}
 		case 6:
@@ -749,6 +764,437 @@ static uint8_t *slurp(const char *path, size_t *n)
 	return b;
 }
 
+/* n bytes to put at file offset at */
+struct patch {
+	size_t at, n;
+	uint8_t b[24];
+};
+
+/*
+ * variants() : a copy of the fixture src in a new temporary file (its
+ * name into path, a mkstemp template): the first len bytes, with the
+ * np patches applied.  Returns 0, or -1 (reported).
+ */
+static int variants(const char *src, char *path, size_t len, const struct patch *pt, size_t np)
+{
+	size_t size = 0;
+	uint8_t *buf = slurp(src, &size);
+	int fd = mkstemp(path), ok = buf && fd >= 0 && len <= size;
+
+	for (size_t i = 0; ok && i < np; i++)
+		if (pt[i].n > sizeof pt[i].b || pt[i].at + pt[i].n > len)
+			ok = 0;
+	if (!ok) {
+		T_FAIL("cannot make a variant of %s", src);
+		free(buf);
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		return -1;
+	}
+	for (size_t i = 0; i < np; i++)
+		memcpy(buf + pt[i].at, pt[i].b, pt[i].n);
+	ok = write(fd, buf, len) == (ssize_t)len;
+	close(fd);
+	free(buf);
+	if (!ok) {
+		T_FAIL("cannot write %s", path);
+		unlink(path);
+		return -1;
+	}
+	return 0;
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+
+/* One patch: n bytes of buf at file offset at. */
+static int variant(const char *src, char *path, size_t len, size_t at, const void *bytes, size_t n)
+{
+	struct patch pt = {at, n, {0}};
+
+	if (n > sizeof pt.b)
+		return -1;
+	memcpy(pt.b, bytes, n);
+	return variants(src, path, len, &pt, 1);
+}
+
+/* The first annotation event whose text is `text`, or NULL. */
+static const struct ev *find_ann(const struct run *r, const char *text)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->ev[i].e.type == APC_EV_ANNOTATION && strcmp(r->ev[i].text, text) == 0)
+			return &r->ev[i];
+	return NULL;
+}
+
+/*
+ * Annotation colours: barman stores 0x1bRRGGBB (BM_ANNOTATE_COLOR_RGB in
+ * gator's barman-api-public.h; the spec says 0x00RRGGBB), the model
+ * the wire bytes R, G, B, tag as 0xRRGGBBTT (a real gatord capture
+ * shows ANNOTATE_RED as 0xff00001b).  One marker of le64_linear_v3 (little-endian, 64-bit,
+ * with tasks) gets each colour in turn.
+ */
+static void annotation_colors(void)
+{
+	static const struct {
+		uint32_t in, out;
+		uint64_t odd; /* counted as an unknown tag */
+	} cases[] = {
+		{0x1bff0000, 0xff00001b, 0}, /* BM_ANNOTATE_COLOR_RED */
+		{0x1b0000ff, 0x0000ff1b, 0}, /* BM_ANNOTATE_COLOR_BLUE */
+		{0x1b123456, 0x1234561b, 0},
+		{0x00ff0000, 0xff00001b, 0}, /* the spec's 0x00RRGGBB */
+		{0x00000001, 0x0000011b, 0},
+		{0x03000000, 0x00000003, 1}, /* an unknown tag: kept, and counted */
+		{0, 0, 0},                   /* cyclic: no colour */
+	};
+	char src[512], truth[512];
+	const struct tr_rec *tr = NULL;
+	struct truth t;
+	size_t at;
+
+	snprintf(src, sizeof src, "%s/barman/le64_linear_v3.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/le64_linear_v3.truth", t_testdata());
+	T_ASSERT(tr_load(truth, &t) == 0);
+	for (size_t i = 0; i < t.nrec && !tr; i++)
+		if (t.recs[i].type == 5 && t.recs[i].atype == 1 && t.recs[i].color)
+			tr = &t.recs[i];
+	T_ASSERT(tr != NULL);
+	if (!tr) {
+		tr_free(&t);
+		return;
+	}
+	/* length word, type/core/time, task, data length, channel, group */
+	at = (size_t)(t.data_off + tr->off + 8 + 16 + 4 + 8 + 8);
+	{
+		size_t n = 0;
+		uint8_t *orig = slurp(src, &n), want[4];
+		put_le(want, tr->color, 4);
+		T_ASSERT(orig && at + 4 <= n && memcmp(orig + at, want, 4) == 0);
+		free(orig);
+	}
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char path[] = "/tmp/test_barman_col_XXXXXX";
+		uint8_t w[4];
+		const struct ev *x;
+		struct run r;
+
+		put_le(w, cases[k].in, 4);
+		if (variant(src, path, (size_t)(t.data_off + t.buflen), at, w, 4) < 0)
+			break;
+		run_reader(path, &r, 256);
+		T_EQ_INT(r.status, APC_END);
+		x = find_ann(&r, tr->text);
+		T_ASSERT(x != NULL);
+		if (x) {
+			T_EQ_INT(x->ann.code, cases[k].in ? APC_ANN_COLOR_MARKER : APC_ANN_MARKER);
+			T_EQ_INT(x->ann.has_color, cases[k].in != 0);
+			T_EQ_U64(x->ann.color, cases[k].out);
+		}
+		T_EQ_U64(unmapped(&r, "tag byte"), cases[k].odd);
+		run_free(&r);
+		unlink(path);
+	}
+	tr_free(&t);
+}
+
+/*
+ * Hostile datastore parameters (the header's last 40 bytes: length,
+ * write, read, total): offsets whose sum with the data area's file
+ * offset wraps past 2^64 would land in the header and decode its bytes
+ * as records.  They must fail at the datastore's offset, with nothing
+ * decoded; a length that just fits is still read.
+ */
+static void hostile_datastore_offsets(void)
+{
+	static const char *const names[] = {"le64_linear_v3", "le64_circular_wrap"};
+	const uint64_t M = UINT64_MAX;
+
+	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
+		char src[512], truth[512];
+		struct truth t;
+		uint64_t ds, fit;
+
+		snprintf(src, sizeof src, "%s/barman/%s.bin", t_testdata(), names[f]);
+		snprintf(truth, sizeof truth, "%s/barman/%s.truth", t_testdata(), names[f]);
+		T_ASSERT(tr_load(truth, &t) == 0);
+		ds = t.data_off - 40; /* both fixtures: no junk, the header 8-aligned */
+		fit = (uint64_t)INT64_MAX - t.data_off;
+		{
+			size_t n = 0;
+			uint8_t *orig = slurp(src, &n), want[24];
+			put_le(want, t.buflen, 8);
+			put_le(want + 8, t.wr, 8);
+			put_le(want + 16, t.rd, 8);
+			T_ASSERT(orig && ds + 24 <= n && memcmp(orig + ds, want, 24) == 0);
+			free(orig);
+		}
+		const struct {
+			uint64_t len, wr, rd;
+			int ok;
+		} cases[] = {
+			{M, M - 1000 + 56, M - 1000, 0}, /* the read offset wraps into the header */
+			{M - 100, 56, 0, 0},             /* the end of the data area wraps */
+			{fit + 1, 56, 0, 0},             /* one past the largest file offset */
+			{fit, t.wr, t.rd, 1},            /* fits: the records are read */
+		};
+		for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+			char path[] = "/tmp/test_barman_ovf_XXXXXX";
+			uint8_t w[24];
+			struct run r;
+			int failed = t_failed_now;
+
+			t_failed_now = 0;
+			put_le(w, cases[k].len, 8);
+			put_le(w + 8, cases[k].wr, 8);
+			put_le(w + 16, cases[k].rd, 8);
+			if (variant(src, path, (size_t)(t.data_off + t.buflen), (size_t)ds, w, 24) < 0)
+				break;
+			run_reader(path, &r, 256);
+			if (!cases[k].ok) {
+				T_EQ_INT(r.status, APC_EDATA);
+				T_EQ_INT(r.err.offset, (int64_t)ds);
+				T_ASSERT(strstr(r.err.msg, "out of range") != NULL);
+				T_EQ_U64(r.n, 0);
+				T_EQ_U64(r.model.records_read, 0);
+				T_EQ_U64(unmapped(&r, "trailing bytes"), 0);
+			} else if (f == 0) {
+				/* linear: every record, as the unchanged file */
+				T_EQ_INT(r.status, APC_END);
+				T_EQ_U64(r.model.records_read >= t.nrec, 1);
+			} else {
+				/* circular: other offsets modulo the new length;
+				 * whatever is read, nothing comes from outside */
+				T_ASSERT(r.status == APC_END || r.status < 0);
+				if (r.status < 0 && r.err.offset != APC_NO_OFFSET)
+					T_ASSERT(r.err.offset >= (int64_t)t.data_off);
+			}
+			if (t_failed_now)
+				fprintf(stderr, "  (%s, case %zu)\n", names[f], k);
+			t_failed_now |= failed;
+			run_free(&r);
+			unlink(path);
+		}
+		tr_free(&t);
+	}
+}
+
+/*
+ * PMU readings of ~0 (BM_ARM_PMU_INVALID_COUNTER_VALUE in gator's
+ * barman: "the counter was not read") put into samples of
+ * le64_linear_v3 (little-endian, 64-bit, tasks and custom series;
+ * core 0 has one counter, core 1 five, so both the per-value and the
+ * per-row decoding meet them).  Such a reading gives no event and is
+ * counted; the slot's next valid reading is diffed against its last
+ * valid one (the first valid one is the baseline, 0).
+ */
+static void invalid_pmu_readings(void)
+{
+	/* core, index among that core's samples, slot */
+	static const struct { uint32_t core, nth; int slot; } marks[] = {
+		{1, 0, 1},                  /* before any valid reading of the slot */
+		{1, 5, 2},
+		{1, 8, 4}, {1, 9, 4},       /* two in a row */
+		{1, 12, 0}, {1, 12, 3},     /* two slots of one sample */
+		{0, 3, 0},
+		{0, 4, 0},
+	};
+	enum { NMARK = sizeof marks / sizeof marks[0] };
+	char src[512], truth[512], path[] = "/tmp/test_barman_inv_XXXXXX";
+	const struct tr_rec *rec[NMARK] = {0};
+	struct patch pt[NMARK];
+	struct truth t;
+	struct run r;
+	size_t n = 0;
+	uint8_t *orig;
+
+	snprintf(src, sizeof src, "%s/barman/le64_linear_v3.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/le64_linear_v3.truth", t_testdata());
+	T_ASSERT(tr_load(truth, &t) == 0);
+	orig = slurp(src, &n);
+	T_ASSERT(orig != NULL);
+	for (int m = 0; m < NMARK && orig; m++) {
+		uint32_t seen = 0;
+		for (size_t i = 0; i < t.nrec && !rec[m]; i++)
+			if ((t.recs[i].type == 1 || t.recs[i].type == 2) && t.recs[i].core == marks[m].core &&
+			    seen++ == marks[m].nth)
+				rec[m] = &t.recs[i];
+		T_ASSERT(rec[m] != NULL);
+		if (!rec[m])
+			break;
+		/* length word, type/core/time, task, custom count, PC */
+		pt[m].at = (size_t)(t.data_off + rec[m]->off + 8 + 16 + 4 + 4 + (rec[m]->type == 2 ? 8 : 0) +
+				    8 * (size_t)marks[m].slot);
+		pt[m].n = 8;
+		put_le(pt[m].b, rec[m]->cnt[marks[m].slot], 8);
+		T_ASSERT(pt[m].at + 8 <= n && memcmp(orig + pt[m].at, pt[m].b, 8) == 0);
+		memset(pt[m].b, 0xff, 8);
+	}
+	free(orig);
+	if (t_failed_now || variants(src, path, n, pt, NMARK) < 0) {
+		tr_free(&t);
+		return;
+	}
+	run_reader(path, &r, 256);
+	T_EQ_INT(r.status, APC_END);
+	T_EQ_U64(unmapped(&r, "marked invalid"), NMARK);
+	/* per core, the PMU counter events in order against the truth's
+	 * readings with the marked ones left out */
+	for (uint32_t core = 0; core < 2; core++) {
+		uint64_t last[TR_MAXCNT];
+		size_t ei = 0;
+		int bad = 0;
+
+		memset(last, 0xff, sizeof last);
+		for (size_t i = 0; i < t.nrec && !bad; i++) {
+			const struct tr_rec *tr = &t.recs[i];
+			if ((tr->type != 1 && tr->type != 2) || tr->core != core)
+				continue;
+			for (int k = 0; k < tr->ncnt && !bad; k++) {
+				const struct apc_event *e = NULL;
+				int64_t want;
+				int marked = 0;
+				for (int m = 0; m < NMARK; m++)
+					marked |= rec[m] == tr && marks[m].slot == k;
+				if (marked)
+					continue;
+				want = last[k] == UINT64_MAX ? 0 : (int64_t)(tr->cnt[k] - last[k]);
+				last[k] = tr->cnt[k];
+				/* the next PMU counter event of this core */
+				for (; ei < r.n && !e; ei++) {
+					const struct apc_event *x = &r.ev[ei].e;
+					if (x->type == APC_EV_COUNTER && x->core == (int32_t)core &&
+					    strncmp(r.model.counters[x->u.counter.counter].type, "Barman_", 7) != 0)
+						e = x;
+				}
+				if (!e) {
+					T_FAIL("core %u record off=%llu slot %d: no event", core, (unsigned long long)tr->off, k);
+					bad = 1;
+				} else if (e->ts != tr_ns(&t, tr->ts) || e->u.counter.value != want) {
+					T_FAIL("core %u record off=%llu slot %d: value %lld at %llu ns, expected %lld at %llu ns",
+					       core, (unsigned long long)tr->off, k, (long long)e->u.counter.value,
+					       (unsigned long long)e->ts, (long long)want, (unsigned long long)tr_ns(&t, tr->ts));
+					bad = 1;
+				}
+			}
+		}
+		for (; ei < r.n && !bad; ei++) {
+			const struct apc_event *x = &r.ev[ei].e;
+			if (x->type == APC_EV_COUNTER && x->core == (int32_t)core &&
+			    strncmp(r.model.counters[x->u.counter.counter].type, "Barman_", 7) != 0) {
+				T_FAIL("core %u: PMU counter events left over", core);
+				bad = 1;
+			}
+		}
+	}
+	run_free(&r);
+	unlink(path);
+	tr_free(&t);
+}
+
+/*
+ * cut_circular() : the wrapped circular dump src cut to `cut` bytes.
+ * The buffer's start (the newer piece) comes first in the file, the
+ * older piece after it; the reader decodes the older piece first.
+ * Every record wholly inside the file must come out, in time order:
+ * the older piece's up to the cut, then the whole newer piece even
+ * though the older one ended early; and the loss must be reported at
+ * an offset between the last whole record and the cut.
+ */
+static void cut_circular(const char *src, const char *truth_path, uint64_t cut)
+{
+	char path[] = "/tmp/test_barman_cut_XXXXXX";
+	struct truth t;
+	uint64_t newer = 0, last_end = 0;
+	size_t keep = 0;
+
+	if (tr_load(truth_path, &t) < 0) {
+		T_FAIL("cannot read %s", truth_path);
+		return;
+	}
+	T_ASSERT(t.buflen > 0 && t.wr - t.rd > t.buflen - t.rd % t.buflen); /* wrapped */
+	for (size_t i = 0; i < t.nrec; i++) {
+		struct tr_rec *tr = &t.recs[i];
+		uint64_t at = t.data_off + tr->off % t.buflen;
+		if (at + tr->blen <= cut) {
+			newer += at < t.data_off + t.rd % t.buflen;
+			if (at + tr->blen > last_end && at >= t.data_off + t.rd % t.buflen)
+				last_end = at + tr->blen;
+			t.recs[keep++] = *tr;
+		} else {
+			free(tr->text);
+		}
+	}
+	t.nrec = keep;
+	t.records_present = 0; /* the summary counts the whole buffer */
+	T_ASSERT(newer > 0);   /* the newer piece must be in the test */
+	if (variants(src, path, (size_t)cut, NULL, 0) == 0) {
+		for (int pass = 0; pass < 2; pass++) {
+			struct run r;
+			char what[600];
+			int bad;
+
+			run_reader(path, &r, pass ? 7 : 256);
+			snprintf(what, sizeof what, "%s cut at %llu", src, (unsigned long long)cut);
+			T_ASSERT(r.status < 0 && r.damaged);
+			if (r.err.offset < (int64_t)(last_end ? last_end : t.data_off) || r.err.offset > (int64_t)cut)
+				T_FAIL("%s: error at %lld: %s", what, (long long)r.err.offset, r.err.msg);
+			bad = compare(&t, &r, what);
+			if (bad)
+				T_FAIL("%s: %d mismatches", what, bad);
+			run_free(&r);
+		}
+		unlink(path);
+	}
+	tr_free(&t);
+}
+
+/* Cuts in the older piece (after the newer one in the file), at and
+ * off record boundaries, and in the newer piece (the older one gone). */
+static void circular_cut(void)
+{
+	char src[512], truth[512];
+	struct truth t;
+
+	snprintf(src, sizeof src, "%s/barman/le64_circular_wrap.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/le64_circular_wrap.truth", t_testdata());
+	T_ASSERT(tr_load(truth, &t) == 0);
+	{
+		uint64_t older = t.data_off + t.rd % t.buflen, end = t.data_off + t.buflen;
+		const uint64_t cuts[] = {older + 1, older + (end - older) / 2, older + (end - older) / 2 + 3, end - 1,
+					 t.data_off + 100};
+		for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+			cut_circular(src, truth, cuts[i]);
+		/* at a record boundary: the first older record's end */
+		for (size_t i = 0; i < t.nrec; i++)
+			if (t.data_off + t.recs[i].off % t.buflen >= older + 400) {
+				cut_circular(src, truth, t.data_off + t.recs[i].off % t.buflen);
+				break;
+			}
+	}
+	tr_free(&t);
+}
+
+/* The real circular capture cut as the review found it: at 10000 (in
+ * the older piece) and at 4000 (in the newer piece). */
+static void real_circular_cut(void)
+{
+	const char *dir = t_shared_testdata();
+	char bin[512], truth[512];
+
+	if (!dir)
+		T_SKIP("../shared/testdata absent");
+	snprintf(bin, sizeof bin, "%s/barman/capture2_circular64.bin", dir);
+	snprintf(truth, sizeof truth, "%s/barman/capture2_circular64.truth.txt", dir);
+	cut_circular(bin, truth, 10000);
+	cut_circular(bin, truth, 4000);
+}
+
 /*
  * Damaged copies of the fixtures (bytes flipped in the header and the
  * data, every truncation length on a stride): the reader must stop
@@ -824,4 +1270,9 @@ void run_tests(void)
 	T_RUN(detect_and_gzip);
 	T_RUN(not_barman);
 	T_RUN(mutated_inputs);
+	T_RUN(annotation_colors);
+	T_RUN(hostile_datastore_offsets);
+	T_RUN(invalid_pmu_readings);
+	T_RUN(circular_cut);
+	T_RUN(real_circular_cut);
 }
