@@ -202,6 +202,40 @@ static int apcr_map_key(struct apcr *a, int32_t key, uint32_t id)
 	return APC_OK;
 }
 
+/*
+ * gatord 9.x describes some counters (its constants) in captured.xml
+ * itself, with no event in events.xml: take title, name, description,
+ * units and class from there.  Protocol 680 has no constant class: an
+ * absolute counter is the nearest, and the change is counted.
+ */
+static int apcr_captured_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNode *c)
+{
+	static const char *const classes[] = {"delta", "incident", "absolute", "activity"};
+	static const char *const fields[] = {"title", "name", "description", "units"};
+	char **dst[] = {&d->title, &d->name, &d->description, &d->units};
+	xmlChar *cls;
+
+	for (int i = 0; i < 4; i++) {
+		char *v = apcr_attr(c, fields[i]);
+		if (!v)
+			continue;
+		free(*dst[i]);
+		*dst[i] = v;
+	}
+	if (!(cls = xmlGetProp(c, (const xmlChar *)"class")))
+		return APC_OK;
+	if (!xmlStrcmp(cls, (const xmlChar *)"constant")) {
+		d->cls = APC_CLASS_ABSOLUTE;
+		apc_model_unmapped(m, "gatord 9.x constant counters (written as absolute)", 1);
+	} else {
+		for (int i = 0; i < 4; i++)
+			if (!xmlStrcmp(cls, (const xmlChar *)classes[i]))
+				d->cls = (enum apc_class)i;
+	}
+	xmlFree(cls);
+	return APC_OK;
+}
+
 static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 {
 	struct apc_model *m = r->model;
@@ -254,6 +288,8 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				d->key = (int32_t)key;
 				d->event = apcr_attr_int(c, "event", -1);
 				d->cores = (uint32_t)apcr_attr_int(c, "cores", 0);
+				if (apcr_captured_decl(m, d, c) < 0)
+					return APC_ENOMEM;
 				if (apcr_map_key(a, (int32_t)key, d->id) < 0)
 					apc_model_unmapped(m, "captured.xml counters with keys out of range", 1);
 			}

@@ -74,3 +74,23 @@ EOF
 	grep -q 'error: fd 1 disconnects inside a message (7 bytes pending) \[annotate-decode\]' <<<"$output"
 	grep -q 'warning: fd 2 ends inside a message at the end of the capture (7 bytes pending) \[annotate-cut\]' <<<"$output"
 }
+
+@test "APC: gatord 9.x counters described in captured.xml keep their names" {
+	mkdir "$TMP/in.apc"
+	pack "$TMP/in.apc/0000000000" <<'EOF2'
+B = [summary(), p(5) + p(0) + p(0) + p(20) + p(0x4) + p(64) + p(0x11) + p(5)]
+EOF2
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680" type="Gator"><counters>
+<counter key="0x11" type="T_cnt0"/>
+<counter key="0x4" counter="ARM_Mali-CONST_BUS_WIDTH_BITS" title="Mali Constants" name="Bus Width Bits" class="constant" mode="per-core"/>
+</counters></captured>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q 'not mapped: gatord 9.x constant counters (written as absolute): 1' <<<"$output"
+	grep -q '<event counter="ARM_Mali-CONST_BUS_WIDTH_BITS" title="Mali Constants" name="Bus Width Bits" class="absolute"' "$TMP/out.apc/events.xml"
+	apcverify -q "$TMP/out.apc"
+}
