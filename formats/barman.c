@@ -169,6 +169,7 @@ struct barman {
 	struct barman_core *cores;
 	struct barman_task *tasks;
 	uint32_t ntasks;
+	int32_t ann_tid;     /* core 0's annotation connection; core N's is ann_tid + N */
 	struct barman_map *maps;
 	uint32_t nmaps;
 	struct barman_series *series;
@@ -705,6 +706,11 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 			b->tasks[i].ts = barman_u64(b, p);
 			b->tasks[i].id = barman_u32(b, p + 8);
 			b->tasks[i].name = barman_str(b, barman_u32(b, p + 12));
+			/* Annotation connections take tids past every task's,
+			 * so Streamline shows no task's name on them. */
+			if (b->tasks[i].id < (uint32_t)INT32_MAX - APC_MAX_CORES &&
+			    (int32_t)b->tasks[i].id >= b->ann_tid)
+				b->ann_tid = (int32_t)b->tasks[i].id + 1;
 		}
 		b->ntasks = n;
 		d = apc_model_add_counter(r->model, "Barman_task_activity");
@@ -877,6 +883,7 @@ static int barman_open(struct apc_reader *r)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	r->priv = b;
 	b->fast = (apc_cpu_features() & APC_CPU_FAST) != 0;
+	b->ann_tid = 1;
 	b->s = apc_input_stream(r->inputs[0]);
 	if (!b->s)
 		return apc_err_set(&r->err, APC_EIO, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
@@ -1184,7 +1191,8 @@ static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8
 	uint32_t color;
 	uint8_t atype;
 	const uint8_t *data;
-	int32_t conn = core < b->max_cores ? (int32_t)core + 1 : 0;
+	/* one client connection per core, as the agent's records carry */
+	int32_t conn = core < b->max_cores ? b->ann_tid + (int32_t)core : 0;
 
 	if (len < need)
 		return barman_short(r, b, off, BM_REC_ANNOTATION, need, len);

@@ -84,3 +84,13 @@ EOF
 	grep -q 'annotate_counter_value ts=0 .* value=5$' <<<"$output"
 	grep -q 'annotate_str     ts=5000 ' <<<"$output"
 }
+
+@test "annotate: Barman annotation connections take no task's tid" {
+	apcconv -q "$APC_ROOT/testdata/barman/be32_circular.bin" -o "$TMP/b.apc"
+	apcdump "$TMP/b.apc" > "$TMP/dump"
+	tasks=$(grep -o ' thread_name      ts=[0-9]* tid=[0-9]*' "$TMP/dump" | sed 's/.*tid=//' | sort -u)
+	conns=$(grep -o ' annotate_setup   fd=[0-9]* version=[0-9] tid=[0-9]*' "$TMP/dump" | sed 's/.*tid=//' | sort -u)
+	echo "tasks: $tasks; connections: $conns"
+	[ -n "$tasks" ] && [ -n "$conns" ]
+	[ -z "$(comm -12 <(echo "$tasks") <(echo "$conns"))" ]
+}
