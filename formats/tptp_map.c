@@ -1258,8 +1258,17 @@ int tptp_map_record(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 	if (r->kind >= 0 && r->kind < TPTP_KIND_COUNT)
 		m->st.kinds[r->kind]++;
 	if (tptp_map_is_header(r->kind)) {
-		if (!m->begun)
+		if (!m->begun) {
 			header_record(m, r);
+		} else {
+			/* The writer has the metadata by now (the summary goes
+			 * out first), and a pid or a zero that changed midway
+			 * would split the capture: count it, change nothing. */
+			char what[96];
+			snprintf(what, sizeof what, "tptp %s after the first data record (ignored)",
+				 tptp_kind_name(r->kind));
+			apc_model_unmapped(m->model, what, 1);
+		}
 		return APC_OK;
 	}
 	if (!m->begun)

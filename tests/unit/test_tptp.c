@@ -31,6 +31,11 @@ struct run {
 	uint64_t first_marker_ts;
 	char names[4][64];          /* the first thread names */
 	char err[600];
+	uint64_t t0;                /* the model's zero (monotonic_delta) */
+	uint64_t digest;            /* of every event out, in order */
+	/* The unmapped table, copied before the model goes. */
+	struct { char what[96]; uint64_t count; } unm[APC_MAX_UNMAPPED];
+	size_t nunm;
 	/* Inclusive time per job name (for the generator's truth). */
 	struct { char name[64]; uint64_t ns, calls; } per[TPTPGEN_MAX_METHODS];
 	size_t nper;
@@ -42,6 +47,52 @@ static uint64_t unmapped_count(const struct apc_model *m, const char *prefix)
 		if (strncmp(m->unmapped[i].what, prefix, strlen(prefix)) == 0)
 			return m->unmapped[i].count;
 	return 0;
+}
+
+/* A count in a run's copy of the unmapped table, by prefix. */
+static uint64_t run_unmapped(const struct run *res, const char *prefix)
+{
+	for (size_t i = 0; i < res->nunm; i++)
+		if (strncmp(res->unm[i].what, prefix, strlen(prefix)) == 0)
+			return res->unm[i].count;
+	return 0;
+}
+
+/* Fold one event into h (FNV-1a over the fields a capture shows), so two
+ * runs can be compared event for event: the XML and binary parity tests. */
+static uint64_t digest_event(uint64_t h, const struct apc_event *e)
+{
+	char line[512];
+	int n;
+
+	switch (e->type) {
+	case APC_EV_THREAD_NAME:
+	case APC_EV_COOKIE_NAME:
+		n = snprintf(line, sizeof line, "%d %llu %d %s", e->type, (unsigned long long)e->ts,
+			     (int)e->u.name.id, e->u.name.name);
+		break;
+	case APC_EV_LINK:
+		n = snprintf(line, sizeof line, "%d %llu %d %d", e->type, (unsigned long long)e->ts,
+			     (int)e->u.link.pid, (int)e->u.link.tid);
+		break;
+	case APC_EV_COUNTER:
+		n = snprintf(line, sizeof line, "%d %llu %u %lld", e->type, (unsigned long long)e->ts,
+			     (unsigned)e->u.counter.counter, (long long)e->u.counter.value);
+		break;
+	case APC_EV_ANNOTATION:
+		n = snprintf(line, sizeof line, "%d %llu %d %d %d %d %llu %llu %.*s", e->type,
+			     (unsigned long long)e->ts, e->u.ann->code, (int)e->u.ann->tid,
+			     (int)e->u.ann->track, (int)e->u.ann->parent,
+			     (unsigned long long)e->u.ann->start, (unsigned long long)e->u.ann->duration,
+			     (int)e->u.ann->text_len, e->u.ann->text ? e->u.ann->text : "");
+		break;
+	default:
+		n = snprintf(line, sizeof line, "%d %llu", e->type, (unsigned long long)e->ts);
+		break;
+	}
+	for (int i = 0; i < n && i < (int)sizeof line; i++)
+		h = (h ^ (uint8_t)line[i]) * 1099511628211ull;
+	return h;
 }
 
 static void note_job(struct run *res, const struct apc_ann *a)
@@ -74,6 +125,7 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 
 	memset(res, 0, sizeof *res);
 	res->last_live = -1;
+	res->digest = 1469598103934665603ull;
 	apc_model_init(&model);
 	memset(&r, 0, sizeof r);
 	apc_batch_init(&b, 1000);
@@ -99,12 +151,14 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 		d = apc_model_find_counter(&model, "tptp_alloc_rate");
 		if (d)
 			c_rate = d->id;
+		res->t0 = model.meta.monotonic_delta;
 		do {
 			apc_batch_reset(&b);
 			rc = f->next(&r, &b);
 			for (size_t i = 0; i < b.n; i++) {
 				const struct apc_event *e = &b.ev[i];
 				res->events++;
+				res->digest = digest_event(res->digest, e);
 				if (e->ts < prev)
 					res->out_of_order++;
 				prev = e->ts;
@@ -160,6 +214,10 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 		res->open_at_end_unmapped = unmapped_count(&model, "tptp calls still open");
 	} else {
 		apc_err_format(&r.err, res->err, sizeof res->err);
+	}
+	for (size_t i = 0; i < model.nunmapped && res->nunm < APC_MAX_UNMAPPED; i++, res->nunm++) {
+		snprintf(res->unm[res->nunm].what, sizeof res->unm[0].what, "%s", model.unmapped[i].what);
+		res->unm[res->nunm].count = model.unmapped[i].count;
 	}
 	f->close(&r);
 	apc_batch_free(&b);
@@ -856,6 +914,65 @@ static void write_text(char *path, size_t len, const char *text)
 	close(fd);
 }
 
+/* A hand-made binary trace: the 12-byte header (little-endian, length
+ * without the message header), no frequency message (times are ns), then
+ * one message per record, written by the generator's writer. */
+static void write_bin(char *path, size_t len, const struct tptp_rec *recs, size_t n)
+{
+	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
+	struct tptpgen_opts o = {.binary = 1};
+	struct tptpgen_truth t;
+	struct tptpgen_state s;
+	int fd;
+
+	snprintf(path, len, "/tmp/test_tptp_XXXXXX");
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	if (fd < 0)
+		return;
+	memset(&s, 0, sizeof s);
+	memset(&t, 0, sizeof t);
+	s.o = &o;
+	s.t = &t;
+	s.f = fdopen(fd, "wb");
+	T_ASSERT(s.f != NULL);
+	if (!s.f)
+		return;
+	fwrite(head, 1, sizeof head, s.f);
+	for (size_t i = 0; i < n; i++) {
+		int id, kind = TPTP_UNKNOWN;
+		for (id = 1001; id <= 1041; id++)
+			if (tptp_bin_layout(id, &kind) && kind == recs[i].kind)
+				break;
+		T_ASSERT(id <= 1041);
+		tptpgen_msg(&s, id, &recs[i]);
+	}
+	T_ASSERT(fclose(s.f) == 0);
+}
+
+/* Run the XML reader on text (a temporary file), then remove the file. */
+static void run_xml_text(const char *text, struct run *res)
+{
+	char path[64];
+
+	write_text(path, sizeof path, text);
+	run_reader(&apc_format_tptp_xml, path, 0, res);
+	unlink(path);
+}
+
+/* The same for the binary reader on recs. */
+static void run_bin_recs(const struct tptp_rec *recs, size_t n, struct run *res)
+{
+	char path[64];
+
+	write_bin(path, sizeof path, recs, n);
+	run_reader(&apc_format_tptp_bin, path, 0, res);
+	unlink(path);
+}
+
+#define S_NS 1000000000ull
+#define NRECS(a) (sizeof (a) / sizeof (a)[0])
+
 /* A cut inside a start tag, after whole attributes, is not an element
  * (libxml2's SAX2 hands the tag over before it sees its end). */
 static void xml_cut_in_tag(void)
@@ -985,6 +1102,40 @@ static void bin_tick_times(void)
 	}
 }
 
+/* Header records after the first data record cannot change what the
+ * writer already has: each is counted, in both readers. */
+static void late_header_records(void)
+{
+	static const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 5, .name = "main"},
+		{.kind = TPTP_PROCESS_CREATE, .has = TPTP_HAS_TIME | TPTP_HAS_PID, .time = 100 * S_NS + 1,
+		 .pid = 777},
+		{.kind = TPTP_NODE, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 1, .hostname = "myhost"},
+		{.kind = TPTP_OPTION, .key = "TICKET", .value = "true"},
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 200 * S_NS},
+	};
+	struct run res[2];
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"5\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<processCreate pid=\"777\" time=\"100.000000001\"/>\n"
+		     "<node hostname=\"myhost\" time=\"100.000000001\"/>\n"
+		     "<option key=\"TICKET\" value=\"true\"/>\n"
+		     "<traceStart time=\"200.0\"/>\n</TRACE>\n", &res[0]);
+	run_bin_recs(recs, NRECS(recs), &res[1]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].t0, 100 * S_NS);
+		T_EQ_U64(run_unmapped(&res[i], "tptp processCreate after the first data record"), 1);
+		T_EQ_U64(run_unmapped(&res[i], "tptp node after the first data record"), 1);
+		T_EQ_U64(run_unmapped(&res[i], "tptp option after the first data record"), 1);
+		T_EQ_U64(run_unmapped(&res[i], "tptp traceStart after the first data record"), 1);
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1003,4 +1154,5 @@ void run_tests(void)
 	T_RUN(xml_cut_in_tag);
 	T_RUN(xml_names_and_values);
 	T_RUN(bin_tick_times);
+	T_RUN(late_header_records);
 }
