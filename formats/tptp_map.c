@@ -1165,8 +1165,12 @@ static int obj_alloc(struct tptp_map *m, const struct tptp_rec *r)
 	uint64_t t = rec_time(m, r, NULL), old, old_live = 0;
 	uint64_t size = (r->has & TPTP_HAS_SIZE) ? r->size : 0;
 
-	if (size > INT64_MAX / 4)
-		size = 0; /* nonsense size: do not poison the counter */
+	if (size > INT64_MAX / 4) {
+		/* Nonsense size (no heap is an exabyte): do not poison the
+		 * counters, but say so. */
+		apc_model_unmapped(m->model, "tptp objAlloc sizes too large (taken as 0)", 1);
+		size = 0;
+	}
 	if (r->has & TPTP_HAS_OBJECT) {
 		if (hmap_find(&m->objects, r->object_id, &old)) {
 			apc_model_unmapped(m->model, "tptp objAlloc of a live object id (old one freed)", 1);

@@ -1136,6 +1136,23 @@ static void late_header_records(void)
 	T_EQ_U64(res[0].digest, res[1].digest);
 }
 
+/* An objAlloc size too large to be real is taken as 0 (the heap
+ * counters stay sane), and counted. */
+static void huge_alloc_size(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<objAlloc threadIdRef=\"1\" time=\"100.1\" objId=\"5\" size=\"3000000000000000000\"/>\n"
+		     "<objAlloc threadIdRef=\"1\" time=\"100.2\" objId=\"6\" size=\"64\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.alloc_sum, 64);
+	T_EQ_INT(res.last_live, 64);
+	T_EQ_U64(run_unmapped(&res, "tptp objAlloc sizes too large"), 1);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1155,4 +1172,5 @@ void run_tests(void)
 	T_RUN(xml_names_and_values);
 	T_RUN(bin_tick_times);
 	T_RUN(late_header_records);
+	T_RUN(huge_alloc_size);
 }
