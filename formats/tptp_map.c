@@ -1201,6 +1201,15 @@ static int obj_free(struct tptp_map *m, const struct tptp_rec *r)
 	return push_counter(m, t, m->c_live, -(int64_t)size);
 }
 
+/* The open GC as one job on the GC track, ending at t. */
+static int gc_close(struct tptp_map *m, uint64_t t)
+{
+	m->gc_open = 0;
+	m->st.gc_count++;
+	return push_job(m, t, m->gc_start, m->pid, TPTP_GC_TRACK, pool_intern(&m->pool, "GC", 2),
+			0xc0404000u | 0x1b);
+}
+
 static int gc_event(struct tptp_map *m, const struct tptp_rec *r)
 {
 	uint64_t t = rec_time(m, r, NULL);
@@ -1211,6 +1220,13 @@ static int gc_event(struct tptp_map *m, const struct tptp_rec *r)
 				return -1;
 			m->gc_track_declared = 1;
 		}
+		if (m->gc_open) {
+			/* A lost gcFinish: the open GC ends where the next one
+			 * starts (one GC track holds one job at a time). */
+			apc_model_unmapped(m->model, "tptp gcStart without gcFinish (closed at the next gcStart)", 1);
+			if (gc_close(m, t) < 0)
+				return -1;
+		}
 		m->gc_open = 1;
 		m->gc_start = t;
 		return push_ann(m, t, APC_ANN_MARKER, m->pid, "GC start");
@@ -1219,10 +1235,7 @@ static int gc_event(struct tptp_map *m, const struct tptp_rec *r)
 		apc_model_unmapped(m->model, "tptp gcFinish without gcStart", 1);
 		return 0;
 	}
-	m->gc_open = 0;
-	m->st.gc_count++;
-	return push_job(m, t, m->gc_start, m->pid, TPTP_GC_TRACK, pool_intern(&m->pool, "GC", 2),
-			0xc0404000u | 0x1b);
+	return gc_close(m, t);
 }
 
 static int monitor_event(struct tptp_map *m, const struct tptp_rec *r)
@@ -1473,11 +1486,8 @@ long tptp_map_drain(struct tptp_map *m, struct apc_batch *b, int final)
 			if (close_all(m, &m->threads[i], m->last_ts) < 0)
 				return -1;
 		if (m->gc_open) {
-			m->gc_open = 0;
-			m->st.gc_count++;
 			apc_model_unmapped(m->model, "tptp gcStart without gcFinish (closed at the last time)", 1);
-			if (push_job(m, m->last_ts, m->gc_start, m->pid, TPTP_GC_TRACK,
-				     pool_intern(&m->pool, "GC", 2), 0xc0404000u | 0x1b) < 0)
+			if (gc_close(m, m->last_ts) < 0)
 				return -1;
 		}
 	}

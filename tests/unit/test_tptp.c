@@ -1153,6 +1153,22 @@ static void huge_alloc_size(void)
 	T_EQ_U64(run_unmapped(&res, "tptp objAlloc sizes too large"), 1);
 }
 
+/* A gcStart while a GC is open closes that GC there (one job each) and
+ * is counted, as a gcStart left open at the end is. */
+static void gc_start_twice(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<gcStart time=\"100.1\"/>\n<gcStart time=\"100.2\"/>\n"
+		     "<gcFinish time=\"100.3\"/>\n</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.markers, 2);
+	T_EQ_U64(res.gc_jobs, 2);
+	T_EQ_U64(res.st.gc_count, 2);
+	T_EQ_U64(run_unmapped(&res, "tptp gcStart without gcFinish (closed at the next gcStart)"), 1);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1173,4 +1189,5 @@ void run_tests(void)
 	T_RUN(bin_tick_times);
 	T_RUN(late_header_records);
 	T_RUN(huge_alloc_size);
+	T_RUN(gc_start_twice);
 }
