@@ -917,7 +917,18 @@ static void write_text(char *path, size_t len, const char *text)
 /* A hand-made binary trace: the 12-byte header (little-endian, length
  * without the message header), no frequency message (times are ns), then
  * one message per record, written by the generator's writer. */
+static void write_bin_freq(char *path, size_t len, uint64_t freq, const struct tptp_rec *recs,
+			   size_t n);
+
 static void write_bin(char *path, size_t len, const struct tptp_rec *recs, size_t n)
+{
+	write_bin_freq(path, len, 0, recs, n);
+}
+
+/* The same with system message 2 (frequency freq) first, if not 0:
+ * record times are then ticks. */
+static void write_bin_freq(char *path, size_t len, uint64_t freq, const struct tptp_rec *recs,
+			   size_t n)
 {
 	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
 	struct tptpgen_opts o = {.binary = 1};
@@ -939,6 +950,12 @@ static void write_bin(char *path, size_t len, const struct tptp_rec *recs, size_
 	if (!s.f)
 		return;
 	fwrite(head, 1, sizeof head, s.f);
+	if (freq) {
+		uint8_t m[14] = {2, 0, 8, 0, 0, 0};
+		for (int i = 0; i < 8; i++)
+			m[6 + i] = (uint8_t)(freq >> (8 * i));
+		fwrite(m, 1, sizeof m, s.f);
+	}
 	for (size_t i = 0; i < n; i++) {
 		int id, kind = TPTP_UNKNOWN;
 		for (id = 1001; id <= 1041; id++)
@@ -1064,7 +1081,7 @@ static void bin_tick_times(void)
 		{2400000000ull, 2846137022330618687ull}, /* 2.4 GHz, 2007 */
 		{2400000000ull, 11},
 		{2400000000ull, UINT64_MAX},
-		{1000000ull, 1ull << 63},               /* overflows: truncated */
+		{1000000ull, 1ull << 63},               /* past 2^64 ns: no time */
 		{3000000007ull, 123456789012345678ull},
 		{1000000000ull, 987654321987654321ull},
 		{18446744073ull, UINT64_MAX - 5},      /* f past the 64-bit path */
@@ -1076,7 +1093,10 @@ static void bin_tick_times(void)
 		uint8_t f[128], *p = f;
 		char path[] = "/tmp/test_tptp_XXXXXX";
 		struct run res;
-		uint64_t want = (uint64_t)((unsigned __int128)cases[c].ticks * 1000000000u / cases[c].f);
+		unsigned __int128 ns = (unsigned __int128)cases[c].ticks * 1000000000u / cases[c].f;
+		/* A time past 2^64 ns is none (counted): the gcStart takes the
+		 * last time, here the zero, as nothing else has a time. */
+		uint64_t want = ns > UINT64_MAX ? 0 : (uint64_t)ns;
 		int fd;
 
 		memcpy(p, head, sizeof head);
@@ -1098,6 +1118,7 @@ static void bin_tick_times(void)
 		T_EQ_INT(res.last_rc, APC_END);
 		T_EQ_U64(res.markers, 1);
 		T_EQ_U64(res.first_marker_ts, want);
+		T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), ns > UINT64_MAX);
 		unlink(path);
 	}
 }
@@ -1169,6 +1190,42 @@ static void gc_start_twice(void)
 	T_EQ_U64(run_unmapped(&res, "tptp gcStart without gcFinish (closed at the next gcStart)"), 1);
 }
 
+/* A binary time past 2^64 ns does not wrap: the record has no time (it
+ * takes the last one) and the time is counted, as the XML reader does
+ * with a time too large for 64 bits. */
+static void bin_time_overflow(void)
+{
+	const uint64_t t0 = 1000000000ull; /* ticks at 1 MHz: 1000 s */
+	const uint64_t bad = (uint64_t)((((unsigned __int128)1 << 64) + 1000000000000ull + 5 * S_NS) / 1000);
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = t0},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = t0,
+		 .thread_id = 1, .name = "main"},
+		{.kind = TPTP_GC_START, .has = TPTP_HAS_TIME, .time = bad},
+		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = t0 + 2000},
+	};
+	char path[64];
+	struct run res;
+
+	write_bin_freq(path, sizeof path, 1000000, recs, NRECS(recs));
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	unlink(path);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.markers, 1);
+	T_EQ_U64(res.first_marker_ts, 1000 * S_NS);
+	T_EQ_U64(res.gc_jobs, 1);
+	T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), 1);
+	T_EQ_U64(res.out_of_order, 0);
+
+	run_xml_text("<TRACE>\n<traceStart time=\"1000.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"1000.0\" threadName=\"main\"/>\n"
+		     "<gcStart time=\"18446745073.709551616\"/>\n<gcFinish time=\"1000.000002\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.first_marker_ts, 1000 * S_NS);
+	T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), 1);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1190,4 +1247,5 @@ void run_tests(void)
 	T_RUN(late_header_records);
 	T_RUN(huge_alloc_size);
 	T_RUN(gc_start_twice);
+	T_RUN(bin_time_overflow);
 }
