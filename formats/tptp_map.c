@@ -301,6 +301,8 @@ struct tptp_map {
 	size_t nthreads, threads_cap;
 	struct tptp_method *methods;
 	size_t nmethods, methods_cap;
+	size_t noid;            /* the method of entries without an id */
+	int have_noid;
 	size_t hn;              /* events waiting (runs + spill heap) */
 	struct tptp_run runs[APC_RUNS_MAX];
 	struct apc_runs rq;     /* which runs are live, in which orders */
@@ -1002,6 +1004,27 @@ static uint32_t class_color(const char *cls)
 	return r << 24 | g << 16 | b << 8 | 0x1b;
 }
 
+/* A new, zeroed method entry (pointers into m->methods last until the
+ * next one is added); NULL on allocation failure. */
+static struct tptp_method *method_add(struct tptp_map *m)
+{
+	struct tptp_method *me;
+
+	if (m->nmethods == m->methods_cap) {
+		size_t cap = m->methods_cap ? m->methods_cap * 2 : 64;
+		struct tptp_method *nm = realloc(m->methods, cap * sizeof *nm);
+		if (!nm)
+			return NULL;
+		m->methods = nm;
+		m->methods_cap = cap;
+	}
+	me = &m->methods[m->nmethods++];
+	memset(me, 0, sizeof *me);
+	return me;
+}
+
+#define TPTP_NOID_NAME "(unknown method)"
+
 /* The method's job name and colour, resolved at its first call (classes
  * may be defined after the method in lazy writers). */
 static struct tptp_method *method_get(struct tptp_map *m, const struct tptp_rec *r)
@@ -1011,22 +1034,32 @@ static struct tptp_method *method_get(struct tptp_map *m, const struct tptp_rec 
 	char buf[1024];
 	const char *cls = NULL;
 
-	if (!(r->has & TPTP_HAS_METHOD) || !hmap_find(&m->method_ids, r->method_id, &idx)) {
+	if (!(r->has & TPTP_HAS_METHOD)) {
+		/* XML that left the id out (binary always has one): a call
+		 * of some method, shown under one name of its own.  Taking
+		 * it as id 0 would rename the calls of a real method 0. */
+		apc_model_unmapped(m->model, "tptp methodEntry without a method id (named " TPTP_NOID_NAME ")", 1);
+		if (!m->have_noid) {
+			if (!(me = method_add(m)))
+				return NULL;
+			me->name = me->job_name = pool_intern(&m->pool, TPTP_NOID_NAME, strlen(TPTP_NOID_NAME));
+			me->color = class_color("");
+			if (!me->name)
+				return NULL;
+			m->noid = (size_t)(me - m->methods);
+			m->have_noid = 1;
+		}
+		return &m->methods[m->noid];
+	}
+	if (!hmap_find(&m->method_ids, r->method_id, &idx)) {
 		/* Undefined method: give it a placeholder definition. */
 		snprintf(buf, sizeof buf, "method%" PRIu64, r->method_id);
 		apc_model_unmapped(m->model, "tptp calls of undefined methods (named by id)", 1);
-		if (m->nmethods == m->methods_cap) {
-			size_t cap = m->methods_cap ? m->methods_cap * 2 : 64;
-			struct tptp_method *nm = realloc(m->methods, cap * sizeof *nm);
-			if (!nm)
-				return NULL;
-			m->methods = nm;
-			m->methods_cap = cap;
-		}
-		idx = m->nmethods++;
-		memset(&m->methods[idx], 0, sizeof m->methods[idx]);
-		m->methods[idx].name = pool_intern(&m->pool, buf, strlen(buf));
-		if (!m->methods[idx].name || hmap_put(&m->method_ids, r->method_id, idx) < 0)
+		if (!(me = method_add(m)))
+			return NULL;
+		idx = (uint64_t)(me - m->methods);
+		me->name = pool_intern(&m->pool, buf, strlen(buf));
+		if (!me->name || hmap_put(&m->method_ids, r->method_id, idx) < 0)
 			return NULL;
 	}
 	me = &m->methods[idx];
@@ -1332,24 +1365,16 @@ int tptp_map_record(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 		struct tptp_method *me;
 		if (!(r->has & TPTP_HAS_METHOD))
 			break;
-		if (m->nmethods == m->methods_cap) {
-			size_t cap = m->methods_cap ? m->methods_cap * 2 : 64;
-			struct tptp_method *nm = realloc(m->methods, cap * sizeof *nm);
-			if (!nm)
-				return map_nomem(err);
-			m->methods = nm;
-			m->methods_cap = cap;
-		}
 		/* Always a new entry: a redefined id must not rename the jobs
 		 * of calls still open under the old definition. */
-		me = &m->methods[m->nmethods];
-		memset(me, 0, sizeof *me);
+		me = method_add(m);
+		if (!me)
+			return map_nomem(err);
 		me->class_id = r->class_id;
 		me->has_class = !!(r->has & TPTP_HAS_CLASS);
 		me->name = pool_intern(&m->pool, r->name ? r->name : "?", r->name ? strlen(r->name) : 1);
-		if (!me->name || hmap_put(&m->method_ids, r->method_id, m->nmethods) < 0)
+		if (!me->name || hmap_put(&m->method_ids, r->method_id, (uint64_t)(me - m->methods)) < 0)
 			return map_nomem(err);
-		m->nmethods++;
 		break;
 	}
 	case TPTP_METHOD_ENTRY:

@@ -1226,6 +1226,40 @@ static void bin_time_overflow(void)
 	T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), 1);
 }
 
+/* Calls per job name in a run (0 if none). */
+static uint64_t run_calls(const struct run *res, const char *name)
+{
+	for (size_t i = 0; i < res->nper; i++)
+		if (strcmp(res->per[i].name, name) == 0)
+			return res->per[i].calls;
+	return 0;
+}
+
+/* A methodEntry without a method id is a call of an unknown method: it
+ * must not take over the definition of method id 0. */
+static void entry_without_method_id(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<classDef name=\"A\" classId=\"1\" time=\"100.0\"/>\n"
+		     "<methodDef name=\"zero\" methodId=\"0\" classIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.1\" ticket=\"1\"/>\n"
+		     "<methodExit threadIdRef=\"1\" ticket=\"1\" time=\"100.2\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.3\" methodIdRef=\"0\" ticket=\"2\"/>\n"
+		     "<methodExit threadIdRef=\"1\" methodIdRef=\"0\" ticket=\"2\" time=\"100.4\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.5\" ticket=\"3\"/>\n"
+		     "<methodExit threadIdRef=\"1\" ticket=\"3\" time=\"100.6\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.calls_matched, 3);
+	T_EQ_U64(run_calls(&res, "A.zero"), 1);
+	T_EQ_U64(run_calls(&res, "(unknown method)"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp methodEntry without a method id"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp calls of undefined methods"), 0);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1248,4 +1282,5 @@ void run_tests(void)
 	T_RUN(huge_alloc_size);
 	T_RUN(gc_start_twice);
 	T_RUN(bin_time_overflow);
+	T_RUN(entry_without_method_id);
 }
