@@ -26,8 +26,10 @@
  *   message 2 (8-byte unsigned), counted from the epoch, so
  *   ns = ticks * 1e9 / f (128-bit, exact floor).  A frequency below 1e6 is
  *   taken as MHz (CPUID reports MHz; a real clock is never under 1 MHz).
- *   Without message 2, timestamps are taken as ns.  A time past 2^64 ns
- *   (year 2554) is no time: counted as the XML reader counts one.
+ *   Without message 2, timestamps are taken as ns.  A timestamp of 0
+ *   (the spec's default for an unused attribute) is no time; one past
+ *   2^64 ns (year 2554) is no time either, counted as the XML reader
+ *   counts one.
  * - Arrays (monitor stack methods/lines) are counted by the Integer stack
  *   depth before them.
  * Unknown ids are skipped by their length and counted.
@@ -227,15 +229,17 @@ static void bin_set_freq(struct tptp_bin *x, uint64_t f)
 	}
 }
 
-/* A Timestamp attribute into rec.  A time past 2^64 ns would wrap (to
- * a plausible but wrong time): the record gets none instead, and it is
- * counted as the XML reader counts a time too large for 64 bits. */
+/* A Timestamp attribute into rec.  0 is the spec's default for an
+ * unused attribute: no time, as an XML element without one.  A time past
+ * 2^64 ns would wrap (to a plausible but wrong time): the record gets
+ * none either, and it is counted as the XML reader counts a time too
+ * large for 64 bits. */
 static inline void bin_time(struct tptp_bin *x, struct tptp_rec *rec, uint64_t ticks)
 {
-	if (ticks > x->max_ticks) {
+	if (ticks == 0 || ticks > x->max_ticks) {
 		rec->time = 0;
 		rec->has &= ~TPTP_HAS_TIME;
-		x->bad_time = 1;
+		x->bad_time |= ticks != 0;
 		return;
 	}
 	rec->time = bin_ticks_ns(x, ticks);
@@ -723,27 +727,25 @@ static int tptp_bin_open(struct apc_reader *r)
 	x->start = (size_t)data_off;
 
 	/* Header messages (and the system messages among them) fill the
-	 * metadata before the writer starts. */
-	for (;;) {
+	 * metadata before the writer starts; the map says when it has its
+	 * zero (see tptp_map_begin()). */
+	do {
 		rc = bin_next_msg(x, &rec);
 		if (rc == 2)
 			continue;
 		if (rc <= 0)
 			break;
-		if (!tptp_map_is_header(rec.kind)) {
-			tptp_map_begin(x->map, (rec.has & TPTP_HAS_TIME) ? rec.time : 0);
-			int mrc = tptp_map_record(x->map, &rec, &r->err);
-			if (mrc < 0)
-				return mrc;
-			break;
-		}
-		tptp_map_record(x->map, &rec, &r->err);
-	}
+		int mrc = tptp_map_record(x->map, &rec, &r->err);
+		if (mrc < 0)
+			return mrc;
+	} while (!tptp_map_begun(x->map));
 	bin_account(x);
 	if (rc < 0 && rc != APC_EDATA)
 		return rc;
 	if (rc <= 0) {
-		tptp_map_begin(x->map, 0);
+		int mrc = tptp_map_begin(x->map, 0, &r->err);
+		if (mrc < 0)
+			return mrc;
 		x->finished = 1;
 		x->pending_rc = rc;
 	}

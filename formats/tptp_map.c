@@ -38,6 +38,7 @@
 #define TPTP_GC_TRACK 1
 #define TPTP_TRACK_STRIDE 1024 /* thread i: track (i+1)*stride, depth d: + d */
 #define TPTP_COOKIE 1
+#define TPTP_EARLY_MAX 4096    /* records kept waiting for the first time */
 
 /* ---- a u64 -> u64 hash map (linear probing, backward-shift delete) ---- */
 
@@ -312,6 +313,8 @@ struct tptp_map {
 	size_t hsn, hcap;
 	uint64_t seq;
 	int32_t next_synth_tid, next_job;
+	struct tptp_rec *early; /* records waiting for the zero (strings interned) */
+	size_t nearly, early_cap;
 	int gc_track_declared, gc_open;
 	int final_closed;       /* the final drain closed what was open */
 	uint64_t gc_start;
@@ -580,6 +583,7 @@ void tptp_map_free(struct tptp_map *m)
 		free(m->threads[i].stack);
 	free(m->threads);
 	free(m->methods);
+	free(m->early);
 	queue_free(m);
 	hmap_free(&m->thread_ids);
 	hmap_free(&m->class_ids);
@@ -785,14 +789,21 @@ static void header_record(struct tptp_map *m, const struct tptp_rec *r)
 	}
 }
 
-void tptp_map_begin(struct tptp_map *m, uint64_t first_time)
+static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err *err);
+
+int tptp_map_begun(const struct tptp_map *m)
+{
+	return m->begun;
+}
+
+int tptp_map_begin(struct tptp_map *m, uint64_t first_time, struct apc_err *err)
 {
 	struct apc_meta *meta = &m->model->meta;
 	uint64_t t0 = m->have_trace_start ? m->trace_start : first_time;
 	struct tptp_out o;
 
 	if (m->begun)
-		return;
+		return APC_OK;
 	m->begun = 1;
 	meta->wall_clock_ns = t0;
 	meta->monotonic_delta = t0;
@@ -816,6 +827,58 @@ void tptp_map_begin(struct tptp_map *m, uint64_t first_time)
 	o.text = pool_intern(&m->pool, "Java methods", 12);
 	if (o.text)
 		heap_push(m, &o);
+
+	/* The records that waited for a time: theirs is t0 now. */
+	for (size_t i = 0; i < m->nearly; i++) {
+		int rc = map_data(m, &m->early[i], err);
+		if (rc < 0)
+			return rc;
+	}
+	free(m->early);
+	m->early = NULL;
+	m->nearly = m->early_cap = 0;
+	return APC_OK;
+}
+
+/* Kinds whose records become events, which need a time. */
+static int makes_events(int kind)
+{
+	switch (kind) {
+	case TPTP_THREAD_START: case TPTP_THREAD_END: case TPTP_METHOD_ENTRY: case TPTP_METHOD_EXIT:
+	case TPTP_OBJ_ALLOC: case TPTP_OBJ_FREE: case TPTP_GC_START: case TPTP_GC_FINISH:
+	case TPTP_MON_WAIT: case TPTP_MON_WAITED: case TPTP_MON_CONTENDED_ENTER:
+	case TPTP_MON_CONTENDED_ENTERED: case TPTP_RUNTIME_INIT_DONE: case TPTP_RUNTIME_SHUTDOWN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Keep a copy of r (its strings interned) until the zero is known.
+ * 0, or -1 on allocation failure. */
+static int early_keep(struct tptp_map *m, const struct tptp_rec *r)
+{
+	struct tptp_rec *e;
+
+	if (m->nearly == m->early_cap) {
+		size_t cap = m->early_cap ? m->early_cap * 2 : 16;
+		struct tptp_rec *ne = realloc(m->early, cap * sizeof *ne);
+		if (!ne)
+			return -1;
+		m->early = ne;
+		m->early_cap = cap;
+	}
+	e = &m->early[m->nearly];
+	*e = *r;
+	{
+		const char **strs[] = {&e->elem, &e->name, &e->signature, &e->hostname, &e->key,
+				       &e->value, &e->group};
+		for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+			if (*strs[i] && !(*strs[i] = pool_intern(&m->pool, *strs[i], strlen(*strs[i]))))
+				return -1;
+	}
+	m->nearly++;
+	return 0;
 }
 
 /* ---- mapping ------------------------------------------------------------------ */
@@ -1301,9 +1364,6 @@ static int monitor_event(struct tptp_map *m, const struct tptp_rec *r)
 
 int tptp_map_record(struct tptp_map *m, const struct tptp_rec *r, struct apc_err *err)
 {
-	int rc = 0;
-	uint64_t idx;
-
 	m->st.records++;
 	if (r->kind >= 0 && r->kind < TPTP_KIND_COUNT)
 		m->st.kinds[r->kind]++;
@@ -1321,8 +1381,36 @@ int tptp_map_record(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 		}
 		return APC_OK;
 	}
-	if (!m->begun)
-		tptp_map_begin(m, (r->has & TPTP_HAS_TIME) ? r->time : 0);
+	if (!m->begun) {
+		/*
+		 * The zero is the traceStart time, else the first time seen.
+		 * Records before that which would become events wait for it
+		 * (a zero of 0 for want of a time would put the capture in
+		 * 1970); definitions need no time and are mapped at once.
+		 * A trace with no times at all (TIMESTAMPS off) is held up
+		 * for TPTP_EARLY_MAX records only, then starts at 0.
+		 */
+		if (m->have_trace_start || (r->has & TPTP_HAS_TIME)) {
+			int rc = tptp_map_begin(m, (r->has & TPTP_HAS_TIME) ? r->time : 0, err);
+			if (rc < 0)
+				return rc;
+		} else if (m->nearly < TPTP_EARLY_MAX && (m->nearly || makes_events(r->kind))) {
+			return early_keep(m, r) < 0 ? map_nomem(err) : APC_OK;
+		} else if (m->nearly) {
+			int rc = tptp_map_begin(m, 0, err);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return map_data(m, r, err);
+}
+
+/* One data record, once the zero is known (or for a definition, which
+ * needs none). */
+static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err *err)
+{
+	int rc = 0;
+	uint64_t idx;
 
 	switch (r->kind) {
 	case TPTP_THREAD_START: {

@@ -758,25 +758,24 @@ static int tptp_xml_open(struct apc_reader *r)
 					   XML_PARSE_COMPACT);
 
 	/* The header (node, process, agent, traceStart, options) fills the
-	 * metadata the writer needs before the first event. */
-	for (;;) {
+	 * metadata the writer needs before the first event; the map says
+	 * when it has its zero (see tptp_map_begin()). */
+	do {
 		rc = next_record(x, &rec);
 		if (rc <= 0)
 			break;
-		if (!tptp_map_is_header(rec.kind)) {
-			tptp_map_begin(x->map, (rec.has & TPTP_HAS_TIME) ? rec.time : 0);
-			int mrc = tptp_map_record(x->map, &rec, &r->err);
-			if (mrc < 0)
-				return mrc;
-			break;
-		}
-		tptp_map_record(x->map, &rec, &r->err);
-	}
+		int mrc = tptp_map_record(x->map, &rec, &r->err);
+		if (mrc < 0)
+			return mrc;
+	} while (!tptp_map_begun(x->map));
 	if (rc < 0 && rc != APC_EDATA)
 		return rc;
 	if (rc <= 0) {
-		/* Only a header (or a break inside it): still a capture. */
-		tptp_map_begin(x->map, 0);
+		/* Only a header, no time (or a break before one): still a
+		 * capture. */
+		int mrc = tptp_map_begin(x->map, 0, &r->err);
+		if (mrc < 0)
+			return mrc;
 		x->finished = 1;
 		x->have_pending = rc; /* APC_EDATA to report at next() */
 	}

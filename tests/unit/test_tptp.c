@@ -812,6 +812,7 @@ static void reorder_against_reference(uint64_t window, int streams, int per_stre
 	struct apc_model model;
 	struct tptp_map *map;
 	struct apc_batch b;
+	struct apc_err b_err;
 	struct ref_q q = {0};
 	struct ref_ev *want, *got;
 	size_t nwant = 0, ngot = 0, total = (size_t)streams * (size_t)per_stream;
@@ -829,7 +830,7 @@ static void reorder_against_reference(uint64_t window, int streams, int per_stre
 	want = calloc(total * 2 + 8, sizeof *want);
 	got = calloc(total * 2 + 8, sizeof *got);
 	apc_batch_init(&b, 97);
-	tptp_map_begin(map, t0);
+	T_EQ_INT(tptp_map_begin(map, t0, &b_err), APC_OK);
 	/* tptp_map_begin queues two events (cookie, view) at t0. */
 	ref_push(&q, t0, -1);
 	ref_push(&q, t0, -1);
@@ -1260,6 +1261,47 @@ static void entry_without_method_id(void)
 	T_EQ_U64(run_unmapped(&res, "tptp calls of undefined methods"), 0);
 }
 
+/* Without traceStart the capture starts at the first record with a
+ * time, even when records without one come before it: their events
+ * take that time.  Both readers. */
+static void zero_at_first_time(void)
+{
+	const uint64_t t = 1374703971214762000ull;
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD | TPTP_HAS_CLASS, .method_id = 1,
+		 .class_id = 2, .name = "run", .signature = "()V"},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_THREAD, .thread_id = 12, .name = "early"},
+		{.kind = TPTP_CLASS_DEF, .has = TPTP_HAS_TIME | TPTP_HAS_CLASS, .time = t, .class_id = 2,
+		 .name = "Foo"},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = t,
+		 .thread_id = 11, .name = "main"},
+		{.kind = TPTP_METHOD_ENTRY, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_METHOD |
+		 TPTP_HAS_TICKET, .time = t + 13000, .thread_id = 11, .method_id = 1, .ticket = 1},
+		{.kind = TPTP_METHOD_EXIT, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_METHOD |
+		 TPTP_HAS_TICKET, .time = t + 20000, .thread_id = 11, .method_id = 1, .ticket = 1},
+	};
+	struct run res[2];
+
+	run_xml_text("<methodDef name=\"run\" signature=\"()V\" methodId=\"1\" classIdRef=\"2\"/>\n"
+		     "<threadStart threadId=\"12\" threadName=\"early\"/>\n"
+		     "<classDef name=\"Foo\" classId=\"2\" time=\"1374703971.214762000\"/>\n"
+		     "<threadStart threadId=\"11\" time=\"1374703971.214762000\" threadName=\"main\"/>\n"
+		     "<methodEntry threadIdRef=\"11\" time=\"1374703971.214775000\" methodIdRef=\"1\" ticket=\"1\"/>\n"
+		     "<methodExit threadIdRef=\"11\" methodIdRef=\"1\" ticket=\"1\" time=\"1374703971.214782000\"/>\n",
+		     &res[0]);
+	run_bin_recs(recs, NRECS(recs), &res[1]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].t0, t);
+		T_EQ_U64(res[i].thread_names, 2);
+		T_EQ_STR(res[i].names[0], "early");
+		T_EQ_U64(run_calls(&res[i], "Foo.run"), 1);
+		T_EQ_U64(res[i].bad_jobs, 0);
+		T_EQ_U64(res[i].out_of_order, 0);
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1283,4 +1325,5 @@ void run_tests(void)
 	T_RUN(gc_start_twice);
 	T_RUN(bin_time_overflow);
 	T_RUN(entry_without_method_id);
+	T_RUN(zero_at_first_time);
 }
