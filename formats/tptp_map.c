@@ -1202,7 +1202,7 @@ static int method_entry(struct tptp_map *m, const struct tptp_rec *r)
 	c = &th->stack[th->depth++];
 	c->method = (uint32_t)(me - m->methods);
 	c->ticket = r->ticket;
-	c->has_ticket = !!(r->has & TPTP_HAS_TICKET);
+	c->has_ticket = (r->has & TPTP_HAS_TICKET) && r->ticket != 0; /* see method_exit() */
 	c->start = t;
 	if (th->depth > th->tracks_declared && th->depth < TPTP_TRACK_STRIDE) {
 		char buf[32];
@@ -1219,19 +1219,32 @@ static int method_exit(struct tptp_map *m, const struct tptp_rec *r)
 	struct tptp_thread *th = thread_use(m, r);
 	uint64_t t;
 	size_t k;
+	int by_ticket, by_method;
 
 	if (!th)
 		return -1;
 	t = rec_time(m, r, th);
-	/* Match by ticket when the trace has tickets (TICKET option), else by
+	/*
+	 * Match by ticket when the trace has tickets (TICKET option), else by
 	 * method id; search down the stack so a missed exit (exception
-	 * unwinding) does not desynchronise everything above it. */
+	 * unwinding) does not desynchronise everything above it.
+	 * A .trcbin carries every attribute, the unused ones as 0 (the
+	 * spec's default), so there 0 cannot tell "no ticket" from "ticket
+	 * 0".  A ticket 0 is taken as none in XML too, or the same events
+	 * would pair differently from the two inputs; the converters' XML
+	 * gives ticket 0 to a thread's first call, which its method id
+	 * matches as well.  The spec also marks methodExit's Method ID
+	 * unused: 0 there is none, unless a method 0 is defined.
+	 */
+	by_ticket = (r->has & TPTP_HAS_TICKET) && r->ticket != 0;
+	by_method = (r->has & TPTP_HAS_METHOD) &&
+		    (r->method_id != 0 || hmap_find(&m->method_ids, 0, NULL));
 	for (k = th->depth; k > 0; k--) {
 		struct tptp_call *c = &th->stack[k - 1];
-		if ((r->has & TPTP_HAS_TICKET) && c->has_ticket) {
+		if (by_ticket && c->has_ticket) {
 			if (c->ticket == r->ticket)
 				break;
-		} else if (r->has & TPTP_HAS_METHOD) {
+		} else if (by_method) {
 			uint64_t idx;
 			if (hmap_find(&m->method_ids, r->method_id, &idx) && idx == c->method)
 				break;

@@ -1302,6 +1302,96 @@ static void zero_at_first_time(void)
 	T_EQ_U64(res[0].digest, res[1].digest);
 }
 
+/* Records of a methodEntry/methodExit for the binary tests. */
+#define CALL_REC(k, tm, m, tk) \
+	{.kind = (k), .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_METHOD | TPTP_HAS_TICKET, \
+	 .time = (tm), .thread_id = 1, .method_id = (m), .ticket = (tk)}
+
+/* Without tickets, exits match by method id.  A .trcbin always has a
+ * Ticket field, 0 when unused (the spec's default): that 0 must not
+ * pair every exit with the innermost call, or the same events give
+ * another capture than as XML without tickets. */
+static void exits_without_tickets(void)
+{
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 1, .name = "main"},
+		{.kind = TPTP_CLASS_DEF, .has = TPTP_HAS_TIME | TPTP_HAS_CLASS, .time = 100 * S_NS,
+		 .class_id = 1, .name = "A"},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD | TPTP_HAS_CLASS, .method_id = 1,
+		 .class_id = 1, .name = "outer"},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD | TPTP_HAS_CLASS, .method_id = 2,
+		 .class_id = 1, .name = "thrower"},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD | TPTP_HAS_CLASS, .method_id = 3,
+		 .class_id = 1, .name = "after"},
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 100000000, 1, 0),
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 200000000, 2, 0),
+		CALL_REC(TPTP_METHOD_EXIT, 100 * S_NS + 400000000, 1, 0),
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 500000000, 3, 0),
+		CALL_REC(TPTP_METHOD_EXIT, 100 * S_NS + 600000000, 3, 0),
+		{.kind = TPTP_THREAD_END, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 101 * S_NS,
+		 .thread_id = 1},
+	};
+	struct run res[2];
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<classDef name=\"A\" classId=\"1\" time=\"100.0\"/>\n"
+		     "<methodDef name=\"outer\" methodId=\"1\" classIdRef=\"1\"/>\n"
+		     "<methodDef name=\"thrower\" methodId=\"2\" classIdRef=\"1\"/>\n"
+		     "<methodDef name=\"after\" methodId=\"3\" classIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.1\" methodIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.2\" methodIdRef=\"2\"/>\n"
+		     "<methodExit threadIdRef=\"1\" time=\"100.4\" methodIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.5\" methodIdRef=\"3\"/>\n"
+		     "<methodExit threadIdRef=\"1\" time=\"100.6\" methodIdRef=\"3\"/>\n"
+		     "<threadEnd threadIdRef=\"1\" time=\"101.0\"/>\n</TRACE>\n", &res[0]);
+	run_bin_recs(recs, NRECS(recs), &res[1]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].st.calls_matched, 2);
+		T_EQ_U64(res[i].st.calls_unwound, 1);
+		T_EQ_U64(res[i].st.exits_unmatched, 0);
+		T_EQ_U64(res[i].st.calls_open_at_end, 0);
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+}
+
+/* A .trcbin writer that leaves both Ticket and the exit's Method ID
+ * unused (the spec's table marks the latter unused) writes 0 in both:
+ * with no method 0 defined there is nothing to match on, and each exit
+ * closes the innermost call, as an XML exit with neither does. */
+static void exits_with_nothing_to_match(void)
+{
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD, .method_id = 1, .name = "a"},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD, .method_id = 2, .name = "b"},
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 1000, 1, 0),
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 2000, 2, 0),
+		CALL_REC(TPTP_METHOD_EXIT, 100 * S_NS + 3000, 0, 0),
+		CALL_REC(TPTP_METHOD_EXIT, 100 * S_NS + 4000, 0, 0),
+	};
+	struct run res[2];
+
+	run_bin_recs(recs, NRECS(recs), &res[1]);
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<methodDef name=\"a\" methodId=\"1\"/>\n<methodDef name=\"b\" methodId=\"2\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.000001\" methodIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.000002\" methodIdRef=\"2\"/>\n"
+		     "<methodExit threadIdRef=\"1\" time=\"100.000003\"/>\n"
+		     "<methodExit threadIdRef=\"1\" time=\"100.000004\"/>\n</TRACE>\n", &res[0]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].st.calls_matched, 2);
+		T_EQ_U64(res[i].st.exits_unmatched, 0);
+		T_EQ_U64(res[i].st.calls_unwound, 0);
+		T_EQ_U64(res[i].per[0].ns + res[i].per[1].ns, 3000 + 1000); /* a, b */
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1326,4 +1416,6 @@ void run_tests(void)
 	T_RUN(bin_time_overflow);
 	T_RUN(entry_without_method_id);
 	T_RUN(zero_at_first_time);
+	T_RUN(exits_without_tickets);
+	T_RUN(exits_with_nothing_to_match);
 }
