@@ -263,9 +263,10 @@ struct tptp_run {
 };
 
 struct tptp_call {
-	uint32_t method;        /* index in map->methods */
+	uint32_t method;        /* index in map->methods: the name it began with */
+	uint64_t method_id;     /* the id, for its exit: the id may be redefined meanwhile */
 	uint64_t ticket;
-	int has_ticket;
+	int has_ticket, has_method_id;
 	uint64_t start;
 };
 
@@ -1201,6 +1202,8 @@ static int method_entry(struct tptp_map *m, const struct tptp_rec *r)
 	}
 	c = &th->stack[th->depth++];
 	c->method = (uint32_t)(me - m->methods);
+	c->method_id = r->method_id;
+	c->has_method_id = !!(r->has & TPTP_HAS_METHOD);
 	c->ticket = r->ticket;
 	c->has_ticket = (r->has & TPTP_HAS_TICKET) && r->ticket != 0; /* see method_exit() */
 	c->start = t;
@@ -1245,8 +1248,7 @@ static int method_exit(struct tptp_map *m, const struct tptp_rec *r)
 			if (c->ticket == r->ticket)
 				break;
 		} else if (by_method) {
-			uint64_t idx;
-			if (hmap_find(&m->method_ids, r->method_id, &idx) && idx == c->method)
+			if (c->has_method_id && c->method_id == r->method_id)
 				break;
 		} else {
 			break; /* nothing to match on: the innermost call */

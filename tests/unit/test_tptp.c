@@ -1392,6 +1392,34 @@ static void exits_with_nothing_to_match(void)
 	T_EQ_U64(res[0].digest, res[1].digest);
 }
 
+/* A method id defined again while a call of it is open: its exit still
+ * closes that call, which keeps the name it had when it began. */
+static void method_redefined_while_open(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<classDef name=\"A\" classId=\"1\" time=\"100.0\"/>\n"
+		     "<methodDef name=\"outer\" methodId=\"1\" classIdRef=\"1\"/>\n"
+		     "<methodDef name=\"inner\" methodId=\"2\" classIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.1\" methodIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.2\" methodIdRef=\"2\"/>\n"
+		     "<methodDef name=\"again\" methodId=\"2\" classIdRef=\"1\"/>\n"
+		     "<methodExit threadIdRef=\"1\" methodIdRef=\"2\" time=\"100.3\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.35\" methodIdRef=\"2\"/>\n"
+		     "<methodExit threadIdRef=\"1\" methodIdRef=\"2\" time=\"100.36\"/>\n"
+		     "<methodExit threadIdRef=\"1\" methodIdRef=\"1\" time=\"100.4\"/>\n"
+		     "<threadEnd threadIdRef=\"1\" time=\"100.5\"/>\n</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.calls_matched, 3);
+	T_EQ_U64(res.st.exits_unmatched, 0);
+	T_EQ_U64(res.st.calls_unwound, 0);
+	T_EQ_U64(run_calls(&res, "A.inner"), 1);
+	T_EQ_U64(run_calls(&res, "A.again"), 1);
+	T_EQ_U64(run_calls(&res, "A.outer"), 1);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1418,4 +1446,5 @@ void run_tests(void)
 	T_RUN(zero_at_first_time);
 	T_RUN(exits_without_tickets);
 	T_RUN(exits_with_nothing_to_match);
+	T_RUN(method_redefined_while_open);
 }
