@@ -71,7 +71,8 @@ struct tptp_xml {
 	char head[TPTP_XML_PEEK + 16];
 	size_t head_len;
 	int head_done, wrapped, tail_done, stream_eof, terminated;
-	int64_t injected;     /* bytes fed that are not in the file */
+	int64_t injected;     /* bytes fed before the file's own that are not in it */
+	int64_t file_fed;     /* bytes of the file fed (head's declaration included) */
 	int io_failed, parse_failed, oom;
 	char *chunk;          /* TPTP_XML_CHUNK bytes read from the stream */
 	int depth;            /* element depth in the main document */
@@ -603,6 +604,7 @@ static int xml_feed(struct tptp_xml *x)
 			return -1;
 		}
 		if (got > 0) {
+			x->file_fed += got;
 			rc = xmlParseChunk(x->ctxt, x->chunk, (int)got, 0);
 			goto check;
 		}
@@ -610,7 +612,6 @@ static int xml_feed(struct tptp_xml *x)
 	}
 	if (x->wrapped && !x->tail_done) {
 		x->tail_done = 1;
-		x->injected += (int64_t)(sizeof tail - 1);
 		rc = xmlParseChunk(x->ctxt, tail, (int)(sizeof tail - 1), 0);
 		goto check;
 	}
@@ -644,10 +645,15 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 			if (consumed < x->fatal_pos)
 				consumed = x->fatal_pos;
 			/* head holds file bytes (the declaration) plus what we
-			 * injected; only the injected part is not in the file. */
+			 * injected; only the injected part is not in the file.
+			 * A position in the "</TRACE>" after a bare stream is
+			 * the file's end (the parser may fail before it or in
+			 * it: which, only the position tells). */
 			int64_t off = (int64_t)consumed - x->injected;
 			if (off < 0)
 				off = 0;
+			if (off > x->file_fed)
+				off = x->file_fed;
 			x->parse_failed = 0;
 			x->r->damaged = 1;
 			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), off,
@@ -731,6 +737,7 @@ static int tptp_xml_open(struct apc_reader *r)
 		memcpy(x->head + got, "<TRACE>", 7);
 		x->head_len = (size_t)got + 7;
 		x->injected = 7;
+		x->file_fed = got;
 		x->wrapped = 1;
 	}
 

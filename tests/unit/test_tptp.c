@@ -1420,6 +1420,31 @@ static void method_redefined_while_open(void)
 	T_EQ_U64(run_calls(&res, "A.outer"), 1);
 }
 
+/* A cut in the last element is reported at the end of the file, for a
+ * bare element stream as for a wrapped one: the "</TRACE>" the reader
+ * adds to a bare stream is not in the file. */
+static void xml_cut_offset_bare(void)
+{
+	static const char *const heads[] = {"<TRACE>\n", "<?xml version=\"1.0\"?>\n", ""};
+
+	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+		char text[512], want[64];
+		struct run res;
+
+		snprintf(text, sizeof text,
+			 "%s<traceStart time=\"100.0\"/>\n"
+			 "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+			 "<threadStart threadId=\"2\" time=\"100.1\" threadName=\"two\"/>\n"
+			 "<threadStart threadId=\"3\" ti", heads[i]);
+		snprintf(want, sizeof want, "offset 0x%zx:", strlen(text));
+		run_xml_text(text, &res);
+		T_EQ_INT(res.last_rc, APC_EDATA);
+		T_EQ_U64(res.thread_names, 2);
+		if (!strstr(res.err, want))
+			T_FAIL("head %zu: want \"%s\" in \"%s\"", i, want, res.err);
+	}
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1447,4 +1472,5 @@ void run_tests(void)
 	T_RUN(exits_without_tickets);
 	T_RUN(exits_with_nothing_to_match);
 	T_RUN(method_redefined_while_open);
+	T_RUN(xml_cut_offset_bare);
 }
