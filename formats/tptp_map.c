@@ -6,7 +6,7 @@
  * - each Java thread: a thread name and a link to the process (its tid is
  *   the TPTP thread id when that fits and was not used before, else a
  *   synthetic one from TPTP_SYNTH_TID up, so a reused id never merges two
- *   threads);
+ *   threads), and a task exit at its threadEnd;
  * - method calls: a custom activity map view "Java methods" with one root
  *   track per thread and one child track per call depth under it; every
  *   call is one job named "Class.method" on its depth's track (the
@@ -1446,7 +1446,20 @@ static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 			apc_model_unmapped(m->model, "tptp threadEnd of an unknown thread", 1);
 			break;
 		}
-		rc = close_all(m, &m->threads[idx], rec_time(m, r, &m->threads[idx]));
+		{
+			struct tptp_thread *th = &m->threads[idx];
+			struct tptp_out o;
+			uint64_t t = rec_time(m, r, th);
+			rc = close_all(m, th, t);
+			/* The task ends in Streamline's view too (after its
+			 * calls: same time, later arrival). */
+			memset(&o, 0, sizeof o);
+			o.ts = t;
+			o.type = APC_EV_TASK_EXIT;
+			o.tid = th->tid;
+			if (rc == 0)
+				rc = heap_push(m, &o);
+		}
 		/* The id may be reused by a later threadStart. */
 		hmap_del(&m->thread_ids, id);
 		break;
@@ -1571,6 +1584,9 @@ static int emit(struct tptp_map *m, struct apc_batch *b, const struct tptp_out *
 		e->u.link.cookie = TPTP_COOKIE;
 		e->u.link.pid = m->pid;
 		e->u.link.tid = o->tid;
+		break;
+	case APC_EV_TASK_EXIT:
+		e->u.sched.tid = o->tid;
 		break;
 	case APC_EV_ANNOTATION:
 		/* The text is interned: it lives until close, so the event

@@ -21,7 +21,8 @@
 struct run {
 	int open_rc, last_rc;
 	uint64_t events, jobs, method_jobs, gc_jobs, markers, strs, tracks, views;
-	uint64_t thread_names, links, counters;
+	uint64_t thread_names, links, counters, task_exits;
+	uint64_t last_exit_ts, last_exit_tid;
 	uint64_t out_of_order;      /* events older than the one before */
 	uint64_t bad_jobs;          /* start+duration after the event time */
 	int64_t last_live;          /* last tptp_live_heap value */
@@ -74,6 +75,10 @@ static uint64_t digest_event(uint64_t h, const struct apc_event *e)
 	case APC_EV_LINK:
 		n = snprintf(line, sizeof line, "%d %llu %d %d", e->type, (unsigned long long)e->ts,
 			     (int)e->u.link.pid, (int)e->u.link.tid);
+		break;
+	case APC_EV_TASK_EXIT:
+		n = snprintf(line, sizeof line, "%d %llu %d", e->type, (unsigned long long)e->ts,
+			     (int)e->u.sched.tid);
 		break;
 	case APC_EV_COUNTER:
 		n = snprintf(line, sizeof line, "%d %llu %u %lld", e->type, (unsigned long long)e->ts,
@@ -170,6 +175,11 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 					res->thread_names++;
 					break;
 				case APC_EV_LINK: res->links++; break;
+				case APC_EV_TASK_EXIT:
+					res->task_exits++;
+					res->last_exit_ts = e->ts;
+					res->last_exit_tid = (uint64_t)e->u.sched.tid;
+					break;
 				case APC_EV_COUNTER:
 					res->counters++;
 					if (e->u.counter.counter == c_live)
@@ -1445,6 +1455,42 @@ static void xml_cut_offset_bare(void)
 	}
 }
 
+/* threadEnd ends the thread's task in the capture (after closing its
+ * open calls), as a process exit does for LTT; both readers. */
+static void thread_end_exits(void)
+{
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 7, .name = "worker"},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD, .method_id = 1, .name = "run"},
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 1000, 1, 0),
+		{.kind = TPTP_THREAD_END, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS + 5000,
+		 .thread_id = 7},
+	};
+	struct tptp_rec brecs[NRECS(recs)];
+	struct run res[2];
+
+	memcpy(brecs, recs, sizeof recs);
+	brecs[3].thread_id = 7;
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"7\" time=\"100.0\" threadName=\"worker\"/>\n"
+		     "<methodDef name=\"run\" methodId=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"7\" time=\"100.000001\" methodIdRef=\"1\"/>\n"
+		     "<threadEnd threadIdRef=\"7\" time=\"100.000005\"/>\n</TRACE>\n", &res[0]);
+	run_bin_recs(brecs, NRECS(brecs), &res[1]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].task_exits, 1);
+		T_EQ_U64(res[i].last_exit_tid, 7);
+		T_EQ_U64(res[i].last_exit_ts, 100 * S_NS + 5000);
+		T_EQ_U64(res[i].method_jobs, 1);
+		T_EQ_U64(res[i].st.calls_open_at_end, 1);
+		T_EQ_U64(res[i].out_of_order, 0);
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1473,4 +1519,5 @@ void run_tests(void)
 	T_RUN(exits_with_nothing_to_match);
 	T_RUN(method_redefined_while_open);
 	T_RUN(xml_cut_offset_bare);
+	T_RUN(thread_end_exits);
 }
