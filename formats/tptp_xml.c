@@ -68,7 +68,7 @@ struct tptp_xml {
 	xmlSAXHandler sax;
 	/* Virtual wrapping: head (XML declaration + "<TRACE>") then the
 	 * stream, then tail ("</TRACE>") when wrapped. */
-	char head[TPTP_XML_PEEK + 16];
+	char *head;
 	size_t head_len;
 	int head_done, wrapped, tail_done, stream_eof, terminated;
 	int64_t injected;     /* bytes fed before the file's own that are not in it */
@@ -233,21 +233,48 @@ static int first_element(const uint8_t *p, size_t n, size_t i, char *name, size_
 	return k ? 0 : -1;
 }
 
+/*
+ * Look at the start of s until the first element's name is in view: 4 KiB
+ * first, more (up to APC_PEEK_MAX) while a prolog, such as a licence in a
+ * comment, runs past what is in view.  *p and the return value are the
+ * bytes in view (-1 on failure, err set), *start where the first element
+ * begins, name its name ("" if none is in view).
+ */
+static ssize_t xml_peek_first(struct apc_stream *s, const uint8_t **p, size_t *start, char *name,
+			      size_t len, struct apc_err *err)
+{
+	size_t want = TPTP_XML_PEEK;
+
+	for (;;) {
+		ssize_t n = apc_stream_peek(s, p, want, err);
+		if (n < 0)
+			return -1;
+		*start = skip_prolog(*p, (size_t)n);
+		/* The name must end in view: "<TRA" is not "<TRACE". */
+		if (first_element(*p, (size_t)n, *start, name, len) == 0 &&
+		    *start + 1 + strlen(name) < (size_t)n)
+			return n;
+		name[0] = '\0';
+		if ((size_t)n < want || want >= APC_PEEK_MAX)
+			return n;
+		want = want * 4 < APC_PEEK_MAX ? want * 4 : APC_PEEK_MAX;
+	}
+}
+
 static int tptp_xml_bid(struct apc_input *in)
 {
 	struct apc_stream *s;
 	const uint8_t *p;
 	struct apc_err err;
 	ssize_t n;
+	size_t start;
 	char name[64];
 
 	if (apc_input_is_tree(in) || !(s = apc_input_stream(in)))
 		return 0;
 	apc_err_clear(&err);
-	n = apc_stream_peek(s, &p, TPTP_XML_PEEK, &err);
-	if (n <= 0)
-		return 0;
-	if (first_element(p, (size_t)n, skip_prolog(p, (size_t)n), name, sizeof name) < 0)
+	n = xml_peek_first(s, &p, &start, name, sizeof name, &err);
+	if (n <= 0 || !name[0])
 		return 0;
 	if (strcmp(name, "TRACE") == 0) {
 		/* A TRACE root with TPTP children; an empty TRACE is still ours. */
@@ -719,18 +746,21 @@ static int tptp_xml_open(struct apc_reader *r)
 	apc_strset(&r->model->meta.source_format, "tptp-xml");
 
 	/* Decide on virtual wrapping from the first bytes. */
-	n = apc_stream_peek(x->s, &p, TPTP_XML_PEEK, &r->err);
+	n = xml_peek_first(x->s, &p, &start, name, sizeof name, &r->err);
 	if (n < 0)
 		return r->err.status < 0 ? r->err.status : APC_EIO;
-	start = skip_prolog(p, (size_t)n);
-	if (first_element(p, (size_t)n, start, name, sizeof name) == 0 && strcmp(name, "TRACE") == 0) {
+	if (strcmp(name, "TRACE") == 0 || (!name[0] && (size_t)n == APC_PEEK_MAX)) {
+		/* A root of its own; or a prolog longer than we look at, where
+		 * "<TRACE>" put before its end would break it: if the stream
+		 * is bare after all, the parser reports where. */
 		x->wrapped = 0;
 	} else {
 		/* Move the declaration into head so "<TRACE>" comes after it. */
 		size_t decl = start;
 		ssize_t got;
-		if (decl > TPTP_XML_PEEK)
-			decl = TPTP_XML_PEEK;
+		x->head = malloc(decl + 8);
+		if (!x->head)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 		got = decl ? apc_stream_read(x->s, x->head, decl, &r->err) : 0;
 		if (got < 0)
 			return r->err.status < 0 ? r->err.status : APC_EIO;
@@ -814,6 +844,7 @@ static void tptp_xml_close(struct apc_reader *r)
 		xmlFreeParserCtxt(x->ctxt);
 	}
 	tptp_map_free(x->map);
+	free(x->head);
 	free(x->chunk);
 	free(x->q);
 	free(x->arena);

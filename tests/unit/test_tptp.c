@@ -1491,6 +1491,40 @@ static void thread_end_exits(void)
 	T_EQ_U64(res[0].digest, res[1].digest);
 }
 
+/* A long comment (a licence) before the first element: the reader is
+ * still chosen, and a bare stream is still wrapped after it. */
+static void xml_long_prolog(void)
+{
+	for (int bare = 0; bare <= 1; bare++) {
+		size_t k;
+		char *text = malloc(20000 + 512), path[64];
+		struct apc_input *in;
+		struct apc_err err;
+		struct run res;
+
+		T_ASSERT(text != NULL);
+		if (!text)
+			return;
+		k = (size_t)snprintf(text, 64, "<?xml version=\"1.0\"?>\n<!-- ");
+		/* past the 4 KiB the reader once looked at */
+		for (; k < (bare ? 8192u : 20000u); k++)
+			text[k] = "licence "[k % 8];
+		snprintf(text + k, 512, " -->\n%s<traceStart time=\"100.0\"/>\n"
+			 "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n%s",
+			 bare ? "" : "<TRACE>\n", bare ? "" : "</TRACE>\n");
+		write_text(path, sizeof path, text);
+		T_ASSERT(apc_input_open(path, &in, &err) == 0);
+		T_EQ_INT(apc_format_tptp_xml.bid(in), 90);
+		apc_input_close(in);
+		run_reader(&apc_format_tptp_xml, path, 0, &res);
+		T_EQ_INT(res.last_rc, APC_END);
+		T_EQ_U64(res.thread_names, 1);
+		T_EQ_U64(res.t0, 100 * S_NS);
+		unlink(path);
+		free(text);
+	}
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1520,4 +1554,5 @@ void run_tests(void)
 	T_RUN(method_redefined_while_open);
 	T_RUN(xml_cut_offset_bare);
 	T_RUN(thread_end_exits);
+	T_RUN(xml_long_prolog);
 }
