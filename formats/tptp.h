@@ -129,11 +129,17 @@ int tptp_map_is_header(int kind);
 
 /*
  * tptp_map_begin() : the header is over: fix meta.wall_clock_ns and
- * meta.monotonic_delta (traceStart time, else `first_time`, the time of
- * the first data record).  Readers call it from open(), before the first
- * data record; records fed before it only fill metadata.
+ * meta.monotonic_delta (traceStart time, else `first_time`) and map the
+ * records that waited for them.  tptp_map_record() calls it at the first
+ * data record when there was a traceStart, else at the first record with
+ * a time; records before that only fill metadata, define ids or wait.
+ * Readers feed records from open() until tptp_map_begun(), the writer
+ * needing the metadata before the first event, and call it themselves
+ * (first_time 0) when the input ends before.  APC_OK, or APC_ENOMEM
+ * with err set.
  */
-void tptp_map_begin(struct tptp_map *map, uint64_t first_time);
+int tptp_map_begin(struct tptp_map *map, uint64_t first_time, struct apc_err *err);
+int tptp_map_begun(const struct tptp_map *map);
 
 /*
  * tptp_map_record() : map one record.  Events go to the reorder heap.

@@ -26,7 +26,10 @@
  *   message 2 (8-byte unsigned), counted from the epoch, so
  *   ns = ticks * 1e9 / f (128-bit, exact floor).  A frequency below 1e6 is
  *   taken as MHz (CPUID reports MHz; a real clock is never under 1 MHz).
- *   Without message 2, timestamps are taken as ns.
+ *   Without message 2, timestamps are taken as ns.  A timestamp of 0
+ *   (the spec's default for an unused attribute) is no time; one past
+ *   2^64 ns (year 2554) is no time either, counted as the XML reader
+ *   counts one.
  * - Arrays (monitor stack methods/lines) are counted by the Integer stack
  *   depth before them.
  * Unknown ids are skipped by their length and counted.
@@ -99,6 +102,8 @@ struct tptp_bin {
 	int big, platform64, len_mode;
 	uint64_t freq_hz;
 	struct apc_scale to_ns; /* ticks -> ns at freq_hz, when fast */
+	uint64_t max_ticks;     /* the last tick count whose ns fit 64 bits */
+	int bad_time;           /* the message being read had such a time */
 	int fast;               /* fast paths allowed (APC_NO_SIMD unset) */
 	int finished, pending_rc;
 	uint64_t nrec;          /* messages read, not yet added to the model */
@@ -186,10 +191,11 @@ static uint32_t bin_ld32(int big, const uint8_t *p)
 #endif
 }
 
-/* ticks -> ns, floor(v * 1e9 / f) exactly.  The fast path divides by
- * multiplying (lib/scale.h).  The reference: with v = q*f + r it is
- * q*1e9 + floor(r*1e9 / f), all in 64 bits while f < 2^64 / 1e9 (any
- * real clock); the 128-bit division is the rare fallback. */
+/* ticks -> ns, floor(v * 1e9 / f) exactly, for v <= max_ticks (the
+ * caller checks).  The fast path divides by multiplying (lib/scale.h).
+ * The reference: with v = q*f + r it is q*1e9 + floor(r*1e9 / f), all in
+ * 64 bits while f < 2^64 / 1e9 (any real clock); the 128-bit division is
+ * the rare fallback. */
 static uint64_t bin_ticks_ns(const struct tptp_bin *x, uint64_t v)
 {
 	uint64_t f = x->freq_hz;
@@ -209,6 +215,37 @@ static uint64_t bin_ticks_ns(const struct tptp_bin *x, uint64_t v)
 	return (uint64_t)((unsigned __int128)v * 1000000000u / f);
 }
 
+/* The frequency of system message 2 (0: ticks are ns). */
+static void bin_set_freq(struct tptp_bin *x, uint64_t f)
+{
+	x->freq_hz = f;
+	x->max_ticks = UINT64_MAX;
+	if (f) {
+		/* v * 1e9 / f < 2^64  <=>  v <= (2^64 * f - 1) / 1e9 */
+		unsigned __int128 lim = (((unsigned __int128)f << 64) - 1) / 1000000000u;
+		if (lim < UINT64_MAX)
+			x->max_ticks = (uint64_t)lim;
+		apc_scale_prep(&x->to_ns, 1000000000u, f);
+	}
+}
+
+/* A Timestamp attribute into rec.  0 is the spec's default for an
+ * unused attribute: no time, as an XML element without one.  A time past
+ * 2^64 ns would wrap (to a plausible but wrong time): the record gets
+ * none either, and it is counted as the XML reader counts a time too
+ * large for 64 bits. */
+static inline void bin_time(struct tptp_bin *x, struct tptp_rec *rec, uint64_t ticks)
+{
+	if (ticks == 0 || ticks > x->max_ticks) {
+		rec->time = 0;
+		rec->has &= ~TPTP_HAS_TIME;
+		x->bad_time |= ticks != 0;
+		return;
+	}
+	rec->time = bin_ticks_ns(x, ticks);
+	rec->has |= TPTP_HAS_TIME;
+}
+
 static uint64_t bin_offset(const struct tptp_bin *x)
 {
 	return x->base + x->start;
@@ -217,13 +254,12 @@ static uint64_t bin_offset(const struct tptp_bin *x)
 /* ---- attributes ------------------------------------------------------------ */
 
 /* Store attribute value v (or str) of role `role` in rec. */
-static inline void bin_assign(const struct tptp_bin *x, struct tptp_rec *rec, char role, uint64_t v,
+static inline void bin_assign(struct tptp_bin *x, struct tptp_rec *rec, char role, uint64_t v,
 			      const char *str)
 {
 	switch (role) {
 	case 'T':
-		rec->time = bin_ticks_ns(x, v);
-		rec->has |= TPTP_HAS_TIME;
+		bin_time(x, rec, v);
 		break;
 	case 'h': rec->thread_id = v; rec->has |= TPTP_HAS_THREAD; break;
 	case 'm': rec->method_id = v; rec->has |= TPTP_HAS_METHOD; break;
@@ -406,7 +442,7 @@ static long bin_parse_plan(struct tptp_bin *x, const struct bin_plan *pl, const 
 	rec->has |= has;
 	/* time and pid went in raw: convert them once */
 	if (pl->has_time)
-		rec->time = bin_ticks_ns(x, rec->time);
+		bin_time(x, rec, rec->time);
 	if (pl->has_pid)
 		rec->pid = (int32_t)(uint32_t)rec->pid;
 	if (pl->rest_strings >= 0) {
@@ -561,9 +597,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 			apc_model_add_attr(x->r->model, "tptp.bin.encoding", enc);
 		} else if (id == 2 && body >= 8) {
 			uint64_t f = bin_get(x, p, 8);
-			x->freq_hz = f && f < 1000000 ? f * 1000000 : f;
-			if (x->freq_hz)
-				apc_scale_prep(&x->to_ns, 1000000000u, x->freq_hz);
+			bin_set_freq(x, f && f < 1000000 ? f * 1000000 : f);
 		} else {
 			char what[64];
 			snprintf(what, sizeof what, "tptp binary system message %d", id);
@@ -587,11 +621,15 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	APC_ZERO(rec);
 	rec->kind = kind;
 	rec->elem = plan ? plan->elem : tptp_kind_name(kind);
+	x->bad_time = 0;
 	if ((plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
 		  : bin_parse(x, lay, p, (size_t)body, rec)) < 0) {
 		apc_model_unmapped(x->r->model, "tptp binary messages shorter than their attributes (skipped)", 1);
 		return 2;
 	}
+	/* Counted once the message is one: a skipped one is counted above. */
+	if (x->bad_time)
+		apc_model_unmapped(x->r->model, "tptp times that do not parse", 1);
 	return 1;
 }
 
@@ -640,6 +678,7 @@ static int tptp_bin_open(struct apc_reader *r)
 	r->priv = x;
 	x->r = r;
 	x->fast = (apc_cpu_features() & APC_CPU_FAST) != 0;
+	bin_set_freq(x, 0);
 	x->s = apc_input_stream(r->inputs[0]);
 	/* no larger than a small file (plus a little, so a read sees its
 	 * end): the fuzz campaign found the 256 KiB buffer costing more
@@ -688,27 +727,25 @@ static int tptp_bin_open(struct apc_reader *r)
 	x->start = (size_t)data_off;
 
 	/* Header messages (and the system messages among them) fill the
-	 * metadata before the writer starts. */
-	for (;;) {
+	 * metadata before the writer starts; the map says when it has its
+	 * zero (see tptp_map_begin()). */
+	do {
 		rc = bin_next_msg(x, &rec);
 		if (rc == 2)
 			continue;
 		if (rc <= 0)
 			break;
-		if (!tptp_map_is_header(rec.kind)) {
-			tptp_map_begin(x->map, (rec.has & TPTP_HAS_TIME) ? rec.time : 0);
-			int mrc = tptp_map_record(x->map, &rec, &r->err);
-			if (mrc < 0)
-				return mrc;
-			break;
-		}
-		tptp_map_record(x->map, &rec, &r->err);
-	}
+		int mrc = tptp_map_record(x->map, &rec, &r->err);
+		if (mrc < 0)
+			return mrc;
+	} while (!tptp_map_begun(x->map));
 	bin_account(x);
 	if (rc < 0 && rc != APC_EDATA)
 		return rc;
 	if (rc <= 0) {
-		tptp_map_begin(x->map, 0);
+		int mrc = tptp_map_begin(x->map, 0, &r->err);
+		if (mrc < 0)
+			return mrc;
 		x->finished = 1;
 		x->pending_rc = rc;
 	}

@@ -6,7 +6,7 @@
  * - each Java thread: a thread name and a link to the process (its tid is
  *   the TPTP thread id when that fits and was not used before, else a
  *   synthetic one from TPTP_SYNTH_TID up, so a reused id never merges two
- *   threads);
+ *   threads), and a task exit at its threadEnd;
  * - method calls: a custom activity map view "Java methods" with one root
  *   track per thread and one child track per call depth under it; every
  *   call is one job named "Class.method" on its depth's track (the
@@ -38,6 +38,7 @@
 #define TPTP_GC_TRACK 1
 #define TPTP_TRACK_STRIDE 1024 /* thread i: track (i+1)*stride, depth d: + d */
 #define TPTP_COOKIE 1
+#define TPTP_EARLY_MAX 4096    /* records kept waiting for the first time */
 
 /* ---- a u64 -> u64 hash map (linear probing, backward-shift delete) ---- */
 
@@ -262,9 +263,10 @@ struct tptp_run {
 };
 
 struct tptp_call {
-	uint32_t method;        /* index in map->methods */
+	uint32_t method;        /* index in map->methods: the name it began with */
+	uint64_t method_id;     /* the id, for its exit: the id may be redefined meanwhile */
 	uint64_t ticket;
-	int has_ticket;
+	int has_ticket, has_method_id;
 	uint64_t start;
 };
 
@@ -301,6 +303,8 @@ struct tptp_map {
 	size_t nthreads, threads_cap;
 	struct tptp_method *methods;
 	size_t nmethods, methods_cap;
+	size_t noid;            /* the method of entries without an id */
+	int have_noid;
 	size_t hn;              /* events waiting (runs + spill heap) */
 	struct tptp_run runs[APC_RUNS_MAX];
 	struct apc_runs rq;     /* which runs are live, in which orders */
@@ -310,6 +314,8 @@ struct tptp_map {
 	size_t hsn, hcap;
 	uint64_t seq;
 	int32_t next_synth_tid, next_job;
+	struct tptp_rec *early; /* records waiting for the zero (strings interned) */
+	size_t nearly, early_cap;
 	int gc_track_declared, gc_open;
 	int final_closed;       /* the final drain closed what was open */
 	uint64_t gc_start;
@@ -578,6 +584,7 @@ void tptp_map_free(struct tptp_map *m)
 		free(m->threads[i].stack);
 	free(m->threads);
 	free(m->methods);
+	free(m->early);
 	queue_free(m);
 	hmap_free(&m->thread_ids);
 	hmap_free(&m->class_ids);
@@ -783,14 +790,21 @@ static void header_record(struct tptp_map *m, const struct tptp_rec *r)
 	}
 }
 
-void tptp_map_begin(struct tptp_map *m, uint64_t first_time)
+static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err *err);
+
+int tptp_map_begun(const struct tptp_map *m)
+{
+	return m->begun;
+}
+
+int tptp_map_begin(struct tptp_map *m, uint64_t first_time, struct apc_err *err)
 {
 	struct apc_meta *meta = &m->model->meta;
 	uint64_t t0 = m->have_trace_start ? m->trace_start : first_time;
 	struct tptp_out o;
 
 	if (m->begun)
-		return;
+		return APC_OK;
 	m->begun = 1;
 	meta->wall_clock_ns = t0;
 	meta->monotonic_delta = t0;
@@ -814,6 +828,58 @@ void tptp_map_begin(struct tptp_map *m, uint64_t first_time)
 	o.text = pool_intern(&m->pool, "Java methods", 12);
 	if (o.text)
 		heap_push(m, &o);
+
+	/* The records that waited for a time: theirs is t0 now. */
+	for (size_t i = 0; i < m->nearly; i++) {
+		int rc = map_data(m, &m->early[i], err);
+		if (rc < 0)
+			return rc;
+	}
+	free(m->early);
+	m->early = NULL;
+	m->nearly = m->early_cap = 0;
+	return APC_OK;
+}
+
+/* Kinds whose records become events, which need a time. */
+static int makes_events(int kind)
+{
+	switch (kind) {
+	case TPTP_THREAD_START: case TPTP_THREAD_END: case TPTP_METHOD_ENTRY: case TPTP_METHOD_EXIT:
+	case TPTP_OBJ_ALLOC: case TPTP_OBJ_FREE: case TPTP_GC_START: case TPTP_GC_FINISH:
+	case TPTP_MON_WAIT: case TPTP_MON_WAITED: case TPTP_MON_CONTENDED_ENTER:
+	case TPTP_MON_CONTENDED_ENTERED: case TPTP_RUNTIME_INIT_DONE: case TPTP_RUNTIME_SHUTDOWN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Keep a copy of r (its strings interned) until the zero is known.
+ * 0, or -1 on allocation failure. */
+static int early_keep(struct tptp_map *m, const struct tptp_rec *r)
+{
+	struct tptp_rec *e;
+
+	if (m->nearly == m->early_cap) {
+		size_t cap = m->early_cap ? m->early_cap * 2 : 16;
+		struct tptp_rec *ne = realloc(m->early, cap * sizeof *ne);
+		if (!ne)
+			return -1;
+		m->early = ne;
+		m->early_cap = cap;
+	}
+	e = &m->early[m->nearly];
+	*e = *r;
+	{
+		const char **strs[] = {&e->elem, &e->name, &e->signature, &e->hostname, &e->key,
+				       &e->value, &e->group};
+		for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+			if (*strs[i] && !(*strs[i] = pool_intern(&m->pool, *strs[i], strlen(*strs[i]))))
+				return -1;
+	}
+	m->nearly++;
+	return 0;
 }
 
 /* ---- mapping ------------------------------------------------------------------ */
@@ -1002,6 +1068,27 @@ static uint32_t class_color(const char *cls)
 	return r << 24 | g << 16 | b << 8 | 0x1b;
 }
 
+/* A new, zeroed method entry (pointers into m->methods last until the
+ * next one is added); NULL on allocation failure. */
+static struct tptp_method *method_add(struct tptp_map *m)
+{
+	struct tptp_method *me;
+
+	if (m->nmethods == m->methods_cap) {
+		size_t cap = m->methods_cap ? m->methods_cap * 2 : 64;
+		struct tptp_method *nm = realloc(m->methods, cap * sizeof *nm);
+		if (!nm)
+			return NULL;
+		m->methods = nm;
+		m->methods_cap = cap;
+	}
+	me = &m->methods[m->nmethods++];
+	memset(me, 0, sizeof *me);
+	return me;
+}
+
+#define TPTP_NOID_NAME "(unknown method)"
+
 /* The method's job name and colour, resolved at its first call (classes
  * may be defined after the method in lazy writers). */
 static struct tptp_method *method_get(struct tptp_map *m, const struct tptp_rec *r)
@@ -1011,22 +1098,32 @@ static struct tptp_method *method_get(struct tptp_map *m, const struct tptp_rec 
 	char buf[1024];
 	const char *cls = NULL;
 
-	if (!(r->has & TPTP_HAS_METHOD) || !hmap_find(&m->method_ids, r->method_id, &idx)) {
+	if (!(r->has & TPTP_HAS_METHOD)) {
+		/* XML that left the id out (binary always has one): a call
+		 * of some method, shown under one name of its own.  Taking
+		 * it as id 0 would rename the calls of a real method 0. */
+		apc_model_unmapped(m->model, "tptp methodEntry without a method id (named " TPTP_NOID_NAME ")", 1);
+		if (!m->have_noid) {
+			if (!(me = method_add(m)))
+				return NULL;
+			me->name = me->job_name = pool_intern(&m->pool, TPTP_NOID_NAME, strlen(TPTP_NOID_NAME));
+			me->color = class_color("");
+			if (!me->name)
+				return NULL;
+			m->noid = (size_t)(me - m->methods);
+			m->have_noid = 1;
+		}
+		return &m->methods[m->noid];
+	}
+	if (!hmap_find(&m->method_ids, r->method_id, &idx)) {
 		/* Undefined method: give it a placeholder definition. */
 		snprintf(buf, sizeof buf, "method%" PRIu64, r->method_id);
 		apc_model_unmapped(m->model, "tptp calls of undefined methods (named by id)", 1);
-		if (m->nmethods == m->methods_cap) {
-			size_t cap = m->methods_cap ? m->methods_cap * 2 : 64;
-			struct tptp_method *nm = realloc(m->methods, cap * sizeof *nm);
-			if (!nm)
-				return NULL;
-			m->methods = nm;
-			m->methods_cap = cap;
-		}
-		idx = m->nmethods++;
-		memset(&m->methods[idx], 0, sizeof m->methods[idx]);
-		m->methods[idx].name = pool_intern(&m->pool, buf, strlen(buf));
-		if (!m->methods[idx].name || hmap_put(&m->method_ids, r->method_id, idx) < 0)
+		if (!(me = method_add(m)))
+			return NULL;
+		idx = (uint64_t)(me - m->methods);
+		me->name = pool_intern(&m->pool, buf, strlen(buf));
+		if (!me->name || hmap_put(&m->method_ids, r->method_id, idx) < 0)
 			return NULL;
 	}
 	me = &m->methods[idx];
@@ -1105,8 +1202,10 @@ static int method_entry(struct tptp_map *m, const struct tptp_rec *r)
 	}
 	c = &th->stack[th->depth++];
 	c->method = (uint32_t)(me - m->methods);
+	c->method_id = r->method_id;
+	c->has_method_id = !!(r->has & TPTP_HAS_METHOD);
 	c->ticket = r->ticket;
-	c->has_ticket = !!(r->has & TPTP_HAS_TICKET);
+	c->has_ticket = (r->has & TPTP_HAS_TICKET) && r->ticket != 0; /* see method_exit() */
 	c->start = t;
 	if (th->depth > th->tracks_declared && th->depth < TPTP_TRACK_STRIDE) {
 		char buf[32];
@@ -1123,21 +1222,33 @@ static int method_exit(struct tptp_map *m, const struct tptp_rec *r)
 	struct tptp_thread *th = thread_use(m, r);
 	uint64_t t;
 	size_t k;
+	int by_ticket, by_method;
 
 	if (!th)
 		return -1;
 	t = rec_time(m, r, th);
-	/* Match by ticket when the trace has tickets (TICKET option), else by
+	/*
+	 * Match by ticket when the trace has tickets (TICKET option), else by
 	 * method id; search down the stack so a missed exit (exception
-	 * unwinding) does not desynchronise everything above it. */
+	 * unwinding) does not desynchronise everything above it.
+	 * A .trcbin carries every attribute, the unused ones as 0 (the
+	 * spec's default), so there 0 cannot tell "no ticket" from "ticket
+	 * 0".  A ticket 0 is taken as none in XML too, or the same events
+	 * would pair differently from the two inputs; the converters' XML
+	 * gives ticket 0 to a thread's first call, which its method id
+	 * matches as well.  The spec also marks methodExit's Method ID
+	 * unused: 0 there is none, unless a method 0 is defined.
+	 */
+	by_ticket = (r->has & TPTP_HAS_TICKET) && r->ticket != 0;
+	by_method = (r->has & TPTP_HAS_METHOD) &&
+		    (r->method_id != 0 || hmap_find(&m->method_ids, 0, NULL));
 	for (k = th->depth; k > 0; k--) {
 		struct tptp_call *c = &th->stack[k - 1];
-		if ((r->has & TPTP_HAS_TICKET) && c->has_ticket) {
+		if (by_ticket && c->has_ticket) {
 			if (c->ticket == r->ticket)
 				break;
-		} else if (r->has & TPTP_HAS_METHOD) {
-			uint64_t idx;
-			if (hmap_find(&m->method_ids, r->method_id, &idx) && idx == c->method)
+		} else if (by_method) {
+			if (c->has_method_id && c->method_id == r->method_id)
 				break;
 		} else {
 			break; /* nothing to match on: the innermost call */
@@ -1165,8 +1276,12 @@ static int obj_alloc(struct tptp_map *m, const struct tptp_rec *r)
 	uint64_t t = rec_time(m, r, NULL), old, old_live = 0;
 	uint64_t size = (r->has & TPTP_HAS_SIZE) ? r->size : 0;
 
-	if (size > INT64_MAX / 4)
-		size = 0; /* nonsense size: do not poison the counter */
+	if (size > INT64_MAX / 4) {
+		/* Nonsense size (no heap is an exabyte): do not poison the
+		 * counters, but say so. */
+		apc_model_unmapped(m->model, "tptp objAlloc sizes too large (taken as 0)", 1);
+		size = 0;
+	}
 	if (r->has & TPTP_HAS_OBJECT) {
 		if (hmap_find(&m->objects, r->object_id, &old)) {
 			apc_model_unmapped(m->model, "tptp objAlloc of a live object id (old one freed)", 1);
@@ -1197,6 +1312,15 @@ static int obj_free(struct tptp_map *m, const struct tptp_rec *r)
 	return push_counter(m, t, m->c_live, -(int64_t)size);
 }
 
+/* The open GC as one job on the GC track, ending at t. */
+static int gc_close(struct tptp_map *m, uint64_t t)
+{
+	m->gc_open = 0;
+	m->st.gc_count++;
+	return push_job(m, t, m->gc_start, m->pid, TPTP_GC_TRACK, pool_intern(&m->pool, "GC", 2),
+			0xc0404000u | 0x1b);
+}
+
 static int gc_event(struct tptp_map *m, const struct tptp_rec *r)
 {
 	uint64_t t = rec_time(m, r, NULL);
@@ -1207,6 +1331,13 @@ static int gc_event(struct tptp_map *m, const struct tptp_rec *r)
 				return -1;
 			m->gc_track_declared = 1;
 		}
+		if (m->gc_open) {
+			/* A lost gcFinish: the open GC ends where the next one
+			 * starts (one GC track holds one job at a time). */
+			apc_model_unmapped(m->model, "tptp gcStart without gcFinish (closed at the next gcStart)", 1);
+			if (gc_close(m, t) < 0)
+				return -1;
+		}
 		m->gc_open = 1;
 		m->gc_start = t;
 		return push_ann(m, t, APC_ANN_MARKER, m->pid, "GC start");
@@ -1215,10 +1346,7 @@ static int gc_event(struct tptp_map *m, const struct tptp_rec *r)
 		apc_model_unmapped(m->model, "tptp gcFinish without gcStart", 1);
 		return 0;
 	}
-	m->gc_open = 0;
-	m->st.gc_count++;
-	return push_job(m, t, m->gc_start, m->pid, TPTP_GC_TRACK, pool_intern(&m->pool, "GC", 2),
-			0xc0404000u | 0x1b);
+	return gc_close(m, t);
 }
 
 static int monitor_event(struct tptp_map *m, const struct tptp_rec *r)
@@ -1251,19 +1379,53 @@ static int monitor_event(struct tptp_map *m, const struct tptp_rec *r)
 
 int tptp_map_record(struct tptp_map *m, const struct tptp_rec *r, struct apc_err *err)
 {
-	int rc = 0;
-	uint64_t idx;
-
 	m->st.records++;
 	if (r->kind >= 0 && r->kind < TPTP_KIND_COUNT)
 		m->st.kinds[r->kind]++;
 	if (tptp_map_is_header(r->kind)) {
-		if (!m->begun)
+		if (!m->begun) {
 			header_record(m, r);
+		} else {
+			/* The writer has the metadata by now (the summary goes
+			 * out first), and a pid or a zero that changed midway
+			 * would split the capture: count it, change nothing. */
+			char what[96];
+			snprintf(what, sizeof what, "tptp %s after the first data record (ignored)",
+				 tptp_kind_name(r->kind));
+			apc_model_unmapped(m->model, what, 1);
+		}
 		return APC_OK;
 	}
-	if (!m->begun)
-		tptp_map_begin(m, (r->has & TPTP_HAS_TIME) ? r->time : 0);
+	if (!m->begun) {
+		/*
+		 * The zero is the traceStart time, else the first time seen.
+		 * Records before that which would become events wait for it
+		 * (a zero of 0 for want of a time would put the capture in
+		 * 1970); definitions need no time and are mapped at once.
+		 * A trace with no times at all (TIMESTAMPS off) is held up
+		 * for TPTP_EARLY_MAX records only, then starts at 0.
+		 */
+		if (m->have_trace_start || (r->has & TPTP_HAS_TIME)) {
+			int rc = tptp_map_begin(m, (r->has & TPTP_HAS_TIME) ? r->time : 0, err);
+			if (rc < 0)
+				return rc;
+		} else if (m->nearly < TPTP_EARLY_MAX && (m->nearly || makes_events(r->kind))) {
+			return early_keep(m, r) < 0 ? map_nomem(err) : APC_OK;
+		} else if (m->nearly) {
+			int rc = tptp_map_begin(m, 0, err);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return map_data(m, r, err);
+}
+
+/* One data record, once the zero is known (or for a definition, which
+ * needs none). */
+static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err *err)
+{
+	int rc = 0;
+	uint64_t idx;
 
 	switch (r->kind) {
 	case TPTP_THREAD_START: {
@@ -1284,7 +1446,20 @@ int tptp_map_record(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 			apc_model_unmapped(m->model, "tptp threadEnd of an unknown thread", 1);
 			break;
 		}
-		rc = close_all(m, &m->threads[idx], rec_time(m, r, &m->threads[idx]));
+		{
+			struct tptp_thread *th = &m->threads[idx];
+			struct tptp_out o;
+			uint64_t t = rec_time(m, r, th);
+			rc = close_all(m, th, t);
+			/* The task ends in Streamline's view too (after its
+			 * calls: same time, later arrival). */
+			memset(&o, 0, sizeof o);
+			o.ts = t;
+			o.type = APC_EV_TASK_EXIT;
+			o.tid = th->tid;
+			if (rc == 0)
+				rc = heap_push(m, &o);
+		}
 		/* The id may be reused by a later threadStart. */
 		hmap_del(&m->thread_ids, id);
 		break;
@@ -1306,24 +1481,16 @@ int tptp_map_record(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 		struct tptp_method *me;
 		if (!(r->has & TPTP_HAS_METHOD))
 			break;
-		if (m->nmethods == m->methods_cap) {
-			size_t cap = m->methods_cap ? m->methods_cap * 2 : 64;
-			struct tptp_method *nm = realloc(m->methods, cap * sizeof *nm);
-			if (!nm)
-				return map_nomem(err);
-			m->methods = nm;
-			m->methods_cap = cap;
-		}
 		/* Always a new entry: a redefined id must not rename the jobs
 		 * of calls still open under the old definition. */
-		me = &m->methods[m->nmethods];
-		memset(me, 0, sizeof *me);
+		me = method_add(m);
+		if (!me)
+			return map_nomem(err);
 		me->class_id = r->class_id;
 		me->has_class = !!(r->has & TPTP_HAS_CLASS);
 		me->name = pool_intern(&m->pool, r->name ? r->name : "?", r->name ? strlen(r->name) : 1);
-		if (!me->name || hmap_put(&m->method_ids, r->method_id, m->nmethods) < 0)
+		if (!me->name || hmap_put(&m->method_ids, r->method_id, (uint64_t)(me - m->methods)) < 0)
 			return map_nomem(err);
-		m->nmethods++;
 		break;
 	}
 	case TPTP_METHOD_ENTRY:
@@ -1418,6 +1585,9 @@ static int emit(struct tptp_map *m, struct apc_batch *b, const struct tptp_out *
 		e->u.link.pid = m->pid;
 		e->u.link.tid = o->tid;
 		break;
+	case APC_EV_TASK_EXIT:
+		e->u.sched.tid = o->tid;
+		break;
 	case APC_EV_ANNOTATION:
 		/* The text is interned: it lives until close, so the event
 		 * can point at it (no copy per job). */
@@ -1460,11 +1630,8 @@ long tptp_map_drain(struct tptp_map *m, struct apc_batch *b, int final)
 			if (close_all(m, &m->threads[i], m->last_ts) < 0)
 				return -1;
 		if (m->gc_open) {
-			m->gc_open = 0;
-			m->st.gc_count++;
 			apc_model_unmapped(m->model, "tptp gcStart without gcFinish (closed at the last time)", 1);
-			if (push_job(m, m->last_ts, m->gc_start, m->pid, TPTP_GC_TRACK,
-				     pool_intern(&m->pool, "GC", 2), 0xc0404000u | 0x1b) < 0)
+			if (gc_close(m, m->last_ts) < 0)
 				return -1;
 		}
 	}

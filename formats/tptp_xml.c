@@ -68,10 +68,11 @@ struct tptp_xml {
 	xmlSAXHandler sax;
 	/* Virtual wrapping: head (XML declaration + "<TRACE>") then the
 	 * stream, then tail ("</TRACE>") when wrapped. */
-	char head[TPTP_XML_PEEK + 16];
+	char *head;
 	size_t head_len;
 	int head_done, wrapped, tail_done, stream_eof, terminated;
-	int64_t injected;     /* bytes fed that are not in the file */
+	int64_t injected;     /* bytes fed before the file's own that are not in it */
+	int64_t file_fed;     /* bytes of the file fed (head's declaration included) */
 	int io_failed, parse_failed, oom;
 	char *chunk;          /* TPTP_XML_CHUNK bytes read from the stream */
 	int depth;            /* element depth in the main document */
@@ -232,21 +233,48 @@ static int first_element(const uint8_t *p, size_t n, size_t i, char *name, size_
 	return k ? 0 : -1;
 }
 
+/*
+ * Look at the start of s until the first element's name is in view: 4 KiB
+ * first, more (up to APC_PEEK_MAX) while a prolog, such as a licence in a
+ * comment, runs past what is in view.  *p and the return value are the
+ * bytes in view (-1 on failure, err set), *start where the first element
+ * begins, name its name ("" if none is in view).
+ */
+static ssize_t xml_peek_first(struct apc_stream *s, const uint8_t **p, size_t *start, char *name,
+			      size_t len, struct apc_err *err)
+{
+	size_t want = TPTP_XML_PEEK;
+
+	for (;;) {
+		ssize_t n = apc_stream_peek(s, p, want, err);
+		if (n < 0)
+			return -1;
+		*start = skip_prolog(*p, (size_t)n);
+		/* The name must end in view: "<TRA" is not "<TRACE". */
+		if (first_element(*p, (size_t)n, *start, name, len) == 0 &&
+		    *start + 1 + strlen(name) < (size_t)n)
+			return n;
+		name[0] = '\0';
+		if ((size_t)n < want || want >= APC_PEEK_MAX)
+			return n;
+		want = want * 4 < APC_PEEK_MAX ? want * 4 : APC_PEEK_MAX;
+	}
+}
+
 static int tptp_xml_bid(struct apc_input *in)
 {
 	struct apc_stream *s;
 	const uint8_t *p;
 	struct apc_err err;
 	ssize_t n;
+	size_t start;
 	char name[64];
 
 	if (apc_input_is_tree(in) || !(s = apc_input_stream(in)))
 		return 0;
 	apc_err_clear(&err);
-	n = apc_stream_peek(s, &p, TPTP_XML_PEEK, &err);
-	if (n <= 0)
-		return 0;
-	if (first_element(p, (size_t)n, skip_prolog(p, (size_t)n), name, sizeof name) < 0)
+	n = xml_peek_first(s, &p, &start, name, sizeof name, &err);
+	if (n <= 0 || !name[0])
 		return 0;
 	if (strcmp(name, "TRACE") == 0) {
 		/* A TRACE root with TPTP children; an empty TRACE is still ours. */
@@ -603,6 +631,7 @@ static int xml_feed(struct tptp_xml *x)
 			return -1;
 		}
 		if (got > 0) {
+			x->file_fed += got;
 			rc = xmlParseChunk(x->ctxt, x->chunk, (int)got, 0);
 			goto check;
 		}
@@ -610,7 +639,6 @@ static int xml_feed(struct tptp_xml *x)
 	}
 	if (x->wrapped && !x->tail_done) {
 		x->tail_done = 1;
-		x->injected += (int64_t)(sizeof tail - 1);
 		rc = xmlParseChunk(x->ctxt, tail, (int)(sizeof tail - 1), 0);
 		goto check;
 	}
@@ -644,10 +672,15 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 			if (consumed < x->fatal_pos)
 				consumed = x->fatal_pos;
 			/* head holds file bytes (the declaration) plus what we
-			 * injected; only the injected part is not in the file. */
+			 * injected; only the injected part is not in the file.
+			 * A position in the "</TRACE>" after a bare stream is
+			 * the file's end (the parser may fail before it or in
+			 * it: which, only the position tells). */
 			int64_t off = (int64_t)consumed - x->injected;
 			if (off < 0)
 				off = 0;
+			if (off > x->file_fed)
+				off = x->file_fed;
 			x->parse_failed = 0;
 			x->r->damaged = 1;
 			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), off,
@@ -713,24 +746,28 @@ static int tptp_xml_open(struct apc_reader *r)
 	apc_strset(&r->model->meta.source_format, "tptp-xml");
 
 	/* Decide on virtual wrapping from the first bytes. */
-	n = apc_stream_peek(x->s, &p, TPTP_XML_PEEK, &r->err);
+	n = xml_peek_first(x->s, &p, &start, name, sizeof name, &r->err);
 	if (n < 0)
 		return r->err.status < 0 ? r->err.status : APC_EIO;
-	start = skip_prolog(p, (size_t)n);
-	if (first_element(p, (size_t)n, start, name, sizeof name) == 0 && strcmp(name, "TRACE") == 0) {
+	if (strcmp(name, "TRACE") == 0 || (!name[0] && (size_t)n == APC_PEEK_MAX)) {
+		/* A root of its own; or a prolog longer than we look at, where
+		 * "<TRACE>" put before its end would break it: if the stream
+		 * is bare after all, the parser reports where. */
 		x->wrapped = 0;
 	} else {
 		/* Move the declaration into head so "<TRACE>" comes after it. */
 		size_t decl = start;
 		ssize_t got;
-		if (decl > TPTP_XML_PEEK)
-			decl = TPTP_XML_PEEK;
+		x->head = malloc(decl + 8);
+		if (!x->head)
+			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 		got = decl ? apc_stream_read(x->s, x->head, decl, &r->err) : 0;
 		if (got < 0)
 			return r->err.status < 0 ? r->err.status : APC_EIO;
 		memcpy(x->head + got, "<TRACE>", 7);
 		x->head_len = (size_t)got + 7;
 		x->injected = 7;
+		x->file_fed = got;
 		x->wrapped = 1;
 	}
 
@@ -758,25 +795,24 @@ static int tptp_xml_open(struct apc_reader *r)
 					   XML_PARSE_COMPACT);
 
 	/* The header (node, process, agent, traceStart, options) fills the
-	 * metadata the writer needs before the first event. */
-	for (;;) {
+	 * metadata the writer needs before the first event; the map says
+	 * when it has its zero (see tptp_map_begin()). */
+	do {
 		rc = next_record(x, &rec);
 		if (rc <= 0)
 			break;
-		if (!tptp_map_is_header(rec.kind)) {
-			tptp_map_begin(x->map, (rec.has & TPTP_HAS_TIME) ? rec.time : 0);
-			int mrc = tptp_map_record(x->map, &rec, &r->err);
-			if (mrc < 0)
-				return mrc;
-			break;
-		}
-		tptp_map_record(x->map, &rec, &r->err);
-	}
+		int mrc = tptp_map_record(x->map, &rec, &r->err);
+		if (mrc < 0)
+			return mrc;
+	} while (!tptp_map_begun(x->map));
 	if (rc < 0 && rc != APC_EDATA)
 		return rc;
 	if (rc <= 0) {
-		/* Only a header (or a break inside it): still a capture. */
-		tptp_map_begin(x->map, 0);
+		/* Only a header, no time (or a break before one): still a
+		 * capture. */
+		int mrc = tptp_map_begin(x->map, 0, &r->err);
+		if (mrc < 0)
+			return mrc;
 		x->finished = 1;
 		x->have_pending = rc; /* APC_EDATA to report at next() */
 	}
@@ -808,6 +844,7 @@ static void tptp_xml_close(struct apc_reader *r)
 		xmlFreeParserCtxt(x->ctxt);
 	}
 	tptp_map_free(x->map);
+	free(x->head);
 	free(x->chunk);
 	free(x->q);
 	free(x->arena);

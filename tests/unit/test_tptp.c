@@ -21,7 +21,8 @@
 struct run {
 	int open_rc, last_rc;
 	uint64_t events, jobs, method_jobs, gc_jobs, markers, strs, tracks, views;
-	uint64_t thread_names, links, counters;
+	uint64_t thread_names, links, counters, task_exits;
+	uint64_t last_exit_ts, last_exit_tid;
 	uint64_t out_of_order;      /* events older than the one before */
 	uint64_t bad_jobs;          /* start+duration after the event time */
 	int64_t last_live;          /* last tptp_live_heap value */
@@ -31,6 +32,11 @@ struct run {
 	uint64_t first_marker_ts;
 	char names[4][64];          /* the first thread names */
 	char err[600];
+	uint64_t t0;                /* the model's zero (monotonic_delta) */
+	uint64_t digest;            /* of every event out, in order */
+	/* The unmapped table, copied before the model goes. */
+	struct { char what[96]; uint64_t count; } unm[APC_MAX_UNMAPPED];
+	size_t nunm;
 	/* Inclusive time per job name (for the generator's truth). */
 	struct { char name[64]; uint64_t ns, calls; } per[TPTPGEN_MAX_METHODS];
 	size_t nper;
@@ -42,6 +48,56 @@ static uint64_t unmapped_count(const struct apc_model *m, const char *prefix)
 		if (strncmp(m->unmapped[i].what, prefix, strlen(prefix)) == 0)
 			return m->unmapped[i].count;
 	return 0;
+}
+
+/* A count in a run's copy of the unmapped table, by prefix. */
+static uint64_t run_unmapped(const struct run *res, const char *prefix)
+{
+	for (size_t i = 0; i < res->nunm; i++)
+		if (strncmp(res->unm[i].what, prefix, strlen(prefix)) == 0)
+			return res->unm[i].count;
+	return 0;
+}
+
+/* Fold one event into h (FNV-1a over the fields a capture shows), so two
+ * runs can be compared event for event: the XML and binary parity tests. */
+static uint64_t digest_event(uint64_t h, const struct apc_event *e)
+{
+	char line[512];
+	int n;
+
+	switch (e->type) {
+	case APC_EV_THREAD_NAME:
+	case APC_EV_COOKIE_NAME:
+		n = snprintf(line, sizeof line, "%d %llu %d %s", e->type, (unsigned long long)e->ts,
+			     (int)e->u.name.id, e->u.name.name);
+		break;
+	case APC_EV_LINK:
+		n = snprintf(line, sizeof line, "%d %llu %d %d", e->type, (unsigned long long)e->ts,
+			     (int)e->u.link.pid, (int)e->u.link.tid);
+		break;
+	case APC_EV_TASK_EXIT:
+		n = snprintf(line, sizeof line, "%d %llu %d", e->type, (unsigned long long)e->ts,
+			     (int)e->u.sched.tid);
+		break;
+	case APC_EV_COUNTER:
+		n = snprintf(line, sizeof line, "%d %llu %u %lld", e->type, (unsigned long long)e->ts,
+			     (unsigned)e->u.counter.counter, (long long)e->u.counter.value);
+		break;
+	case APC_EV_ANNOTATION:
+		n = snprintf(line, sizeof line, "%d %llu %d %d %d %d %llu %llu %.*s", e->type,
+			     (unsigned long long)e->ts, e->u.ann->code, (int)e->u.ann->tid,
+			     (int)e->u.ann->track, (int)e->u.ann->parent,
+			     (unsigned long long)e->u.ann->start, (unsigned long long)e->u.ann->duration,
+			     (int)e->u.ann->text_len, e->u.ann->text ? e->u.ann->text : "");
+		break;
+	default:
+		n = snprintf(line, sizeof line, "%d %llu", e->type, (unsigned long long)e->ts);
+		break;
+	}
+	for (int i = 0; i < n && i < (int)sizeof line; i++)
+		h = (h ^ (uint8_t)line[i]) * 1099511628211ull;
+	return h;
 }
 
 static void note_job(struct run *res, const struct apc_ann *a)
@@ -74,6 +130,7 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 
 	memset(res, 0, sizeof *res);
 	res->last_live = -1;
+	res->digest = 1469598103934665603ull;
 	apc_model_init(&model);
 	memset(&r, 0, sizeof r);
 	apc_batch_init(&b, 1000);
@@ -99,12 +156,14 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 		d = apc_model_find_counter(&model, "tptp_alloc_rate");
 		if (d)
 			c_rate = d->id;
+		res->t0 = model.meta.monotonic_delta;
 		do {
 			apc_batch_reset(&b);
 			rc = f->next(&r, &b);
 			for (size_t i = 0; i < b.n; i++) {
 				const struct apc_event *e = &b.ev[i];
 				res->events++;
+				res->digest = digest_event(res->digest, e);
 				if (e->ts < prev)
 					res->out_of_order++;
 				prev = e->ts;
@@ -116,6 +175,11 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 					res->thread_names++;
 					break;
 				case APC_EV_LINK: res->links++; break;
+				case APC_EV_TASK_EXIT:
+					res->task_exits++;
+					res->last_exit_ts = e->ts;
+					res->last_exit_tid = (uint64_t)e->u.sched.tid;
+					break;
 				case APC_EV_COUNTER:
 					res->counters++;
 					if (e->u.counter.counter == c_live)
@@ -160,6 +224,10 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 		res->open_at_end_unmapped = unmapped_count(&model, "tptp calls still open");
 	} else {
 		apc_err_format(&r.err, res->err, sizeof res->err);
+	}
+	for (size_t i = 0; i < model.nunmapped && res->nunm < APC_MAX_UNMAPPED; i++, res->nunm++) {
+		snprintf(res->unm[res->nunm].what, sizeof res->unm[0].what, "%s", model.unmapped[i].what);
+		res->unm[res->nunm].count = model.unmapped[i].count;
 	}
 	f->close(&r);
 	apc_batch_free(&b);
@@ -754,6 +822,7 @@ static void reorder_against_reference(uint64_t window, int streams, int per_stre
 	struct apc_model model;
 	struct tptp_map *map;
 	struct apc_batch b;
+	struct apc_err b_err;
 	struct ref_q q = {0};
 	struct ref_ev *want, *got;
 	size_t nwant = 0, ngot = 0, total = (size_t)streams * (size_t)per_stream;
@@ -771,7 +840,7 @@ static void reorder_against_reference(uint64_t window, int streams, int per_stre
 	want = calloc(total * 2 + 8, sizeof *want);
 	got = calloc(total * 2 + 8, sizeof *got);
 	apc_batch_init(&b, 97);
-	tptp_map_begin(map, t0);
+	T_EQ_INT(tptp_map_begin(map, t0, &b_err), APC_OK);
 	/* tptp_map_begin queues two events (cookie, view) at t0. */
 	ref_push(&q, t0, -1);
 	ref_push(&q, t0, -1);
@@ -855,6 +924,82 @@ static void write_text(char *path, size_t len, const char *text)
 	T_ASSERT(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
 	close(fd);
 }
+
+/* A hand-made binary trace: the 12-byte header (little-endian, length
+ * without the message header), no frequency message (times are ns), then
+ * one message per record, written by the generator's writer. */
+static void write_bin_freq(char *path, size_t len, uint64_t freq, const struct tptp_rec *recs,
+			   size_t n);
+
+static void write_bin(char *path, size_t len, const struct tptp_rec *recs, size_t n)
+{
+	write_bin_freq(path, len, 0, recs, n);
+}
+
+/* The same with system message 2 (frequency freq) first, if not 0:
+ * record times are then ticks. */
+static void write_bin_freq(char *path, size_t len, uint64_t freq, const struct tptp_rec *recs,
+			   size_t n)
+{
+	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
+	struct tptpgen_opts o = {.binary = 1};
+	struct tptpgen_truth t;
+	struct tptpgen_state s;
+	int fd;
+
+	snprintf(path, len, "/tmp/test_tptp_XXXXXX");
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	if (fd < 0)
+		return;
+	memset(&s, 0, sizeof s);
+	memset(&t, 0, sizeof t);
+	s.o = &o;
+	s.t = &t;
+	s.f = fdopen(fd, "wb");
+	T_ASSERT(s.f != NULL);
+	if (!s.f)
+		return;
+	fwrite(head, 1, sizeof head, s.f);
+	if (freq) {
+		uint8_t m[14] = {2, 0, 8, 0, 0, 0};
+		for (int i = 0; i < 8; i++)
+			m[6 + i] = (uint8_t)(freq >> (8 * i));
+		fwrite(m, 1, sizeof m, s.f);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int id, kind = TPTP_UNKNOWN;
+		for (id = 1001; id <= 1041; id++)
+			if (tptp_bin_layout(id, &kind) && kind == recs[i].kind)
+				break;
+		T_ASSERT(id <= 1041);
+		tptpgen_msg(&s, id, &recs[i]);
+	}
+	T_ASSERT(fclose(s.f) == 0);
+}
+
+/* Run the XML reader on text (a temporary file), then remove the file. */
+static void run_xml_text(const char *text, struct run *res)
+{
+	char path[64];
+
+	write_text(path, sizeof path, text);
+	run_reader(&apc_format_tptp_xml, path, 0, res);
+	unlink(path);
+}
+
+/* The same for the binary reader on recs. */
+static void run_bin_recs(const struct tptp_rec *recs, size_t n, struct run *res)
+{
+	char path[64];
+
+	write_bin(path, sizeof path, recs, n);
+	run_reader(&apc_format_tptp_bin, path, 0, res);
+	unlink(path);
+}
+
+#define S_NS 1000000000ull
+#define NRECS(a) (sizeof (a) / sizeof (a)[0])
 
 /* A cut inside a start tag, after whole attributes, is not an element
  * (libxml2's SAX2 hands the tag over before it sees its end). */
@@ -947,7 +1092,7 @@ static void bin_tick_times(void)
 		{2400000000ull, 2846137022330618687ull}, /* 2.4 GHz, 2007 */
 		{2400000000ull, 11},
 		{2400000000ull, UINT64_MAX},
-		{1000000ull, 1ull << 63},               /* overflows: truncated */
+		{1000000ull, 1ull << 63},               /* past 2^64 ns: no time */
 		{3000000007ull, 123456789012345678ull},
 		{1000000000ull, 987654321987654321ull},
 		{18446744073ull, UINT64_MAX - 5},      /* f past the 64-bit path */
@@ -959,7 +1104,10 @@ static void bin_tick_times(void)
 		uint8_t f[128], *p = f;
 		char path[] = "/tmp/test_tptp_XXXXXX";
 		struct run res;
-		uint64_t want = (uint64_t)((unsigned __int128)cases[c].ticks * 1000000000u / cases[c].f);
+		unsigned __int128 ns = (unsigned __int128)cases[c].ticks * 1000000000u / cases[c].f;
+		/* A time past 2^64 ns is none (counted): the gcStart takes the
+		 * last time, here the zero, as nothing else has a time. */
+		uint64_t want = ns > UINT64_MAX ? 0 : (uint64_t)ns;
 		int fd;
 
 		memcpy(p, head, sizeof head);
@@ -981,7 +1129,399 @@ static void bin_tick_times(void)
 		T_EQ_INT(res.last_rc, APC_END);
 		T_EQ_U64(res.markers, 1);
 		T_EQ_U64(res.first_marker_ts, want);
+		T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), ns > UINT64_MAX);
 		unlink(path);
+	}
+}
+
+/* Header records after the first data record cannot change what the
+ * writer already has: each is counted, in both readers. */
+static void late_header_records(void)
+{
+	static const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 5, .name = "main"},
+		{.kind = TPTP_PROCESS_CREATE, .has = TPTP_HAS_TIME | TPTP_HAS_PID, .time = 100 * S_NS + 1,
+		 .pid = 777},
+		{.kind = TPTP_NODE, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 1, .hostname = "myhost"},
+		{.kind = TPTP_OPTION, .key = "TICKET", .value = "true"},
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 200 * S_NS},
+	};
+	struct run res[2];
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"5\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<processCreate pid=\"777\" time=\"100.000000001\"/>\n"
+		     "<node hostname=\"myhost\" time=\"100.000000001\"/>\n"
+		     "<option key=\"TICKET\" value=\"true\"/>\n"
+		     "<traceStart time=\"200.0\"/>\n</TRACE>\n", &res[0]);
+	run_bin_recs(recs, NRECS(recs), &res[1]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].t0, 100 * S_NS);
+		T_EQ_U64(run_unmapped(&res[i], "tptp processCreate after the first data record"), 1);
+		T_EQ_U64(run_unmapped(&res[i], "tptp node after the first data record"), 1);
+		T_EQ_U64(run_unmapped(&res[i], "tptp option after the first data record"), 1);
+		T_EQ_U64(run_unmapped(&res[i], "tptp traceStart after the first data record"), 1);
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+}
+
+/* An objAlloc size too large to be real is taken as 0 (the heap
+ * counters stay sane), and counted. */
+static void huge_alloc_size(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<objAlloc threadIdRef=\"1\" time=\"100.1\" objId=\"5\" size=\"3000000000000000000\"/>\n"
+		     "<objAlloc threadIdRef=\"1\" time=\"100.2\" objId=\"6\" size=\"64\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.alloc_sum, 64);
+	T_EQ_INT(res.last_live, 64);
+	T_EQ_U64(run_unmapped(&res, "tptp objAlloc sizes too large"), 1);
+}
+
+/* A gcStart while a GC is open closes that GC there (one job each) and
+ * is counted, as a gcStart left open at the end is. */
+static void gc_start_twice(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<gcStart time=\"100.1\"/>\n<gcStart time=\"100.2\"/>\n"
+		     "<gcFinish time=\"100.3\"/>\n</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.markers, 2);
+	T_EQ_U64(res.gc_jobs, 2);
+	T_EQ_U64(res.st.gc_count, 2);
+	T_EQ_U64(run_unmapped(&res, "tptp gcStart without gcFinish (closed at the next gcStart)"), 1);
+}
+
+/* A binary time past 2^64 ns does not wrap: the record has no time (it
+ * takes the last one) and the time is counted, as the XML reader does
+ * with a time too large for 64 bits. */
+static void bin_time_overflow(void)
+{
+	const uint64_t t0 = 1000000000ull; /* ticks at 1 MHz: 1000 s */
+	const uint64_t bad = (uint64_t)((((unsigned __int128)1 << 64) + 1000000000000ull + 5 * S_NS) / 1000);
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = t0},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = t0,
+		 .thread_id = 1, .name = "main"},
+		{.kind = TPTP_GC_START, .has = TPTP_HAS_TIME, .time = bad},
+		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = t0 + 2000},
+	};
+	char path[64];
+	struct run res;
+
+	write_bin_freq(path, sizeof path, 1000000, recs, NRECS(recs));
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	unlink(path);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.markers, 1);
+	T_EQ_U64(res.first_marker_ts, 1000 * S_NS);
+	T_EQ_U64(res.gc_jobs, 1);
+	T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), 1);
+	T_EQ_U64(res.out_of_order, 0);
+
+	run_xml_text("<TRACE>\n<traceStart time=\"1000.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"1000.0\" threadName=\"main\"/>\n"
+		     "<gcStart time=\"18446745073.709551616\"/>\n<gcFinish time=\"1000.000002\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.first_marker_ts, 1000 * S_NS);
+	T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), 1);
+}
+
+/* Calls per job name in a run (0 if none). */
+static uint64_t run_calls(const struct run *res, const char *name)
+{
+	for (size_t i = 0; i < res->nper; i++)
+		if (strcmp(res->per[i].name, name) == 0)
+			return res->per[i].calls;
+	return 0;
+}
+
+/* A methodEntry without a method id is a call of an unknown method: it
+ * must not take over the definition of method id 0. */
+static void entry_without_method_id(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<classDef name=\"A\" classId=\"1\" time=\"100.0\"/>\n"
+		     "<methodDef name=\"zero\" methodId=\"0\" classIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.1\" ticket=\"1\"/>\n"
+		     "<methodExit threadIdRef=\"1\" ticket=\"1\" time=\"100.2\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.3\" methodIdRef=\"0\" ticket=\"2\"/>\n"
+		     "<methodExit threadIdRef=\"1\" methodIdRef=\"0\" ticket=\"2\" time=\"100.4\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.5\" ticket=\"3\"/>\n"
+		     "<methodExit threadIdRef=\"1\" ticket=\"3\" time=\"100.6\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.calls_matched, 3);
+	T_EQ_U64(run_calls(&res, "A.zero"), 1);
+	T_EQ_U64(run_calls(&res, "(unknown method)"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp methodEntry without a method id"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp calls of undefined methods"), 0);
+}
+
+/* Without traceStart the capture starts at the first record with a
+ * time, even when records without one come before it: their events
+ * take that time.  Both readers. */
+static void zero_at_first_time(void)
+{
+	const uint64_t t = 1374703971214762000ull;
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD | TPTP_HAS_CLASS, .method_id = 1,
+		 .class_id = 2, .name = "run", .signature = "()V"},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_THREAD, .thread_id = 12, .name = "early"},
+		{.kind = TPTP_CLASS_DEF, .has = TPTP_HAS_TIME | TPTP_HAS_CLASS, .time = t, .class_id = 2,
+		 .name = "Foo"},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = t,
+		 .thread_id = 11, .name = "main"},
+		{.kind = TPTP_METHOD_ENTRY, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_METHOD |
+		 TPTP_HAS_TICKET, .time = t + 13000, .thread_id = 11, .method_id = 1, .ticket = 1},
+		{.kind = TPTP_METHOD_EXIT, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_METHOD |
+		 TPTP_HAS_TICKET, .time = t + 20000, .thread_id = 11, .method_id = 1, .ticket = 1},
+	};
+	struct run res[2];
+
+	run_xml_text("<methodDef name=\"run\" signature=\"()V\" methodId=\"1\" classIdRef=\"2\"/>\n"
+		     "<threadStart threadId=\"12\" threadName=\"early\"/>\n"
+		     "<classDef name=\"Foo\" classId=\"2\" time=\"1374703971.214762000\"/>\n"
+		     "<threadStart threadId=\"11\" time=\"1374703971.214762000\" threadName=\"main\"/>\n"
+		     "<methodEntry threadIdRef=\"11\" time=\"1374703971.214775000\" methodIdRef=\"1\" ticket=\"1\"/>\n"
+		     "<methodExit threadIdRef=\"11\" methodIdRef=\"1\" ticket=\"1\" time=\"1374703971.214782000\"/>\n",
+		     &res[0]);
+	run_bin_recs(recs, NRECS(recs), &res[1]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].t0, t);
+		T_EQ_U64(res[i].thread_names, 2);
+		T_EQ_STR(res[i].names[0], "early");
+		T_EQ_U64(run_calls(&res[i], "Foo.run"), 1);
+		T_EQ_U64(res[i].bad_jobs, 0);
+		T_EQ_U64(res[i].out_of_order, 0);
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+}
+
+/* Records of a methodEntry/methodExit for the binary tests. */
+#define CALL_REC(k, tm, m, tk) \
+	{.kind = (k), .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_METHOD | TPTP_HAS_TICKET, \
+	 .time = (tm), .thread_id = 1, .method_id = (m), .ticket = (tk)}
+
+/* Without tickets, exits match by method id.  A .trcbin always has a
+ * Ticket field, 0 when unused (the spec's default): that 0 must not
+ * pair every exit with the innermost call, or the same events give
+ * another capture than as XML without tickets. */
+static void exits_without_tickets(void)
+{
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 1, .name = "main"},
+		{.kind = TPTP_CLASS_DEF, .has = TPTP_HAS_TIME | TPTP_HAS_CLASS, .time = 100 * S_NS,
+		 .class_id = 1, .name = "A"},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD | TPTP_HAS_CLASS, .method_id = 1,
+		 .class_id = 1, .name = "outer"},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD | TPTP_HAS_CLASS, .method_id = 2,
+		 .class_id = 1, .name = "thrower"},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD | TPTP_HAS_CLASS, .method_id = 3,
+		 .class_id = 1, .name = "after"},
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 100000000, 1, 0),
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 200000000, 2, 0),
+		CALL_REC(TPTP_METHOD_EXIT, 100 * S_NS + 400000000, 1, 0),
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 500000000, 3, 0),
+		CALL_REC(TPTP_METHOD_EXIT, 100 * S_NS + 600000000, 3, 0),
+		{.kind = TPTP_THREAD_END, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 101 * S_NS,
+		 .thread_id = 1},
+	};
+	struct run res[2];
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<classDef name=\"A\" classId=\"1\" time=\"100.0\"/>\n"
+		     "<methodDef name=\"outer\" methodId=\"1\" classIdRef=\"1\"/>\n"
+		     "<methodDef name=\"thrower\" methodId=\"2\" classIdRef=\"1\"/>\n"
+		     "<methodDef name=\"after\" methodId=\"3\" classIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.1\" methodIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.2\" methodIdRef=\"2\"/>\n"
+		     "<methodExit threadIdRef=\"1\" time=\"100.4\" methodIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.5\" methodIdRef=\"3\"/>\n"
+		     "<methodExit threadIdRef=\"1\" time=\"100.6\" methodIdRef=\"3\"/>\n"
+		     "<threadEnd threadIdRef=\"1\" time=\"101.0\"/>\n</TRACE>\n", &res[0]);
+	run_bin_recs(recs, NRECS(recs), &res[1]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].st.calls_matched, 2);
+		T_EQ_U64(res[i].st.calls_unwound, 1);
+		T_EQ_U64(res[i].st.exits_unmatched, 0);
+		T_EQ_U64(res[i].st.calls_open_at_end, 0);
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+}
+
+/* A .trcbin writer that leaves both Ticket and the exit's Method ID
+ * unused (the spec's table marks the latter unused) writes 0 in both:
+ * with no method 0 defined there is nothing to match on, and each exit
+ * closes the innermost call, as an XML exit with neither does. */
+static void exits_with_nothing_to_match(void)
+{
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD, .method_id = 1, .name = "a"},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD, .method_id = 2, .name = "b"},
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 1000, 1, 0),
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 2000, 2, 0),
+		CALL_REC(TPTP_METHOD_EXIT, 100 * S_NS + 3000, 0, 0),
+		CALL_REC(TPTP_METHOD_EXIT, 100 * S_NS + 4000, 0, 0),
+	};
+	struct run res[2];
+
+	run_bin_recs(recs, NRECS(recs), &res[1]);
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<methodDef name=\"a\" methodId=\"1\"/>\n<methodDef name=\"b\" methodId=\"2\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.000001\" methodIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.000002\" methodIdRef=\"2\"/>\n"
+		     "<methodExit threadIdRef=\"1\" time=\"100.000003\"/>\n"
+		     "<methodExit threadIdRef=\"1\" time=\"100.000004\"/>\n</TRACE>\n", &res[0]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].st.calls_matched, 2);
+		T_EQ_U64(res[i].st.exits_unmatched, 0);
+		T_EQ_U64(res[i].st.calls_unwound, 0);
+		T_EQ_U64(res[i].per[0].ns + res[i].per[1].ns, 3000 + 1000); /* a, b */
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+}
+
+/* A method id defined again while a call of it is open: its exit still
+ * closes that call, which keeps the name it had when it began. */
+static void method_redefined_while_open(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<classDef name=\"A\" classId=\"1\" time=\"100.0\"/>\n"
+		     "<methodDef name=\"outer\" methodId=\"1\" classIdRef=\"1\"/>\n"
+		     "<methodDef name=\"inner\" methodId=\"2\" classIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.1\" methodIdRef=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.2\" methodIdRef=\"2\"/>\n"
+		     "<methodDef name=\"again\" methodId=\"2\" classIdRef=\"1\"/>\n"
+		     "<methodExit threadIdRef=\"1\" methodIdRef=\"2\" time=\"100.3\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.35\" methodIdRef=\"2\"/>\n"
+		     "<methodExit threadIdRef=\"1\" methodIdRef=\"2\" time=\"100.36\"/>\n"
+		     "<methodExit threadIdRef=\"1\" methodIdRef=\"1\" time=\"100.4\"/>\n"
+		     "<threadEnd threadIdRef=\"1\" time=\"100.5\"/>\n</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.calls_matched, 3);
+	T_EQ_U64(res.st.exits_unmatched, 0);
+	T_EQ_U64(res.st.calls_unwound, 0);
+	T_EQ_U64(run_calls(&res, "A.inner"), 1);
+	T_EQ_U64(run_calls(&res, "A.again"), 1);
+	T_EQ_U64(run_calls(&res, "A.outer"), 1);
+}
+
+/* A cut in the last element is reported at the end of the file, for a
+ * bare element stream as for a wrapped one: the "</TRACE>" the reader
+ * adds to a bare stream is not in the file. */
+static void xml_cut_offset_bare(void)
+{
+	static const char *const heads[] = {"<TRACE>\n", "<?xml version=\"1.0\"?>\n", ""};
+
+	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+		char text[512], want[64];
+		struct run res;
+
+		snprintf(text, sizeof text,
+			 "%s<traceStart time=\"100.0\"/>\n"
+			 "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+			 "<threadStart threadId=\"2\" time=\"100.1\" threadName=\"two\"/>\n"
+			 "<threadStart threadId=\"3\" ti", heads[i]);
+		snprintf(want, sizeof want, "offset 0x%zx:", strlen(text));
+		run_xml_text(text, &res);
+		T_EQ_INT(res.last_rc, APC_EDATA);
+		T_EQ_U64(res.thread_names, 2);
+		if (!strstr(res.err, want))
+			T_FAIL("head %zu: want \"%s\" in \"%s\"", i, want, res.err);
+	}
+}
+
+/* threadEnd ends the thread's task in the capture (after closing its
+ * open calls), as a process exit does for LTT; both readers. */
+static void thread_end_exits(void)
+{
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 7, .name = "worker"},
+		{.kind = TPTP_METHOD_DEF, .has = TPTP_HAS_METHOD, .method_id = 1, .name = "run"},
+		CALL_REC(TPTP_METHOD_ENTRY, 100 * S_NS + 1000, 1, 0),
+		{.kind = TPTP_THREAD_END, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS + 5000,
+		 .thread_id = 7},
+	};
+	struct tptp_rec brecs[NRECS(recs)];
+	struct run res[2];
+
+	memcpy(brecs, recs, sizeof recs);
+	brecs[3].thread_id = 7;
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"7\" time=\"100.0\" threadName=\"worker\"/>\n"
+		     "<methodDef name=\"run\" methodId=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"7\" time=\"100.000001\" methodIdRef=\"1\"/>\n"
+		     "<threadEnd threadIdRef=\"7\" time=\"100.000005\"/>\n</TRACE>\n", &res[0]);
+	run_bin_recs(brecs, NRECS(brecs), &res[1]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].task_exits, 1);
+		T_EQ_U64(res[i].last_exit_tid, 7);
+		T_EQ_U64(res[i].last_exit_ts, 100 * S_NS + 5000);
+		T_EQ_U64(res[i].method_jobs, 1);
+		T_EQ_U64(res[i].st.calls_open_at_end, 1);
+		T_EQ_U64(res[i].out_of_order, 0);
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+}
+
+/* A long comment (a licence) before the first element: the reader is
+ * still chosen, and a bare stream is still wrapped after it. */
+static void xml_long_prolog(void)
+{
+	for (int bare = 0; bare <= 1; bare++) {
+		size_t k;
+		char *text = malloc(20000 + 512), path[64];
+		struct apc_input *in;
+		struct apc_err err;
+		struct run res;
+
+		T_ASSERT(text != NULL);
+		if (!text)
+			return;
+		k = (size_t)snprintf(text, 64, "<?xml version=\"1.0\"?>\n<!-- ");
+		/* past the 4 KiB the reader once looked at */
+		for (; k < (bare ? 8192u : 20000u); k++)
+			text[k] = "licence "[k % 8];
+		snprintf(text + k, 512, " -->\n%s<traceStart time=\"100.0\"/>\n"
+			 "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n%s",
+			 bare ? "" : "<TRACE>\n", bare ? "" : "</TRACE>\n");
+		write_text(path, sizeof path, text);
+		T_ASSERT(apc_input_open(path, &in, &err) == 0);
+		T_EQ_INT(apc_format_tptp_xml.bid(in), 90);
+		apc_input_close(in);
+		run_reader(&apc_format_tptp_xml, path, 0, &res);
+		T_EQ_INT(res.last_rc, APC_END);
+		T_EQ_U64(res.thread_names, 1);
+		T_EQ_U64(res.t0, 100 * S_NS);
+		unlink(path);
+		free(text);
 	}
 }
 
@@ -1003,4 +1543,16 @@ void run_tests(void)
 	T_RUN(xml_cut_in_tag);
 	T_RUN(xml_names_and_values);
 	T_RUN(bin_tick_times);
+	T_RUN(late_header_records);
+	T_RUN(huge_alloc_size);
+	T_RUN(gc_start_twice);
+	T_RUN(bin_time_overflow);
+	T_RUN(entry_without_method_id);
+	T_RUN(zero_at_first_time);
+	T_RUN(exits_without_tickets);
+	T_RUN(exits_with_nothing_to_match);
+	T_RUN(method_redefined_while_open);
+	T_RUN(xml_cut_offset_bare);
+	T_RUN(thread_end_exits);
+	T_RUN(xml_long_prolog);
 }
