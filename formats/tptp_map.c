@@ -785,6 +785,10 @@ static void header_record(struct tptp_map *m, const struct tptp_rec *r)
 			apc_model_add_attr(model, key, r->value);
 		}
 		break;
+	case TPTP_FILTER:
+		/* the profiler's own class/method filter: nothing to show */
+		apc_model_unmapped(model, "tptp filter records (profiler settings, not kept)", 1);
+		break;
 	default:
 		break;
 	}
@@ -1469,6 +1473,8 @@ static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 			const char *n = pool_intern(&m->pool, r->name, strlen(r->name));
 			if (!n || hmap_put(&m->class_ids, r->class_id, (uint64_t)(uintptr_t)n) < 0)
 				rc = -1;
+		} else {
+			apc_model_unmapped(m->model, "tptp classDef without a class id or name (ignored)", 1);
 		}
 		if (r->has & TPTP_HAS_TIME)
 			rec_time(m, r, NULL);
@@ -1479,8 +1485,10 @@ static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 		break;
 	case TPTP_METHOD_DEF: {
 		struct tptp_method *me;
-		if (!(r->has & TPTP_HAS_METHOD))
+		if (!(r->has & TPTP_HAS_METHOD)) {
+			apc_model_unmapped(m->model, "tptp methodDef without a method id (ignored)", 1);
 			break;
+		}
 		/* Always a new entry: a redefined id must not rename the jobs
 		 * of calls still open under the old definition. */
 		me = method_add(m);

@@ -1271,6 +1271,29 @@ static void entry_without_method_id(void)
 	T_EQ_U64(run_unmapped(&res, "tptp calls of undefined methods"), 0);
 }
 
+/* Definitions that define nothing, and the profiler's filter records,
+ * are counted, not passed over. */
+static void defs_and_filters_counted(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<filter pattern=\"java.*\" mode=\"EXCLUDE\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<classDef classId=\"1\" time=\"100.0\"/>\n"
+		     "<classDef name=\"A\" classId=\"2\" time=\"100.0\"/>\n"
+		     "<methodDef name=\"run\" classIdRef=\"2\"/>\n"
+		     "<methodDef name=\"go\" methodId=\"3\" classIdRef=\"2\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.1\" methodIdRef=\"3\" ticket=\"1\"/>\n"
+		     "<methodExit threadIdRef=\"1\" methodIdRef=\"3\" ticket=\"1\" time=\"100.2\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(run_calls(&res, "A.go"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp filter records"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp classDef without a class id or name"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp methodDef without a method id"), 1);
+}
+
 /* Without traceStart the capture starts at the first record with a
  * time, even when records without one come before it: their events
  * take that time.  Both readers. */
@@ -1548,6 +1571,7 @@ void run_tests(void)
 	T_RUN(gc_start_twice);
 	T_RUN(bin_time_overflow);
 	T_RUN(entry_without_method_id);
+	T_RUN(defs_and_filters_counted);
 	T_RUN(zero_at_first_time);
 	T_RUN(exits_without_tickets);
 	T_RUN(exits_with_nothing_to_match);
