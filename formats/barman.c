@@ -1030,51 +1030,57 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		return barman_short(r, b, off, type, need, len);
 	if (pcsz)
 		pc = barman_uptr(b, p + q), q += pcsz;
-	/* A row with an invalid reading takes the per-value path, which can
-	 * leave that slot out.  All-ones reads the same in either byte
-	 * order: no swap needed to look. */
-	for (uint32_t k = 0; k < c->ncnt; k++) {
-		uint64_t v;
-		memcpy(&v, p + q + 8ull * k, 8);
-		if (v == BM_INVALID_READING) {
-			invalid = 1;
-			break;
-		}
-	}
-	if (b->fast && c->ncnt > 1 && !invalid) {
+	/* A row with an invalid reading goes value by value (below), which
+	 * leaves that slot out; the row loop notices one as it goes and
+	 * undoes its updates of last[] (all-ones reads the same in either
+	 * byte order). */
+	if (b->fast && c->ncnt > 1) {
 		/* One event for the whole row: the writer packs it as one
 		 * Block Counter group (same bytes as one event per value). */
 		int64_t *vals = apc_batch_alloc(bt, c->ncnt * sizeof *vals);
-		struct apc_event *e = vals ? apc_batch_add(bt, APC_EV_COUNTERS, ts, (int32_t)core) : NULL;
 
-		if (!e)
+		if (!vals)
 			return barman_nomem(r, b);
 		/* Locals: a store to the byte-sized flag would make the
 		 * compiler reload every field of c and b per value. */
 		const uint32_t n = c->ncnt;
 		const uint8_t *src = p + q;
-		uint64_t *last = c->last;
+		uint64_t *last = c->last, any = 0;
 		if (c->primed && !b->swap) {
 			for (uint32_t k = 0; k < n; k++) {
 				uint64_t v;
 				memcpy(&v, src + 8 * k, 8);
+				any |= v == BM_INVALID_READING;
 				vals[k] = (int64_t)(v - last[k]);
 				last[k] = v;
 			}
+			if (any) /* put last[] back: old = v - (v - old) */
+				for (uint32_t k = 0; k < n; k++)
+					last[k] -= (uint64_t)vals[k];
 		} else {
-			for (uint32_t k = 0; k < n; k++) {
+			for (uint32_t k = 0; k < n; k++)
+				any |= barman_u64(b, src + 8 * k) == BM_INVALID_READING;
+			for (uint32_t k = 0; !any && k < n; k++) {
 				uint64_t v = barman_u64(b, src + 8 * k);
 				vals[k] = last[k] != BM_INVALID_READING ? (int64_t)(v - last[k]) : 0;
 				last[k] = v;
 			}
-			c->primed = 1; /* the row had no invalid reading */
+			if (!any)
+				c->primed = 1; /* every slot holds a valid reading */
 		}
-		q += 8ull * n;
-		e->u.counters.pid = barman_pid(b, task);
-		e->u.counters.n = c->ncnt;
-		e->u.counters.ids = c->ids;
-		e->u.counters.values = vals;
-	} else {
+		invalid = any != 0;
+		if (!invalid) {
+			struct apc_event *e = apc_batch_add(bt, APC_EV_COUNTERS, ts, (int32_t)core);
+			if (!e)
+				return barman_nomem(r, b);
+			q += 8ull * n;
+			e->u.counters.pid = barman_pid(b, task);
+			e->u.counters.n = c->ncnt;
+			e->u.counters.ids = c->ids;
+			e->u.counters.values = vals;
+		}
+	}
+	if (invalid || !(b->fast && c->ncnt > 1)) {
 		int primed = 1;
 		for (uint32_t k = 0; k < c->ncnt; k++, q += 8) {
 			uint64_t v = barman_u64(b, p + q);
