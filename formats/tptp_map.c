@@ -1424,6 +1424,21 @@ int tptp_map_record(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 	return map_data(m, r, err);
 }
 
+/* A thread ends at t: its open calls close, then its task ends in
+ * Streamline's view too (same time, later arrival).  0 or -1. */
+static int thread_end(struct tptp_map *m, struct tptp_thread *th, uint64_t t)
+{
+	struct tptp_out o;
+
+	if (close_all(m, th, t) < 0)
+		return -1;
+	memset(&o, 0, sizeof o);
+	o.ts = t;
+	o.type = APC_EV_TASK_EXIT;
+	o.tid = th->tid;
+	return heap_push(m, &o);
+}
+
 /* One data record, once the zero is known (or for a definition, which
  * needs none). */
 static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err *err)
@@ -1436,10 +1451,11 @@ static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 		uint64_t t = rec_time(m, r, NULL);
 		uint64_t id = (r->has & TPTP_HAS_THREAD) ? r->thread_id : 0;
 		if (hmap_find(&m->thread_ids, id, &idx)) {
-			/* Started again without threadEnd: a new thread. */
-			if (close_all(m, &m->threads[idx], t) < 0)
+			/* Started again without threadEnd: the old thread ends
+			 * here, and a new one begins. */
+			if (thread_end(m, &m->threads[idx], t) < 0)
 				return map_nomem(err);
-			apc_model_unmapped(m->model, "tptp threadStart of a live thread id", 1);
+			apc_model_unmapped(m->model, "tptp threadStart of a live thread id (old one ended)", 1);
 		}
 		rc = thread_get(m, id, 1, t, r->name) ? 0 : -1;
 		break;
@@ -1450,20 +1466,7 @@ static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 			apc_model_unmapped(m->model, "tptp threadEnd of an unknown thread", 1);
 			break;
 		}
-		{
-			struct tptp_thread *th = &m->threads[idx];
-			struct tptp_out o;
-			uint64_t t = rec_time(m, r, th);
-			rc = close_all(m, th, t);
-			/* The task ends in Streamline's view too (after its
-			 * calls: same time, later arrival). */
-			memset(&o, 0, sizeof o);
-			o.ts = t;
-			o.type = APC_EV_TASK_EXIT;
-			o.tid = th->tid;
-			if (rc == 0)
-				rc = heap_push(m, &o);
-		}
+		rc = thread_end(m, &m->threads[idx], rec_time(m, r, &m->threads[idx]));
 		/* The id may be reused by a later threadStart. */
 		hmap_del(&m->thread_ids, id);
 		break;

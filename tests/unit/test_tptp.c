@@ -1514,6 +1514,25 @@ static void thread_end_exits(void)
 	T_EQ_U64(res[0].digest, res[1].digest);
 }
 
+/* A threadStart of a live id ends the old thread (its calls, then its
+ * task) before the new one begins. */
+static void thread_restart_exits(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"7\" time=\"100.0\" threadName=\"first\"/>\n"
+		     "<methodDef name=\"run\" methodId=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"7\" time=\"100.000001\" methodIdRef=\"1\"/>\n"
+		     "<threadStart threadId=\"7\" time=\"100.000005\" threadName=\"second\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.task_exits, 1);
+	T_EQ_U64(res.last_exit_ts, 100 * S_NS + 5000);
+	T_EQ_U64(res.method_jobs, 1);
+	T_EQ_U64(run_unmapped(&res, "tptp threadStart of a live thread id"), 1);
+}
+
 /* A long comment (a licence) before the first element: the reader is
  * still chosen, and a bare stream is still wrapped after it. */
 static void xml_long_prolog(void)
@@ -1578,5 +1597,6 @@ void run_tests(void)
 	T_RUN(method_redefined_while_open);
 	T_RUN(xml_cut_offset_bare);
 	T_RUN(thread_end_exits);
+	T_RUN(thread_restart_exits);
 	T_RUN(xml_long_prolog);
 }
