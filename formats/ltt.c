@@ -558,6 +558,11 @@ static int ltt_bookmarks(struct apc_reader *r, struct ltt_priv *p)
 			apc_model_unmapped(r->model, "ltt bookmark without a usable time", 1);
 			continue;
 		}
+		if (ts < p->first_ts) {
+			/* before the capture's zero: it would show at no time */
+			apc_model_unmapped(r->model, "ltt bookmarks before the trace's first block (moved to its start)", 1);
+			ts = p->first_ts;
+		}
 		struct ltt_mark *nmk = realloc(p->marks, (p->nmarks + 1) * sizeof *nmk);
 		if (!nmk) {
 			st = apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");

@@ -165,3 +165,21 @@ EOF2
 	grep -Eq '^  core 0 +10 messages' <<<"$output"
 	grep -Eq '^  core 1 +5 messages' <<<"$output"
 }
+
+@test "LTT: a bookmark before the first block moves to the start, counted" {
+	trace "$TMP/t" <<'EOF2'
+b = Block()
+b.ev(IRQ_ENTRY, 2000, b"\x01\x00")
+marks = ('<bookmarks>\n<location name="early" time="999.5">before</location>\n'
+         '<location name="in" time="1000.000001">inside</location>\n</bookmarks>\n')
+write_trace(D, CORE, {0: [b.finish()]}, bookmarks=marks)
+EOF2
+	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q "not mapped: ltt bookmarks before the trace's first block (moved to its start): 1" <<<"$output"
+	run apcdump "$TMP/t.apc"
+	echo "$output"
+	grep -q 'annotate_marker  ts=0 .* text="early: before"' <<<"$output"
+	grep -q 'annotate_marker  ts=1000 .* text="in: inside"' <<<"$output"
+}

@@ -40,10 +40,12 @@ class Block:
         return bytes(b)
 
 
-def write_trace(d, core_xml, cpus, bs=4096, facilities=b"", processes=b"", extra_defs=None):
+def write_trace(d, core_xml, cpus, bs=4096, facilities=b"", processes=b"", extra_defs=None,
+                bookmarks=None):
     """Folder d as a trace: cpus maps a CPU number to its list of block
     bytes; core_xml is the text of a core.xml; extra_defs maps more
-    eventdefs file names to their text."""
+    eventdefs file names to their text; bookmarks is the text of
+    info/bookmarks.xml."""
     if os.path.exists(d):
         shutil.rmtree(d)
     for sub in ("eventdefs", "info", "control", "cpu"):
@@ -62,3 +64,6 @@ def write_trace(d, core_xml, cpus, bs=4096, facilities=b"", processes=b"", extra
     for name, data in (("facilities", facilities), ("interrupts", b""), ("processes", processes)):
         with open(os.path.join(d, "control", name), "wb") as f:
             f.write(data)
+    if bookmarks is not None:
+        with open(os.path.join(d, "info/bookmarks.xml"), "w") as f:
+            f.write(bookmarks)
