@@ -480,10 +480,12 @@ int main(int argc, char **argv)
 	if (gen_file(out, "info/system.xml", p) || gen_file(out, "eventdefs/core.xml", gen_core_xml) ||
 	    gen_file(out, "eventdefs/extra.xml", gen_extra_xml))
 		return 1;
-	/* Bookmarks at the start of the trace clock's second 2 (time=) and
-	 * a little later (start_time= with an end). */
+	/* Bookmarks (time=, and start_time= with an end a little later)
+	 * just after every CPU file's first block has started: those start
+	 * within 100000 cycles of cyc0 (below), and the reader moves a
+	 * bookmark before the first block to the start. */
 	uint64_t cyc0 = 0xffffffffULL - gen_range(100000, 10000000);
-	uint64_t bm = gen_written_ns(&g, gen_clock(cyc0)) + 5000;
+	uint64_t bm = gen_written_ns(&g, gen_clock(cyc0 + 100000)) + 5000;
 	snprintf(p, sizeof p,
 		 "<bookmarks>\n <location name=first time=%" PRIu64 ".%09" PRIu64 ">Start</location>\n"
 		 " <location name=\"second\" cpu=0 start_time=\"%" PRIu64 ".%09" PRIu64 "\" end_time=\"%" PRIu64 ".0\"/>\n"
