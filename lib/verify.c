@@ -519,40 +519,57 @@ static int vkey_cmp(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
+/* Note a key's use in `kind` frames (bits in *used); one key-mixed
+ * error per key once it has been in both Counter and Block Counter
+ * frames.  This needs nothing from captured.xml. */
+static void v_mixed(struct verify *v, uint8_t *used, uint8_t *reported, int kind, int64_t key,
+		    int64_t offset)
+{
+	*used |= (uint8_t)kind;
+	if ((*used & (KEY_COUNTER | KEY_BLOCK)) == (KEY_COUNTER | KEY_BLOCK) && !*reported) {
+		*reported = 1;
+		v_prob(v, APC_V_ERROR, "key-mixed", v->frame, offset,
+		       "key 0x%llx is used in both Counter and Block Counter frames",
+		       (unsigned long long)key);
+	}
+}
+
 static void v_key(struct verify *v, int64_t key, int kind, int64_t offset)
 {
-	struct vkey probe = {.key = key}, *k, **hot;
+	struct vkey probe = {.key = key}, *k = NULL, **hot;
 
-	if (!v->have_captured)
-		return;
-	hot = &v->key_hot[((uint64_t)key * 0x9e3779b97f4a7c15ULL) >> (64 - V_KEY_HOT_BITS)];
-	k = *hot;
-	if (!k || k->key != key) {
-		/* bsearch() answers the same for the same key: cache it */
-		k = v->nkeys ? bsearch(&probe, v->keys, v->nkeys, sizeof *k, vkey_cmp) : NULL;
-		if (k)
-			*hot = k;
+	if (v->have_captured) {
+		hot = &v->key_hot[((uint64_t)key * 0x9e3779b97f4a7c15ULL) >> (64 - V_KEY_HOT_BITS)];
+		k = *hot;
+		if (!k || k->key != key) {
+			/* bsearch() answers the same for the same key: cache it */
+			k = v->nkeys ? bsearch(&probe, v->keys, v->nkeys, sizeof *k, vkey_cmp) : NULL;
+			if (k)
+				*hot = k;
+		}
 	}
 	if (!k) {
+		/* Undeclared, or no captured.xml to declare it: the use is
+		 * kept in the slot (code: used bits, type: reported). */
 		int created;
 		struct vslot *s = vtab_get(&v->undeclared, (uint64_t)key, &created);
-		if (s && created)
+		if (s && created && v->have_captured)
 			v_prob(v, APC_V_ERROR, "key-undeclared", v->frame, offset,
 			       "%s key 0x%llx is not declared in captured.xml",
 			       kind == KEY_COUNTER ? "counter" : kind == KEY_BLOCK ? "block counter"
 										: "activity switch",
 			       (unsigned long long)key);
+		if (s && kind != KEY_ACTIVITY) {
+			uint8_t used = (uint8_t)s->code, reported = (uint8_t)s->type;
+			v_mixed(v, &used, &reported, kind, key, offset);
+			s->code = used;
+			s->type = reported;
+		}
 		return;
 	}
 	if (kind == KEY_ACTIVITY)
 		return;
-	k->used |= (uint8_t)kind;
-	if ((k->used & (KEY_COUNTER | KEY_BLOCK)) == (KEY_COUNTER | KEY_BLOCK) && !k->mixed_reported) {
-		k->mixed_reported = 1;
-		v_prob(v, APC_V_ERROR, "key-mixed", v->frame, offset,
-		       "key 0x%llx is used in both Counter and Block Counter frames",
-		       (unsigned long long)key);
-	}
+	v_mixed(v, &k->used, &k->mixed_reported, kind, key, offset);
 }
 
 enum { Q_NONE, Q_NAME, Q_SCHED_SWITCH, Q_SCHED_EXIT };
@@ -1477,7 +1494,7 @@ int apc_verify_path(const char *path,
 		      "captured.xml is missing (keys cannot be checked)");
 	else
 		v_xml(&v, APC_V_WARNING, "captured-xml", "captured.xml",
-		      "no captured.xml beside a bare data file: key checks skipped");
+		      "no captured.xml beside a bare data file: key declarations not checked");
 
 	if (tree) {
 		rc = apc_input_open_member(in, "0000000000", &data, err);

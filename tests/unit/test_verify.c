@@ -617,6 +617,28 @@ static void f_key_undeclared(void) { fault_frames(add_undeclared, "key-undeclare
 static void add_mixed(struct cap *c) { add_counter(c, 100, 0, 0x11, 1); }
 static void f_key_mixed(void) { fault_frames(add_mixed, "key-mixed", APC_V_ERROR); }
 
+/* key-mixed needs nothing from captured.xml: found without one too. */
+static void key_mixed_without_captured(void)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+	int mixed = 0, captured = 0;
+
+	base(&c, &o);
+	add_mixed(&c);
+	c.captured = NULL;
+	run(&c, &g, &r);
+	for (size_t i = 0; i < g.n && i < MAX_GOT; i++) {
+		mixed += !strcmp(g.check[i], "key-mixed") && g.sev[i] == APC_V_ERROR;
+		captured += !strcmp(g.check[i], "captured-xml");
+	}
+	T_EQ_INT(mixed, 1);
+	T_EQ_INT(captured, 1);
+	T_EQ_U64(g.n, 2);
+}
+
 static void add_block_no_ts(struct cap *c)
 {
 	const int64_t blk[] = {0x11, 9, 0, 100, 0x11, 10};
@@ -929,6 +951,7 @@ void run_tests(void)
 	T_RUN(f_annotate_cut);
 	T_RUN(f_data_file);
 	T_RUN(every_check_is_tested);
+	T_RUN(key_mixed_without_captured);
 	T_RUN(random_garbage);
 	T_RUN(many_cores_bounded);
 	T_RUN(real_captures_have_no_errors);
