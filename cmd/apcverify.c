@@ -47,8 +47,9 @@ static void on_problem(void *ctx, const struct apc_vproblem *p)
 	struct out *o = ctx;
 	const char *sev = p->severity == APC_V_ERROR ? "error" : "warning";
 
-	if (o->quiet || o->stopped)
+	if (o->quiet)
 		return;
+	/* The limit is on errors: warnings go on being listed. */
 	if (o->max_errors >= 0 && p->severity == APC_V_ERROR &&
 	    o->listed_errors >= (uint64_t)o->max_errors) {
 		o->stopped = 1;
@@ -94,7 +95,7 @@ static int verify_one(const char *path, int json, int quiet, int strict, long ma
 	}
 	rc = apc_verify_path(path, on_problem, &o, &r, &err);
 	bad = r.errors || (strict && r.warnings);
-	if (rc < 0)
+	if (rc < 0 && !quiet)
 		fprintf(stderr, PROG ": %s\n", apc_err_format(&err, buf, sizeof buf));
 	if (!quiet) {
 		if (json) {

@@ -753,7 +753,10 @@ static void walk_name(struct verify *v, struct vcur *c, int32_t core)
 			    c_str(v, c, &s, &n, "thread name") < 0)
 				return;
 			/* only a tid's first Name may carry its (earlier) start time */
-			vtab_get(&v->names, (uint64_t)tid, &created);
+			/* a thread's first Name may carry its start time; past
+			 * the table's bound every thread is taken as new */
+			if (!vtab_get(&v->names, (uint64_t)tid, &created))
+				created = 1;
 			v_ts(v, APC_FRAME_NAME, core, ts, c_off(v, at), created ? Q_NAME : Q_NONE);
 		} else {
 			v_unknown_msg(v, c, at, code, "name");
@@ -1160,7 +1163,9 @@ static xmlDoc *v_parse(struct verify *v, const uint8_t *buf, size_t len, const c
 	doc = xmlCtxtReadMemory(ctx, (const char *)buf, (int)len, member, NULL,
 				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	const xmlError *xe = xmlCtxtGetLastError(ctx);
-	if (!doc || (xe && xe->code != XML_ERR_OK)) {
+	/* libxml2 warnings (XML 1.1, a namespace URI it finds odd) leave
+	 * a well-formed document: only errors reject it. */
+	if (!doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR)) {
 		const char *msg = xe && xe->message ? xe->message : "not well-formed";
 		char clean[256];
 		size_t n = 0;

@@ -271,6 +271,20 @@ for l in sys.stdin:
 	grep -q "bad.apc: 2 errors" <<<"$output"
 	run apcverify --max-errors=x "$TMP/bad.apc"
 	[ "$status" -eq 2 ]
+	# the limit is on errors: a warning after it is still listed
+	make_cap "$TMP/warn.apc" nonminimal
+	rm "$TMP/warn.apc/captured.xml"
+	run apcverify --max-errors=0 "$TMP/warn.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$(grep -c ': error: ' <<<"$output")" -eq 0 ]
+	grep -q ': warning: .*\[packed-nonminimal\]' <<<"$output"
+}
+
+@test "-q prints nothing, not even for a capture that cannot be opened" {
+	run apcverify -q "$TMP/nosuch.apc"
+	[ "$status" -eq 1 ] || [ "$status" -eq 2 ]
+	[ -z "$output" ]
 }
 
 @test "a bare data file finds captured.xml beside it; stdin works" {

@@ -594,6 +594,25 @@ static void f_ts_cross_type(void) { fault_frames(add_ts_cross, "ts-cross-type", 
 static void add_name_start(struct cap *c) { add_name(c, 0, 5, 101, "worker"); }
 static void f_ts_gatord_name(void) { fault_frames(add_name_start, "ts-gatord-name", APC_V_WARNING); }
 
+/* Past the bound of the names table (V_TABLE_MAX, 65536 tids) a new
+ * thread's first Name is still taken as first: one Name frame of 65600
+ * threads, then one more stamped with its start time. */
+static void add_many_names(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_NAME);
+	p32(b, 0);
+	for (int i = 0; i < 65600; i++) {
+		p32(b, 2);
+		p64(b, 100 + i);
+		p32(b, 1000 + i);
+		pstr(b, "t");
+	}
+	add_name(c, 0, 50, 999999, "late");
+}
+static void f_ts_gatord_name_many(void) { fault_frames(add_many_names, "ts-gatord-name", APC_V_WARNING); }
+
 static void add_name_again(struct cap *c) { add_name(c, 0, 5, 100, "renamed"); }
 static void f_ts_name_not_first(void) { fault_frames(add_name_again, "ts-core", APC_V_ERROR); }
 
@@ -616,6 +635,25 @@ static void f_key_undeclared(void) { fault_frames(add_undeclared, "key-undeclare
 
 static void add_mixed(struct cap *c) { add_counter(c, 100, 0, 0x11, 1); }
 static void f_key_mixed(void) { fault_frames(add_mixed, "key-mixed", APC_V_ERROR); }
+
+/* An XML 1.1 captured.xml is well-formed (libxml2 only warns): no
+ * problem at all. */
+static void captured_xml_11(void)
+{
+	static const char v11[] = "<?xml version=\"1.1\"?>\n"
+				  "<captured version=\"1\" protocol=\"680\" type=\"Gator\">\n"
+				  "  <target name=\"test\" cores=\"2\"/>\n" CAPTURED_COUNTERS;
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+
+	base(&c, &o);
+	c.captured = v11;
+	run(&c, &g, &r);
+	T_EQ_U64(g.n, 0);
+	show(&g);
+}
 
 /* key-mixed needs nothing from captured.xml: found without one too. */
 static void key_mixed_without_captured(void)
@@ -933,6 +971,7 @@ void run_tests(void)
 	T_RUN(f_ts_cross_type);
 	T_RUN(f_ts_gatord_name);
 	T_RUN(f_ts_name_not_first);
+	T_RUN(f_ts_gatord_name_many);
 	T_RUN(f_ts_gatord_exit);
 	T_RUN(f_ts_sched_real);
 	T_RUN(f_key_undeclared);
@@ -952,6 +991,7 @@ void run_tests(void)
 	T_RUN(f_data_file);
 	T_RUN(every_check_is_tested);
 	T_RUN(key_mixed_without_captured);
+	T_RUN(captured_xml_11);
 	T_RUN(random_garbage);
 	T_RUN(many_cores_bounded);
 	T_RUN(real_captures_have_no_errors);
