@@ -613,18 +613,41 @@ static int msg_summary_frame(struct frame_cur *c, struct apc_msg *m)
 			return summary_body(c, m, it->summary_version);
 		/* Unknown protocol: three clocks parse as attributes only when
 		 * there are three; a fourth reads as a string length that runs
-		 * off the frame or decodes as overlong. */
+		 * off the frame or decodes as overlong - or, when it is 0, as
+		 * the end of the attributes, which then leaves them to be read
+		 * as messages: three only when what follows is the frame's end
+		 * or a core name message (code 3). */
 		rc = summary_body(c, m, 3);
-		if (rc == APC_OK) {
-			it->summary_version = 3;
-			return APC_OK;
+		int three = rc == APC_OK;
+		if (three) {
+			size_t after = c->pos;
+			int32_t next = 3;
+			if (c->pos < c->end && cur_i32(c, "message code", &next) != APC_OK)
+				next = -1;
+			c->pos = after;
+			if (next == 3) {
+				*c->err = keep;
+				it->summary_version = 3;
+				return APC_OK;
+			}
 		}
 		*c->err = keep;
 		c->pos = body;
 		m->nfields = 0;
 		rc = summary_body(c, m, 4);
-		if (rc == APC_OK)
+		if (rc == APC_OK) {
 			it->summary_version = 4;
+			return APC_OK;
+		}
+		if (three) {
+			/* four clocks do not parse either: three, and what
+			 * follows is the next message's problem */
+			*c->err = keep;
+			c->pos = body;
+			m->nfields = 0;
+			rc = summary_body(c, m, 3);
+			it->summary_version = 3;
+		}
 		return rc;
 	}
 	case 3:

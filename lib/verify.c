@@ -711,8 +711,12 @@ static void walk_summary(struct verify *v, struct vcur *c)
 				       "newline canary is wrong (%zu bytes; line endings translated in transfer?)",
 				       n);
 			clocks = v->summary_clocks;
-			if (!clocks)
+			if (!clocks) {
+				/* no protocol known: what fits decides, and the
+				 * shared decoder's cross-check then reads it so */
 				clocks = summary_fits(v, c, 3) ? 3 : 4;
+				v->summary_clocks = clocks;
+			}
 			for (int i = 0; i < clocks; i++)
 				if (c_p64(v, c, &x, i == 0 ? "wall clock" : i == 1 ? "uptime" :
 						    i == 2 ? "monotonic delta" : "fourth clock") < 0)

@@ -94,3 +94,22 @@ EOF2
 	grep -q '<event counter="ARM_Mali-CONST_BUS_WIDTH_BITS" title="Mali Constants" name="Bus Width Bits" class="absolute"' "$TMP/out.apc/events.xml"
 	apcverify -q "$TMP/out.apc"
 }
+
+@test "apcverify: a bare data file with a four-clock Summary (fourth 0) passes" {
+	pack "$TMP/0000000000" <<'EOF2'
+B = [
+    p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + p(0)
+    + s(b"uname") + s(b"Linux x") + s(b""),
+    p(4) + p(10) + p(0) + p(0x11) + p(1),   # a Counter frame: time, core, key, value
+]
+EOF2
+	run apcverify "$TMP/0000000000"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q 'ok (2 frames, 1 warning)' <<<"$output"
+	# the shared decoder (apcdump, apcconv) reads it the same way
+	run apcdump "$TMP/0000000000"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q ' summary .* monotonic_delta=100 clock4=0 attr_key="uname" attr_value="Linux x"$' <<<"$output"
+}

@@ -637,16 +637,35 @@ static int ref_one(struct ref *r, struct apc_msg *m)
 			m->name = "summary";
 			if (r->clocks)
 				return ref_summary(r, m, r->clocks);
+			/* three clocks when they parse and what follows is
+			 * the end or a core name (code 3); else four when
+			 * they parse; else three again */
 			rc = ref_summary(r, m, 3);
-			if (rc == APC_OK) {
-				r->clocks = 3;
-				return APC_OK;
+			int three = rc == APC_OK;
+			if (three) {
+				size_t after = r->pos;
+				int32_t next = 3;
+				if (r->pos < f->len && ref_p32(r, &next))
+					next = -1;
+				r->pos = after;
+				if (next == 3) {
+					r->clocks = 3;
+					return APC_OK;
+				}
 			}
 			r->pos = body;
 			m->nfields = 0;
 			rc = ref_summary(r, m, 4);
-			if (rc == APC_OK)
+			if (rc == APC_OK) {
 				r->clocks = 4;
+				return APC_OK;
+			}
+			if (three) {
+				r->pos = body;
+				m->nfields = 0;
+				rc = ref_summary(r, m, 3);
+				r->clocks = 3;
+			}
 			return rc;
 		}
 	}
