@@ -339,6 +339,7 @@ const struct apc_format apc_format_annotate = {
 	.name = "annotate",
 	.description = "recorded Annotate protocol streams (v3, v4, v5), one file per client connection",
 	.reads = "file(s)",
+	.many_inputs = 1,
 	.bid = annr_bid,
 	.open = annr_open,
 	.next = annr_next,

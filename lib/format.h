@@ -26,6 +26,7 @@ struct apc_format {
 	const char *name;        /* "barman", used by -f/--from */
 	const char *description; /* one line for --list-formats */
 	const char *reads;       /* what it accepts: "file", "directory or archive" */
+	int many_inputs;         /* reads every input given (else only one is allowed) */
 	/*
 	 * bid() : how sure is this format that `in` is its kind?  0 = not
 	 * mine, 100 = magic matched.  Only peeks; never consumes input.

@@ -518,6 +518,13 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		}
 	}
 	res->format = fmt;
+	if (o->ninputs > 1 && !fmt->many_inputs) {
+		/* the reader would read the first and drop the rest */
+		rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+				 "%s input is one %s: %zu inputs given (convert them one by one)", fmt->name,
+				 fmt->reads, o->ninputs);
+		goto out;
+	}
 
 	r.fmt = fmt;
 	r.inputs = inputs;

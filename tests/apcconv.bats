@@ -382,3 +382,11 @@ PY
 	[ ! -e "$TMP/int.apc" ]
 	[ -z "$(ls -A "$TMP" | grep -v -e '^err$' -e '^fifo$')" ]
 }
+
+@test "a second input to a one-input format is refused, not dropped" {
+	run apcconv "$TD/barman/demo.bin" "$TD/barman/le64_linear_v3.bin" -o "$TMP/two.apc"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	grep -q 'barman input is one file: 2 inputs given' <<<"$output"
+	[ ! -e "$TMP/two.apc" ]
+}
