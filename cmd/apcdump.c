@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 				return bad_usage("%s", e.msg);
 			break;
 		case OPT_CORE: {
-			long v = strtol(optarg, &end, 0);
+			long v = strtol(optarg, &end, 10); /* 010 is core 10, not 8 */
 			if (!*optarg || *end || v < 0 || v > INT32_MAX)
 				return bad_usage("bad core number '%s'", optarg);
 			o.have_core = 1;

@@ -54,7 +54,8 @@ int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_
 		memcpy(word, p, n);
 		word[n] = '\0';
 		if (strspn(word, "0123456789") == n) {
-			type = atoi(word);
+			/* no atoi: 4294967297 must not wrap to a type */
+			type = n <= 3 ? atoi(word) : -1;
 		} else if (!strcmp(word, "perf_attrs")) {
 			type = APC_FRAME_PROC;
 		} else {

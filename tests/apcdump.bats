@@ -335,3 +335,15 @@ PY
 	apcdump "$SHARED/apc/v68_sleep.apc" "$SHARED/apc/v68_sleep.apc" > "$TMP/twice"
 	cat "$TMP/whole" "$TMP/whole" | cmp - "$TMP/twice"
 }
+
+@test "--core is decimal and --frame numbers do not wrap" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	run apcdump --core=08 "$TMP/d.apc"
+	[ "$status" -eq 0 ]
+	run apcdump --core=0x1 "$TMP/d.apc"
+	[ "$status" -eq 2 ]
+	[ "$(apcdump --core=01 "$TMP/d.apc" | md5sum)" = "$(apcdump --core=1 "$TMP/d.apc" | md5sum)" ]
+	run apcdump --frame=4294967297 "$TMP/d.apc"
+	[ "$status" -eq 2 ]
+	grep -q "unknown frame type '4294967297'" <<<"$output"
+}
