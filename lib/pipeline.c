@@ -180,6 +180,29 @@ static void tally_apply(struct apc_conv_result *res, const struct batch_tally *t
  * refer to them.  `pre` is the batch's tally when the read-ahead thread
  * made it (only when nothing is cut), else NULL.
  */
+
+/* Names and declarations stay whatever the time window (--begin/--end):
+ * what is kept refers to them (a thread's name and link, an image's
+ * cookie, an annotation channel's or counter's declaration). */
+static int window_keeps(const struct apc_event *e)
+{
+	switch (e->type) {
+	case APC_EV_THREAD_NAME: case APC_EV_COOKIE_NAME: case APC_EV_LINK: case APC_EV_PROC:
+		return 1;
+	case APC_EV_ANNOTATION:
+		if (!e->u.ann)
+			return 0;
+		switch (e->u.ann->code) {
+		case APC_ANN_CHANNEL: case APC_ANN_GROUP: case APC_ANN_COUNTER: case APC_ANN_CAM_TRACK:
+		case APC_ANN_CAM_VIEW:
+			return 1;
+		default:
+			return 0;
+		}
+	default:
+		return 0;
+	}
+}
 static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *res,
 			 struct apc_batch *b, const struct batch_tally *pre, uint64_t *origin,
 			 int *have_origin)
@@ -207,7 +230,7 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 		/* a block of n counter values counts as n counter events */
 		uint64_t many = e->type == APC_EV_COUNTERS ? e->u.counters.n : 1;
 
-		if (timed && (o->have_begin || o->have_end)) {
+		if (timed && (o->have_begin || o->have_end) && !window_keeps(e)) {
 			uint64_t rel = e->ts >= *origin ? e->ts - *origin : 0;
 			if ((o->have_begin && rel < o->begin_ns) || (o->have_end && rel >= o->end_ns)) {
 				res->events_cut += many;

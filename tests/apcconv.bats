@@ -390,3 +390,17 @@ PY
 	grep -q 'barman input is one file: 2 inputs given' <<<"$output"
 	[ ! -e "$TMP/two.apc" ]
 }
+
+@test "--begin/--end keep names and declarations, as documented" {
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/all.apc"
+	apcconv -q --begin=5ms --end=10ms "$TD/barman/demo.bin" -o "$TMP/win.apc"
+	apcverify -q "$TMP/win.apc"
+	for kind in thread_name cookie_name link annotate_channel annotate_group; do
+		a=$(apcdump "$TMP/all.apc" | grep -c " $kind ")
+		w=$(apcdump "$TMP/win.apc" | grep -c " $kind ")
+		echo "$kind: $a in all, $w in the window"
+		[ "$a" -gt 0 ] && [ "$w" -eq "$a" ]
+	done
+	# and the window did cut: fewer counter values
+	[ "$(apcdump "$TMP/win.apc" | grep -c ' block_counter ')" -lt "$(apcdump "$TMP/all.apc" | grep -c ' block_counter ')" ]
+}
