@@ -230,14 +230,18 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 		/* a block of n counter values counts as n counter events */
 		uint64_t many = e->type == APC_EV_COUNTERS ? e->u.counters.n : 1;
 
-		if (timed && (o->have_begin || o->have_end) && !window_keeps(e)) {
+		int outside = 0;
+		if (timed && (o->have_begin || o->have_end)) {
 			uint64_t rel = e->ts >= *origin ? e->ts - *origin : 0;
-			if ((o->have_begin && rel < o->begin_ns) || (o->have_end && rel >= o->end_ns)) {
+			outside = (o->have_begin && rel < o->begin_ns) || (o->have_end && rel >= o->end_ns);
+			if (outside && !window_keeps(e)) {
 				res->events_cut += many;
 				continue;
 			}
 		}
-		if (timed) {
+		/* a declaration kept from outside the window does not widen
+		 * the span reported */
+		if (timed && !outside) {
 			if (!res->have_ts || e->ts < res->first_ts)
 				res->first_ts = e->ts;
 			if (!res->have_ts || e->ts > res->last_ts)
