@@ -1795,6 +1795,12 @@ static int apcw_archive_file(struct apc_writer *w, struct archive *a, const char
 		goto out;
 	}
 	for (;;) {
+		/* compressing a large data file takes seconds: Ctrl-C and
+		 * SIGTERM stop it here too (the failed run removes the part) */
+		if (apc_interrupted()) {
+			rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
+			goto out;
+		}
 		ssize_t n = read(fd, buf, 1 << 16);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -404,3 +404,23 @@ PY
 	# and the window did cut: fewer counter values
 	[ "$(apcdump "$TMP/win.apc" | grep -c ' block_counter ')" -lt "$(apcdump "$TMP/all.apc" | grep -c ' block_counter ')" ]
 }
+
+@test "SIGTERM while the archive is compressed leaves no output behind" {
+	[ -x "$APC_TOOLS/barmangen" ] || skip "barmangen not built"
+	# 60 MB of input: its data file takes about a second to gzip here
+	"$APC_TOOLS/barmangen" --seed 4 --size 60000000 -o "$TMP/big.bin" >/dev/null
+	"$APC_BIN/apcconv" -q "$TMP/big.bin" -o "$TMP/big.apc.tar.gz" 2> "$TMP/err" &
+	pid=$!
+	# the archive's part file appears when compression starts
+	for i in $(seq 400); do
+		ls -a "$TMP" | grep -q '^\.big\.apc\.tar\.gz\.part' && break
+		sleep 0.05
+	done
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 2 ] || { echo "exit status $st"; cat "$TMP/err"; false; }
+	grep -q interrupted "$TMP/err"
+	[ ! -e "$TMP/big.apc.tar.gz" ]
+	[ -z "$(ls -A "$TMP" | grep -v -e '^err$' -e '^big\.bin$')" ]
+}
