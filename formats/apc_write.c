@@ -213,7 +213,7 @@ static int apcw_remove_tree(const char *path)
 
 static int apcw_eio(struct apc_err *err, const char *path, const char *what)
 {
-	return apc_err_set(err, APC_EIO, path, APC_NO_OFFSET, "%s: %s", what, strerror(errno));
+	return apc_err_sys(err, APC_EIO, path, what, errno);
 }
 
 /* write(2) all of p, retrying short writes and interrupts. */

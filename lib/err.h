@@ -35,6 +35,9 @@ struct apc_err {
 
 /* Reset to APC_OK with no message. */
 void apc_err_clear(struct apc_err *e);
+/* apc_err_sys() : an error from errno for `file`: "what: message", the
+ * system's message lowercased.  Returns status. */
+int apc_err_sys(struct apc_err *e, int status, const char *file, const char *what, int errnum);
 
 /*
  * apc_err_set() : record a failure.  file may be NULL, offset may be

@@ -885,8 +885,7 @@ static int dir_walk(struct apc_input *in, const char *abs, const char *rel, int 
 				   "directories nested more than %d deep", IN_MAX_DEPTH);
 	d = opendir(abs);
 	if (!d)
-		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot open %s: %s", abs,
-				   strerror(errno));
+		return apc_err_sys(err, APC_EIO, abs, "cannot open", errno);
 	while (rc == APC_OK && (errno = 0, de = readdir(d)) != NULL) {
 		struct stat st;
 		char *cabs, *crel;
@@ -922,8 +921,7 @@ static int dir_walk(struct apc_input *in, const char *abs, const char *rel, int 
 		free(crel);
 	}
 	if (rc == APC_OK && errno != 0 && !de)
-		rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot read directory %s: %s",
-				 abs, strerror(errno));
+		rc = apc_err_sys(err, APC_EIO, abs, "cannot read the directory", errno);
 	closedir(d);
 	return rc;
 }
@@ -1021,8 +1019,7 @@ static int spool(struct apc_stream *s, struct apc_err *err)
 	sprintf(tmpl, "%s/apctools-XXXXXX", dir);
 	fd = mkostemp(tmpl, O_CLOEXEC);
 	if (fd < 0) {
-		apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot create %s: %s", tmpl,
-			    strerror(errno));
+		apc_err_sys(err, APC_EIO, tmpl, "cannot create", errno);
 		free(tmpl);
 		free(buf);
 		return APC_EIO;
@@ -1181,8 +1178,7 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label,
 		return 1;
 	in->arc_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (in->arc_fd < 0)
-		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot open %s: %s", label,
-				   strerror(errno));
+		return apc_err_sys(err, APC_EIO, label, "cannot open", errno);
 	in->arc_size = st.st_size;
 	rc = arc_cpio_check(fd, (uint64_t)st.st_size, label, err);
 	if (rc == APC_OK)
@@ -1340,8 +1336,7 @@ static struct apc_stream *memfs_stream(const struct apc_mem_file *f, const char 
 /* The message open(2) would give for a path that is not there. */
 static int memfs_enoent(const char *path, struct apc_err *err)
 {
-	return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot open %s: %s", path,
-			   strerror(ENOENT));
+	return apc_err_sys(err, APC_EIO, path, "cannot open", ENOENT);
 }
 
 /*
@@ -1394,8 +1389,7 @@ static int memfs_open_stream(const char *path, struct apc_stream **out, struct a
 
 	if (!f) {
 		if (memfs_is_dir(path, memfs_dirlen(path)))
-			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot read %s: %s",
-					   path, strerror(EISDIR));
+			return apc_err_sys(err, APC_EIO, path, "cannot read", EISDIR);
 		return memfs_enoent(path, err);
 	}
 	if (!(s = memfs_stream(f, path)))
@@ -1428,8 +1422,7 @@ static int open_file(const char *path, int *fd, struct stat *st, struct apc_err 
 		int e = errno;
 		if (*fd >= 0)
 			close(*fd);
-		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot open %s: %s", path,
-				   strerror(e));
+		return apc_err_sys(err, APC_EIO, path, "cannot open", e);
 	}
 	return APC_OK;
 }
@@ -1708,8 +1701,7 @@ int apc_stream_open_path(const char *path, struct apc_stream **out, struct apc_e
 			return rc;
 		if (S_ISDIR(st.st_mode)) {
 			close(fd);
-			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot read %s: %s",
-					   path, strerror(EISDIR));
+			return apc_err_sys(err, APC_EIO, path, "cannot read", EISDIR);
 		}
 	}
 	s = stream_new_fd(fd, is_stdin ? "<stdin>" : path, !is_stdin);

@@ -347,3 +347,12 @@ PY
 	[ "$status" -eq 2 ]
 	grep -q "unknown frame type '4294967297'" <<<"$output"
 }
+
+@test "a missing input: PROG: FILE: message, lowercase, in all three tools" {
+	for prog in apcconv apcdump apcverify; do
+		run "$prog" "$TMP/nosuch.apc"
+		echo "$output"
+		[ "$status" -ne 0 ]
+		[ "$output" = "$prog: $TMP/nosuch.apc: cannot open: no such file or directory" ]
+	done
+}

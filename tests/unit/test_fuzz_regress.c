@@ -546,7 +546,7 @@ static void test_mem_input(void)
 	apc_input_close(in);
 	/* nothing else does, on disk or not */
 	T_ASSERT(apc_input_open("/m/nope", &in, &err) < 0);
-	T_ASSERT(strstr(err.msg, "No such file") != NULL);
+	T_ASSERT(strstr(err.msg, "no such file") != NULL);
 	T_ASSERT(apc_stream_open_path("/m/t", &s, &err) < 0);
 	T_ASSERT(apc_stream_open_path("/etc/hostname", &s, &err) < 0);
 	apc_input_mem_set(NULL, 0);
