@@ -1029,9 +1029,13 @@ static void walk_external(struct verify *v, struct vcur *c)
 	}
 	if (f->bad)
 		return;
-	/* the setup magic may itself be split across frames */
-	for (size_t i = 0; f->nhead < sizeof magic - 1 && i < n; i++, f->nhead++) {
-		if (p[i] != (uint8_t)magic[f->nhead]) {
+	/* the setup magic, "ANNOTATE N\n" for a version N of 3-5, may
+	 * itself be split across frames */
+	for (size_t i = 0; f->nhead < sizeof magic + 1 && i < n; i++, f->nhead++) {
+		int ok = f->nhead < sizeof magic - 1 ? p[i] == (uint8_t)magic[f->nhead]
+			 : f->nhead == sizeof magic - 1 ? p[i] >= '3' && p[i] <= '5'
+							 : p[i] == '\n';
+		if (!ok) {
 			v_prob(v, APC_V_ERROR, "annotate-setup", v->frame, c_off(v, at),
 			       "annotate stream on fd %lld does not begin with \"ANNOTATE N\\n\"",
 			       (long long)fd);

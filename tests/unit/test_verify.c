@@ -795,6 +795,16 @@ static void f_ext_disconnect(void) { fault_frames(add_stray_disconnect, "ext-dis
 static void add_no_setup(struct cap *c) { add_external(c, 6, "\x01\x05\x00\x00\x00hello", 10); }
 static void f_annotate_setup(void) { fault_frames(add_no_setup, "annotate-setup", APC_V_ERROR); }
 
+/* The right prefix, then a version there is no such protocol of. */
+static void add_setup_version_9(struct cap *c)
+{
+	add_external(c, 6, "ANNOTATE 9\n\x07\0\0\0\x07\0\0\0\0", 20);
+}
+static void f_annotate_setup_version(void)
+{
+	fault_frames(add_setup_version_9, "annotate-setup", APC_V_ERROR);
+}
+
 static void add_bad_annotation(struct cap *c)
 {
 	struct apc_buf b = {0};
@@ -986,6 +996,7 @@ void run_tests(void)
 	T_RUN(f_ext_fd);
 	T_RUN(f_ext_disconnect);
 	T_RUN(f_annotate_setup);
+	T_RUN(f_annotate_setup_version);
 	T_RUN(f_annotate_decode);
 	T_RUN(f_annotate_cut);
 	T_RUN(f_data_file);
