@@ -1222,6 +1222,9 @@ static int64_t apcw_created(const struct apc_writer *w, const struct apc_model *
 		return w->o.created;
 	if (m->meta.created >= 0)
 		return m->meta.created;
+	/* the input's own wall clock (a Barman or LTT header's), in s */
+	if (m->meta.wall_clock_ns)
+		return (int64_t)(m->meta.wall_clock_ns / 1000000000u);
 	if (e && *e) {
 		char *end;
 		errno = 0;

@@ -424,3 +424,12 @@ PY
 	[ ! -e "$TMP/big.apc.tar.gz" ]
 	[ -z "$(ls -A "$TMP" | grep -v -e '^err$' -e '^big\.bin$')" ]
 }
+
+@test "captured.xml's created comes from the input's wall clock when it has one" {
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/a.apc"
+	# the demo's Summary says 1750000000 s since the epoch
+	apcdump -c 1 "$TMP/a.apc" | grep -q ' timestamp=1750000000000000000 '
+	grep -q 'created="1750000000"' "$TMP/a.apc/captured.xml"
+	SOURCE_DATE_EPOCH=12345 apcconv -q "$TD/barman/demo.bin" -o "$TMP/b.apc"
+	grep -q 'created="1750000000"' "$TMP/b.apc/captured.xml"
+}
