@@ -138,6 +138,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": no input given (try --help)\n");
 		return 2;
 	}
+	if (o.have_begin && o.have_end && o.end_ns <= o.begin_ns) {
+		fprintf(stderr, PROG ": --end must come after --begin (an empty window keeps nothing)\n");
+		return 2;
+	}
 	o.inputs = (const char *const *)argv + optind;
 	o.ninputs = (size_t)(argc - optind);
 

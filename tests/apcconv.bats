@@ -433,3 +433,10 @@ PY
 	SOURCE_DATE_EPOCH=12345 apcconv -q "$TD/barman/demo.bin" -o "$TMP/b.apc"
 	grep -q 'created="1750000000"' "$TMP/b.apc/captured.xml"
 }
+
+@test "--end before --begin is a usage error" {
+	run apcconv --begin=20ms --end=10ms "$TD/barman/demo.bin" -o "$TMP/w.apc"
+	[ "$status" -eq 2 ]
+	grep -q -- '--end must come after --begin' <<<"$output"
+	[ ! -e "$TMP/w.apc" ]
+}
