@@ -716,7 +716,7 @@ static int ltt_open(struct apc_reader *r)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	r->priv = p;
 	if (!apc_input_is_tree(in))
-		return apc_err_set(&r->err, APC_EDATA, apc_input_path(in), APC_NO_OFFSET,
+		return apc_err_set(&r->err, APC_EIO, apc_input_path(in), APC_NO_OFFSET,
 				   "an LTT trace is a directory (or an archive of one)");
 	if ((st = ltt_system(r, p, &sys)))
 		return st;

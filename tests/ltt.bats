@@ -183,3 +183,12 @@ EOF2
 	grep -q 'annotate_marker  ts=0 .* text="early: before"' <<<"$output"
 	grep -q 'annotate_marker  ts=1000 .* text="in: inside"' <<<"$output"
 }
+
+@test "LTT: -f ltt on a plain file is a usage error (exit 2)" {
+	printf 'not a trace' > "$TMP/plain"
+	run apcconv -f ltt "$TMP/plain" -o "$TMP/p.apc"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	grep -q 'an LTT trace is a directory (or an archive of one)' <<<"$output"
+	[ ! -e "$TMP/p.apc" ]
+}
