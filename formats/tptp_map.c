@@ -865,14 +865,10 @@ static int early_keep(struct tptp_map *m, const struct tptp_rec *r)
 {
 	struct tptp_rec *e;
 
-	if (m->nearly == m->early_cap) {
-		size_t cap = m->early_cap ? m->early_cap * 2 : 16;
-		struct tptp_rec *ne = realloc(m->early, cap * sizeof *ne);
-		if (!ne)
-			return -1;
-		m->early = ne;
-		m->early_cap = cap;
-	}
+	e = apc_table_grow(m->early, &m->early_cap, sizeof *e, m->nearly + 1, TPTP_EARLY_MAX);
+	if (!e)
+		return -1;
+	m->early = e;
 	e = &m->early[m->nearly];
 	*e = *r;
 	{
@@ -1078,14 +1074,11 @@ static struct tptp_method *method_add(struct tptp_map *m)
 {
 	struct tptp_method *me;
 
-	if (m->nmethods == m->methods_cap) {
-		size_t cap = m->methods_cap ? m->methods_cap * 2 : 64;
-		struct tptp_method *nm = realloc(m->methods, cap * sizeof *nm);
-		if (!nm)
-			return NULL;
-		m->methods = nm;
-		m->methods_cap = cap;
-	}
+	/* calls hold a method's index as 32 bits */
+	me = apc_table_grow(m->methods, &m->methods_cap, sizeof *me, m->nmethods + 1, UINT32_MAX);
+	if (!me)
+		return NULL;
+	m->methods = me;
 	me = &m->methods[m->nmethods++];
 	memset(me, 0, sizeof *me);
 	return me;
