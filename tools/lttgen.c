@@ -6,7 +6,9 @@
  * microsecond quirk of the one real trace (--usec), a second facility
  * placed by control/facilities with variable-size types (sequence,
  * string, union, array of struct), control/processes, bookmarks, and
- * (--undefined) ids with no definition.
+ * (--undefined) ids with no definition.  --mix kernel draws event kinds
+ * and gaps like the real trace instead of the default stress mix (every
+ * kind equally often), for the benchmark.
  *
  * Truth lines:  meta KEY VALUE | ev CPU ID TS CYCLES | count CPU NAME N |
  *               model KIND N | wraps CPU N
@@ -114,7 +116,7 @@ static uint64_t gen_range(uint64_t lo, uint64_t hi)
 }
 
 struct gen {
-	int big, usec, old_trailer, undefined;
+	int big, usec, old_trailer, undefined, kernel;
 	size_t bs;
 	uint8_t *blk;
 	size_t pos;
@@ -191,14 +193,16 @@ static void gen_payload(struct gen *g, struct gen_ev *e, int32_t *cur_pid, int32
 	} else if (!strcmp(nm, "soft_irq") || !strcmp(nm, "memory") || !strcmp(nm, "network")) {
 		gen_put(g, gen_range(1, 2), 1); gen_put(g, gen_rand(), 4);
 	} else if (!strcmp(nm, "process")) {
-		uint64_t sub = gen_range(1, 4);
+		/* the real trace's process events are neither forks nor exits */
+		uint64_t sub = g->kernel && gen_range(0, 9) ? 4 : gen_range(1, 4);
 		gen_put(g, sub, 1); gen_put(g, sub <= 2 ? (uint64_t)(*next_pid)++ : 7, 4); gen_put(g, 0, 4);
 		if (sub <= 2)
 			g->m_link++;
 		if (sub == 3 && *cur_pid >= 0)
 			g->m_exit++;
 	} else if (!strcmp(nm, "file_system")) {
-		uint64_t sub = gen_range(2, 3);
+		/* ... and it has no exec at all */
+		uint64_t sub = g->kernel && gen_range(0, 99) ? 2 : gen_range(2, 3);
 		gen_put(g, sub, 1); gen_put(g, 1, 4); gen_put(g, 2, 4);
 		gen_str(g, sub == 3 ? "/usr/bin/prog" : "/etc/passwd");
 		if (sub == 3 && *cur_pid >= 0)
@@ -248,6 +252,33 @@ static const uint16_t gen_pick_ids[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 1
 					GEN_EXTRA_BASE, GEN_EXTRA_BASE + 1, GEN_EXTRA_BASE + 2,
 					GEN_EXTRA_BASE + 3};
 
+/*
+ * --mix kernel: the proportions of the one real trace's cpu/0 (2003 SMP
+ * kernel, HZ=1000; smp_example.reference.txt), per id: a tick is a burst
+ * of soft_irqs, a kernel_timer and an irq pair about 1 ms after the last.
+ */
+static const struct {
+	uint16_t id;
+	uint32_t n;
+} gen_kernel_mix[] = {{1, 1001}, {2, 1001}, {3, 20},   {4, 20},  {5, 10175}, {6, 10175},
+		      {7, 417},	 {8, 19997}, {9, 40021}, {10, 221}, {11, 2183},  {12, 81},
+		      {13, 562}, {14, 16},   {16, 24}};
+
+static uint16_t gen_pick_kernel(void)
+{
+	uint64_t total = 0, r;
+	size_t n = sizeof gen_kernel_mix / sizeof gen_kernel_mix[0];
+	for (size_t i = 0; i < n; i++)
+		total += gen_kernel_mix[i].n;
+	r = gen_range(0, total - 1);
+	for (size_t i = 0; i < n; i++) {
+		if (r < gen_kernel_mix[i].n)
+			return gen_kernel_mix[i].id;
+		r -= gen_kernel_mix[i].n;
+	}
+	return 9;
+}
+
 static const char *gen_name(uint16_t id)
 {
 	if (id < GEN_NCORE)
@@ -294,7 +325,11 @@ static int gen_cpu(struct gen *g, FILE *f, int cpu, uint64_t nevents, uint64_t *
 		/* Choose this block's events first: times need block_end. */
 		while (done + n < nevents) {
 			struct gen_ev *e = &evs[n];
-			uint64_t step = gen_range(0, 9) == 0 ? gen_range(1, 0x7fffffff) : gen_range(50, 50000);
+			uint64_t step;
+			if (g->kernel) /* 4.3 events a tick (86 k in 20 s): 1 ms = 351 k cycles */
+				step = gen_range(0, 99) < 23 ? gen_range(250000, 350000) : gen_range(300, 12000);
+			else
+				step = gen_range(0, 9) == 0 ? gen_range(1, 0x7fffffff) : gen_range(50, 50000);
 			int wrap = ((cyc + step) >> 32) != (cyc >> 32);
 			if (wrap) {
 				/* A heartbeat right after each wrap, as LTT did. */
@@ -309,7 +344,8 @@ static int gen_cpu(struct gen *g, FILE *f, int cpu, uint64_t nevents, uint64_t *
 				e = &evs[n];
 				step = gen_range(50, 5000);
 			}
-			e->id = gen_pick_ids[gen_range(0, sizeof gen_pick_ids / sizeof gen_pick_ids[0] - 1)];
+			e->id = g->kernel ? gen_pick_kernel()
+					  : gen_pick_ids[gen_range(0, sizeof gen_pick_ids / sizeof gen_pick_ids[0] - 1)];
 			if (g->undefined && gen_range(0, 49) == 0)
 				e->id = 300;
 			e->cyc = cyc + step;
@@ -425,6 +461,7 @@ static void gen_usage(void)
 {
 	fprintf(stderr, "usage: lttgen [--seed N] [--events N] [--cpus N] [--endian little|big]\n"
 			"              [--trailer old|new] [--block-size N] [--usec] [--undefined]\n"
+			"              [--mix stress|kernel]\n"
 			"              -o DIR [--truth FILE]\n");
 }
 
@@ -453,6 +490,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--block-size")) g.bs = strtoul(v, NULL, 0);
 		else if (!strcmp(a, "-o")) out = v;
 		else if (!strcmp(a, "--truth")) truth = v;
+		else if (!strcmp(a, "--mix") && (!strcmp(v, "stress") || !strcmp(v, "kernel")))
+			g.kernel = !strcmp(v, "kernel");
 		else { gen_usage(); return 2; }
 	}
 	if (!out || cpus < 1 || cpus > 64 || g.bs < 256 || g.bs > (1u << 24)) {

@@ -1036,6 +1036,8 @@ static void gen_little_old(void) { gen_run("--trailer old", 2, 3000, 1); }
 static void gen_big_new(void) { gen_run("--endian big --trailer new", 3, 2000, 2); }
 static void gen_usec_one_cpu(void) { gen_run("--usec", 1, 2500, 3); }
 static void gen_undefined_ids(void) { gen_run("--undefined --endian big", 2, 3000, 4); }
+/* the bench's kernel mix (the real trace's proportions) reads as generated */
+static void gen_kernel(void) { gen_run("--mix kernel", 2, 3000, 5); }
 
 static void interp_exact(void)
 {
@@ -1372,6 +1374,7 @@ void run_tests(void)
 	T_RUN(gen_big_new);
 	T_RUN(gen_usec_one_cpu);
 	T_RUN(gen_undefined_ids);
+	T_RUN(gen_kernel);
 	T_RUN(ids_compact);
 	T_RUN(control_ids);
 	T_RUN(buffer_follows_file);
