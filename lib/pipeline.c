@@ -89,6 +89,9 @@ static void progress_figures(struct apc_reader *r, uint64_t *done, uint64_t *tot
 	}
 }
 
+/* Bytes in: what the reader took in after decompression, as the readers
+ * that count for themselves (Barman, LTT, TPTP binary, APC) report it;
+ * the progress line alone goes by the compressed file. */
 static uint64_t input_bytes(struct apc_reader *r)
 {
 	uint64_t sum = 0;
@@ -97,9 +100,8 @@ static uint64_t input_bytes(struct apc_reader *r)
 		return r->progress_done;
 	for (size_t i = 0; i < r->ninputs; i++) {
 		struct apc_stream *s = apc_input_is_tree(r->inputs[i]) ? NULL : apc_input_stream(r->inputs[i]);
-		int64_t d = s ? apc_stream_raw_offset(s) : -1;
-		if (d > 0)
-			sum += (uint64_t)d;
+		if (s)
+			sum += apc_stream_offset(s);
 	}
 	return sum;
 }

@@ -299,6 +299,22 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c i
 	apcverify -q "$TMP/cut.apc"
 }
 
+@test "bytes in: a gzip'd input counts its uncompressed bytes, as plain" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	"$G" --seed 3 -o "$TMP/a.trcxml"
+	"$G" --seed 3 --binary -o "$TMP/c.trcbin"
+	for f in a.trcxml c.trcbin; do
+		gzip -c "$TMP/$f" > "$TMP/$f.gz"
+		size=$(stat -c %s "$TMP/$f")
+		apcconv -q --stats=json "$TMP/$f" -o "$TMP/p.apc" > "$TMP/p.json"
+		apcconv -q --stats=json "$TMP/$f.gz" -o "$TMP/z.apc" > "$TMP/z.json"
+		grep -q "\"bytes_in\":$size," "$TMP/p.json"
+		grep -q "\"bytes_in\":$size," "$TMP/z.json"
+		rm -rf "$TMP/p.apc" "$TMP/z.apc"
+	done
+}
+
 @test "TPTP XML: a DOCTYPE before the first element is skipped, wrapped or bare" {
 	G="$APC_TOOLS/tptpgen"
 	[ -x "$G" ] || skip "tptpgen not built"
