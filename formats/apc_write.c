@@ -1088,11 +1088,15 @@ static struct apcw_conn *apcw_conn(struct apc_writer *w, int32_t tid, int32_t pi
  * Annotations: each client connection (tid, pid) gets an External fd;
  * its stream starts with the setup message.  The version is fixed when
  * the first message of a connection is written, before the rest of the
- * stream is known: 5 when that message came from a version 5 stream
- * (whose counter values are signed 64-bit), else 4 (gatord 6.8's, and
- * enough for every code including 0x0e-0x10), unless the writer's
- * options fix it.  The setup keeps the source's don't-mangle byte.
- * Annotation timestamps are absolute, as clients send them.
+ * stream is known: the version of the stream that message came from
+ * (3, 4 or 5), else 4 (gatord 6.8's, and enough for every code
+ * including 0x0e-0x10) for annotations of other formats, unless the
+ * writer's options fix it.  Keeping 5 keeps signed 64-bit counter
+ * values; keeping 3 changes no bytes of a message (v4 only adds codes
+ * 0x0e-0x10, which a v3 stream cannot hold) but keeps the capture
+ * saying which client wrote it.  The setup keeps the source's
+ * don't-mangle byte.  Annotation timestamps are absolute, as clients
+ * send them.
  */
 static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
 {
@@ -1107,7 +1111,8 @@ static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, str
 	if (!(c = apcw_conn(w, a->tid, a->pid, &is_new)))
 		return apcw_oom(err);
 	if (is_new)
-		c->version = !w->o.annotate_version && a->version == 5 ? 5 : w->ann_version;
+		c->version = !w->o.annotate_version && a->version >= 3 && a->version <= 5
+				     ? a->version : w->ann_version;
 	if (c->version < 4 && a->code >= APC_ANN_JOB_START) {
 		apc_model_unmapped(&w->um, "annotations newer than the annotate version", 1);
 		w->st.dropped++;

@@ -994,13 +994,30 @@ static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 
 /* ---- filtering and output ---------------------------------------------- */
 
+/*
+ * The core --core selects a message by: the frame's core or the one the
+ * message sets (m->core), else its own "core" field - a core name, an
+ * annotation's counter value or activity switch.  Those keep m->core -1
+ * (the JSON member "core" and the summary's per-core order are about
+ * where a message is, not the core it names), so the field is read here.
+ */
+static int64_t dump_msg_core(const struct apc_msg *m)
+{
+	const struct apc_field *fl;
+
+	if (m->core >= 0)
+		return m->core;
+	fl = apc_msg_field(m, "core");
+	return fl && fl->kind == APC_F_INT ? fl->i : -1;
+}
+
 static int dump_wanted(const struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
 	const struct apc_dump_opts *o = d->o;
 
 	if (o->have_frames && (fr->type < 0 || fr->type >= APC_DUMP_TYPES || !o->frames[fr->type]))
 		return 0;
-	if (o->have_core && m->core != o->core)
+	if (o->have_core && dump_msg_core(m) != o->core)
 		return 0;
 	if ((o->have_begin || o->have_end) && !m->has_ts)
 		return 0;

@@ -62,9 +62,10 @@ const struct apc_vcheck apc_verify_checks[] = {
 	 "a timestamp earlier than the previous message of another frame type on the same core"},
 	{"ts-gatord-name", APC_V_WARNING,
 	 "a thread's first Name carries its start time, earlier than the Name before it "
-	 "(gatord 6.8)"},
+	 "(gatord 6.8; at most 1 s plus 500 ppm of its time back)"},
 	{"ts-gatord-exit", APC_V_WARNING,
-	 "a sched switch stamped just before the thread exit ahead of it (gatord 6.8)"},
+	 "a sched switch stamped just before the thread exit ahead of it (gatord 6.8; at most "
+	 "1 s back)"},
 	{"key-undeclared", APC_V_ERROR,
 	 "a Counter, Block Counter or Activity Switch key not declared in captured.xml"},
 	{"key-mixed", APC_V_ERROR, "one key used in both Counter and Block Counter frames"},
@@ -275,9 +276,10 @@ static const char *const agg_notes[AGG_N] = {
 	"gatord's reading (a key-2 core lasts past a key-0 timestamp) was applied; the spec's "
 	"wording resets the core at each timestamp: repeat key 2 after each key 0 so both "
 	"agree",
-	"gatord 6.8 stamps a new thread's first Name with its start time; accepted",
+	"gatord 6.8 stamps a new thread's first Name with its start time; accepted up to 1 s "
+	"(plus 500 ppm of the time) back",
 	"gatord 6.8 can stamp a sched switch just before the thread exit written ahead of it; "
-	"accepted",
+	"accepted up to 1 s back",
 };
 
 static void v_emit(struct verify *v, struct apc_vproblem *p)
@@ -574,6 +576,48 @@ static void v_key(struct verify *v, int64_t key, int kind, int64_t offset)
 
 enum { Q_NONE, Q_NAME, Q_SCHED_SWITCH, Q_SCHED_EXIT };
 
+/*
+ * How far back the two gatord 6.8 quirks may step; further is real
+ * disorder (ts-frame / ts-core).  Both come from the non-root poller,
+ * which scans /proc every 1 or 10 ms plus the scan's own time:
+ *  - a new thread's first Name carries its start time, and the thread
+ *    is first seen by the scan after it started, so the Name is at most
+ *    one scan interval (plus one 10 ms clock tick: /proc gives the start
+ *    in ticks) before the Names of that scan;
+ *  - a thread exit is stamped with the scan's time and is written among
+ *    the sched switches that scan spreads between the previous scan and
+ *    this one, so a switch after it is at most one scan interval back.
+ * The real captures step back 7.06 ms (first Name) and 5.00 ms (exit,
+ * switch), and no two of their sched switch times, which the poller
+ * spreads between its scans, are more than 27 ms apart.  1 s is 140
+ * times the largest step seen and allows scans delayed by a loaded
+ * machine.
+ * A start time is also on CLOCK_BOOTTIME, which NTP may slew by up to
+ * 500 ppm away from the capture's CLOCK_MONOTONIC_RAW since gatord took
+ * their offset at the start: a first Name may be 500 ppm of the time
+ * so far further back.  A capture minutes out of order still fails.
+ */
+#define V_QUIRK_BACK_NS INT64_C(1000000000)
+#define V_NAME_DRIFT_DIV 2000 /* 500 ppm */
+
+/* Why an ordering error is not the quirk its messages look like. */
+static const char *v_too_far(int q)
+{
+	if (q == AGG_NAME)
+		return " (too far back for gatord's first-Name start time)";
+	if (q == AGG_EXIT)
+		return " (too far back for gatord's switch after a thread exit)";
+	return "";
+}
+
+/* The furthest a quirk of kind q (AGG_NAME, AGG_EXIT) at ts may step back. */
+static int64_t v_quirk_max_back(int q, int64_t ts)
+{
+	if (q == AGG_NAME && ts > 0)
+		return V_QUIRK_BACK_NS + ts / V_NAME_DRIFT_DIV;
+	return V_QUIRK_BACK_NS;
+}
+
 /* How far ts is before `later` (later > ts), in ns: a capture's times
  * may be any 64-bit values, so the difference is taken unsigned and
  * capped instead of overflowing. */
@@ -607,24 +651,26 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 	if (v->ts_quiet) {
 		/* already reported for this block: resynchronise only */
 	} else if (had_frame && ts < prev_frame_ts) {
-		if (quirk)
+		int64_t back = v_before(prev_frame_ts, ts);
+		if (quirk && back <= v_quirk_max_back(quirk, ts))
 			v_agg(v, quirk, quirk == AGG_NAME ? "ts-gatord-name" : "ts-gatord-exit", offset,
-			      v_before(prev_frame_ts, ts), "timestamp %lld is %lld ns before the previous one in the frame",
-			      (long long)ts, (long long)v_before(prev_frame_ts, ts));
+			      back, "timestamp %lld is %lld ns before the previous one in the frame",
+			      (long long)ts, (long long)back);
 		else
 			v_prob(v, APC_V_ERROR, "ts-frame", v->frame, offset,
-			       "timestamp %lld is %lld ns before the previous one in the same frame",
-			       (long long)ts, (long long)v_before(prev_frame_ts, ts));
+			       "timestamp %lld is %lld ns before the previous one in the same frame%s",
+			       (long long)ts, (long long)back, v_too_far(quirk));
 	} else if (s && !created && ts < s->ts) {
-		if (quirk)
+		int64_t back = v_before(s->ts, ts);
+		if (quirk && back <= v_quirk_max_back(quirk, ts))
 			v_agg(v, quirk, quirk == AGG_NAME ? "ts-gatord-name" : "ts-gatord-exit", offset,
-			      v_before(s->ts, ts), "timestamp %lld on core %d is %lld ns before frame %lld's",
-			      (long long)ts, (int)core, (long long)v_before(s->ts, ts), (long long)s->frame);
+			      back, "timestamp %lld on core %d is %lld ns before frame %lld's",
+			      (long long)ts, (int)core, (long long)back, (long long)s->frame);
 		else
 			v_prob(v, APC_V_ERROR, "ts-core", v->frame, offset,
-			       "%s timestamp %lld on core %d is %lld ns before the one in frame %lld",
-			       apc_frame_type_name(type), (long long)ts, (int)core,
-			       (long long)v_before(s->ts, ts), (long long)s->frame);
+			       "%s timestamp %lld on core %d is %lld ns before the one in frame %lld%s",
+			       apc_frame_type_name(type), (long long)ts, (int)core, (long long)back,
+			       (long long)s->frame, v_too_far(quirk));
 	} else if (core >= 0 && !v->ts_quiet &&
 		   (x = vtab_get(&v->ts_core, vtab_key(0, core), &created)) && !created &&
 		   ts < x->ts) {

@@ -66,6 +66,39 @@ EOF
 	grep -q 'annotate_counter_value .* key=3 value=4294967291$' <<<"$output"
 }
 
+# v3 has every message a v3 stream holds, with the same bytes as v4: the
+# source's version is kept so the capture says which client wrote it.
+@test "annotate: a version 3 stream stays version 3, also through APC -> APC" {
+	stream "$TMP/s3.bin" 3 0
+	run apcconv -v "$TMP/s3.bin" -o "$TMP/s3.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	! grep -q 'not mapped' <<<"$output"
+	run apcdump "$TMP/s3.apc"
+	echo "$output"
+	grep -q 'annotate_setup .* version=3 tid=77 ' <<<"$output"
+	grep -q 'annotate_counter_value .* key=3 value=4294967291$' <<<"$output"
+	apcconv -q "$TMP/s3.apc" -o "$TMP/again.apc"
+	apcdump "$TMP/again.apc" | grep -q 'annotate_setup .* version=3 tid=77 '
+	apcverify "$TMP/again.apc"
+}
+
+@test "annotate: real v3, v4, v5 client streams keep their version and messages" {
+	need_shared
+	for v in 3 4 5; do
+		for k in 1 2 3; do
+			apcconv -q "$SHARED/annotate/v$v/stream$k.annotate.bin" -o "$TMP/r$v$k.apc"
+			apcconv -q "$TMP/r$v$k.apc" -o "$TMP/rr$v$k.apc"
+			# sorted: APC -> APC restores time order, and v5's
+			# counter_time_value is stamped before the calls around it
+			apcdump --frame=external "$TMP/r$v$k.apc" | grep -o 'annotate_.*' | sort > "$TMP/a"
+			apcdump --frame=external "$TMP/rr$v$k.apc" | grep -o 'annotate_.*' | sort > "$TMP/b"
+			grep -q "^annotate_setup   fd=1 version=$v " "$TMP/a"
+			cmp "$TMP/a" "$TMP/b"
+		done
+	done
+}
+
 @test "annotate: the setup's don't-mangle byte is kept" {
 	stream "$TMP/dm.bin" 4 1
 	apcconv -q "$TMP/dm.bin" -o "$TMP/dm.apc"

@@ -348,6 +348,37 @@ PY
 	grep -q "unknown frame type '4294967297'" <<<"$output"
 }
 
+# --core selects by the frame's core or the message's own core field: a
+# core name, an annotation's counter value or activity switch are of the
+# core they name, in the text and the JSON listing alike.
+@test "--core selects messages by their own core field, text and JSON alike" {
+	need_python
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	run apcdump --core=1 --frame=summary "$TMP/d.apc"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == *'core_name        core=1 '* ]]
+	run apcdump --json --core=1 --frame=summary "$TMP/d.apc"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == *'"msg":"core_name"'*'"field_core":1,'* ]]
+	need_shared
+	a="$SHARED/apc/v68_nonroot_annotate.apc"
+	for core in 0 1; do
+		apcdump --core=$core "$a" | awk '{print $1, $2, $5}' > "$TMP/text"
+		apcdump --json --core=$core "$a" | python3 -c '
+import json, sys
+for l in sys.stdin:
+    o = json.loads(l)
+    print(o["frame"], "0x%08x" % o["offset"], o["msg"])' > "$TMP/json"
+		cmp "$TMP/text" "$TMP/json"
+		want=$(apcdump "$a" | grep -cE "annotate_(counter_value|activity_switch) .* core=$core ")
+		[ "$want" -gt 0 ]
+		[ "$(grep -cE 'annotate_(counter_value|activity_switch)$' "$TMP/text")" -eq "$want" ]
+	done
+	# Annotations without a core field belong to no core.
+	! grep -q annotate_str "$TMP/text"
+}
+
 @test "a missing input: PROG: FILE: message, lowercase, in all three tools" {
 	for prog in apcconv apcdump apcverify; do
 		run "$prog" "$TMP/nosuch.apc"

@@ -23,7 +23,10 @@ need_python() {
 
 # make_cap DIR [FAULT]: a small gatord-6.8-like capture: Summary, a Name,
 # a Block Counter frame with key 0x11.  FAULT: canary | undeclared |
-# nonminimal (a warning only) | extreme-ts (a frame from INT64_MAX back to -51).
+# nonminimal (a warning only) | extreme-ts (a frame from INT64_MAX back to -51)
+# | name-back-SECONDS (a new thread's first Name that far before the Name
+# ahead of it) | exit-back-SECONDS (a sched switch that far before the
+# thread exit ahead of it).
 make_cap() {
 	need_python
 	mkdir -p "$1"
@@ -42,6 +45,14 @@ bodies = [
 ]
 if fault == "extreme-ts":  # times at both ends of int64, going back
     bodies.append(p(5) + p(0) + p(0) + p(2**63 - 1) + p(key) + p(1) + p(0) + p(-51) + p(key) + p(2))
+t = 200 * 10**9
+if fault.startswith("name-back-"):  # tid 42 renamed, then tid 43's first Name
+    back = int(float(fault[10:]) * 10**9)
+    bodies.append(p(3) + p(0) + p(2) + p(t) + p(42) + s(b"main2"))
+    bodies.append(p(3) + p(0) + p(2) + p(t - back) + p(43) + s(b"worker"))
+if fault.startswith("exit-back-"):  # an exit, then a switch before it
+    back = int(float(fault[10:]) * 10**9)
+    bodies.append(p(7) + p(0) + p(2) + p(t) + p(42) + p(1) + p(t - back) + p(43) + p(0))
 write_cap(d, frames(bodies))
 EOF
 }
@@ -64,6 +75,24 @@ EOF
 	grep -q '^     3 0x00000051 block_counter    0 block_counter    ts=-51 core=0 pid=0 key=0x11 value=2$' <<<"$output"
 	run apcdump --json "$TMP/x.apc"
 	grep -q '^{"frame":3,"offset":81,"frame_offset":60,.*"ts":-51,' <<<"$output"
+}
+
+# gatord 6.8's first-Name and exit-switch quirks step back a few ms in
+# the real captures; accepted up to about 1 s, minutes back are disorder.
+@test "gatord's first-Name and exit-switch quirks: ms back warn, minutes back fail" {
+	for q in name exit; do
+		make_cap "$TMP/$q-near.apc" $q-back-0.5
+		run apcverify "$TMP/$q-near.apc"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		grep -q "warning: .*gatord 6.8 .* \[ts-gatord-$q\]\$" <<<"$output"
+		make_cap "$TMP/$q-far.apc" $q-back-120
+		run apcverify "$TMP/$q-far.apc"
+		echo "$output"
+		[ "$status" -eq 1 ]
+		grep -q ": error: .* 120000000000 ns before .* (too far back for gatord's .*) \[ts-\(frame\|core\)\]\$" <<<"$output"
+		! grep -q "ts-gatord-$q" <<<"$output"
+	done
 }
 
 @test "real gatord captures pass with no errors" {

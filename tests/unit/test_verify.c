@@ -623,6 +623,83 @@ static void add_exit_switch(struct cap *c)
 }
 static void f_ts_gatord_exit(void) { fault_frames(add_exit_switch, "ts-gatord-exit", APC_V_WARNING); }
 
+/*
+ * How far the two quirks may step back (lib/verify.c, V_QUIRK_BACK_NS):
+ * the real captures step back 7 ms (first Name) and 5 ms (exit, switch);
+ * 1 s is allowed, plus 500 ppm of the time so far for a first Name.
+ * Further back is real disorder.  Tid 100's second Name (not a first
+ * one) moves the core's last Name time forward first.
+ */
+#define S_NS INT64_C(1000000000)
+
+static void add_name_far(struct cap *c)
+{
+	add_name(c, 0, 200 * S_NS, 100, "main2");
+	add_name(c, 0, 80 * S_NS, 101, "worker"); /* two minutes back */
+}
+static void f_ts_gatord_name_far(void) { fault_frames(add_name_far, "ts-core", APC_V_ERROR); }
+
+static void add_name_far_frame(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_NAME);
+	p32(b, 0);
+	p32(b, 2);
+	p64(b, 200 * S_NS);
+	p32(b, 100);
+	pstr(b, "main2");
+	p32(b, 2);
+	p64(b, 80 * S_NS);
+	p32(b, 101);
+	pstr(b, "worker");
+}
+static void f_ts_gatord_name_far_frame(void)
+{
+	fault_frames(add_name_far_frame, "ts-frame", APC_V_ERROR);
+}
+
+static void add_name_near(struct cap *c)
+{
+	add_name(c, 0, 2 * S_NS, 100, "main2");
+	add_name(c, 0, 1100000000, 101, "worker"); /* 900 ms back */
+}
+static void f_ts_gatord_name_near(void) { fault_frames(add_name_near, "ts-gatord-name", APC_V_WARNING); }
+
+/* Four hours in, 5 s back is within 1 s + 500 ppm of 4 h (8.2 s). */
+static void add_name_drift(struct cap *c)
+{
+	add_name(c, 0, (4 * 3600 + 5) * S_NS, 100, "main2");
+	add_name(c, 0, 4 * 3600 * S_NS, 101, "worker");
+}
+static void f_ts_gatord_name_drift(void) { fault_frames(add_name_drift, "ts-gatord-name", APC_V_WARNING); }
+
+static void add_exit_switch_far(struct cap *c)
+{
+	const int64_t s[] = {2, 200 * S_NS, 100, 1, 80 * S_NS, 101};
+	add_sched(c, 0, s, 2);
+}
+static void f_ts_gatord_exit_far(void) { fault_frames(add_exit_switch_far, "ts-frame", APC_V_ERROR); }
+
+static void add_exit_switch_far_core(struct cap *c)
+{
+	const int64_t e[] = {2, 200 * S_NS, 100};
+	const int64_t s[] = {1, 80 * S_NS, 101};
+	add_sched(c, 0, e, 1);
+	add_sched(c, 0, s, 1);
+}
+static void f_ts_gatord_exit_far_core(void)
+{
+	fault_frames(add_exit_switch_far_core, "ts-core", APC_V_ERROR);
+}
+
+static void add_exit_switch_near(struct cap *c)
+{
+	const int64_t s[] = {2, 2 * S_NS, 100, 1, 1100000000, 101};
+	add_sched(c, 0, s, 2);
+}
+static void f_ts_gatord_exit_near(void) { fault_frames(add_exit_switch_near, "ts-gatord-exit", APC_V_WARNING); }
+
 static void add_switch_switch(struct cap *c)
 {
 	const int64_t s[] = {1, 70, 100, 1, 65, 101};
@@ -983,6 +1060,13 @@ void run_tests(void)
 	T_RUN(f_ts_name_not_first);
 	T_RUN(f_ts_gatord_name_many);
 	T_RUN(f_ts_gatord_exit);
+	T_RUN(f_ts_gatord_name_far);
+	T_RUN(f_ts_gatord_name_far_frame);
+	T_RUN(f_ts_gatord_name_near);
+	T_RUN(f_ts_gatord_name_drift);
+	T_RUN(f_ts_gatord_exit_far);
+	T_RUN(f_ts_gatord_exit_far_core);
+	T_RUN(f_ts_gatord_exit_near);
 	T_RUN(f_ts_sched_real);
 	T_RUN(f_key_undeclared);
 	T_RUN(f_key_mixed);
