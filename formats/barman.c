@@ -18,7 +18,8 @@
  * struct is packed except the string table, the u32 counts and the
  * datastore parameters, which are 8-aligned; circular offsets are
  * absolute and only grow; a committed record's length word has the top
- * bit clear, padding and uncommitted blocks have it set.
+ * bit clear, padding and uncommitted blocks have it set; padding is
+ * found only at a circular buffer's wrap point.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,7 @@ struct barman {
 	int nseg, cur;
 	uint64_t seg_done;   /* bytes of the current segment consumed */
 	uint64_t data_off;   /* file offset of the data area */
+	uint64_t buflen;     /* the data store's length */
 	int started, finished;
 	size_t maxev;        /* most events one record can produce */
 };
@@ -779,6 +781,7 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 		int64_t dso = base + (int64_t)l.ds;
 
 		b->data_off = junk + barman_align(hl, 8);
+		b->buflen = buflen;
 		/* Every datastore offset becomes data_off + offset, a file
 		 * position: a length that carries that past the largest one
 		 * is no buffer of a file, and the sum must not wrap into the
@@ -1406,7 +1409,14 @@ static int barman_decode(struct apc_reader *r, struct barman *b, const uint8_t *
 			break;
 		}
 		if (w & pad_bit) {
-			if (b->store == BM_LINEAR)
+			/* The agent pads only up to the wrap point of a
+			 * circular buffer, when the next block does not fit
+			 * before it (so did every padding block of the real
+			 * circular capture); a block with the bit set
+			 * anywhere else is a record it had not committed
+			 * when the buffer was dumped. */
+			uint64_t end = abs + pos + (uint64_t)b->ptr + len, wrap = b->data_off + b->buflen;
+			if (b->store == BM_LINEAR || end > wrap || wrap - end >= (uint64_t)b->ptr)
 				apc_model_unmapped(r->model, "barman uncommitted records (padding bit set)", 1);
 		} else if (len == 0) {
 			r->damaged = 1;

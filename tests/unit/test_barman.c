@@ -51,7 +51,7 @@ struct truth {
 	uint64_t present[7];
 	uint64_t records_present;
 	int64_t expect_err; /* file offset of the expected error, -1 none */
-	uint64_t junk, trailing, skipped, uncommitted;
+	uint64_t junk, trailing, skipped, uncommitted, pads;
 	uint64_t data_off, buflen, rd, wr; /* data area file offset, datastore parameters */
 	size_t nrec;
 	struct tr_rec *recs;
@@ -183,6 +183,8 @@ static int tr_load(const char *path, struct truth *t)
 			t->skipped++;
 		} else if (strncmp(line, "UNCOMMITTED ", 12) == 0 && strstr(line, " st=present ")) {
 			t->uncommitted++;
+		} else if (strncmp(line, "PAD ", 4) == 0 && strstr(line, " st=present ")) {
+			t->pads++;
 		} else if (strncmp(line, "R ", 2) == 0 && strstr(line, " st=present ")) {
 			struct tr_rec *r;
 			if (t->nrec == rcap) {
@@ -1196,6 +1198,85 @@ static void real_circular_cut(void)
 }
 
 /*
+ * circular_uncommitted_in() : src (a wrapped circular dump, 64-bit
+ * little-endian) with the padding bit set in the length words of
+ * present records nth_older (in the older piece, from the read
+ * position to the end of the buffer) and nth_newer (in the newer
+ * piece, at the buffer's start).  The agent pads only up to the wrap
+ * point, so those two are records it had not committed: each counted
+ * as such, skipped by its length, and every other record decoded.
+ * The real padding at the wrap point is no record and no loss.
+ */
+static void circular_uncommitted_in(const char *src, const char *truth_path, size_t nth_older,
+				    size_t nth_newer)
+{
+	char path[] = "/tmp/test_barman_unc_XXXXXX";
+	struct truth t;
+	struct patch pt[2];
+	size_t older = 0, newer = 0, keep = 0, np = 0, n = 0;
+	uint64_t wrap;
+	uint8_t *orig;
+	struct run r;
+	int bad;
+
+	if (tr_load(truth_path, &t) < 0) {
+		T_FAIL("cannot read %s", truth_path);
+		return;
+	}
+	T_ASSERT(t.pads >= 1); /* the test needs the wrap point's padding */
+	wrap = t.rd - t.rd % t.buflen + t.buflen;
+	T_ASSERT(t.wr > wrap);
+	orig = slurp(src, &n);
+	T_ASSERT(orig != NULL);
+	for (size_t i = 0; orig && i < t.nrec; i++) {
+		struct tr_rec *tr = &t.recs[i];
+		int hit = tr->off < wrap ? older++ == nth_older : newer++ == nth_newer;
+		if (hit && np < 2) {
+			pt[np].at = (size_t)(t.data_off + tr->off % t.buflen);
+			pt[np].n = 8;
+			memcpy(pt[np].b, orig + pt[np].at, 8);
+			T_ASSERT(!(pt[np].b[7] & 0x80)); /* committed in the original */
+			pt[np].b[7] |= 0x80;
+			np++;
+			free(tr->text);
+		} else {
+			t.recs[keep++] = *tr;
+		}
+	}
+	free(orig);
+	t.nrec = keep;
+	t.records_present = 0; /* the summary counts the two as records */
+	T_EQ_INT(np, 2);
+	if (np == 2 && variants(src, path, n, pt, np) == 0) {
+		run_reader(path, &r, 256);
+		T_EQ_INT(r.status, APC_END);
+		T_EQ_U64(unmapped(&r, "uncommitted"), 2);
+		T_EQ_U64(r.model.records_read, t.nrec + t.skipped);
+		bad = compare(&t, &r, path);
+		if (bad)
+			T_FAIL("%s: %d mismatches", src, bad);
+		run_free(&r);
+		unlink(path);
+	}
+	tr_free(&t);
+}
+
+static void circular_uncommitted(void)
+{
+	const char *dir = t_shared_testdata();
+	char src[512], truth[512];
+
+	snprintf(src, sizeof src, "%s/barman/le64_circular_wrap.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/le64_circular_wrap.truth", t_testdata());
+	circular_uncommitted_in(src, truth, 3, 1);
+	if (!dir)
+		return;
+	snprintf(src, sizeof src, "%s/barman/capture2_circular64.bin", dir);
+	snprintf(truth, sizeof truth, "%s/barman/capture2_circular64.truth.txt", dir);
+	circular_uncommitted_in(src, truth, 4, 30);
+}
+
+/*
  * Damaged copies of the fixtures (bytes flipped in the header and the
  * data, every truncation length on a stride): the reader must stop
  * cleanly, never crash or hang, and a failure must carry an offset
@@ -1275,4 +1356,5 @@ void run_tests(void)
 	T_RUN(invalid_pmu_readings);
 	T_RUN(circular_cut);
 	T_RUN(real_circular_cut);
+	T_RUN(circular_uncommitted);
 }
