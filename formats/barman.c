@@ -137,6 +137,7 @@ struct barman_task {
 
 struct barman_map {
 	uint64_t base, len, off;
+	uint64_t ts;         /* when it was inserted (ticks; 0 without task infos) */
 	uint32_t task;
 	int32_t cookie;
 	const char *image;
@@ -744,6 +745,7 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 		for (uint32_t i = 0; i < n; i++) {
 			const uint8_t *p = h + l.mmap + l.mmap_size * i;
 			struct barman_map *mp = &b->maps[i];
+			mp->ts = f ? barman_u64(b, p) : 0;
 			mp->task = f ? barman_u32(b, p + 8) : 0;
 			mp->base = barman_uptr(b, p + f);
 			mp->len = barman_uptr(b, p + f + (uint64_t)b->ptr);
@@ -1007,7 +1009,8 @@ static int barman_counter(struct apc_batch *bt, uint64_t ts, int32_t core, uint3
  * valid one, so the increments still add up.
  */
 static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *p, uint64_t len,
-			 uint64_t off, uint32_t type, uint32_t core, uint64_t ts, struct apc_batch *bt)
+			 uint64_t off, uint32_t type, uint32_t core, uint64_t t, uint64_t ts,
+			 struct apc_batch *bt)
 {
 	uint64_t q = 16, need;
 	uint32_t task = 0, ncust = 0, pcsz = type == BM_REC_SAMPLE_PC ? (uint32_t)b->ptr : 0;
@@ -1114,15 +1117,31 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		struct apc_event *e = apc_batch_add(bt, APC_EV_SAMPLE, ts, (int32_t)core);
 		struct apc_pc *pcs = apc_batch_alloc(bt, sizeof *pcs);
 		const struct barman_map *hit = NULL;
+		int best = -1, later = 0;
 
 		if (!e || !pcs)
 			return barman_nomem(r, b);
+		/* A mapping holds from when it was inserted.  Of those that
+		 * cover the PC by the sample's time: the task's own, else a
+		 * global one (task 0), else another task's (real captures
+		 * sample tasks in images mapped for others); of equals, the
+		 * one inserted last, the image loaded there most recently. */
 		for (uint32_t i = 0; i < b->nmaps; i++) {
 			const struct barman_map *mp = &b->maps[i];
-			if (pc >= mp->base && pc - mp->base < mp->len &&
-			    (!hit || (mp->task == task && hit->task != task)))
+			int score = mp->task == task ? 2 : mp->task == 0 ? 1 : 0;
+			if (pc < mp->base || pc - mp->base >= mp->len)
+				continue;
+			if (mp->ts > t) {
+				later = 1;
+				continue;
+			}
+			if (score > best || (score == best && mp->ts >= hit->ts)) {
 				hit = mp;
+				best = score;
+			}
 		}
+		if (!hit && later)
+			apc_model_unmapped(r->model, "barman PC samples taken before their image was mapped (no image)", 1);
 		pcs->cookie = hit ? hit->cookie : -1;
 		pcs->offset = hit ? (int64_t)(pc - hit->base + hit->off) : (int64_t)pc;
 		e->u.sample.pid = e->u.sample.tid = (int32_t)task;
@@ -1316,7 +1335,7 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 	switch (type) {
 	case BM_REC_SAMPLE:
 	case BM_REC_SAMPLE_PC:
-		return barman_sample(r, b, p, len, off, type, core, ts, bt);
+		return barman_sample(r, b, p, len, off, type, core, t, ts, bt);
 	case BM_REC_TASK_SWITCH:
 		if (len < 21)
 			return barman_short(r, b, off, type, 21, len);

@@ -36,7 +36,7 @@ struct tr_rec {
 	char *text;
 };
 
-struct tr_map { uint64_t base, len, off; uint32_t task; char name[64]; };
+struct tr_map { uint64_t base, len, off, ts; uint32_t task; char name[64]; };
 
 struct truth {
 	uint64_t base, mult, div;
@@ -160,6 +160,7 @@ static int tr_load(const char *path, struct truth *t)
 			m->len = tr_u64(line, "length", 0);
 			m->off = tr_u64(line, "image_offset", 0);
 			m->task = (uint32_t)tr_u64(line, "task_id", 0);
+			m->ts = tr_u64(line, "timestamp", 0); /* barmangen: the clock base */
 			snprintf(m->name, sizeof m->name, "%s", nm ? nm : "");
 			free(nm);
 		} else if (strncmp(line, "SUMMARY records_present=", 24) == 0) {
@@ -363,6 +364,39 @@ static uint32_t series_counter(const struct run *r, uint32_t gid)
 }
 
 /*
+ * tr_map_at() : the image a PC sampled at tick ts by task resolves to:
+ * of the mappings that cover it and were inserted by then, the task's
+ * own, else a global one (task 0), else another task's; of equals, the
+ * one inserted last.  NULL if none; *later then says whether one that
+ * covers it was inserted after ts.
+ */
+static const struct tr_map *tr_map_at(const struct tr_map *maps, uint32_t n, uint64_t pc, uint32_t task,
+				      uint64_t ts, int *later)
+{
+	const struct tr_map *hit = NULL;
+	int best = -1;
+
+	if (later)
+		*later = 0;
+	for (uint32_t m = 0; m < n; m++) {
+		const struct tr_map *mp = &maps[m];
+		int score = mp->task == task ? 2 : mp->task == 0 ? 1 : 0;
+		if (pc < mp->base || pc - mp->base >= mp->len)
+			continue;
+		if (mp->ts > ts) {
+			if (later)
+				*later = 1;
+			continue;
+		}
+		if (score > best || (score == best && mp->ts >= hit->ts)) {
+			hit = mp;
+			best = score;
+		}
+	}
+	return hit;
+}
+
+/*
  * compare() : walk the truth's present records in buffer order against
  * the events.  Returns the number of mismatches (each is reported).
  */
@@ -444,10 +478,7 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 				CHECK(ei < r->n, "events end early");
 				x = &r->ev[ei++];
 				CHECK(x->e.type == APC_EV_SAMPLE && x->e.ts == ns, "sample event");
-				for (uint32_t m = 0; m < t->nmaps; m++)
-					if (tr->pc >= t->maps[m].base && tr->pc - t->maps[m].base < t->maps[m].len &&
-					    (!hit || (t->maps[m].task == tr->task && hit->task != tr->task)))
-						hit = &t->maps[m];
+				hit = tr_map_at(t->maps, t->nmaps, tr->pc, tr->task, tr->ts, NULL);
 				if (hit) {
 					const char *nm = cookie_name(r, x->pc.cookie);
 					CHECK(nm && strcmp(nm, hit->name) == 0, "pc 0x%llx image %s, expected %s",
@@ -1276,6 +1307,121 @@ static void circular_uncommitted(void)
 	circular_uncommitted_in(src, truth, 4, 30);
 }
 
+/* The header offset of the mmap entry with this base and length (64-bit
+ * little-endian), or 0. */
+static size_t find_map(const uint8_t *h, size_t n, uint64_t base, uint64_t len)
+{
+	uint8_t want[16];
+
+	put_le(want, base, 8);
+	put_le(want + 8, len, 8);
+	for (size_t i = 12; i + 16 <= n; i++)
+		if (memcmp(h + i, want, 16) == 0)
+			return i - 12; /* timestamp, task id, then the base */
+	return 0;
+}
+
+/*
+ * A mapping's timestamp is when it was inserted (the spec; the real
+ * capture4 inserts libextra.so at tick 391740 and samples it only
+ * after).  le64_linear_v3 with libextra.so's entry changed: (a)
+ * inserted at its third sample, so the two before it fall in no image
+ * (kept as raw PCs and counted); (b) inserted at firmware.axf's range,
+ * global, in mid-capture: the image loaded there later, which the
+ * samples after it resolve to, those before it still firmware.axf.
+ */
+static void mmap_insertion_time(void)
+{
+	char src[512], truth[512];
+	struct truth t;
+	size_t n = 0, at0, at1;
+	uint8_t *orig;
+
+	snprintf(src, sizeof src, "%s/barman/le64_linear_v3.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/le64_linear_v3.truth", t_testdata());
+	T_ASSERT(tr_load(truth, &t) == 0);
+	orig = slurp(src, &n);
+	T_ASSERT(orig != NULL && t.nmaps == 2 && t.data_off <= n);
+	if (!orig || t.nmaps != 2 || t.data_off > n) {
+		free(orig);
+		tr_free(&t);
+		return;
+	}
+	at0 = find_map(orig, (size_t)t.data_off, t.maps[0].base, t.maps[0].len);
+	at1 = find_map(orig, (size_t)t.data_off, t.maps[1].base, t.maps[1].len);
+	T_ASSERT(at0 && at1 && strcmp(t.maps[1].name, "libextra.so") == 0);
+	for (int c = 0; c < 2 && at0 && at1; c++) {
+		const struct tr_map *m = &t.maps[c ? 0 : 1]; /* the range libextra.so gets */
+		struct tr_map maps[2];
+		uint64_t when = 0, want_early = 0;
+		uint32_t hits = 0;
+		char path[] = "/tmp/test_barman_mmap_XXXXXX";
+		struct patch pt[2];
+		struct run r;
+		size_t ei = 0;
+		int later;
+
+		memcpy(maps, t.maps, sizeof maps);
+		for (size_t i = 0; i < t.nrec && !when; i++)
+			if (t.recs[i].type == 2 && t.recs[i].pc - m->base < m->len && ++hits == (c ? 6u : 3u))
+				when = t.recs[i].ts;
+		T_ASSERT(when != 0);
+		maps[1].ts = when;
+		if (c) {
+			maps[1].base = maps[0].base;
+			maps[1].len = maps[0].len;
+			maps[1].task = 0;
+		}
+		/* entry 1: timestamp, task, base; then its length */
+		pt[0].at = at1;
+		pt[0].n = 20;
+		put_le(pt[0].b, maps[1].ts, 8);
+		put_le(pt[0].b + 8, maps[1].task, 4);
+		put_le(pt[0].b + 12, maps[1].base, 8);
+		pt[1].at = at1 + 20;
+		pt[1].n = 8;
+		put_le(pt[1].b, maps[1].len, 8);
+		if (variants(src, path, n, pt, 2) < 0)
+			break;
+		run_reader(path, &r, 256);
+		T_EQ_INT(r.status, APC_END);
+		for (size_t i = 0; i < t.nrec; i++) {
+			const struct tr_rec *tr = &t.recs[i];
+			const struct tr_map *hit;
+			const struct ev *x = NULL;
+			if (tr->type != 2)
+				continue;
+			hit = tr_map_at(maps, 2, tr->pc, tr->task, tr->ts, &later);
+			want_early += !hit && later;
+			for (; ei < r.n && !x; ei++)
+				if (r.ev[ei].e.type == APC_EV_SAMPLE)
+					x = &r.ev[ei];
+			if (!x) {
+				T_FAIL("case %d: no sample for record off=%llu", c, (unsigned long long)tr->off);
+				break;
+			}
+			if (hit) {
+				const char *nm = cookie_name(&r, x->pc.cookie);
+				if (!nm || strcmp(nm, hit->name) != 0 || (uint64_t)x->pc.offset != tr->pc - hit->base + hit->off)
+					T_FAIL("case %d: record off=%llu pc 0x%llx at %llu: %s+0x%llx, expected %s+0x%llx", c,
+					       (unsigned long long)tr->off, (unsigned long long)tr->pc, (unsigned long long)tr->ts,
+					       nm ? nm : "(none)", (unsigned long long)x->pc.offset, hit->name,
+					       (unsigned long long)(tr->pc - hit->base + hit->off));
+			} else if (x->pc.cookie != -1 || (uint64_t)x->pc.offset != tr->pc) {
+				T_FAIL("case %d: record off=%llu pc 0x%llx at %llu: cookie %d, expected none", c,
+				       (unsigned long long)tr->off, (unsigned long long)tr->pc, (unsigned long long)tr->ts,
+				       x->pc.cookie);
+			}
+		}
+		T_EQ_U64(want_early, c ? 0 : 2);
+		T_EQ_U64(unmapped(&r, "before their image was mapped"), want_early);
+		run_free(&r);
+		unlink(path);
+	}
+	free(orig);
+	tr_free(&t);
+}
+
 /*
  * Damaged copies of the fixtures (bytes flipped in the header and the
  * data, every truncation length on a stride): the reader must stop
@@ -1357,4 +1503,5 @@ void run_tests(void)
 	T_RUN(circular_cut);
 	T_RUN(real_circular_cut);
 	T_RUN(circular_uncommitted);
+	T_RUN(mmap_insertion_time);
 }
