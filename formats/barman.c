@@ -37,6 +37,7 @@
 #define BM_WINDOW (1u << 20)
 #define BM_RECORD_MAX (64u << 20)
 #define BM_STASH_MAX (1ull << 30)
+#define BM_LEAD_SCAN (BM_WINDOW / 4) /* how far to look for the first time */
 #define BM_CYCLE_TYPE 0xffffffffu
 /* What barman's PMU drivers return for a counter they did not read
  * (BM_ARM_PMU_INVALID_COUNTER_VALUE); it is stored like a reading. */
@@ -161,7 +162,10 @@ struct barman {
 	const char *name;
 	int swap, ptr;       /* byte swap needed; pointer size 4 or 8 */
 	uint32_t version, store;
-	uint64_t t_base, t_mult, t_div, last_ts;
+	uint64_t t_base, t_mult, t_div;
+	uint64_t last_ts;    /* ticks of the last record with a time */
+	int have_ts;         /* last_ts is set */
+	int lead_start;      /* ... to the capture start, no record having a time */
 	struct apc_scale to_ns; /* the fast path's t_mult / t_div (lib/scale.h) */
 	int fast;            /* fast paths allowed (APC_NO_SIMD unset) */
 	uint32_t max_cores, max_tasks, max_mmaps, max_pmu, max_str, ncustom, ncharts;
@@ -1319,10 +1323,19 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 	type = barman_u32(b, p);
 	core = barman_u32(b, p + 4);
 	t = barman_u64(b, p + 8);
-	if (t == UINT64_MAX)
-		t = b->last_ts; /* "use the last timestamp" */
-	else
+	if (t == UINT64_MAX) {
+		/* "use the last timestamp" (barman_decode() sets one
+		 * before the first record with a time, see there) */
+		t = b->last_ts;
+		apc_model_unmapped(r->model, b->lead_start
+				   ? "barman records stamped ~0 with no record time to take (placed at the capture start)"
+				   : "barman records stamped ~0 (given the time of the record before them or, at the start, after them)",
+				   1);
+	} else {
 		b->last_ts = t;
+		b->have_ts = 1;
+		b->lead_start = 0;
+	}
 	r->model->records_read++;
 	if (type < BM_REC_SAMPLE || type > BM_REC_HALT) {
 		char what[64];
@@ -1369,6 +1382,45 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 		e->u.idle.state = p[16] ? 0 : -1;
 		return APC_OK;
 	}
+}
+
+/*
+ * barman_lead_time() : the time of the first record with one, from the
+ * block at p on; p[0..n) is visible, rest bytes are left in the
+ * segment, all says whether n covers them.  Returns 1 with *t set; 0 if
+ * none is visible yet and more bytes may come; -1 if there is none
+ * before the segment ends, a damaged block (reported when the decoder
+ * gets there) or BM_LEAD_SCAN bytes.
+ */
+static int barman_lead_time(const struct barman *b, const uint8_t *p, size_t n, uint64_t rest, int all,
+			    uint64_t *t)
+{
+	uint64_t pad_bit = b->ptr == 8 ? 1ull << 63 : 1ull << 31, ptr = (uint64_t)b->ptr;
+	size_t pos = 0;
+
+	while (pos < BM_LEAD_SCAN) {
+		uint64_t w, len;
+
+		if (rest - pos < ptr)
+			return -1;
+		if (n - pos < ptr)
+			return all ? -1 : 0;
+		w = barman_uptr(b, p + pos);
+		len = w & ~pad_bit;
+		if (len > rest - pos - ptr)
+			return -1;
+		if (n - pos - ptr < len)
+			return all ? -1 : 0;
+		if (!(w & pad_bit) && len >= 16) {
+			uint64_t v = barman_u64(b, p + pos + ptr + 8);
+			if (v != UINT64_MAX) {
+				*t = v;
+				return 1;
+			}
+		}
+		pos += (size_t)(ptr + len);
+	}
+	return -1;
 }
 
 /*
@@ -1441,9 +1493,28 @@ static int barman_decode(struct apc_reader *r, struct barman *b, const uint8_t *
 			r->damaged = 1;
 			*used = pos;
 			return apc_err_set(&r->err, APC_EDATA, b->name, (int64_t)(abs + pos), "empty record block");
-		} else if (barman_record(r, b, p + pos + b->ptr, len, abs + pos, bt) < 0) {
-			*used = pos;
-			return r->err.status;
+		} else {
+			/* A record stamped ~0 takes the time of the record
+			 * before it; before the first record with a time
+			 * there is none, and tick 0 (or the clock base)
+			 * would stretch the span back to the capture start
+			 * and move the origin of --begin: it takes the time
+			 * of the first record after it with one.  Only with
+			 * none near is it placed at the capture start. */
+			if (!b->have_ts && len >= 16 && barman_u64(b, p + pos + b->ptr + 8) == UINT64_MAX) {
+				int k = barman_lead_time(b, p + pos, n - pos, rest, all, &b->last_ts);
+				if (k == 0)
+					break; /* wait for the bytes */
+				if (k < 0) {
+					b->last_ts = b->t_base;
+					b->lead_start = 1;
+				}
+				b->have_ts = 1;
+			}
+			if (barman_record(r, b, p + pos + b->ptr, len, abs + pos, bt) < 0) {
+				*used = pos;
+				return r->err.status;
+			}
 		}
 		pos += (size_t)b->ptr + (size_t)len;
 	}

@@ -1423,6 +1423,145 @@ static void mmap_insertion_time(void)
 }
 
 /*
+ * untimed_in() : src with the timestamps of the present records
+ * numbered in marks[0..nmark) (in buffer order) set to ~0, which the
+ * reader reads as "no time of its own": such a record takes the time
+ * of the record before it, and at the start, where there is none, the
+ * time of the first record with one, so that neither the span nor the
+ * origin of --begin moves to a time no record had.  Each is counted.
+ * A record stamped 0 is different: a time, before the clock base when
+ * the base is above 0.
+ */
+static void untimed_in(const char *src, const char *truth_path, int ptr, const size_t *marks, size_t nmark)
+{
+	char path[] = "/tmp/test_barman_ts_XXXXXX";
+	struct truth t;
+	struct patch pt[8];
+	size_t n = 0;
+	uint8_t *orig;
+	struct run r;
+	uint64_t first = UINT64_MAX;
+	int bad;
+
+	if (tr_load(truth_path, &t) < 0 || nmark > 8) {
+		T_FAIL("cannot read %s", truth_path);
+		return;
+	}
+	orig = slurp(src, &n);
+	T_ASSERT(orig != NULL);
+	for (size_t k = 0; orig && k < nmark; k++) {
+		const struct tr_rec *tr = &t.recs[marks[k]];
+		pt[k].at = (size_t)(t.data_off + tr->off % t.buflen) + (size_t)ptr + 8;
+		pt[k].n = 8;
+		put_le(pt[k].b, tr->ts, 8);
+		T_ASSERT(memcmp(orig + pt[k].at, pt[k].b, 8) == 0);
+		memset(pt[k].b, 0xff, 8);
+	}
+	free(orig);
+	/* what the truth becomes: the time before, or the first one after */
+	for (size_t i = 0; i < t.nrec; i++) {
+		int marked = 0;
+		for (size_t k = 0; k < nmark; k++)
+			marked |= marks[k] == i;
+		if (!marked) {
+			if (first == UINT64_MAX)
+				first = i;
+			continue;
+		}
+		if (i > 0 && first != UINT64_MAX)
+			t.recs[i].ts = t.recs[i - 1].ts;
+	}
+	for (size_t i = 0; i < first && first < t.nrec; i++)
+		t.recs[i].ts = t.recs[first].ts;
+	if (variants(src, path, n, pt, nmark) == 0) {
+		run_reader(path, &r, 256);
+		T_EQ_INT(r.status, APC_END);
+		T_EQ_U64(unmapped(&r, "stamped ~0"), nmark);
+		T_EQ_U64(unmapped(&r, "capture start"), 0);
+		T_EQ_U64(unmapped(&r, "before the clock base"), 0);
+		bad = compare(&t, &r, path);
+		if (bad)
+			T_FAIL("%s: %d mismatches", src, bad);
+		for (size_t i = 0; i < r.n; i++)
+			if (!(r.ev[i].e.flags & APC_EVF_NO_TS) && r.ev[i].e.ts < tr_ns(&t, t.recs[first].ts)) {
+				T_FAIL("%s: event %zu at %llu ns, before the first record's time", src, i,
+				       (unsigned long long)r.ev[i].e.ts);
+				break;
+			}
+		run_free(&r);
+		unlink(path);
+	}
+	tr_free(&t);
+}
+
+static void untimed_records(void)
+{
+	const char *dir = t_shared_testdata();
+	char src[512], truth[512];
+	static const size_t lead2[] = {0, 1, 10}, lead1[] = {0};
+
+	/* the clock base far below the first record's time */
+	snprintf(src, sizeof src, "%s/barman/demo.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/demo.truth", t_testdata());
+	untimed_in(src, truth, 8, lead2, 3);
+	if (!dir)
+		return;
+	/* the real circular capture: base 0, the first record 4.96 ms in */
+	snprintf(src, sizeof src, "%s/barman/capture2_circular64.bin", dir);
+	snprintf(truth, sizeof truth, "%s/barman/capture2_circular64.truth.txt", dir);
+	untimed_in(src, truth, 8, lead1, 1);
+}
+
+/*
+ * No record with a time at all (every one of le32_linear_v1 stamped
+ * ~0): they are placed at the capture start, the clock base, and
+ * counted as such.
+ */
+static void untimed_all(void)
+{
+	char src[512], truth[512], path[] = "/tmp/test_barman_ts0_XXXXXX";
+	struct truth t;
+	size_t n = 0;
+	uint8_t *buf;
+	struct run r;
+	FILE *f;
+	int fd;
+
+	snprintf(src, sizeof src, "%s/barman/le32_linear_v1.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/le32_linear_v1.truth", t_testdata());
+	T_ASSERT(tr_load(truth, &t) == 0);
+	buf = slurp(src, &n);
+	T_ASSERT(buf != NULL && t.nrec > 10);
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	if (!buf || fd < 0) {
+		free(buf);
+		tr_free(&t);
+		return;
+	}
+	close(fd);
+	for (size_t i = 0; i < t.nrec; i++)
+		memset(buf + t.data_off + t.recs[i].off + 4 + 8, 0xff, 8);
+	f = fopen(path, "wb");
+	T_ASSERT(f && fwrite(buf, 1, n, f) == n);
+	if (f)
+		fclose(f);
+	run_reader(path, &r, 256);
+	T_EQ_INT(r.status, APC_END);
+	T_EQ_U64(unmapped(&r, "capture start"), t.nrec);
+	T_EQ_U64(unmapped(&r, "before the clock base"), 0);
+	for (size_t i = 0; i < r.n; i++)
+		if (r.ev[i].e.ts != 0) {
+			T_FAIL("event %zu at %llu ns, not at the capture start", i, (unsigned long long)r.ev[i].e.ts);
+			break;
+		}
+	run_free(&r);
+	unlink(path);
+	free(buf);
+	tr_free(&t);
+}
+
+/*
  * Damaged copies of the fixtures (bytes flipped in the header and the
  * data, every truncation length on a stride): the reader must stop
  * cleanly, never crash or hang, and a failure must carry an offset
@@ -1504,4 +1643,6 @@ void run_tests(void)
 	T_RUN(real_circular_cut);
 	T_RUN(circular_uncommitted);
 	T_RUN(mmap_insertion_time);
+	T_RUN(untimed_records);
+	T_RUN(untimed_all);
 }
