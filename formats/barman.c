@@ -1348,7 +1348,9 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 	switch (type) {
 	case BM_REC_SAMPLE:
 	case BM_REC_SAMPLE_PC:
-		return barman_sample(r, b, p, len, off, type, core, t, ts, bt);
+		/* a time before the base is placed at the capture start,
+		 * where the mappings made at the start hold */
+		return barman_sample(r, b, p, len, off, type, core, t < b->t_base ? b->t_base : t, ts, bt);
 	case BM_REC_TASK_SWITCH:
 		if (len < 21)
 			return barman_short(r, b, off, type, 21, len);

@@ -1562,6 +1562,47 @@ static void untimed_all(void)
 }
 
 /*
+ * A record stamped before the clock base (demo's first, a sample in
+ * firmware.axf, stamped 0) is placed at the capture start and counted;
+ * the mappings made at the start (at the base) hold for it there.
+ */
+static void before_base_keeps_image(void)
+{
+	char src[512], truth[512], path[] = "/tmp/test_barman_base_XXXXXX";
+	const struct tr_rec *tr;
+	const struct tr_map *hit;
+	uint8_t zero[8] = {0};
+	struct truth t;
+	struct run r;
+
+	snprintf(src, sizeof src, "%s/barman/demo.bin", t_testdata());
+	snprintf(truth, sizeof truth, "%s/barman/demo.truth", t_testdata());
+	T_ASSERT(tr_load(truth, &t) == 0);
+	tr = &t.recs[0];
+	hit = tr_map_at(t.maps, t.nmaps, tr->pc, tr->task, tr->ts, NULL);
+	T_ASSERT(tr->type == 2 && hit != NULL);
+	if (!hit || variant(src, path, (size_t)(t.data_off + t.buflen), (size_t)(t.data_off + tr->off + 16), zero, 8) < 0) {
+		tr_free(&t);
+		return;
+	}
+	run_reader(path, &r, 256);
+	T_EQ_INT(r.status, APC_END);
+	T_EQ_U64(unmapped(&r, "before the clock base"), 1);
+	T_EQ_U64(unmapped(&r, "before their image was mapped"), 0);
+	for (size_t i = 0; i < r.n; i++)
+		if (r.ev[i].e.type == APC_EV_SAMPLE) {
+			const char *nm = cookie_name(&r, r.ev[i].pc.cookie);
+			T_EQ_U64(r.ev[i].e.ts, 0);
+			T_EQ_STR(nm ? nm : "(none)", hit->name);
+			T_EQ_U64(r.ev[i].pc.offset, tr->pc - hit->base + hit->off);
+			break;
+		}
+	run_free(&r);
+	unlink(path);
+	tr_free(&t);
+}
+
+/*
  * Damaged copies of the fixtures (bytes flipped in the header and the
  * data, every truncation length on a stride): the reader must stop
  * cleanly, never crash or hang, and a failure must carry an offset
@@ -1645,4 +1686,5 @@ void run_tests(void)
 	T_RUN(mmap_insertion_time);
 	T_RUN(untimed_records);
 	T_RUN(untimed_all);
+	T_RUN(before_base_keeps_image);
 }
