@@ -18,7 +18,8 @@
  * struct is packed except the string table, the u32 counts and the
  * datastore parameters, which are 8-aligned; circular offsets are
  * absolute and only grow; a committed record's length word has the top
- * bit clear, padding and uncommitted blocks have it set.
+ * bit clear, padding and uncommitted blocks have it set; padding is
+ * found only at a circular buffer's wrap point.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #define BM_WINDOW (1u << 20)
 #define BM_RECORD_MAX (64u << 20)
 #define BM_STASH_MAX (1ull << 30)
+#define BM_LEAD_SCAN (BM_WINDOW / 4) /* how far to look for the first time */
 #define BM_CYCLE_TYPE 0xffffffffu
 /* What barman's PMU drivers return for a counter they did not read
  * (BM_ARM_PMU_INVALID_COUNTER_VALUE); it is stored like a reading. */
@@ -136,6 +138,7 @@ struct barman_task {
 
 struct barman_map {
 	uint64_t base, len, off;
+	uint64_t ts;         /* when it was inserted (ticks; 0 without task infos) */
 	uint32_t task;
 	int32_t cookie;
 	const char *image;
@@ -159,7 +162,10 @@ struct barman {
 	const char *name;
 	int swap, ptr;       /* byte swap needed; pointer size 4 or 8 */
 	uint32_t version, store;
-	uint64_t t_base, t_mult, t_div, last_ts;
+	uint64_t t_base, t_mult, t_div;
+	uint64_t last_ts;    /* ticks of the last record with a time */
+	int have_ts;         /* last_ts is set */
+	int lead_start;      /* ... to the capture start, no record having a time */
 	struct apc_scale to_ns; /* the fast path's t_mult / t_div (lib/scale.h) */
 	int fast;            /* fast paths allowed (APC_NO_SIMD unset) */
 	uint32_t max_cores, max_tasks, max_mmaps, max_pmu, max_str, ncustom, ncharts;
@@ -190,6 +196,7 @@ struct barman {
 	int nseg, cur;
 	uint64_t seg_done;   /* bytes of the current segment consumed */
 	uint64_t data_off;   /* file offset of the data area */
+	uint64_t buflen;     /* the data store's length */
 	int started, finished;
 	size_t maxev;        /* most events one record can produce */
 };
@@ -742,6 +749,7 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 		for (uint32_t i = 0; i < n; i++) {
 			const uint8_t *p = h + l.mmap + l.mmap_size * i;
 			struct barman_map *mp = &b->maps[i];
+			mp->ts = f ? barman_u64(b, p) : 0;
 			mp->task = f ? barman_u32(b, p + 8) : 0;
 			mp->base = barman_uptr(b, p + f);
 			mp->len = barman_uptr(b, p + f + (uint64_t)b->ptr);
@@ -779,6 +787,7 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 		int64_t dso = base + (int64_t)l.ds;
 
 		b->data_off = junk + barman_align(hl, 8);
+		b->buflen = buflen;
 		/* Every datastore offset becomes data_off + offset, a file
 		 * position: a length that carries that past the largest one
 		 * is no buffer of a file, and the sum must not wrap into the
@@ -1004,7 +1013,8 @@ static int barman_counter(struct apc_batch *bt, uint64_t ts, int32_t core, uint3
  * valid one, so the increments still add up.
  */
 static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *p, uint64_t len,
-			 uint64_t off, uint32_t type, uint32_t core, uint64_t ts, struct apc_batch *bt)
+			 uint64_t off, uint32_t type, uint32_t core, uint64_t t, uint64_t ts,
+			 struct apc_batch *bt)
 {
 	uint64_t q = 16, need;
 	uint32_t task = 0, ncust = 0, pcsz = type == BM_REC_SAMPLE_PC ? (uint32_t)b->ptr : 0;
@@ -1111,15 +1121,31 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		struct apc_event *e = apc_batch_add(bt, APC_EV_SAMPLE, ts, (int32_t)core);
 		struct apc_pc *pcs = apc_batch_alloc(bt, sizeof *pcs);
 		const struct barman_map *hit = NULL;
+		int best = -1, later = 0;
 
 		if (!e || !pcs)
 			return barman_nomem(r, b);
+		/* A mapping holds from when it was inserted.  Of those that
+		 * cover the PC by the sample's time: the task's own, else a
+		 * global one (task 0), else another task's (real captures
+		 * sample tasks in images mapped for others); of equals, the
+		 * one inserted last, the image loaded there most recently. */
 		for (uint32_t i = 0; i < b->nmaps; i++) {
 			const struct barman_map *mp = &b->maps[i];
-			if (pc >= mp->base && pc - mp->base < mp->len &&
-			    (!hit || (mp->task == task && hit->task != task)))
+			int score = mp->task == task ? 2 : mp->task == 0 ? 1 : 0;
+			if (pc < mp->base || pc - mp->base >= mp->len)
+				continue;
+			if (mp->ts > t) {
+				later = 1;
+				continue;
+			}
+			if (score > best || (score == best && mp->ts >= hit->ts)) {
 				hit = mp;
+				best = score;
+			}
 		}
+		if (!hit && later)
+			apc_model_unmapped(r->model, "barman PC samples taken before their image was mapped (no image)", 1);
 		pcs->cookie = hit ? hit->cookie : -1;
 		pcs->offset = hit ? (int64_t)(pc - hit->base + hit->off) : (int64_t)pc;
 		e->u.sample.pid = e->u.sample.tid = (int32_t)task;
@@ -1297,10 +1323,19 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 	type = barman_u32(b, p);
 	core = barman_u32(b, p + 4);
 	t = barman_u64(b, p + 8);
-	if (t == UINT64_MAX)
-		t = b->last_ts; /* "use the last timestamp" */
-	else
+	if (t == UINT64_MAX) {
+		/* "use the last timestamp" (barman_decode() sets one
+		 * before the first record with a time, see there) */
+		t = b->last_ts;
+		apc_model_unmapped(r->model, b->lead_start
+				   ? "barman records stamped ~0 with no record time to take (placed at the capture start)"
+				   : "barman records stamped ~0 (given the time of the record before them or, at the start, after them)",
+				   1);
+	} else {
 		b->last_ts = t;
+		b->have_ts = 1;
+		b->lead_start = 0;
+	}
 	r->model->records_read++;
 	if (type < BM_REC_SAMPLE || type > BM_REC_HALT) {
 		char what[64];
@@ -1313,7 +1348,9 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 	switch (type) {
 	case BM_REC_SAMPLE:
 	case BM_REC_SAMPLE_PC:
-		return barman_sample(r, b, p, len, off, type, core, ts, bt);
+		/* a time before the base is placed at the capture start,
+		 * where the mappings made at the start hold */
+		return barman_sample(r, b, p, len, off, type, core, t < b->t_base ? b->t_base : t, ts, bt);
 	case BM_REC_TASK_SWITCH:
 		if (len < 21)
 			return barman_short(r, b, off, type, 21, len);
@@ -1347,6 +1384,45 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 		e->u.idle.state = p[16] ? 0 : -1;
 		return APC_OK;
 	}
+}
+
+/*
+ * barman_lead_time() : the time of the first record with one, from the
+ * block at p on; p[0..n) is visible, rest bytes are left in the
+ * segment, all says whether n covers them.  Returns 1 with *t set; 0 if
+ * none is visible yet and more bytes may come; -1 if there is none
+ * before the segment ends, a damaged block (reported when the decoder
+ * gets there) or BM_LEAD_SCAN bytes.
+ */
+static int barman_lead_time(const struct barman *b, const uint8_t *p, size_t n, uint64_t rest, int all,
+			    uint64_t *t)
+{
+	uint64_t pad_bit = b->ptr == 8 ? 1ull << 63 : 1ull << 31, ptr = (uint64_t)b->ptr;
+	size_t pos = 0;
+
+	while (pos < BM_LEAD_SCAN) {
+		uint64_t w, len;
+
+		if (rest - pos < ptr)
+			return -1;
+		if (n - pos < ptr)
+			return all ? -1 : 0;
+		w = barman_uptr(b, p + pos);
+		len = w & ~pad_bit;
+		if (len > rest - pos - ptr)
+			return -1;
+		if (n - pos - ptr < len)
+			return all ? -1 : 0;
+		if (!(w & pad_bit) && len >= 16) {
+			uint64_t v = barman_u64(b, p + pos + ptr + 8);
+			if (v != UINT64_MAX) {
+				*t = v;
+				return 1;
+			}
+		}
+		pos += (size_t)(ptr + len);
+	}
+	return -1;
 }
 
 /*
@@ -1406,15 +1482,41 @@ static int barman_decode(struct apc_reader *r, struct barman *b, const uint8_t *
 			break;
 		}
 		if (w & pad_bit) {
-			if (b->store == BM_LINEAR)
+			/* The agent pads only up to the wrap point of a
+			 * circular buffer, when the next block does not fit
+			 * before it (so did every padding block of the real
+			 * circular capture); a block with the bit set
+			 * anywhere else is a record it had not committed
+			 * when the buffer was dumped. */
+			uint64_t end = abs + pos + (uint64_t)b->ptr + len, wrap = b->data_off + b->buflen;
+			if (b->store == BM_LINEAR || end > wrap || wrap - end >= (uint64_t)b->ptr)
 				apc_model_unmapped(r->model, "barman uncommitted records (padding bit set)", 1);
 		} else if (len == 0) {
 			r->damaged = 1;
 			*used = pos;
 			return apc_err_set(&r->err, APC_EDATA, b->name, (int64_t)(abs + pos), "empty record block");
-		} else if (barman_record(r, b, p + pos + b->ptr, len, abs + pos, bt) < 0) {
-			*used = pos;
-			return r->err.status;
+		} else {
+			/* A record stamped ~0 takes the time of the record
+			 * before it; before the first record with a time
+			 * there is none, and tick 0 (or the clock base)
+			 * would stretch the span back to the capture start
+			 * and move the origin of --begin: it takes the time
+			 * of the first record after it with one.  Only with
+			 * none near is it placed at the capture start. */
+			if (!b->have_ts && len >= 16 && barman_u64(b, p + pos + b->ptr + 8) == UINT64_MAX) {
+				int k = barman_lead_time(b, p + pos, n - pos, rest, all, &b->last_ts);
+				if (k == 0)
+					break; /* wait for the bytes */
+				if (k < 0) {
+					b->last_ts = b->t_base;
+					b->lead_start = 1;
+				}
+				b->have_ts = 1;
+			}
+			if (barman_record(r, b, p + pos + b->ptr, len, abs + pos, bt) < 0) {
+				*used = pos;
+				return r->err.status;
+			}
 		}
 		pos += (size_t)b->ptr + (size_t)len;
 	}
