@@ -31,6 +31,10 @@ struct run {
 	uint64_t open_at_end_unmapped;
 	uint64_t first_marker_ts;
 	char names[4][64];          /* the first thread names */
+	/* Who is who: the first links' (pid, tid), and the connection
+	 * (tid, pid) of the first marker and of the first string. */
+	int32_t link_pid[4], link_tid[4];
+	int32_t marker_tid, marker_pid, str_tid, str_pid;
 	char err[600];
 	uint64_t t0;                /* the model's zero (monotonic_delta) */
 	uint64_t digest;            /* of every event out, in order */
@@ -174,7 +178,13 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 							 "%s", e->u.name.name);
 					res->thread_names++;
 					break;
-				case APC_EV_LINK: res->links++; break;
+				case APC_EV_LINK:
+					if (res->links < 4) {
+						res->link_pid[res->links] = e->u.link.pid;
+						res->link_tid[res->links] = e->u.link.tid;
+					}
+					res->links++;
+					break;
 				case APC_EV_TASK_EXIT:
 					res->task_exits++;
 					res->last_exit_ts = e->ts;
@@ -204,10 +214,18 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 					case APC_ANN_CAM_TRACK: res->tracks++; break;
 					case APC_ANN_CAM_VIEW: res->views++; break;
 					case APC_ANN_MARKER:
-						if (!res->markers++)
+						if (!res->markers++) {
 							res->first_marker_ts = e->ts;
+							res->marker_tid = e->u.ann->tid;
+							res->marker_pid = e->u.ann->pid;
+						}
 						break;
-					case APC_ANN_STR: res->strs++; break;
+					case APC_ANN_STR:
+						if (!res->strs++) {
+							res->str_tid = e->u.ann->tid;
+							res->str_pid = e->u.ann->pid;
+						}
+						break;
 					default: break;
 					}
 					break;
@@ -1567,6 +1585,73 @@ static void xml_long_prolog(void)
 	}
 }
 
+/*
+ * The process and its threads stay apart in the capture.  A tid equal to
+ * the pid makes that thread the process's main thread in Streamline (in
+ * Linux terms the thread group leader), and puts the process's own
+ * annotations (GC, JVM markers) on that thread's connection.  TPTP thread
+ * ids are the profiler's numbers, not the OS's: the first one is often 1.
+ * Without a processCreate the pid is one no thread id maps to; with one,
+ * a thread whose id happens to be the pid gets a number of its own.
+ */
+static void process_and_threads_apart(void)
+{
+	static const struct tptp_rec recs[] = {
+		{.kind = TPTP_PROCESS_CREATE, .has = TPTP_HAS_TIME | TPTP_HAS_PID, .time = 100 * S_NS,
+		 .pid = 5},
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 5, .name = "main"},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 6, .name = "worker"},
+		{.kind = TPTP_MON_WAIT, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_OBJECT,
+		 .time = 100 * S_NS + 1000, .thread_id = 5, .object_id = 9},
+		{.kind = TPTP_GC_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 2000},
+		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 3000},
+	};
+	struct run res[3];
+
+	/* No pid in the trace, thread ids 1 and 2. */
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<threadStart threadId=\"2\" time=\"100.0\" threadName=\"worker\"/>\n"
+		     "<monWait threadIdRef=\"1\" time=\"100.000001\" objIdRef=\"9\"/>\n"
+		     "<gcStart time=\"100.000002\"/>\n<gcFinish time=\"100.000003\"/>\n"
+		     "</TRACE>\n", &res[0]);
+	T_EQ_INT(res[0].last_rc, APC_END);
+	T_EQ_U64(res[0].links, 2);
+	T_EQ_INT(res[0].link_tid[0], 1); /* the profiler's thread numbers stay */
+	T_EQ_INT(res[0].link_tid[1], 2);
+	T_ASSERT(res[0].link_pid[0] != 1 && res[0].link_pid[0] != 2);
+	T_EQ_INT(res[0].link_pid[1], res[0].link_pid[0]);
+	/* the GC marker is the process's; the monitor wait thread 1's */
+	T_EQ_INT(res[0].marker_pid, res[0].link_pid[0]);
+	T_EQ_INT(res[0].marker_tid, res[0].link_pid[0]);
+	T_EQ_INT(res[0].str_tid, 1);
+
+	/* pid 5, and a thread whose id is 5: both readers alike. */
+	run_xml_text("<TRACE>\n<processCreate pid=\"5\" time=\"100.0\"/>\n"
+		     "<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"5\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<threadStart threadId=\"6\" time=\"100.0\" threadName=\"worker\"/>\n"
+		     "<monWait threadIdRef=\"5\" time=\"100.000001\" objIdRef=\"9\"/>\n"
+		     "<gcStart time=\"100.000002\"/>\n<gcFinish time=\"100.000003\"/>\n"
+		     "</TRACE>\n", &res[1]);
+	run_bin_recs(recs, NRECS(recs), &res[2]);
+	for (int i = 1; i < 3; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].links, 2);
+		T_EQ_INT(res[i].link_pid[0], 5);
+		T_EQ_INT(res[i].link_pid[1], 5);
+		T_ASSERT(res[i].link_tid[0] != 5);
+		T_EQ_INT(res[i].link_tid[1], 6);
+		T_EQ_INT(res[i].marker_tid, 5);
+		T_EQ_INT(res[i].str_tid, res[i].link_tid[0]);
+		T_EQ_INT(res[i].str_pid, 5);
+	}
+	T_EQ_U64(res[1].digest, res[2].digest);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1599,4 +1684,5 @@ void run_tests(void)
 	T_RUN(thread_end_exits);
 	T_RUN(thread_restart_exits);
 	T_RUN(xml_long_prolog);
+	T_RUN(process_and_threads_apart);
 }
