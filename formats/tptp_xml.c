@@ -16,6 +16,9 @@
  * record keeps.  (This replaced xmlTextReader, which builds and frees a
  * node per element and cost about twice the whole conversion.)
  * No network, no entity substitution, no DTD loading.
+ * Attributes are a record's data; what is inside a record (elements,
+ * text) or between records (text, entity references) is not mapped and
+ * is counted, so that nothing disappears unsaid.
  *
  * A bare element stream (the profiler's own output to a socket or file)
  * has no root: the reader wraps it virtually, feeding "<TRACE>" after any
@@ -88,6 +91,11 @@ struct tptp_xml {
 	char *arena;
 	size_t alen, acap;
 	struct xml_cache attrs, elems;
+	/* The record (depth 1) being read: its name, as dictionary
+	 * pointers (stable for the parser's life; made a string only for
+	 * what it holds that is counted). */
+	const xmlChar *rec_prefix, *rec_local;
+	int text_counted;     /* the current text node is counted already */
 	char xml_msg[256];    /* first libxml2 message */
 	int xml_line;
 	int have_pending;     /* damage met in open(), reported by next() */
@@ -528,6 +536,68 @@ static void xml_read_attrs(struct tptp_xml *x, struct xml_qrec *q, int nattr,
 	}
 }
 
+/* "prefix:local" or "local" into buf. */
+static void xml_qname(char *buf, size_t len, const xmlChar *prefix, const xmlChar *local)
+{
+	if (prefix)
+		snprintf(buf, len, "%s:%s", (const char *)prefix, (const char *)local);
+	else
+		snprintf(buf, len, "%s", (const char *)local);
+}
+
+/*
+ * Content the records do not map: elements inside a record (the XML
+ * form of the monitor stacks, which the binary format carries as
+ * arrays, or a writer's own detail), text and CDATA inside or between
+ * records, and entity references in content (not expanded, so elements
+ * in an entity's text never become records).  Each is counted; a text
+ * node once, however many pieces the parser hands it over in.
+ */
+static void xml_nested(struct tptp_xml *x, const xmlChar *prefix, const xmlChar *local)
+{
+	char name[64], rec[64], what[160];
+
+	xml_qname(name, sizeof name, prefix, local);
+	xml_qname(rec, sizeof rec, x->rec_prefix, x->rec_local);
+	snprintf(what, sizeof what, "tptp <%s> inside <%s>", name, rec);
+	apc_model_unmapped(x->r->model, what, 1);
+}
+
+static void xml_text(void *ctx, const xmlChar *ch, int len)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+	struct tptp_xml *x = ctxt->_private;
+	char rec[64], what[160];
+	int i;
+
+	if (!x || ctxt != x->ctxt || x->depth < 1 || x->text_counted)
+		return;
+	for (i = 0; i < len; i++)
+		if (ch[i] != ' ' && ch[i] != '\t' && ch[i] != '\r' && ch[i] != '\n')
+			break;
+	if (i == len)
+		return; /* layout between and inside records */
+	x->text_counted = 1;
+	if (x->depth == 1) {
+		snprintf(what, sizeof what, "tptp text between records");
+	} else {
+		xml_qname(rec, sizeof rec, x->rec_prefix, x->rec_local);
+		snprintf(what, sizeof what, "tptp text inside <%s>", rec);
+	}
+	apc_model_unmapped(x->r->model, what, 1);
+}
+
+static void xml_reference(void *ctx, const xmlChar *name)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+	struct tptp_xml *x = ctxt->_private;
+
+	(void)name;
+	if (x && ctxt == x->ctxt && x->depth >= 1)
+		apc_model_unmapped(x->r->model,
+				   "tptp entity references in element content (not expanded)", 1);
+}
+
 static void xml_start(void *ctx, const xmlChar *local, const xmlChar *prefix, const xmlChar *uri,
 		      int nns, const xmlChar **ns, int nattr, int ndefaulted, const xmlChar **at)
 {
@@ -545,13 +615,20 @@ static void xml_start(void *ctx, const xmlChar *local, const xmlChar *prefix, co
 		return;
 	depth = x->depth++;
 	x->start_valid = 0;
+	x->text_counted = 0;
 	if (depth == 0) {
 		if (prefix || strcmp((const char *)local, "TRACE") != 0)
 			apc_model_unmapped(x->r->model, "tptp xml root is not TRACE (read anyway)", 1);
 		return;
 	}
-	if (depth != 1 || x->oom)
-		return; /* annotations and other nested detail */
+	if (depth > 1) {
+		xml_nested(x, prefix, local);
+		return;
+	}
+	x->rec_prefix = prefix;
+	x->rec_local = local;
+	if (x->oom)
+		return;
 	if (x->qn == x->qcap) {
 		size_t cap = x->qcap ? x->qcap * 2 : 256;
 		struct xml_qrec *nq = realloc(x->q, cap * sizeof *nq);
@@ -603,8 +680,10 @@ static void xml_end(void *ctx, const xmlChar *local, const xmlChar *prefix, cons
 	(void)local;
 	(void)prefix;
 	(void)uri;
-	if (x && ctxt == x->ctxt && x->depth > 0)
+	if (x && ctxt == x->ctxt && x->depth > 0) {
 		x->depth--;
+		x->text_counted = 0;
+	}
 }
 
 /* Feed the parser its next piece of input: the head, then a chunk of the
@@ -779,12 +858,14 @@ static int tptp_xml_open(struct apc_reader *r)
 	x->sax.endElementNs = xml_end;
 	x->sax.startElement = NULL;
 	x->sax.endElement = NULL;
-	x->sax.characters = NULL;
-	x->sax.ignorableWhitespace = NULL;
-	x->sax.cdataBlock = NULL;
+	/* Text, CDATA and entity references are not records: counted
+	 * (xml_text, xml_reference), never kept. */
+	x->sax.characters = xml_text;
+	x->sax.ignorableWhitespace = xml_text;
+	x->sax.cdataBlock = xml_text;
 	x->sax.comment = NULL;
 	x->sax.processingInstruction = NULL;
-	x->sax.reference = NULL;
+	x->sax.reference = xml_reference;
 	x->sax.serror = xml_error;
 	x->ctxt = xmlCreatePushParserCtxt(&x->sax, NULL, NULL, 0, apc_stream_name(x->s));
 	if (!x->ctxt)

@@ -1652,6 +1652,46 @@ static void process_and_threads_apart(void)
 	T_EQ_U64(res[1].digest, res[2].digest);
 }
 
+/*
+ * What sits inside records, or between them, is not mapped: elements
+ * (the XML form of the monitor stacks the binary format carries as
+ * arrays, or anything a writer adds), text, CDATA, and references to
+ * entities in content (not expanded: their elements are not records).
+ * Each is counted, and the records around them are still mapped.
+ */
+static void xml_nested_counted(void)
+{
+	struct run res;
+
+	run_xml_text("<?xml version=\"1.0\"?>\n"
+		     "<!DOCTYPE TRACE [ <!ENTITY recs \"<threadStart threadId='9' time='100.0'/>\"> ]>\n"
+		     "<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"7\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<methodDef name=\"run\" methodId=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"7\" time=\"100.000001\" methodIdRef=\"1\">"
+		     "<annotation name=\"a\"><value>1</value></annotation>"
+		     "<annotation name=\"b\"/>some text</methodEntry>\n"
+		     "<methodExit threadIdRef=\"7\" time=\"100.000002\" methodIdRef=\"1\"/>\n"
+		     "&recs;\njunk between\n"
+		     "<monWait threadIdRef=\"7\" time=\"100.000003\" objIdRef=\"5\">"
+		     "<![CDATA[stack]]></monWait>\n"
+		     "<x:ext xmlns:x=\"urn:x\"><x:inner/></x:ext>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.thread_names, 1);
+	T_EQ_U64(res.method_jobs, 1);
+	T_EQ_U64(res.strs, 1);
+	T_EQ_U64(run_unmapped(&res, "tptp <annotation> inside <methodEntry>"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp <value> inside <methodEntry>"), 1);
+	/* "1" in <value>, and "some text" */
+	T_EQ_U64(run_unmapped(&res, "tptp text inside <methodEntry>"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp text inside <monWait>"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp text between records"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp entity references in element content"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp element x:ext"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp <x:inner> inside <x:ext>"), 1);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1685,4 +1725,5 @@ void run_tests(void)
 	T_RUN(thread_restart_exits);
 	T_RUN(xml_long_prolog);
 	T_RUN(process_and_threads_apart);
+	T_RUN(xml_nested_counted);
 }
