@@ -1692,6 +1692,54 @@ static void xml_nested_counted(void)
 	T_EQ_U64(run_unmapped(&res, "tptp <x:inner> inside <x:ext>"), 1);
 }
 
+/*
+ * A monitor record's stack (binary: a depth, then that many method names
+ * and line numbers, in place of the XML's annotations) is not mapped: a
+ * record that carries one is counted; one with an empty stack is not.
+ */
+static void bin_monitor_stack_counted(void)
+{
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 7, .name = "main"},
+		{.kind = TPTP_MON_WAIT, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_OBJECT,
+		 .time = 100 * S_NS + 1000, .thread_id = 7, .object_id = 9},
+	};
+	/* monWait (1032) "lhlTlolwiNS-L-": thread, time, object, timeout,
+	 * stack depth 2, the names "a.b" and "c.d", lines 10 and 20. */
+	uint8_t m[6 + 36 + 8 + 16], *q = m + 6;
+	const uint64_t fields[4] = {7, 100 * S_NS + 2000, 9, 0};
+	char path[64];
+	struct run res;
+	FILE *f;
+
+	m[0] = 0x08; m[1] = 0x04;
+	m[2] = (uint8_t)(sizeof m - 6); m[3] = m[4] = m[5] = 0;
+	for (int i = 0; i < 4; i++, q += 8)
+		for (int b = 0; b < 8; b++)
+			q[b] = (uint8_t)(fields[i] >> (8 * b));
+	*q++ = 2; *q++ = 0; *q++ = 0; *q++ = 0;
+	memcpy(q, "a.b\0c.d", 8);
+	q += 8;
+	memset(q, 0, 16);
+	q[0] = 10;
+	q[8] = 20;
+	write_bin(path, sizeof path, recs, NRECS(recs));
+	f = fopen(path, "ab");
+	T_ASSERT(f != NULL);
+	if (!f)
+		return;
+	T_ASSERT(fwrite(m, 1, sizeof m, f) == sizeof m);
+	T_ASSERT(fclose(f) == 0);
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	unlink(path);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.kinds[TPTP_MON_WAIT], 2);
+	T_EQ_U64(res.strs, 2);
+	T_EQ_U64(run_unmapped(&res, "tptp monitor stacks"), 1);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1726,4 +1774,5 @@ void run_tests(void)
 	T_RUN(xml_long_prolog);
 	T_RUN(process_and_threads_apart);
 	T_RUN(xml_nested_counted);
+	T_RUN(bin_monitor_stack_counted);
 }
