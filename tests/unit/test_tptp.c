@@ -1740,6 +1740,89 @@ static void bin_monitor_stack_counted(void)
 	T_EQ_U64(run_unmapped(&res, "tptp monitor stacks"), 1);
 }
 
+/*
+ * A prolog longer than the 64 KiB a bid can look at: one long comment,
+ * many short ones, a long processing instruction, a DOCTYPE whose
+ * internal subset is long (with an entity an attribute uses).  The reader
+ * is still chosen by content, reads the prolog as a stream (no limit of
+ * its own) and wraps a bare stream after it; a cut after it is reported
+ * at the file's own offset.
+ */
+static void xml_prolog_past_lookahead(void)
+{
+	static const char *const kinds[] = {"comment", "comments", "pi", "doctype"};
+	const size_t big = APC_PEEK_MAX + 5000;
+
+	for (size_t kind = 0; kind < sizeof kinds / sizeof kinds[0]; kind++) {
+		for (int bare = 0; bare <= 1; bare++) {
+			for (int cut = 0; cut <= 1; cut++) {
+				char *text = malloc(big + 1024), path[64], want[64];
+				size_t k;
+				struct apc_input *in;
+				struct apc_err err;
+				const struct apc_format *f;
+				struct run res;
+				int bid = 0;
+
+				T_ASSERT(text != NULL);
+				if (!text)
+					return;
+				k = (size_t)sprintf(text, "<?xml version=\"1.0\"?>\n");
+				if (kind == 0) {
+					k += (size_t)sprintf(text + k, "<!-- ");
+					for (; k < big; k++)
+						text[k] = "licence "[k % 8];
+					k += (size_t)sprintf(text + k, " -->\n");
+				} else if (kind == 1) {
+					while (k < big)
+						k += (size_t)sprintf(text + k, "<!-- line %zu of the licence -->\n", k);
+				} else if (kind == 2) {
+					k += (size_t)sprintf(text + k, "<?generator ");
+					for (; k < big; k++)
+						text[k] = "a > b ? "[k % 8];
+					k += (size_t)sprintf(text + k, "?>\n");
+				} else {
+					k += (size_t)sprintf(text + k, "<!DOCTYPE TRACE [\n <!ENTITY h \"host]>\">\n <!-- ");
+					for (; k < big; k++)
+						text[k] = "> ] [ ' "[k % 8];
+					/* (no quote in the PI: libxml2 2.9's push
+					 * parser takes it for one in the subset) */
+					k += (size_t)sprintf(text + k, " -->\n <?pi a > b ?>\n]>\n");
+				}
+				k += (size_t)sprintf(text + k,
+						     "%s<node hostname=\"%s\"/>\n<traceStart time=\"100.0\"/>\n"
+						     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"a\"/>\n"
+						     "<threadStart threadId=\"2\" time=\"100.1\" threadName=\"b\"/>\n",
+						     bare ? "" : "<TRACE>\n", kind == 3 ? "&h;" : "h");
+				if (cut)
+					k += (size_t)sprintf(text + k, "<threadStart threadId=\"3\" ti");
+				else if (!bare)
+					k += (size_t)sprintf(text + k, "</TRACE>\n");
+				write_text(path, sizeof path, text);
+				T_ASSERT(apc_input_open(path, &in, &err) == 0);
+				f = apc_format_detect(in, &bid);
+				if (f != &apc_format_tptp_xml)
+					T_FAIL("%s bare %d cut %d: detected as %s", kinds[kind], bare, cut,
+					       f ? f->name : "nothing");
+				apc_input_close(in);
+				run_reader(&apc_format_tptp_xml, path, 0, &res);
+				T_EQ_INT(res.last_rc, cut ? APC_EDATA : APC_END);
+				T_EQ_U64(res.thread_names, 2);
+				T_EQ_U64(res.t0, 100 * S_NS);
+				T_EQ_U64(run_unmapped(&res, "tptp xml root is not TRACE"), 0);
+				if (cut) {
+					snprintf(want, sizeof want, "offset 0x%zx:", k);
+					if (!strstr(res.err, want))
+						T_FAIL("%s bare %d: want \"%s\" in \"%s\"", kinds[kind], bare,
+						       want, res.err);
+				}
+				unlink(path);
+				free(text);
+			}
+		}
+	}
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1775,4 +1858,5 @@ void run_tests(void)
 	T_RUN(process_and_threads_apart);
 	T_RUN(xml_nested_counted);
 	T_RUN(bin_monitor_stack_counted);
+	T_RUN(xml_prolog_past_lookahead);
 }
