@@ -31,7 +31,7 @@
  *   2^64 ns (year 2554) is no time either, counted as the XML reader
  *   counts one.
  * - Arrays (monitor stack methods/lines) are counted by the Integer stack
- *   depth before them.
+ *   depth before them.  They are not mapped: a non-empty one is counted.
  * Unknown ids are skipped by their length and counted.
  */
 #include <stddef.h>
@@ -104,6 +104,7 @@ struct tptp_bin {
 	struct apc_scale to_ns; /* ticks -> ns at freq_hz, when fast */
 	uint64_t max_ticks;     /* the last tick count whose ns fit 64 bits */
 	int bad_time;           /* the message being read had such a time */
+	int stack;              /* ... a monitor stack (not mapped) */
 	int fast;               /* fast paths allowed (APC_NO_SIMD unset) */
 	int finished, pending_rc;
 	uint64_t nrec;          /* messages read, not yet added to the model */
@@ -328,6 +329,8 @@ static long bin_parse(struct tptp_bin *x, const char *lay, const uint8_t *p, siz
 			}
 			break;
 		case 'S':
+			if (rec && count)
+				x->stack = 1;
 			for (uint64_t i = 0; i < count; i++) {
 				const uint8_t *z = memchr(p + pos, 0, len - pos);
 				if (!z)
@@ -622,6 +625,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	rec->kind = kind;
 	rec->elem = plan ? plan->elem : tptp_kind_name(kind);
 	x->bad_time = 0;
+	x->stack = 0;
 	if ((plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
 		  : bin_parse(x, lay, p, (size_t)body, rec)) < 0) {
 		apc_model_unmapped(x->r->model, "tptp binary messages shorter than their attributes (skipped)", 1);
@@ -630,6 +634,10 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	/* Counted once the message is one: a skipped one is counted above. */
 	if (x->bad_time)
 		apc_model_unmapped(x->r->model, "tptp times that do not parse", 1);
+	/* The monitor event is mapped; its stack (the XML's annotations,
+	 * counted there as elements inside the record) is not. */
+	if (x->stack)
+		apc_model_unmapped(x->r->model, "tptp monitor stacks", 1);
 	return 1;
 }
 

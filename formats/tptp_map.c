@@ -7,6 +7,12 @@
  *   the TPTP thread id when that fits and was not used before, else a
  *   synthetic one from TPTP_SYNTH_TID up, so a reused id never merges two
  *   threads), and a task exit at its threadEnd;
+ * - the process: the pid of processCreate, else the first synthetic id
+ *   (above any Linux pid, so it cannot pass for a real one).  No thread
+ *   takes the pid as its tid: TPTP thread ids are the profiler's numbers
+ *   (often from 1), and a thread with tid == pid would be the process's
+ *   main thread in Streamline, carrying the process's own annotations
+ *   (GC, JVM markers: connection tid == pid) and naming the process;
  * - method calls: a custom activity map view "Java methods" with one root
  *   track per thread and one child track per call depth under it; every
  *   call is one job named "Class.method" on its depth's track (the
@@ -295,7 +301,7 @@ struct tptp_map {
 	int begun;
 	uint64_t trace_start, last_ts, newest, last_emitted;
 	int have_trace_start, have_emitted;
-	int32_t pid;
+	int32_t pid;            /* 0 until processCreate gives one or begin picks one */
 	uint32_t c_live, c_rate;
 	struct tptp_strpool pool;
 	struct tptp_hmap thread_ids, class_ids, method_ids, objects, used_tids;
@@ -558,7 +564,6 @@ struct tptp_map *tptp_map_new(struct apc_model *model, uint64_t window_ns)
 		return NULL;
 	m->model = model;
 	m->window = window_ns ? window_ns : TPTP_DEFAULT_WINDOW;
-	m->pid = 1; /* until a processCreate says otherwise */
 	m->next_synth_tid = TPTP_SYNTH_TID;
 	m->next_job = 1;
 	if (!model->meta.ncores && apc_model_set_cores(model, 1) < 0)
@@ -810,6 +815,12 @@ int tptp_map_begin(struct tptp_map *m, uint64_t first_time, struct apc_err *err)
 	if (m->begun)
 		return APC_OK;
 	m->begun = 1;
+	/* The pid is final now (later header records are not applied):
+	 * keep thread tids off it. */
+	if (!m->pid)
+		m->pid = m->next_synth_tid++;
+	if (hmap_put(&m->used_tids, (uint64_t)m->pid, 1) < 0)
+		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	meta->wall_clock_ns = t0;
 	meta->monotonic_delta = t0;
 	if (meta->created < 0)

@@ -16,12 +16,18 @@
  * record keeps.  (This replaced xmlTextReader, which builds and frees a
  * node per element and cost about twice the whole conversion.)
  * No network, no entity substitution, no DTD loading.
+ * Attributes are a record's data; what is inside a record (elements,
+ * text) or between records (text, entity references) is not mapped and
+ * is counted, so that nothing disappears unsaid.
  *
  * A bare element stream (the profiler's own output to a socket or file)
- * has no root: the reader wraps it virtually, feeding "<TRACE>" after any
- * XML declaration and "</TRACE>" at the end.  A trace that breaks off
- * (truncated file, killed profiler) keeps every element before the break;
- * the cut is reported as damage with its byte offset.
+ * has no root: the reader wraps it virtually, feeding "<TRACE>" after the
+ * prolog (XML declaration, comments, processing instructions, DOCTYPE)
+ * and "</TRACE>" at the end.  The prolog is scanned as a stream, so its
+ * length is not limited by what a bid can peek at (libxml2 still limits
+ * one comment, PI or DOCTYPE to 10 MB: damage at its start).  A trace
+ * that breaks off (truncated file, killed profiler) keeps every element
+ * before the break; the cut is reported as damage with its byte offset.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +40,28 @@
 #define TPTP_XML_PEEK 4096
 #define TPTP_XML_CHUNK 65536
 #define TPTP_XML_CACHE 64    /* name-pointer cache slots (power of 2) */
+
+/*
+ * The prolog: a byte-order mark, the XML declaration, processing
+ * instructions, comments, a DOCTYPE with its internal subset.  It may be
+ * any length (a licence in a comment, a generated DTD), longer than a
+ * bid can peek at or a buffer should hold, so it is scanned a piece at a
+ * time with this state.
+ */
+enum { PRO_TOP, PRO_LT, PRO_BANG, PRO_PI, PRO_COMMENT, PRO_DOCTYPE, PRO_END };
+
+struct xml_prolog {
+	int st;
+	int k;            /* PRO_BANG: bytes of want matched; PRO_PI (and a
+			   * PI in the subset): the last byte was '?';
+			   * PRO_COMMENT (and one in the subset): '-' in a row */
+	const char *want; /* PRO_BANG: "--" or "DOCTYPE" */
+	int depth;        /* PRO_DOCTYPE: '[' open */
+	uint8_t quote;    /* PRO_DOCTYPE: the open quote, or 0 */
+	int sub;          /* PRO_DOCTYPE: markup inside the subset, see below */
+	int seen;         /* a construct began: this is an XML prolog */
+	uint64_t pos;     /* bytes taken as prolog so far */
+};
 
 /* What an attribute name means for a record. */
 enum xml_attr {
@@ -66,13 +94,13 @@ struct tptp_xml {
 	struct apc_stream *s;
 	xmlParserCtxtPtr ctxt;
 	xmlSAXHandler sax;
-	/* Virtual wrapping: head (XML declaration + "<TRACE>") then the
-	 * stream, then tail ("</TRACE>") when wrapped. */
-	char *head;
-	size_t head_len;
-	int head_done, wrapped, tail_done, stream_eof, terminated;
-	int64_t injected;     /* bytes fed before the file's own that are not in it */
-	int64_t file_fed;     /* bytes of the file fed (head's declaration included) */
+	/* Virtual wrapping: the prolog, "<TRACE>", the rest of the stream,
+	 * "</TRACE>" when the stream is bare. */
+	struct xml_prolog prolog;
+	int prolog_done, wrapped, tail_done, stream_eof, terminated;
+	int64_t inject_at;    /* the file offset where "<TRACE>" went in */
+	int64_t injected;     /* its length (0 if not wrapped) */
+	int64_t file_fed;     /* bytes of the file fed */
 	int io_failed, parse_failed, oom;
 	char *chunk;          /* TPTP_XML_CHUNK bytes read from the stream */
 	int depth;            /* element depth in the main document */
@@ -88,6 +116,11 @@ struct tptp_xml {
 	char *arena;
 	size_t alen, acap;
 	struct xml_cache attrs, elems;
+	/* The record (depth 1) being read: its name, as dictionary
+	 * pointers (stable for the parser's life; made a string only for
+	 * what it holds that is counted). */
+	const xmlChar *rec_prefix, *rec_local;
+	int text_counted;     /* the current text node is counted already */
 	char xml_msg[256];    /* first libxml2 message */
 	int xml_line;
 	int have_pending;     /* damage met in open(), reported by next() */
@@ -142,84 +175,155 @@ static void xml_error(void *ctx, TPTP_XML_ERR e)
 
 /* ---- bidding and wrapping --------------------------------------------- */
 
-static size_t skip_space(const uint8_t *p, size_t n, size_t i)
-{
-	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
-		i++;
-	return i;
-}
-
 /*
- * The end of a document type declaration whose "<!DOCTYPE" ends at i:
- * the '>' outside quotes and outside the internal subset [...], whose
- * declarations and comments may hold '>' and ']' of their own.  0 when
- * it does not end within the n bytes seen.
+ * One byte of a DOCTYPE after "<!DOCTYPE": 1 when it is the '>' that
+ * ends it (outside quotes and the internal subset [...], whose
+ * declarations, comments and processing instructions may hold '>', ']'
+ * and quotes of their own).  sub: 0 plain, 1 after '<', 2 "<!", 3 "<!-",
+ * 4 in a comment, 5 in a processing instruction.
  */
-static size_t skip_doctype(const uint8_t *p, size_t n, size_t i)
+static int prolog_doctype(struct xml_prolog *ps, uint8_t c)
 {
-	int depth = 0;
-	uint8_t q = 0;
-
-	for (; i < n; i++) {
-		uint8_t c = p[i];
-		if (q) {
-			if (c == q)
-				q = 0;
-		} else if (c == '"' || c == '\'') {
-			q = c;
-		} else if (depth && i + 4 <= n && memcmp(p + i, "<!--", 4) == 0) {
-			const uint8_t *e = memmem(p + i + 4, n - i - 4, "-->", 3);
-			if (!e)
-				return 0;
-			i = (size_t)(e - p) + 2;
-		} else if (c == '[') {
-			depth++;
-		} else if (c == ']' && depth) {
-			depth--;
-		} else if (c == '>' && !depth) {
-			return i + 1;
+	switch (ps->sub) {
+	case 4:
+		if (c == '>' && ps->k >= 2)
+			ps->sub = 0;
+		else
+			ps->k = c == '-' ? ps->k + 1 : 0;
+		return 0;
+	case 5:
+		if (c == '>' && ps->k)
+			ps->sub = 0;
+		else
+			ps->k = c == '?';
+		return 0;
+	case 1:
+		if (c == '!' || c == '?') {
+			ps->sub = c == '!' ? 2 : 5;
+			ps->k = 0;
+			return 0;
 		}
+		break;
+	case 2:
+	case 3:
+		if (c == '-') {
+			ps->sub++;
+			ps->k = 0;
+			return 0;
+		}
+		break;
+	default:
+		break;
+	}
+	ps->sub = 0;
+	if (ps->quote) {
+		if (c == ps->quote)
+			ps->quote = 0;
+	} else if (c == '"' || c == '\'') {
+		ps->quote = c;
+	} else if (c == '<' && ps->depth) {
+		ps->sub = 1;
+	} else if (c == '[') {
+		ps->depth++;
+	} else if (c == ']' && ps->depth) {
+		ps->depth--;
+	} else if (c == '>' && !ps->depth) {
+		return 1;
 	}
 	return 0;
 }
 
-/* Where the first element starts: after a byte-order mark, the XML
- * declaration, processing instructions, comments and a DOCTYPE (0 if
- * there is none of them). */
-static size_t skip_prolog(const uint8_t *p, size_t n)
+/*
+ * Scan p[0..n), the bytes after those taken so far: how many of them
+ * are prolog.  ps->st is PRO_END when the byte after those is where the
+ * prolog ends (the first element, or anything that is not prolog).  A
+ * '<' whose meaning is not in view yet ("<", "<!DOC" at the end of p) is
+ * not taken: the next call sees it again with what follows.
+ */
+static size_t prolog_scan(struct xml_prolog *ps, const uint8_t *p, size_t n)
 {
-	size_t i = 0;
+	size_t i = 0, lt = 0;
 
-	if (n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+	if (ps->st == PRO_END)
+		return 0;
+	if (ps->pos == 0 && n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
 		i = 3;
-	for (;;) {
-		i = skip_space(p, n, i);
-		if (i + 5 <= n && memcmp(p + i, "<?", 2) == 0) {
-			const uint8_t *e = memmem(p + i, n - i, "?>", 2);
-			if (!e)
-				return i;
-			i = (size_t)(e - p) + 2;
-		} else if (i + 4 <= n && memcmp(p + i, "<!--", 4) == 0) {
-			const uint8_t *e = memmem(p + i, n - i, "-->", 3);
-			if (!e)
-				return i;
-			i = (size_t)(e - p) + 3;
-		} else if (i + 9 <= n && memcmp(p + i, "<!DOCTYPE", 9) == 0) {
-			size_t e = skip_doctype(p, n, i + 9);
-			if (!e)
-				return i;
-			i = e;
-		} else {
-			return i;
+	for (; i < n; i++) {
+		uint8_t c = p[i];
+		switch (ps->st) {
+		case PRO_TOP:
+			if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+				break;
+			if (c != '<')
+				goto end;
+			lt = i;
+			ps->st = PRO_LT;
+			break;
+		case PRO_LT:
+			if (c == '?') {
+				ps->st = PRO_PI;
+				ps->k = 0;
+				ps->seen = 1;
+			} else if (c == '!') {
+				ps->st = PRO_BANG;
+				ps->k = 0;
+			} else {
+				i = lt;
+				goto end;
+			}
+			break;
+		case PRO_BANG:
+			if (ps->k == 0)
+				ps->want = c == '-' ? "--" : "DOCTYPE";
+			if (c != (uint8_t)ps->want[ps->k]) {
+				i = lt;
+				goto end;
+			}
+			if (!ps->want[++ps->k]) {
+				ps->seen = 1;
+				ps->st = ps->want[0] == '-' ? PRO_COMMENT : PRO_DOCTYPE;
+				ps->k = ps->depth = ps->sub = 0;
+				ps->quote = 0;
+			}
+			break;
+		case PRO_PI:
+			if (c == '>' && ps->k)
+				ps->st = PRO_TOP;
+			else
+				ps->k = c == '?';
+			break;
+		case PRO_COMMENT:
+			if (c == '>' && ps->k >= 2)
+				ps->st = PRO_TOP;
+			else
+				ps->k = c == '-' ? ps->k + 1 : 0;
+			break;
+		default: /* PRO_DOCTYPE */
+			if (prolog_doctype(ps, c))
+				ps->st = PRO_TOP;
+			break;
 		}
 	}
+	if (ps->st == PRO_LT || ps->st == PRO_BANG) {
+		ps->st = PRO_TOP;
+		n = lt;
+	}
+	ps->pos += n;
+	return n;
+end:
+	ps->st = PRO_END;
+	ps->pos += i;
+	return i;
 }
 
-/* The first element's name at p[i] ('<' expected), into name. */
+/* The first element's name at p[i] ('<' expected), into name; -1 when
+ * there is none, or it does not end within the n bytes ("<TRA" is not
+ * "<TRACE"). */
 static int first_element(const uint8_t *p, size_t n, size_t i, char *name, size_t len)
 {
 	size_t k = 0;
 
+	name[0] = '\0';
 	if (i >= n || p[i] != '<')
 		return -1;
 	for (i++; i < n && k + 1 < len; i++) {
@@ -230,57 +334,70 @@ static int first_element(const uint8_t *p, size_t n, size_t i, char *name, size_
 		name[k++] = (char)c;
 	}
 	name[k] = '\0';
-	return k ? 0 : -1;
+	if (!k || i >= n) {
+		name[0] = '\0';
+		return -1;
+	}
+	return 0;
 }
 
 /*
- * Look at the start of s until the first element's name is in view: 4 KiB
- * first, more (up to APC_PEEK_MAX) while a prolog, such as a licence in a
- * comment, runs past what is in view.  *p and the return value are the
- * bytes in view (-1 on failure, err set), *start where the first element
- * begins, name its name ("" if none is in view).
+ * Look at the start of s for the first element's name: 4 KiB first,
+ * more (up to APC_PEEK_MAX) while the prolog runs past what is in view.
+ * name gets it ("" if none is in view).  Returns 1 when all in view is
+ * prolog and there is more (a prolog longer than a peek can see), 0
+ * otherwise, -1 on failure (err set).
  */
-static ssize_t xml_peek_first(struct apc_stream *s, const uint8_t **p, size_t *start, char *name,
-			      size_t len, struct apc_err *err)
+static int xml_peek_first(struct apc_stream *s, char *name, size_t len, struct apc_err *err)
 {
 	size_t want = TPTP_XML_PEEK;
 
 	for (;;) {
-		ssize_t n = apc_stream_peek(s, p, want, err);
+		struct xml_prolog ps;
+		const uint8_t *p;
+		ssize_t n = apc_stream_peek(s, &p, want, err);
+		size_t start;
+
 		if (n < 0)
 			return -1;
-		*start = skip_prolog(*p, (size_t)n);
-		/* The name must end in view: "<TRA" is not "<TRACE". */
-		if (first_element(*p, (size_t)n, *start, name, len) == 0 &&
-		    *start + 1 + strlen(name) < (size_t)n)
-			return n;
+		memset(&ps, 0, sizeof ps);
+		start = prolog_scan(&ps, p, (size_t)n);
+		if (ps.st == PRO_END && first_element(p, (size_t)n, start, name, len) == 0)
+			return 0;
 		name[0] = '\0';
-		if ((size_t)n < want || want >= APC_PEEK_MAX)
-			return n;
+		if ((size_t)n < want)
+			return 0;
+		if (want >= APC_PEEK_MAX)
+			return ps.st != PRO_END && ps.seen;
 		want = want * 4 < APC_PEEK_MAX ? want * 4 : APC_PEEK_MAX;
 	}
 }
 
+/* The bid for XML whose prolog runs past the peek: no element is in
+ * view, but this is the only XML file format (the others have magic
+ * numbers or are directories), and open() reads any prolog length. */
+#define TPTP_XML_BID_LONG_PROLOG 40
+
 static int tptp_xml_bid(struct apc_input *in)
 {
 	struct apc_stream *s;
-	const uint8_t *p;
 	struct apc_err err;
-	ssize_t n;
-	size_t start;
 	char name[64];
+	int rc;
 
 	if (apc_input_is_tree(in) || !(s = apc_input_stream(in)))
 		return 0;
 	apc_err_clear(&err);
-	n = xml_peek_first(s, &p, &start, name, sizeof name, &err);
-	if (n <= 0 || !name[0])
+	rc = xml_peek_first(s, name, sizeof name, &err);
+	if (rc < 0)
 		return 0;
+	if (rc == 1)
+		return TPTP_XML_BID_LONG_PROLOG;
 	if (strcmp(name, "TRACE") == 0) {
 		/* A TRACE root with TPTP children; an empty TRACE is still ours. */
 		return 90;
 	}
-	return tptp_kind_from_name(name) != TPTP_UNKNOWN ? 90 : 0;
+	return name[0] && tptp_kind_from_name(name) != TPTP_UNKNOWN ? 90 : 0;
 }
 
 /* ---- records -------------------------------------------------------------- */
@@ -528,6 +645,68 @@ static void xml_read_attrs(struct tptp_xml *x, struct xml_qrec *q, int nattr,
 	}
 }
 
+/* "prefix:local" or "local" into buf. */
+static void xml_qname(char *buf, size_t len, const xmlChar *prefix, const xmlChar *local)
+{
+	if (prefix)
+		snprintf(buf, len, "%s:%s", (const char *)prefix, (const char *)local);
+	else
+		snprintf(buf, len, "%s", (const char *)local);
+}
+
+/*
+ * Content the records do not map: elements inside a record (the XML
+ * form of the monitor stacks, which the binary format carries as
+ * arrays, or a writer's own detail), text and CDATA inside or between
+ * records, and entity references in content (not expanded, so elements
+ * in an entity's text never become records).  Each is counted; a text
+ * node once, however many pieces the parser hands it over in.
+ */
+static void xml_nested(struct tptp_xml *x, const xmlChar *prefix, const xmlChar *local)
+{
+	char name[64], rec[64], what[160];
+
+	xml_qname(name, sizeof name, prefix, local);
+	xml_qname(rec, sizeof rec, x->rec_prefix, x->rec_local);
+	snprintf(what, sizeof what, "tptp <%s> inside <%s>", name, rec);
+	apc_model_unmapped(x->r->model, what, 1);
+}
+
+static void xml_text(void *ctx, const xmlChar *ch, int len)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+	struct tptp_xml *x = ctxt->_private;
+	char rec[64], what[160];
+	int i;
+
+	if (!x || ctxt != x->ctxt || x->depth < 1 || x->text_counted)
+		return;
+	for (i = 0; i < len; i++)
+		if (ch[i] != ' ' && ch[i] != '\t' && ch[i] != '\r' && ch[i] != '\n')
+			break;
+	if (i == len)
+		return; /* layout between and inside records */
+	x->text_counted = 1;
+	if (x->depth == 1) {
+		snprintf(what, sizeof what, "tptp text between records");
+	} else {
+		xml_qname(rec, sizeof rec, x->rec_prefix, x->rec_local);
+		snprintf(what, sizeof what, "tptp text inside <%s>", rec);
+	}
+	apc_model_unmapped(x->r->model, what, 1);
+}
+
+static void xml_reference(void *ctx, const xmlChar *name)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+	struct tptp_xml *x = ctxt->_private;
+
+	(void)name;
+	if (x && ctxt == x->ctxt && x->depth >= 1)
+		apc_model_unmapped(x->r->model,
+				   "tptp entity references in element content (not expanded)", 1);
+}
+
 static void xml_start(void *ctx, const xmlChar *local, const xmlChar *prefix, const xmlChar *uri,
 		      int nns, const xmlChar **ns, int nattr, int ndefaulted, const xmlChar **at)
 {
@@ -545,13 +724,20 @@ static void xml_start(void *ctx, const xmlChar *local, const xmlChar *prefix, co
 		return;
 	depth = x->depth++;
 	x->start_valid = 0;
+	x->text_counted = 0;
 	if (depth == 0) {
 		if (prefix || strcmp((const char *)local, "TRACE") != 0)
 			apc_model_unmapped(x->r->model, "tptp xml root is not TRACE (read anyway)", 1);
 		return;
 	}
-	if (depth != 1 || x->oom)
-		return; /* annotations and other nested detail */
+	if (depth > 1) {
+		xml_nested(x, prefix, local);
+		return;
+	}
+	x->rec_prefix = prefix;
+	x->rec_local = local;
+	if (x->oom)
+		return;
 	if (x->qn == x->qcap) {
 		size_t cap = x->qcap ? x->qcap * 2 : 256;
 		struct xml_qrec *nq = realloc(x->q, cap * sizeof *nq);
@@ -603,12 +789,57 @@ static void xml_end(void *ctx, const xmlChar *local, const xmlChar *prefix, cons
 	(void)local;
 	(void)prefix;
 	(void)uri;
-	if (x && ctxt == x->ctxt && x->depth > 0)
+	if (x && ctxt == x->ctxt && x->depth > 0) {
 		x->depth--;
+		x->text_counted = 0;
+	}
 }
 
-/* Feed the parser its next piece of input: the head, then a chunk of the
- * stream, then the tail, then the end.  0 = fed, 1 = nothing left,
+/*
+ * The prolog's next piece (any length: see struct xml_prolog), fed as it
+ * comes; at its end, "<TRACE>" unless the first element is TRACE.  0 with
+ * the parser's return code in *rc, or -1 on an I/O failure (r->err set).
+ */
+static int xml_feed_prolog(struct tptp_xml *x, int *rc)
+{
+	static const char head[] = "<TRACE>";
+	const uint8_t *p;
+	ssize_t n = apc_stream_peek(x->s, &p, TPTP_XML_CHUNK, &x->r->err);
+	size_t k;
+	char name[64];
+
+	*rc = 0;
+	if (n < 0)
+		return -1;
+	k = prolog_scan(&x->prolog, p, (size_t)n);
+	if (k) {
+		ssize_t got = apc_stream_read(x->s, x->chunk, k, &x->r->err);
+		if (got < 0)
+			return -1;
+		x->file_fed += got;
+		*rc = xmlParseChunk(x->ctxt, x->chunk, (int)got, 0);
+		if (*rc != 0 || !x->ctxt->wellFormed)
+			return 0;
+	}
+	/* The end: the first element (or what is not prolog) is next, or
+	 * the file ended.  (A full view taken whole is more prolog.) */
+	if (x->prolog.st != PRO_END && (size_t)n == TPTP_XML_CHUNK && k)
+		return 0;
+	x->prolog_done = 1;
+	n = apc_stream_peek(x->s, &p, sizeof name + 1, &x->r->err);
+	if (n < 0)
+		return -1;
+	if (first_element(p, (size_t)n, 0, name, sizeof name) == 0 && strcmp(name, "TRACE") == 0)
+		return 0; /* a root of its own */
+	x->wrapped = 1;
+	x->inject_at = x->file_fed;
+	x->injected = (int64_t)sizeof head - 1;
+	*rc = xmlParseChunk(x->ctxt, head, (int)(sizeof head - 1), 0);
+	return 0;
+}
+
+/* Feed the parser its next piece of input: the prolog, then a chunk of
+ * the stream, then the tail, then the end.  0 = fed, 1 = nothing left,
  * -1 = I/O failure (r->err set). */
 static int xml_feed(struct tptp_xml *x)
 {
@@ -617,12 +848,12 @@ static int xml_feed(struct tptp_xml *x)
 
 	if (x->terminated)
 		return 1;
-	if (!x->head_done) {
-		x->head_done = 1;
-		if (x->head_len) {
-			rc = xmlParseChunk(x->ctxt, x->head, (int)x->head_len, 0);
-			goto check;
+	if (!x->prolog_done) {
+		if (xml_feed_prolog(x, &rc) < 0) {
+			x->io_failed = 1;
+			return -1;
 		}
+		goto check;
 	}
 	if (!x->stream_eof) {
 		ssize_t got = apc_stream_read(x->s, x->chunk, TPTP_XML_CHUNK, &x->r->err);
@@ -671,12 +902,18 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 			 * with it the position: then the one taken at the error. */
 			if (consumed < x->fatal_pos)
 				consumed = x->fatal_pos;
-			/* head holds file bytes (the declaration) plus what we
-			 * injected; only the injected part is not in the file.
-			 * A position in the "</TRACE>" after a bare stream is
-			 * the file's end (the parser may fail before it or in
-			 * it: which, only the position tells). */
-			int64_t off = (int64_t)consumed - x->injected;
+			/* What the parser consumed includes the "<TRACE>" put
+			 * in at inject_at, which is not in the file: a position
+			 * in it is inject_at.  A position in the "</TRACE>"
+			 * after a bare stream is the file's end (the parser may
+			 * fail before it or in it: which, only the position
+			 * tells). */
+			int64_t off = (int64_t)consumed;
+			if (x->injected && off > x->inject_at) {
+				off -= x->injected;
+				if (off < x->inject_at)
+					off = x->inject_at;
+			}
 			if (off < 0)
 				off = 0;
 			if (off > x->file_fed)
@@ -723,10 +960,6 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 static int tptp_xml_open(struct apc_reader *r)
 {
 	struct tptp_xml *x;
-	const uint8_t *p;
-	ssize_t n;
-	size_t start;
-	char name[64];
 	struct tptp_rec rec;
 	int rc;
 
@@ -745,32 +978,6 @@ static int tptp_xml_open(struct apc_reader *r)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	apc_strset(&r->model->meta.source_format, "tptp-xml");
 
-	/* Decide on virtual wrapping from the first bytes. */
-	n = xml_peek_first(x->s, &p, &start, name, sizeof name, &r->err);
-	if (n < 0)
-		return r->err.status < 0 ? r->err.status : APC_EIO;
-	if (strcmp(name, "TRACE") == 0 || (!name[0] && (size_t)n == APC_PEEK_MAX)) {
-		/* A root of its own; or a prolog longer than we look at, where
-		 * "<TRACE>" put before its end would break it: if the stream
-		 * is bare after all, the parser reports where. */
-		x->wrapped = 0;
-	} else {
-		/* Move the declaration into head so "<TRACE>" comes after it. */
-		size_t decl = start;
-		ssize_t got;
-		x->head = malloc(decl + 8);
-		if (!x->head)
-			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-		got = decl ? apc_stream_read(x->s, x->head, decl, &r->err) : 0;
-		if (got < 0)
-			return r->err.status < 0 ? r->err.status : APC_EIO;
-		memcpy(x->head + got, "<TRACE>", 7);
-		x->head_len = (size_t)got + 7;
-		x->injected = 7;
-		x->file_fed = got;
-		x->wrapped = 1;
-	}
-
 	/* The SAX2 defaults keep entity declarations (so references in
 	 * attribute values resolve, with libxml2's amplification limits);
 	 * everything that would build a tree is switched off. */
@@ -779,12 +986,14 @@ static int tptp_xml_open(struct apc_reader *r)
 	x->sax.endElementNs = xml_end;
 	x->sax.startElement = NULL;
 	x->sax.endElement = NULL;
-	x->sax.characters = NULL;
-	x->sax.ignorableWhitespace = NULL;
-	x->sax.cdataBlock = NULL;
+	/* Text, CDATA and entity references are not records: counted
+	 * (xml_text, xml_reference), never kept. */
+	x->sax.characters = xml_text;
+	x->sax.ignorableWhitespace = xml_text;
+	x->sax.cdataBlock = xml_text;
 	x->sax.comment = NULL;
 	x->sax.processingInstruction = NULL;
-	x->sax.reference = NULL;
+	x->sax.reference = xml_reference;
 	x->sax.serror = xml_error;
 	x->ctxt = xmlCreatePushParserCtxt(&x->sax, NULL, NULL, 0, apc_stream_name(x->s));
 	if (!x->ctxt)
@@ -844,7 +1053,6 @@ static void tptp_xml_close(struct apc_reader *r)
 		xmlFreeParserCtxt(x->ctxt);
 	}
 	tptp_map_free(x->map);
-	free(x->head);
 	free(x->chunk);
 	free(x->q);
 	free(x->arena);

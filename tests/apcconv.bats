@@ -338,6 +338,27 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c i
 	cmp "$TMP/b.apc/0000000000" "$TMP/bd.apc/0000000000"
 }
 
+@test "TPTP XML: a prolog longer than the 64 KiB detection looks at, wrapped or bare" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	"$G" --seed 4 --calls 50 -o "$TMP/a.trcxml"
+	"$G" --seed 4 --calls 50 --bare -o "$TMP/b.trcxml"
+	# a licence of 80 KiB in comments after the declaration
+	for f in a b; do
+		{ head -n 1 "$TMP/$f.trcxml"
+		  for i in $(seq 2000); do echo "<!-- licence line $i: the quick brown fox -->"; done
+		  tail -n +2 "$TMP/$f.trcxml"
+		} > "$TMP/${f}l.trcxml"
+		[ "$(stat -c %s "$TMP/${f}l.trcxml")" -gt 70000 ]
+		SOURCE_DATE_EPOCH=0 apcconv -q "$TMP/$f.trcxml" -o "$TMP/$f.apc"
+		SOURCE_DATE_EPOCH=0 apcconv -q "$TMP/${f}l.trcxml" -o "$TMP/${f}l.apc"
+		cmp "$TMP/$f.apc/0000000000" "$TMP/${f}l.apc/0000000000"
+		# read from a pipe too: no seeking back
+		SOURCE_DATE_EPOCH=0 apcconv -q - -o "$TMP/${f}p.apc" < "$TMP/${f}l.trcxml"
+		cmp "$TMP/$f.apc/0000000000" "$TMP/${f}p.apc/0000000000"
+	done
+}
+
 @test "annotate streams: every call in the truth file is in the capture" {
 	need_shared
 	for v in v3 v4 v5; do

@@ -31,6 +31,10 @@ struct run {
 	uint64_t open_at_end_unmapped;
 	uint64_t first_marker_ts;
 	char names[4][64];          /* the first thread names */
+	/* Who is who: the first links' (pid, tid), and the connection
+	 * (tid, pid) of the first marker and of the first string. */
+	int32_t link_pid[4], link_tid[4];
+	int32_t marker_tid, marker_pid, str_tid, str_pid;
 	char err[600];
 	uint64_t t0;                /* the model's zero (monotonic_delta) */
 	uint64_t digest;            /* of every event out, in order */
@@ -174,7 +178,13 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 							 "%s", e->u.name.name);
 					res->thread_names++;
 					break;
-				case APC_EV_LINK: res->links++; break;
+				case APC_EV_LINK:
+					if (res->links < 4) {
+						res->link_pid[res->links] = e->u.link.pid;
+						res->link_tid[res->links] = e->u.link.tid;
+					}
+					res->links++;
+					break;
 				case APC_EV_TASK_EXIT:
 					res->task_exits++;
 					res->last_exit_ts = e->ts;
@@ -204,10 +214,18 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 					case APC_ANN_CAM_TRACK: res->tracks++; break;
 					case APC_ANN_CAM_VIEW: res->views++; break;
 					case APC_ANN_MARKER:
-						if (!res->markers++)
+						if (!res->markers++) {
 							res->first_marker_ts = e->ts;
+							res->marker_tid = e->u.ann->tid;
+							res->marker_pid = e->u.ann->pid;
+						}
 						break;
-					case APC_ANN_STR: res->strs++; break;
+					case APC_ANN_STR:
+						if (!res->strs++) {
+							res->str_tid = e->u.ann->tid;
+							res->str_pid = e->u.ann->pid;
+						}
+						break;
 					default: break;
 					}
 					break;
@@ -1567,6 +1585,244 @@ static void xml_long_prolog(void)
 	}
 }
 
+/*
+ * The process and its threads stay apart in the capture.  A tid equal to
+ * the pid makes that thread the process's main thread in Streamline (in
+ * Linux terms the thread group leader), and puts the process's own
+ * annotations (GC, JVM markers) on that thread's connection.  TPTP thread
+ * ids are the profiler's numbers, not the OS's: the first one is often 1.
+ * Without a processCreate the pid is one no thread id maps to; with one,
+ * a thread whose id happens to be the pid gets a number of its own.
+ */
+static void process_and_threads_apart(void)
+{
+	static const struct tptp_rec recs[] = {
+		{.kind = TPTP_PROCESS_CREATE, .has = TPTP_HAS_TIME | TPTP_HAS_PID, .time = 100 * S_NS,
+		 .pid = 5},
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 5, .name = "main"},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 6, .name = "worker"},
+		{.kind = TPTP_MON_WAIT, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_OBJECT,
+		 .time = 100 * S_NS + 1000, .thread_id = 5, .object_id = 9},
+		{.kind = TPTP_GC_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 2000},
+		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 3000},
+	};
+	struct run res[3];
+
+	/* No pid in the trace, thread ids 1 and 2. */
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<threadStart threadId=\"2\" time=\"100.0\" threadName=\"worker\"/>\n"
+		     "<monWait threadIdRef=\"1\" time=\"100.000001\" objIdRef=\"9\"/>\n"
+		     "<gcStart time=\"100.000002\"/>\n<gcFinish time=\"100.000003\"/>\n"
+		     "</TRACE>\n", &res[0]);
+	T_EQ_INT(res[0].last_rc, APC_END);
+	T_EQ_U64(res[0].links, 2);
+	T_EQ_INT(res[0].link_tid[0], 1); /* the profiler's thread numbers stay */
+	T_EQ_INT(res[0].link_tid[1], 2);
+	T_ASSERT(res[0].link_pid[0] != 1 && res[0].link_pid[0] != 2);
+	T_EQ_INT(res[0].link_pid[1], res[0].link_pid[0]);
+	/* the GC marker is the process's; the monitor wait thread 1's */
+	T_EQ_INT(res[0].marker_pid, res[0].link_pid[0]);
+	T_EQ_INT(res[0].marker_tid, res[0].link_pid[0]);
+	T_EQ_INT(res[0].str_tid, 1);
+
+	/* pid 5, and a thread whose id is 5: both readers alike. */
+	run_xml_text("<TRACE>\n<processCreate pid=\"5\" time=\"100.0\"/>\n"
+		     "<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"5\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<threadStart threadId=\"6\" time=\"100.0\" threadName=\"worker\"/>\n"
+		     "<monWait threadIdRef=\"5\" time=\"100.000001\" objIdRef=\"9\"/>\n"
+		     "<gcStart time=\"100.000002\"/>\n<gcFinish time=\"100.000003\"/>\n"
+		     "</TRACE>\n", &res[1]);
+	run_bin_recs(recs, NRECS(recs), &res[2]);
+	for (int i = 1; i < 3; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].links, 2);
+		T_EQ_INT(res[i].link_pid[0], 5);
+		T_EQ_INT(res[i].link_pid[1], 5);
+		T_ASSERT(res[i].link_tid[0] != 5);
+		T_EQ_INT(res[i].link_tid[1], 6);
+		T_EQ_INT(res[i].marker_tid, 5);
+		T_EQ_INT(res[i].str_tid, res[i].link_tid[0]);
+		T_EQ_INT(res[i].str_pid, 5);
+	}
+	T_EQ_U64(res[1].digest, res[2].digest);
+}
+
+/*
+ * What sits inside records, or between them, is not mapped: elements
+ * (the XML form of the monitor stacks the binary format carries as
+ * arrays, or anything a writer adds), text, CDATA, and references to
+ * entities in content (not expanded: their elements are not records).
+ * Each is counted, and the records around them are still mapped.
+ */
+static void xml_nested_counted(void)
+{
+	struct run res;
+
+	run_xml_text("<?xml version=\"1.0\"?>\n"
+		     "<!DOCTYPE TRACE [ <!ENTITY recs \"<threadStart threadId='9' time='100.0'/>\"> ]>\n"
+		     "<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"7\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<methodDef name=\"run\" methodId=\"1\"/>\n"
+		     "<methodEntry threadIdRef=\"7\" time=\"100.000001\" methodIdRef=\"1\">"
+		     "<annotation name=\"a\"><value>1</value></annotation>"
+		     "<annotation name=\"b\"/>some text</methodEntry>\n"
+		     "<methodExit threadIdRef=\"7\" time=\"100.000002\" methodIdRef=\"1\"/>\n"
+		     "&recs;\njunk between\n"
+		     "<monWait threadIdRef=\"7\" time=\"100.000003\" objIdRef=\"5\">"
+		     "<![CDATA[stack]]></monWait>\n"
+		     "<x:ext xmlns:x=\"urn:x\"><x:inner/></x:ext>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.thread_names, 1);
+	T_EQ_U64(res.method_jobs, 1);
+	T_EQ_U64(res.strs, 1);
+	T_EQ_U64(run_unmapped(&res, "tptp <annotation> inside <methodEntry>"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp <value> inside <methodEntry>"), 1);
+	/* "1" in <value>, and "some text" */
+	T_EQ_U64(run_unmapped(&res, "tptp text inside <methodEntry>"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp text inside <monWait>"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp text between records"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp entity references in element content"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp element x:ext"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp <x:inner> inside <x:ext>"), 1);
+}
+
+/*
+ * A monitor record's stack (binary: a depth, then that many method names
+ * and line numbers, in place of the XML's annotations) is not mapped: a
+ * record that carries one is counted; one with an empty stack is not.
+ */
+static void bin_monitor_stack_counted(void)
+{
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 7, .name = "main"},
+		{.kind = TPTP_MON_WAIT, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_OBJECT,
+		 .time = 100 * S_NS + 1000, .thread_id = 7, .object_id = 9},
+	};
+	/* monWait (1032) "lhlTlolwiNS-L-": thread, time, object, timeout,
+	 * stack depth 2, the names "a.b" and "c.d", lines 10 and 20. */
+	uint8_t m[6 + 36 + 8 + 16], *q = m + 6;
+	const uint64_t fields[4] = {7, 100 * S_NS + 2000, 9, 0};
+	char path[64];
+	struct run res;
+	FILE *f;
+
+	m[0] = 0x08; m[1] = 0x04;
+	m[2] = (uint8_t)(sizeof m - 6); m[3] = m[4] = m[5] = 0;
+	for (int i = 0; i < 4; i++, q += 8)
+		for (int b = 0; b < 8; b++)
+			q[b] = (uint8_t)(fields[i] >> (8 * b));
+	*q++ = 2; *q++ = 0; *q++ = 0; *q++ = 0;
+	memcpy(q, "a.b\0c.d", 8);
+	q += 8;
+	memset(q, 0, 16);
+	q[0] = 10;
+	q[8] = 20;
+	write_bin(path, sizeof path, recs, NRECS(recs));
+	f = fopen(path, "ab");
+	T_ASSERT(f != NULL);
+	if (!f)
+		return;
+	T_ASSERT(fwrite(m, 1, sizeof m, f) == sizeof m);
+	T_ASSERT(fclose(f) == 0);
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	unlink(path);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.kinds[TPTP_MON_WAIT], 2);
+	T_EQ_U64(res.strs, 2);
+	T_EQ_U64(run_unmapped(&res, "tptp monitor stacks"), 1);
+}
+
+/*
+ * A prolog longer than the 64 KiB a bid can look at: one long comment,
+ * many short ones, a long processing instruction, a DOCTYPE whose
+ * internal subset is long (with an entity an attribute uses).  The reader
+ * is still chosen by content, reads the prolog as a stream (no limit of
+ * its own) and wraps a bare stream after it; a cut after it is reported
+ * at the file's own offset.
+ */
+static void xml_prolog_past_lookahead(void)
+{
+	static const char *const kinds[] = {"comment", "comments", "pi", "doctype"};
+	const size_t big = APC_PEEK_MAX + 5000;
+
+	for (size_t kind = 0; kind < sizeof kinds / sizeof kinds[0]; kind++) {
+		for (int bare = 0; bare <= 1; bare++) {
+			for (int cut = 0; cut <= 1; cut++) {
+				char *text = malloc(big + 1024), path[64], want[64];
+				size_t k;
+				struct apc_input *in;
+				struct apc_err err;
+				const struct apc_format *f;
+				struct run res;
+				int bid = 0;
+
+				T_ASSERT(text != NULL);
+				if (!text)
+					return;
+				k = (size_t)sprintf(text, "<?xml version=\"1.0\"?>\n");
+				if (kind == 0) {
+					k += (size_t)sprintf(text + k, "<!-- ");
+					for (; k < big; k++)
+						text[k] = "licence "[k % 8];
+					k += (size_t)sprintf(text + k, " -->\n");
+				} else if (kind == 1) {
+					while (k < big)
+						k += (size_t)sprintf(text + k, "<!-- line %zu of the licence -->\n", k);
+				} else if (kind == 2) {
+					k += (size_t)sprintf(text + k, "<?generator ");
+					for (; k < big; k++)
+						text[k] = "a > b ? "[k % 8];
+					k += (size_t)sprintf(text + k, "?>\n");
+				} else {
+					k += (size_t)sprintf(text + k, "<!DOCTYPE TRACE [\n <!ENTITY h \"host]>\">\n <!-- ");
+					for (; k < big; k++)
+						text[k] = "> ] [ ' "[k % 8];
+					/* (no quote in the PI: libxml2 2.9's push
+					 * parser takes it for one in the subset) */
+					k += (size_t)sprintf(text + k, " -->\n <?pi a > b ?>\n]>\n");
+				}
+				k += (size_t)sprintf(text + k,
+						     "%s<node hostname=\"%s\"/>\n<traceStart time=\"100.0\"/>\n"
+						     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"a\"/>\n"
+						     "<threadStart threadId=\"2\" time=\"100.1\" threadName=\"b\"/>\n",
+						     bare ? "" : "<TRACE>\n", kind == 3 ? "&h;" : "h");
+				if (cut)
+					k += (size_t)sprintf(text + k, "<threadStart threadId=\"3\" ti");
+				else if (!bare)
+					k += (size_t)sprintf(text + k, "</TRACE>\n");
+				write_text(path, sizeof path, text);
+				T_ASSERT(apc_input_open(path, &in, &err) == 0);
+				f = apc_format_detect(in, &bid);
+				if (f != &apc_format_tptp_xml)
+					T_FAIL("%s bare %d cut %d: detected as %s", kinds[kind], bare, cut,
+					       f ? f->name : "nothing");
+				apc_input_close(in);
+				run_reader(&apc_format_tptp_xml, path, 0, &res);
+				T_EQ_INT(res.last_rc, cut ? APC_EDATA : APC_END);
+				T_EQ_U64(res.thread_names, 2);
+				T_EQ_U64(res.t0, 100 * S_NS);
+				T_EQ_U64(run_unmapped(&res, "tptp xml root is not TRACE"), 0);
+				if (cut) {
+					snprintf(want, sizeof want, "offset 0x%zx:", k);
+					if (!strstr(res.err, want))
+						T_FAIL("%s bare %d: want \"%s\" in \"%s\"", kinds[kind], bare,
+						       want, res.err);
+				}
+				unlink(path);
+				free(text);
+			}
+		}
+	}
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1599,4 +1855,8 @@ void run_tests(void)
 	T_RUN(thread_end_exits);
 	T_RUN(thread_restart_exits);
 	T_RUN(xml_long_prolog);
+	T_RUN(process_and_threads_apart);
+	T_RUN(xml_nested_counted);
+	T_RUN(bin_monitor_stack_counted);
+	T_RUN(xml_prolog_past_lookahead);
 }
