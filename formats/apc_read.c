@@ -257,13 +257,15 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 			free(m->meta.target_name);
 			m->meta.target_name = name;
 			m->meta.sample_rate = (uint32_t)apcr_attr_int(n, "sample_rate", 0);
-			if (cores > 0 && cores <= APC_MAX_CORES) {
-				int64_t cpuid = apcr_attr_int(n, "cpuid", 0);
-				if (apc_model_set_cores(m, (uint32_t)cores) < 0)
-					return APC_ENOMEM;
-				for (uint32_t i = 0; i < m->meta.ncores; i++)
-					m->meta.cores[i].cpuid = (uint32_t)cpuid;
+			int64_t cpuid = apcr_attr_int(n, "cpuid", -1);
+			/* gatord's cpuid is its highest core's, not every
+			 * core's: the Summary's core names give those. */
+			if (cpuid >= 0 && cpuid <= UINT32_MAX) {
+				m->meta.target_cpuid = (uint32_t)cpuid;
+				m->meta.has_target_cpuid = 1;
 			}
+			if (cores > 0 && cores <= APC_MAX_CORES && apc_model_set_cores(m, (uint32_t)cores) < 0)
+				return APC_ENOMEM;
 		} else if (!xmlStrcmp(n->name, (const xmlChar *)"counters")) {
 			for (xmlNode *c = n->children; c; c = c->next) {
 				char *type;

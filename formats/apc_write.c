@@ -1560,7 +1560,8 @@ static int apcw_captured(struct apc_writer *w, struct apc_err *err)
 	apcw_prop(t, "name", m->meta.target_name ? m->meta.target_name : "unknown");
 	apcw_propf(t, "sample_rate", "%u", m->meta.sample_rate);
 	apcw_propf(t, "cores", "%u", cores ? cores : 1);
-	apcw_propf(t, "cpuid", "0x%x", m->meta.ncores && m->meta.cores ? m->meta.cores[0].cpuid : 0);
+	apcw_propf(t, "cpuid", "0x%x", m->meta.has_target_cpuid ? m->meta.target_cpuid
+				     : m->meta.ncores && m->meta.cores ? m->meta.cores[0].cpuid : 0);
 	apcw_prop(t, "supports_live", "no");
 	cs = xmlNewChild(root, NULL, (const xmlChar *)"counters", NULL);
 	for (size_t i = 0; i < m->ncounters; i++) {

@@ -48,6 +48,11 @@ struct apc_meta {
 	size_t nattrs;          /* free key/value attributes (Summary) */
 	struct apc_attr *attrs;
 	char *source_format;    /* reader name, for the summary */
+	/* captured.xml's target cpuid, when a capture read back gives one
+	 * (gatord writes its highest core's, which names no core); else the
+	 * writer takes core 0's. */
+	uint32_t target_cpuid;
+	int has_target_cpuid;
 };
 
 /* ---- counter declarations -------------------------------------------- */

@@ -113,3 +113,38 @@ EOF2
 	[ "$status" -eq 0 ]
 	grep -q ' summary .* monotonic_delta=100 clock4=0 attr_key="uname" attr_value="Linux x"$' <<<"$output"
 }
+
+# cap DIR: DIR/0000000000 with a Summary and one Block Counter frame
+# (key 0x11 on core 0); the test writes DIR's XML files.
+cap() {
+	mkdir -p "$1"
+	pack "$1/0000000000" <<'EOF2'
+B = [summary(), p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5)]
+EOF2
+}
+
+@test "APC: the captured.xml target cpuid names no core" {
+	# gatord writes its highest core's cpuid there; the Summary names
+	# cores, and this one names none
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="2" cpuid="0xfffff"/>
+<counters><counter key="0x11" type="T_cnt0"/></counters></captured>
+EOF2
+	apcconv -q "$TMP/in.apc" -o "$TMP/out.apc"
+	run apcdump --frame=summary "$TMP/out.apc"
+	echo "$output"
+	[ "$(grep -c core_name <<<"$output")" -eq 0 ]
+	grep -q 'cores="2" cpuid="0xfffff"' "$TMP/out.apc/captured.xml"
+}
+
+@test "APC: the real gatord captures read back keep their XML" {
+	need_shared
+	for c in v68_nonroot v68_sleep sleep_counters; do
+		apcconv -q "$SHARED/apc/$c.apc" -o "$TMP/$c.apc"
+	done
+	# 9.x: the target cpuid 0xfffff names no core (no core names were sent)
+	grep -q 'cpuid="0xfffff"' "$TMP/sleep_counters.apc/captured.xml"
+	[ "$(apcdump --frame=summary "$TMP/sleep_counters.apc" | grep -c core_name)" -eq 0 ]
+}
