@@ -115,6 +115,76 @@ static int64_t apcr_attr_int(xmlNode *n, const char *name, int64_t dflt)
 	return r;
 }
 
+/* Is name one of the NULL-ended list? */
+static int apcr_in(const xmlChar *name, const char *const *list)
+{
+	for (; *list; list++)
+		if (!xmlStrcmp(name, (const xmlChar *)*list))
+			return 1;
+	return 0;
+}
+
+/*
+ * Count an element or attribute of an XML file that nothing in the model
+ * holds, named by its path: "captured.xml /captured/@product",
+ * "session.xml /session/image".  Names are XML names (no control
+ * characters); a long one is cut.
+ */
+static void apcr_not_carried(struct apc_model *m, const char *file, const char *path,
+			     const xmlChar *name, int attr, const char *why)
+{
+	char what[192];
+
+	snprintf(what, sizeof what, "%s %s/%s%.64s%s", file, path, attr ? "@" : "",
+		 (const char *)name, why ? why : "");
+	apc_model_unmapped(m, what, 1);
+}
+
+/*
+ * An integer attribute, dflt when absent; one present but not a number
+ * (or not all of one) is dflt too, and counted.
+ */
+static int64_t apcr_num(struct apc_model *m, xmlNode *n, const char *name, int64_t dflt,
+			const char *file, const char *path)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	char *end;
+	long long r;
+
+	if (!v)
+		return dflt;
+	r = strtoll((const char *)v, &end, 0);
+	if (end == (char *)v || *end) {
+		apcr_not_carried(m, file, path, (const xmlChar *)name, 1, " (not a number)");
+		r = dflt;
+	}
+	xmlFree(v);
+	return r;
+}
+
+/* The same for a count or size that must fit a uint32 (else 0, counted). */
+static uint32_t apcr_u32(struct apc_model *m, xmlNode *n, const char *name, const char *file,
+			 const char *path)
+{
+	int64_t v = apcr_num(m, n, name, 0, file, path);
+
+	if (v < 0 || v > UINT32_MAX) {
+		apcr_not_carried(m, file, path, (const xmlChar *)name, 1, " (out of range)");
+		return 0;
+	}
+	return (uint32_t)v;
+}
+
+/* Append attribute at of its element to the list, value verbatim. */
+static int apcr_keep_attr(struct apc_attr **list, size_t *n, xmlAttr *at)
+{
+	xmlChar *v = xmlNodeListGetString(at->doc, at->children, 1);
+	int rc = apc_attrs_add(list, n, (const char *)at->name, v ? (const char *)v : "");
+
+	xmlFree(v);
+	return rc;
+}
+
 static xmlDoc *apcr_parse_xml(struct apc_reader *r, const char *member, int required)
 {
 	struct apc_stream *s;
@@ -228,52 +298,107 @@ static int apcr_captured_decl(struct apc_model *m, struct apc_counter_decl *d, x
 		d->cls = APC_CLASS_ABSOLUTE;
 		apc_model_unmapped(m, "gatord 9.x constant counters (written as absolute)", 1);
 	} else {
-		for (int i = 0; i < 4; i++)
-			if (!xmlStrcmp(cls, (const xmlChar *)classes[i]))
-				d->cls = (enum apc_class)i;
+		int i = 0;
+		while (i < 4 && xmlStrcmp(cls, (const xmlChar *)classes[i]))
+			i++;
+		if (i < 4)
+			d->cls = (enum apc_class)i;
+		else
+			apcr_not_carried(m, "captured.xml", "/captured/counters/counter",
+					 (const xmlChar *)"class", 1, " (value not understood)");
 	}
 	xmlFree(cls);
 	return APC_OK;
 }
 
+/*
+ * captured.xml: the target and the counters with their keys.  What the
+ * model holds is taken (type and backtrace_processing, the target's
+ * attributes verbatim, each counter's key, type, event, cores and count);
+ * anything else is counted by its path: gatord 9.x's product version
+ * (our output is protocol 680, written by us), its <process>, <gpus> and
+ * SPE entries, a constant's mode.
+ */
 static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 {
+	static const char *const root_attrs[] = {"version", "created", "protocol", "type",
+						  "backtrace_processing", NULL};
+	static const char *const target_typed[] = {"name", "sample_rate", "cores", "cpuid", NULL};
+	static const char *const counter_attrs[] = {"key", "type", "counter", "event", "cores",
+						    "count", "title", "name", "description",
+						    "units", "class", NULL};
+	static const char *const F = "captured.xml";
 	struct apc_model *m = r->model;
 	xmlNode *root = xmlDocGetRootElement(doc);
+	int seen_target = 0; /* a second <target> is counted, not merged */
+	xmlChar *v;
 
 	if (!root || xmlStrcmp(root->name, (const xmlChar *)"captured") != 0)
 		return apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
 				   "captured.xml has no <captured> root");
-	m->meta.protocol = (uint32_t)apcr_attr_int(root, "protocol", 0);
-	m->meta.created = apcr_attr_int(root, "created", -1);
+	m->meta.protocol = apcr_u32(m, root, "protocol", F, "/captured");
+	m->meta.created = apcr_num(m, root, "created", -1, F, "/captured");
 	/* gatord from protocol 910 on writes four clocks in the Summary. */
 	a->summary_clocks = m->meta.protocol >= 910 ? 4 : 3;
+	free(m->meta.capture_type);
+	m->meta.capture_type = apcr_attr(root, "type");
+	free(m->meta.backtrace_processing);
+	m->meta.backtrace_processing = apcr_attr(root, "backtrace_processing");
+	if ((v = xmlGetProp(root, (const xmlChar *)"version"))) {
+		if (xmlStrcmp(v, (const xmlChar *)"1")) /* we write version 1 */
+			apcr_not_carried(m, F, "/captured", (const xmlChar *)"version", 1, NULL);
+		xmlFree(v);
+	}
+	for (xmlAttr *at = root->properties; at; at = at->next)
+		if (!apcr_in(at->name, root_attrs))
+			apcr_not_carried(m, F, "/captured", at->name, 1, NULL);
 	for (xmlNode *n = root->children; n; n = n->next) {
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
-		if (!xmlStrcmp(n->name, (const xmlChar *)"target")) {
+		if (!xmlStrcmp(n->name, (const xmlChar *)"target") && !seen_target++) {
 			char *name = apcr_attr(n, "name");
-			int64_t cores = apcr_attr_int(n, "cores", 0);
+			int64_t cores = apcr_num(m, n, "cores", 0, F, "/captured/target");
+			int64_t cpuid = apcr_num(m, n, "cpuid", -1, F, "/captured/target");
 			free(m->meta.target_name);
 			m->meta.target_name = name;
-			m->meta.sample_rate = (uint32_t)apcr_attr_int(n, "sample_rate", 0);
-			int64_t cpuid = apcr_attr_int(n, "cpuid", -1);
+			m->meta.sample_rate = apcr_u32(m, n, "sample_rate", F, "/captured/target");
 			/* gatord's cpuid is its highest core's, not every
 			 * core's: the Summary's core names give those. */
 			if (cpuid >= 0 && cpuid <= UINT32_MAX) {
 				m->meta.target_cpuid = (uint32_t)cpuid;
 				m->meta.has_target_cpuid = 1;
 			}
-			if (cores > 0 && cores <= APC_MAX_CORES && apc_model_set_cores(m, (uint32_t)cores) < 0)
-				return APC_ENOMEM;
+			if (cores > 0 && cores <= APC_MAX_CORES) {
+				if (apc_model_set_cores(m, (uint32_t)cores) < 0)
+					return APC_ENOMEM;
+			} else if (cores) {
+				apcr_not_carried(m, F, "/captured/target", (const xmlChar *)"cores", 1,
+						 " (out of range)");
+			}
+			/* The rest describe the target and the agent that
+			 * recorded it (local_capture, supports_live, gatord
+			 * 9.x's os, gpu_cores, gatord_build_id ...): kept. */
+			for (xmlAttr *at = n->properties; at; at = at->next)
+				if (!apcr_in(at->name, target_typed) &&
+				    apcr_keep_attr(&m->meta.target_attrs, &m->meta.ntarget_attrs, at) < 0)
+					return APC_ENOMEM;
+			for (xmlNode *c = n->children; c; c = c->next)
+				if (c->type == XML_ELEMENT_NODE)
+					apcr_not_carried(m, F, "/captured/target", c->name, 0, NULL);
 		} else if (!xmlStrcmp(n->name, (const xmlChar *)"counters")) {
 			for (xmlNode *c = n->children; c; c = c->next) {
 				char *type;
 				struct apc_counter_decl *d;
 				int64_t key;
 
-				if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"counter"))
+				if (c->type != XML_ELEMENT_NODE)
 					continue;
+				if (xmlStrcmp(c->name, (const xmlChar *)"counter")) {
+					/* gatord 9.x's <spe key= id=>: SPE data
+					 * lives in perf frames we cannot write */
+					apcr_not_carried(m, F, "/captured/counters", c->name, 0, NULL);
+					continue;
+				}
 				type = apcr_attr(c, "type");
 				if (!type) /* gatord 9.x constants: counter= instead of type= */
 					type = apcr_attr(c, "counter");
@@ -288,13 +413,19 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				if (!d)
 					return APC_ENOMEM;
 				d->key = (int32_t)key;
-				d->event = apcr_attr_int(c, "event", -1);
-				d->cores = (uint32_t)apcr_attr_int(c, "cores", 0);
+				d->event = apcr_num(m, c, "event", -1, F, "/captured/counters/counter");
+				d->cores = apcr_u32(m, c, "cores", F, "/captured/counters/counter");
+				d->count = apcr_u32(m, c, "count", F, "/captured/counters/counter");
 				if (apcr_captured_decl(m, d, c) < 0)
 					return APC_ENOMEM;
 				if (apcr_map_key(a, (int32_t)key, d->id) < 0)
 					apc_model_unmapped(m, "captured.xml counters with keys out of range", 1);
+				for (xmlAttr *at = c->properties; at; at = at->next)
+					if (!apcr_in(at->name, counter_attrs))
+						apcr_not_carried(m, F, "/captured/counters/counter", at->name, 1, NULL);
 			}
+		} else {
+			apcr_not_carried(m, F, "/captured", n->name, 0, NULL);
 		}
 	}
 	return APC_OK;
@@ -367,7 +498,9 @@ static int apcr_fill_decl(struct apc_counter_decl *d, xmlNode *cat, xmlNode *ev,
 	d->average_selection = apcr_tri(ev, "average_selection", APC_UNSET);
 	d->average_cores = apcr_tri(ev, "average_cores", APC_UNSET);
 	d->percentage = apcr_tri(ev, "percentage", APC_UNSET);
-	if (!d->cores)
+	/* An activity's units (written to both files); captured.xml's count
+	 * is the one configured, when it gives one. */
+	if (!d->cores && d->cls == APC_CLASS_ACTIVITY)
 		d->cores = (uint32_t)apcr_attr_int(ev, "cores", 0);
 	for (int i = 1;; i++) {
 		struct apc_activity *na;

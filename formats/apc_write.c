@@ -1554,15 +1554,22 @@ static int apcw_captured(struct apc_writer *w, struct apc_err *err)
 	apcw_prop(root, "version", "1");
 	apcw_propf(root, "created", "%lld", (long long)w->created);
 	apcw_propf(root, "protocol", "%d", APCW_PROTOCOL);
-	apcw_prop(root, "backtrace_processing", "none");
-	apcw_prop(root, "type", "Gator");
+	apcw_prop(root, "backtrace_processing",
+		  m->meta.backtrace_processing ? m->meta.backtrace_processing : "none");
+	apcw_prop(root, "type", m->meta.capture_type ? m->meta.capture_type : "Gator");
 	t = xmlNewChild(root, NULL, (const xmlChar *)"target", NULL);
 	apcw_prop(t, "name", m->meta.target_name ? m->meta.target_name : "unknown");
 	apcw_propf(t, "sample_rate", "%u", m->meta.sample_rate);
 	apcw_propf(t, "cores", "%u", cores ? cores : 1);
 	apcw_propf(t, "cpuid", "0x%x", m->meta.has_target_cpuid ? m->meta.target_cpuid
 				     : m->meta.ncores && m->meta.cores ? m->meta.cores[0].cpuid : 0);
-	apcw_prop(t, "supports_live", "no");
+	if (!apc_attrs_get(m->meta.target_attrs, m->meta.ntarget_attrs, "supports_live"))
+		apcw_prop(t, "supports_live", "no");
+	/* The rest as a capture read back gave them (gatord's local_capture,
+	 * os ...); never one written above twice. */
+	for (size_t i = 0; i < m->meta.ntarget_attrs; i++)
+		if (!xmlHasProp(t, (const xmlChar *)m->meta.target_attrs[i].key))
+			apcw_prop(t, m->meta.target_attrs[i].key, m->meta.target_attrs[i].value);
 	cs = xmlNewChild(root, NULL, (const xmlChar *)"counters", NULL);
 	for (size_t i = 0; i < m->ncounters; i++) {
 		const struct apc_counter_decl *d = &m->counters[i];
@@ -1571,7 +1578,10 @@ static int apcw_captured(struct apc_writer *w, struct apc_err *err)
 		apcw_prop(c, "type", d->type);
 		if (d->event >= 0)
 			apcw_propf(c, "event", "0x%llx", (unsigned long long)d->event);
-		if (d->cls == APC_CLASS_ACTIVITY && d->cores)
+		if (d->count)
+			apcw_propf(c, "count", "%u", d->count);
+		/* gatord writes a configured counter's cores whatever its class */
+		if (d->cores)
 			apcw_propf(c, "cores", "%u", d->cores);
 	}
 	rc = apcw_save(w, doc, "captured.xml", err);

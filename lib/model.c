@@ -166,13 +166,12 @@ void apc_model_free(struct apc_model *m)
 	for (uint32_t i = 0; m->meta.cores && i < m->meta.ncores; i++)
 		free(m->meta.cores[i].name);
 	free(m->meta.cores);
-	for (size_t i = 0; i < m->meta.nattrs; i++) {
-		free(m->meta.attrs[i].key);
-		free(m->meta.attrs[i].value);
-	}
-	free(m->meta.attrs);
+	apc_attrs_free(m->meta.attrs, m->meta.nattrs);
+	apc_attrs_free(m->meta.target_attrs, m->meta.ntarget_attrs);
 	free(m->meta.target_name);
 	free(m->meta.source_format);
+	free(m->meta.capture_type);
+	free(m->meta.backtrace_processing);
 	for (size_t i = 0; i < m->ncounters; i++)
 		decl_free(&m->counters[i]);
 	free(m->counters);
@@ -264,22 +263,44 @@ int apc_model_set_cores(struct apc_model *m, uint32_t ncores)
 	return APC_OK;
 }
 
-int apc_model_add_attr(struct apc_model *m, const char *key, const char *value)
+int apc_attrs_add(struct apc_attr **list, size_t *n, const char *key, const char *value)
 {
-	struct apc_attr *na = realloc(m->meta.attrs, (m->meta.nattrs + 1) * sizeof *na);
+	struct apc_attr *na = realloc(*list, (*n + 1) * sizeof *na);
 
 	if (!na)
 		return APC_ENOMEM;
-	m->meta.attrs = na;
-	na[m->meta.nattrs].key = strdup(key);
-	na[m->meta.nattrs].value = strdup(value ? value : "");
-	if (!na[m->meta.nattrs].key || !na[m->meta.nattrs].value) {
-		free(na[m->meta.nattrs].key);
-		free(na[m->meta.nattrs].value);
+	*list = na;
+	na[*n].key = strdup(key);
+	na[*n].value = strdup(value ? value : "");
+	if (!na[*n].key || !na[*n].value) {
+		free(na[*n].key);
+		free(na[*n].value);
 		return APC_ENOMEM;
 	}
-	m->meta.nattrs++;
+	(*n)++;
 	return APC_OK;
+}
+
+const char *apc_attrs_get(const struct apc_attr *list, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i].key, key))
+			return list[i].value;
+	return NULL;
+}
+
+void apc_attrs_free(struct apc_attr *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(list[i].key);
+		free(list[i].value);
+	}
+	free(list);
+}
+
+int apc_model_add_attr(struct apc_model *m, const char *key, const char *value)
+{
+	return apc_attrs_add(&m->meta.attrs, &m->meta.nattrs, key, value);
 }
 
 void apc_model_unmapped(struct apc_model *m, const char *what, uint64_t n)

@@ -147,4 +147,44 @@ EOF2
 	# 9.x: the target cpuid 0xfffff names no core (no core names were sent)
 	grep -q 'cpuid="0xfffff"' "$TMP/sleep_counters.apc/captured.xml"
 	[ "$(apcdump --frame=summary "$TMP/sleep_counters.apc" | grep -c core_name)" -eq 0 ]
+	# perf mode stays perf mode (6.8: its perf frames 11 and 12 are
+	# carried), and the target keeps what gatord said of it
+	grep -q ' type="Perf"' "$TMP/v68_sleep.apc/captured.xml"
+	grep -q ' type="Gator"' "$TMP/v68_nonroot.apc/captured.xml"
+	grep -q 'supports_live="yes" local_capture="yes"/>' "$TMP/v68_nonroot.apc/captured.xml"
+	grep -q 'gatord_build_id="oss" supports_live="yes" local_capture="yes" os="linux"/>' \
+		"$TMP/sleep_counters.apc/captured.xml"
+}
+
+@test "APC: captured.xml keeps what the model holds and counts the rest" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" backtrace_processing="gator" type="Perf" protocol="680" product="972" created="1700000000">
+<process process_name="app"/>
+<target name="board" sample_rate="100" cores="2" cpuid="0x41d03" supports_live="yes" local_capture="yes" os="linux"/>
+<gpus><gpu id="0x6221"/></gpus>
+<counters>
+<counter key="0x11" type="T_cnt0" event="0x8" count="1000" cores="2"/>
+<counter key="0x4" counter="C" title="t" name="n" class="constant" mode="per-core"/>
+<spe key="0x5" id="spe0"/>
+</counters></captured>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/captured.xml"
+	grep -q '<captured version="1" created="1700000000" protocol="680" backtrace_processing="gator" type="Perf">' "$TMP/out.apc/captured.xml"
+	grep -q '<target name="board" sample_rate="100" cores="2" cpuid="0x41d03" supports_live="yes" local_capture="yes" os="linux"/>' "$TMP/out.apc/captured.xml"
+	grep -q '<counter key="0x11" type="T_cnt0" event="0x8" count="1000" cores="2"/>' "$TMP/out.apc/captured.xml"
+	for what in '/captured/@product' /captured/process /captured/gpus /captured/counters/spe \
+		'/captured/counters/counter/@mode'; do
+		grep -qF "captured.xml $what: 1" <<<"$output"
+	done
+	apcverify -q "$TMP/out.apc"
+	# what was kept reads back the same, with nothing more to count
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	echo "$output"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
+	cmp "$TMP/out.apc/captured.xml" "$TMP/again.apc/captured.xml"
 }
