@@ -431,19 +431,32 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 	return APC_OK;
 }
 
-static enum apc_tri apcr_tri(xmlNode *n, const char *name, enum apc_tri dflt)
+static const char *const EV_F = "events.xml";
+static const char *const EV_PATH = "/events/category/event";
+
+/* A yes/no attribute; a value that is neither is dflt, and counted. */
+static enum apc_tri apcr_tri(struct apc_model *m, xmlNode *n, const char *name, enum apc_tri dflt,
+			     const char *path)
 {
 	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
 	enum apc_tri t = dflt;
 
 	if (v) {
-		t = (!xmlStrcmp(v, (const xmlChar *)"yes") || !xmlStrcmp(v, (const xmlChar *)"true")) ? APC_YES : APC_NO;
+		if (!xmlStrcmp(v, (const xmlChar *)"yes") || !xmlStrcmp(v, (const xmlChar *)"true"))
+			t = APC_YES;
+		else if (!xmlStrcmp(v, (const xmlChar *)"no") || !xmlStrcmp(v, (const xmlChar *)"false"))
+			t = APC_NO;
+		else
+			apcr_not_carried(m, EV_F, path, (const xmlChar *)name, 1, " (value not understood)");
 		xmlFree(v);
 	}
 	return t;
 }
 
-static int apcr_enum(xmlNode *n, const char *name, const char *const *names, int count)
+/* One of names[1..count-1] (0 when absent); a value not among them is 0,
+ * and counted. */
+static int apcr_enum(struct apc_model *m, xmlNode *n, const char *name, const char *const *names,
+		     int count)
 {
 	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
 	int r = 0;
@@ -453,19 +466,48 @@ static int apcr_enum(xmlNode *n, const char *name, const char *const *names, int
 	for (int i = 1; i < count; i++)
 		if (names[i] && !xmlStrcmp(v, (const xmlChar *)names[i]))
 			r = i;
+	if (!r)
+		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)name, 1, " (value not understood)");
 	xmlFree(v);
 	return r;
 }
 
-/* Fill one declaration from an <event> of events.xml. */
-static int apcr_fill_decl(struct apc_counter_decl *d, xmlNode *cat, xmlNode *ev, const char *set)
+/* Is name "<prefix>N" with 1 <= N <= max? */
+static int apcr_numbered(const xmlChar *name, const char *prefix, size_t max)
+{
+	size_t n = strlen(prefix), k = 0;
+	const char *p = (const char *)name + n;
+
+	if (strncmp((const char *)name, prefix, n) || *p < '1' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9' && k <= max; p++)
+		k = k * 10 + (size_t)(*p - '0');
+	return !*p && k <= max;
+}
+
+/*
+ * Fill one declaration from an <event> of events.xml, in category cat
+ * (matched through counter set `set` when not by name).  Attributes no
+ * field holds (gatord's derived, proc, advanced ...) are kept verbatim
+ * in d->xattrs; option_set (the event is the base of a family the
+ * declaration is not) and child elements are counted.
+ */
+static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNode *cat,
+			  xmlNode *ev, const char *set)
 {
 	static const char *const classes[] = {"delta", "incident", "absolute", "activity"};
 	static const char *const displays[] = {NULL, "accumulate", "hertz", "maximum", "average", "minimum"};
 	static const char *const series[] = {NULL, "stacked", "overlay", "log10"};
 	static const char *const renders[] = {NULL, "filled", "line", "bar"};
+	static const char *const typed[] = {"counter", "event", "title", "name", "description",
+					    "units", "class", "display", "series_composition",
+					    "rendering_type", "multiplier", "color", "per_cpu",
+					    "average_selection", "average_cores", "percentage",
+					    "cores", NULL};
+	static const char *const cat_typed[] = {"name", "counter_set", "per_cpu", NULL};
 	xmlChar *v;
 	char key[32];
+	int64_t event, color;
 
 	free(d->category);
 	d->category = apcr_attr(cat, "name");
@@ -479,29 +521,38 @@ static int apcr_fill_decl(struct apc_counter_decl *d, xmlNode *cat, xmlNode *ev,
 	d->description = apcr_attr(ev, "description");
 	free(d->units);
 	d->units = apcr_attr(ev, "units");
-	d->cls = (enum apc_class)apcr_enum(ev, "class", classes, 4);
-	if (!xmlHasProp(ev, (const xmlChar *)"class"))
-		d->cls = APC_CLASS_DELTA;
-	d->display = (enum apc_display)apcr_enum(ev, "display", displays, 6);
-	d->series = (enum apc_series)apcr_enum(ev, "series_composition", series, 4);
-	d->render = (enum apc_render)apcr_enum(ev, "rendering_type", renders, 4);
-	v = xmlGetProp(ev, (const xmlChar *)"multiplier");
-	if (v) {
-		d->multiplier = strtod((const char *)v, NULL);
+	d->cls = APC_CLASS_DELTA; /* the default, and index 0: apcr_enum's "none" */
+	if ((v = xmlGetProp(ev, (const xmlChar *)"class"))) {
+		if (xmlStrcmp(v, (const xmlChar *)"delta"))
+			d->cls = (enum apc_class)apcr_enum(m, ev, "class", classes, 4);
 		xmlFree(v);
 	}
-	if (xmlHasProp(ev, (const xmlChar *)"color")) {
-		d->color = (uint32_t)apcr_attr_int(ev, "color", 0);
-		d->has_color = 1;
+	d->display = (enum apc_display)apcr_enum(m, ev, "display", displays, 6);
+	d->series = (enum apc_series)apcr_enum(m, ev, "series_composition", series, 4);
+	d->render = (enum apc_render)apcr_enum(m, ev, "rendering_type", renders, 4);
+	d->multiplier = 0;
+	if ((v = xmlGetProp(ev, (const xmlChar *)"multiplier"))) {
+		char *end;
+		d->multiplier = strtod((const char *)v, &end);
+		if (end == (char *)v || *end)
+			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1, " (not a number)");
+		xmlFree(v);
 	}
-	d->per_cpu = apcr_tri(ev, "per_cpu", apcr_tri(cat, "per_cpu", APC_UNSET));
-	d->average_selection = apcr_tri(ev, "average_selection", APC_UNSET);
-	d->average_cores = apcr_tri(ev, "average_cores", APC_UNSET);
-	d->percentage = apcr_tri(ev, "percentage", APC_UNSET);
+	color = apcr_num(m, ev, "color", -1, EV_F, EV_PATH);
+	d->has_color = color >= 0 && color <= UINT32_MAX;
+	d->color = d->has_color ? (uint32_t)color : 0;
+	d->per_cpu = apcr_tri(m, ev, "per_cpu", apcr_tri(m, cat, "per_cpu", APC_UNSET, "/events/category"),
+			      EV_PATH);
+	d->average_selection = apcr_tri(m, ev, "average_selection", APC_UNSET, EV_PATH);
+	d->average_cores = apcr_tri(m, ev, "average_cores", APC_UNSET, EV_PATH);
+	d->percentage = apcr_tri(m, ev, "percentage", APC_UNSET, EV_PATH);
 	/* An activity's units (written to both files); captured.xml's count
 	 * is the one configured, when it gives one. */
 	if (!d->cores && d->cls == APC_CLASS_ACTIVITY)
 		d->cores = (uint32_t)apcr_attr_int(ev, "cores", 0);
+	for (size_t i = 0; i < d->nactivities; i++)
+		free(d->activities[i].name);
+	d->nactivities = 0;
 	for (int i = 1;; i++) {
 		struct apc_activity *na;
 		char *name;
@@ -522,6 +573,49 @@ static int apcr_fill_decl(struct apc_counter_decl *d, xmlNode *cat, xmlNode *ev,
 		na[d->nactivities].color = (uint32_t)apcr_attr_int(ev, key, 0);
 		d->nactivities++;
 	}
+
+	/* The rest, verbatim.  An event= the writer writes from captured.xml
+	 * (which configured it) is kept only where captured.xml gave none;
+	 * cores only where the writer does not write it (not an activity);
+	 * activityN past a gap in the numbering too. */
+	apc_attrs_free(d->xattrs, d->nxattrs);
+	d->xattrs = NULL;
+	d->nxattrs = 0;
+	event = apcr_attr_int(ev, "event", -1);
+	for (xmlAttr *at = ev->properties; at; at = at->next) {
+		const xmlChar *an = at->name;
+		int keep;
+
+		if (!xmlStrcmp(an, (const xmlChar *)"option_set")) {
+			apcr_not_carried(m, EV_F, EV_PATH, an, 1, NULL);
+			continue;
+		}
+		if (!xmlStrcmp(an, (const xmlChar *)"event")) {
+			keep = d->event < 0;
+			if (!keep && event != d->event)
+				apcr_not_carried(m, EV_F, EV_PATH, an, 1, " (not captured.xml's)");
+		} else if (!xmlStrcmp(an, (const xmlChar *)"cores"))
+			keep = d->cls != APC_CLASS_ACTIVITY;
+		else
+			keep = !apcr_in(an, typed) && !apcr_numbered(an, "activity", d->nactivities) &&
+			       !apcr_numbered(an, "activity_color", d->nactivities);
+		if (keep && apcr_keep_attr(&d->xattrs, &d->nxattrs, at) < 0)
+			return APC_ENOMEM;
+	}
+	/* What the category gives its events (the spec: per_cpu, folded
+	 * above, and supports_event_based_sampling) goes on the event; the
+	 * category's other attributes are nobody's. */
+	for (xmlAttr *at = cat->properties; at; at = at->next) {
+		if (apcr_in(at->name, cat_typed))
+			continue;
+		if (xmlStrcmp(at->name, (const xmlChar *)"supports_event_based_sampling"))
+			apcr_not_carried(m, EV_F, "/events/category", at->name, 1, NULL);
+		else if (!xmlHasProp(ev, at->name) && apcr_keep_attr(&d->xattrs, &d->nxattrs, at) < 0)
+			return APC_ENOMEM;
+	}
+	for (xmlNode *c = ev->children; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE)
+			apcr_not_carried(m, EV_F, EV_PATH, c->name, 0, NULL);
 	return APC_OK;
 }
 
@@ -541,7 +635,9 @@ static int apcr_in_set(const char *type, const char *set)
 /*
  * Describe the declared counters from events.xml: an <event counter=X>
  * names X directly; an <event event=N> in a category with counter sets
- * describes every counter of those sets configured with event N.
+ * describes every counter of those sets configured with event N.  A
+ * <counter_set> inside a category adds its title and description to its
+ * counters' (the spec: "appended"), in a way it does not say: counted.
  */
 static int apcr_events(struct apc_model *m, xmlDoc *doc)
 {
@@ -551,16 +647,17 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc)
 		return APC_OK;
 	for (xmlNode *cat = root->children; cat; cat = cat->next) {
 		char *sets[16];
+		xmlNode *setnode[16];
 		int nsets = 0;
 
 		if (cat->type != XML_ELEMENT_NODE || xmlStrcmp(cat->name, (const xmlChar *)"category"))
 			continue;
 		if ((sets[nsets] = apcr_attr(cat, "counter_set")))
-			nsets++;
+			setnode[nsets++] = NULL;
 		for (xmlNode *c = cat->children; c && nsets < 16; c = c->next)
 			if (c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set") &&
 			    (sets[nsets] = apcr_attr(c, "name")))
-				nsets++;
+				setnode[nsets++] = c;
 		for (xmlNode *ev = cat->children; ev; ev = ev->next) {
 			char *counter;
 			int64_t event;
@@ -573,17 +670,24 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc)
 				struct apc_counter_decl *d = &m->counters[i];
 				int match = counter ? strcmp(d->type, counter) == 0 : 0;
 				const char *set = NULL;
+				xmlNode *sn = NULL;
 				for (int s = 0; !match && !counter && s < nsets; s++)
 					if (event >= 0 && d->event == event && apcr_in_set(d->type, sets[s])) {
 						match = 1;
 						set = sets[s];
+						sn = setnode[s];
 					}
-				if (match && apcr_fill_decl(d, cat, ev, set) < 0) {
+				if (match && apcr_fill_decl(m, d, cat, ev, set) < 0) {
 					free(counter);
 					for (int s = 0; s < nsets; s++)
 						free(sets[s]);
 					return APC_ENOMEM;
 				}
+				for (int k = 0; sn && k < 2; k++)
+					if (xmlHasProp(sn, (const xmlChar *)(k ? "description" : "title")))
+						apcr_not_carried(m, EV_F, "/events/category/counter_set",
+								 (const xmlChar *)(k ? "description" : "title"), 1,
+								 NULL);
 			}
 			free(counter);
 		}

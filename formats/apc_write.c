@@ -1678,6 +1678,10 @@ static void apcw_event_node(xmlNodePtr e, const struct apc_counter_decl *d)
 	}
 	if (d->cls == APC_CLASS_ACTIVITY && d->cores)
 		apcw_propf(e, "cores", "%u", d->cores);
+	/* The rest as a capture read back gave them; never one twice. */
+	for (size_t k = 0; k < d->nxattrs; k++)
+		if (!xmlHasProp(e, (const xmlChar *)d->xattrs[k].key))
+			apcw_prop(e, d->xattrs[k].key, d->xattrs[k].value);
 }
 
 /*

@@ -159,6 +159,7 @@ static void decl_free(struct apc_counter_decl *d)
 	for (size_t i = 0; i < d->nactivities; i++)
 		free(d->activities[i].name);
 	free(d->activities);
+	apc_attrs_free(d->xattrs, d->nxattrs);
 }
 
 void apc_model_free(struct apc_model *m)
@@ -433,6 +434,15 @@ struct apc_ann *apc_batch_copy_ann(struct apc_batch *b, const struct apc_ann *a)
 			for (size_t i = 0; i < a->counter->nactivities; i++) {
 				d->activities[i] = a->counter->activities[i];
 				d->activities[i].name = batch_copy_str(b, a->counter->activities[i].name, &fail);
+			}
+		}
+		if (a->counter->nxattrs) {
+			d->xattrs = apc_batch_alloc(b, a->counter->nxattrs * sizeof *d->xattrs);
+			if (!d->xattrs)
+				return NULL;
+			for (size_t i = 0; i < a->counter->nxattrs; i++) {
+				d->xattrs[i].key = batch_copy_str(b, a->counter->xattrs[i].key, &fail);
+				d->xattrs[i].value = batch_copy_str(b, a->counter->xattrs[i].value, &fail);
 			}
 		}
 		c->counter = d;

@@ -120,6 +120,11 @@ struct apc_counter_decl {
 	uint32_t count;       /* captured.xml count= (event-based sampling period); 0 = omit */
 	size_t nactivities;
 	struct apc_activity *activities;
+	/* Further attributes of its events.xml event that no field above
+	 * holds (gatord's derived=, proc=, advanced= ...), as a capture read
+	 * back wrote them: written back verbatim. */
+	size_t nxattrs;
+	struct apc_attr *xattrs;
 	uint64_t values;      /* filled by writers: values written */
 };
 

@@ -154,6 +154,9 @@ EOF2
 	grep -q 'supports_live="yes" local_capture="yes"/>' "$TMP/v68_nonroot.apc/captured.xml"
 	grep -q 'gatord_build_id="oss" supports_live="yes" local_capture="yes" os="linux"/>' \
 		"$TMP/sleep_counters.apc/captured.xml"
+	# events.xml: gatord's derived= and proc= stay with their counters
+	[ "$(grep -c 'counter="Perf_Hardware_[a-z]*" .* derived="yes"' "$TMP/v68_nonroot.apc/events.xml")" -eq 2 ]
+	grep -q 'counter="PERF_COUNT_SW_CPU_CLOCK" .* proc="no"' "$TMP/sleep_counters.apc/events.xml"
 }
 
 @test "APC: captured.xml keeps what the model holds and counts the rest" {
@@ -187,4 +190,49 @@ EOF2
 	echo "$output"
 	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
 	cmp "$TMP/out.apc/captured.xml" "$TMP/again.apc/captured.xml"
+}
+
+@test "APC: events.xml attributes without a field of their own are carried, the rest counted" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="T_cnt0" event="0x8"/>
+<counter key="0x12" type="A"/>
+<counter key="0x13" type="B"/>
+<counter key="0x14" type="U_cnt0" event="0x1"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events>
+<category name="T" counter_set="T_cnt" per_cpu="yes" supports_event_based_sampling="yes" advanced="yes">
+<event event="0x8" title="Cache" name="Refill" description="d" derived="yes" proc="no" class="weird"/>
+</category>
+<category name="L">
+<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" activity3="Gap" cores="2" derived="yes" option_set="Slave"><option name="o"/></event>
+<event counter="B" title="x" name="y" cores="4" event="0x5" proc="yes"/>
+</category>
+<category name="U"><counter_set name="U_cnt" title="U0" count="1"/>
+<event event="0x1" title="t" name="n"/>
+</category>
+</events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -q '<event counter="T_cnt0" event="0x8" title="Cache" name="Refill" description="d" class="delta" per_cpu="yes" derived="yes" proc="no" supports_event_based_sampling="yes"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" cores="2" activity3="Gap" derived="yes"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="B" title="x" name="y" class="delta" cores="4" event="0x5" proc="yes"/>' "$TMP/out.apc/events.xml"
+	for what in '/events/category/@advanced' '/events/category/event/@class (value not understood)' \
+		'/events/category/event/@option_set' /events/category/event/option \
+		'/events/category/counter_set/@title'; do
+		grep -qF "events.xml $what: 1" <<<"$output"
+	done
+	apcverify -q "$TMP/out.apc"
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	echo "$output"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
+	cmp "$TMP/out.apc/events.xml" "$TMP/again.apc/events.xml"
 }
