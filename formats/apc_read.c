@@ -734,6 +734,10 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 			m->meta.uptime_ns = (uint64_t)fval(&msg, "uptime", 0);
 			m->meta.monotonic_delta = (uint64_t)fval(&msg, "monotonic_delta", 0);
 			a->delta = m->meta.monotonic_delta;
+			/* A protocol 680 Summary has three clocks: the fourth
+			 * of gatord 9.1 on has no place in ours. */
+			if (apc_msg_field(&msg, "clock4"))
+				apc_model_unmapped(m, "gatord 9.x Summary fourth clock (no place in a protocol 680 Summary)", 1);
 			/* Attributes come as fields named "attr" pairs: key then value. */
 			for (size_t i = 0; i + 1 < msg.nfields; i++) {
 				if (strcmp(msg.f[i].name, "attr_key") || strcmp(msg.f[i + 1].name, "attr_value"))

@@ -36,7 +36,7 @@ EOF
 	run apcconv -v "$TMP/0000000000" -o "$TMP/out.apc"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grep -q 'not mapped: gatord 9.x perf frames (not expressible at protocol 680): 1' <<<"$output"
+	grep -q 'not mapped: .*gatord 9.x perf frames (not expressible at protocol 680): 1' <<<"$output"
 	apcverify "$TMP/out.apc"
 	[ "$(apcdump --summary "$TMP/out.apc" | awk '/^Frames:/ {print $2}')" -eq 2 ]
 }
@@ -157,6 +157,9 @@ EOF2
 	# events.xml: gatord's derived= and proc= stay with their counters
 	[ "$(grep -c 'counter="Perf_Hardware_[a-z]*" .* derived="yes"' "$TMP/v68_nonroot.apc/events.xml")" -eq 2 ]
 	grep -q 'counter="PERF_COUNT_SW_CPU_CLOCK" .* proc="no"' "$TMP/sleep_counters.apc/events.xml"
+	# 9.x's fourth Summary clock cannot be written, and is counted
+	run apcconv "$SHARED/apc/sleep_counters.apc" -o "$TMP/s2.apc"
+	grep -qF 'gatord 9.x Summary fourth clock (no place in a protocol 680 Summary): 1' <<<"$output"
 }
 
 @test "APC: captured.xml keeps what the model holds and counts the rest" {
@@ -235,4 +238,27 @@ EOF2
 	echo "$output"
 	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
 	cmp "$TMP/out.apc/events.xml" "$TMP/again.apc/events.xml"
+}
+
+@test "APC: a gatord 9.x Summary's fourth clock is counted" {
+	mkdir "$TMP/in.apc"
+	pack "$TMP/in.apc/0000000000" <<'EOF2'
+B = [
+    p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + p(480)
+    + s(b"uname") + s(b"Linux x") + s(b""),
+    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5),
+]
+EOF2
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="950"><target name="t" cores="1"/>
+<counters><counter key="0x11" type="T_cnt0"/></counters></captured>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'not mapped: gatord 9.x Summary fourth clock (no place in a protocol 680 Summary): 1' <<<"$output"
+	# the three the output has room for are kept, and the attributes
+	apcdump --frame=summary "$TMP/out.apc" |
+		grep -q ' timestamp=1700000000000000000 uptime=500 monotonic_delta=100 attr_key="uname" attr_value="Linux x"$'
 }
