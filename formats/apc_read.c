@@ -720,6 +720,26 @@ static char *fstr(const struct apc_msg *m, const char *name)
 	return s;
 }
 
+/* The Summary attributes of msg: fields attr_key, attr_value in pairs. */
+static int apcr_summary_attrs(struct apc_model *m, const struct apc_msg *msg)
+{
+	for (size_t i = 0; i + 1 < msg->nfields; i++) {
+		char *k, *v;
+		int rc;
+
+		if (strcmp(msg->f[i].name, "attr_key") || strcmp(msg->f[i + 1].name, "attr_value"))
+			continue;
+		k = strndup((const char *)msg->f[i].s, msg->f[i].len);
+		v = strndup((const char *)msg->f[i + 1].s, msg->f[i + 1].len);
+		rc = k && v ? apc_model_add_attr(m, k, v) : APC_ENOMEM;
+		free(k);
+		free(v);
+		if (rc < 0)
+			return rc;
+	}
+	return APC_OK;
+}
+
 static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_frame *f)
 {
 	struct apc_model *m = r->model;
@@ -738,17 +758,12 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 			 * of gatord 9.1 on has no place in ours. */
 			if (apc_msg_field(&msg, "clock4"))
 				apc_model_unmapped(m, "gatord 9.x Summary fourth clock (no place in a protocol 680 Summary)", 1);
-			/* Attributes come as fields named "attr" pairs: key then value. */
-			for (size_t i = 0; i + 1 < msg.nfields; i++) {
-				if (strcmp(msg.f[i].name, "attr_key") || strcmp(msg.f[i + 1].name, "attr_value"))
-					continue;
-				char *k = strndup((const char *)msg.f[i].s, msg.f[i].len);
-				char *v = strndup((const char *)msg.f[i + 1].s, msg.f[i + 1].len);
-				if (k && v)
-					apc_model_add_attr(m, k, v);
-				free(k);
-				free(v);
-			}
+			if (apcr_summary_attrs(m, &msg) < 0)
+				return APC_ENOMEM;
+		} else if (!strcmp(msg.name, "summary_attrs")) {
+			/* the attributes a full message had no room for */
+			if (apcr_summary_attrs(m, &msg) < 0)
+				return APC_ENOMEM;
 		} else if (!strcmp(msg.name, "core_name")) {
 			int64_t core = fval(&msg, "core", -1);
 			if (core < 0 || core >= APC_MAX_CORES) {

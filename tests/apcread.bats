@@ -262,3 +262,26 @@ EOF2
 	apcdump --frame=summary "$TMP/out.apc" |
 		grep -q ' timestamp=1700000000000000000 uptime=500 monotonic_delta=100 attr_key="uname" attr_value="Linux x"$'
 }
+
+@test "APC: every Summary attribute is kept, past the ones a message holds" {
+	# the frame decoder hands attributes past its per-message field limit
+	# on as summary_attrs messages
+	mkdir "$TMP/in.apc"
+	pack "$TMP/in.apc/0000000000" <<'EOF2'
+attrs = b"".join(s(b"k%d" % i) + s(b"v%d" % i) for i in range(40))
+B = [p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + attrs + s(b""),
+     p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5)]
+EOF2
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF2
+	apcdump --frame=summary "$TMP/in.apc" | grep -q ' summary_attrs '
+	apcconv -q "$TMP/in.apc" -o "$TMP/out.apc"
+	apcdump --frame=summary "$TMP/out.apc" | grep -o 'attr_key="k[0-9]*" attr_value="v[0-9]*"' > "$TMP/got"
+	cat "$TMP/got"
+	[ "$(wc -l < "$TMP/got")" -eq 40 ]
+	grep -qx 'attr_key="k39" attr_value="v39"' "$TMP/got"
+}
