@@ -697,6 +697,31 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc)
 	return APC_OK;
 }
 
+/*
+ * session.xml (Streamline's capture settings; gatord writes none into a
+ * local capture): its attributes, verbatim.  The images to copy into the
+ * capture and the energy probe's settings are elements the model has no
+ * place for: counted.
+ */
+static int apcr_session(struct apc_model *m, xmlDoc *doc)
+{
+	xmlNode *root = xmlDocGetRootElement(doc);
+
+	if (!root)
+		return APC_OK;
+	if (xmlStrcmp(root->name, (const xmlChar *)"session")) {
+		apcr_not_carried(m, "session.xml", "", root->name, 0, " (not a session)");
+		return APC_OK;
+	}
+	for (xmlAttr *at = root->properties; at; at = at->next)
+		if (apcr_keep_attr(&m->meta.session_attrs, &m->meta.nsession_attrs, at) < 0)
+			return APC_ENOMEM;
+	for (xmlNode *c = root->children; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE)
+			apcr_not_carried(m, "session.xml", "/session", c->name, 0, NULL);
+	return APC_OK;
+}
+
 /* ---- frames ------------------------------------------------------------ */
 
 static int64_t fval(const struct apc_msg *m, const char *name, int64_t dflt)
@@ -817,6 +842,15 @@ static int apcr_open(struct apc_reader *r)
 		doc = apcr_parse_xml(r, "events.xml", 0);
 		if (doc) {
 			rc = apcr_events(r->model, doc);
+			xmlFreeDoc(doc);
+			if (rc < 0)
+				return rc;
+		} else if (r->err.status < 0) {
+			return r->err.status;
+		}
+		doc = apcr_parse_xml(r, "session.xml", 0);
+		if (doc) {
+			rc = apcr_session(r->model, doc);
 			xmlFreeDoc(doc);
 			if (rc < 0)
 				return rc;

@@ -1589,9 +1589,22 @@ static int apcw_captured(struct apc_writer *w, struct apc_err *err)
 	return rc;
 }
 
+/*
+ * session.xml: the settings Streamline delivered.  Ours are fixed (no
+ * call stacks, streaming, the sample rate as a rate name); a capture read
+ * back keeps its own, and any others it had follow.
+ */
 static int apcw_session(struct apc_writer *w, struct apc_err *err)
 {
-	uint32_t r = w->m->meta.sample_rate;
+	const struct apc_meta *me = &w->m->meta;
+	uint32_t r = me->sample_rate;
+	/* gatord's rates: normal ~1000/s, low ~100/s. */
+	const char *const ours[][2] = {
+		{"version", "1"}, {"call_stack_unwinding", "no"}, {"parse_debug_info", "no"},
+		{"high_resolution", "no"}, {"buffer_mode", "streaming"},
+		{"sample_rate", r >= 500 ? "normal" : r ? "low" : "none"}, {"duration", "0"},
+		{"target_host", ""}, {"target_port", "8080"}, {"live_rate", "0"},
+	};
 	xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
 	xmlNodePtr s;
 	int rc;
@@ -1600,17 +1613,13 @@ static int apcw_session(struct apc_writer *w, struct apc_err *err)
 		return apcw_oom(err);
 	s = xmlNewNode(NULL, (const xmlChar *)"session");
 	xmlDocSetRootElement(doc, s);
-	apcw_prop(s, "version", "1");
-	apcw_prop(s, "call_stack_unwinding", "no");
-	apcw_prop(s, "parse_debug_info", "no");
-	apcw_prop(s, "high_resolution", "no");
-	apcw_prop(s, "buffer_mode", "streaming");
-	/* gatord's rates: normal ~1000/s, low ~100/s. */
-	apcw_prop(s, "sample_rate", r >= 500 ? "normal" : r ? "low" : "none");
-	apcw_prop(s, "duration", "0");
-	apcw_prop(s, "target_host", "");
-	apcw_prop(s, "target_port", "8080");
-	apcw_prop(s, "live_rate", "0");
+	for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++) {
+		const char *v = apc_attrs_get(me->session_attrs, me->nsession_attrs, ours[i][0]);
+		apcw_prop(s, ours[i][0], v ? v : ours[i][1]);
+	}
+	for (size_t i = 0; i < me->nsession_attrs; i++)
+		if (!xmlHasProp(s, (const xmlChar *)me->session_attrs[i].key))
+			apcw_prop(s, me->session_attrs[i].key, me->session_attrs[i].value);
 	rc = apcw_save(w, doc, "session.xml", err);
 	xmlFreeDoc(doc);
 	return rc;

@@ -169,6 +169,7 @@ void apc_model_free(struct apc_model *m)
 	free(m->meta.cores);
 	apc_attrs_free(m->meta.attrs, m->meta.nattrs);
 	apc_attrs_free(m->meta.target_attrs, m->meta.ntarget_attrs);
+	apc_attrs_free(m->meta.session_attrs, m->meta.nsession_attrs);
 	free(m->meta.target_name);
 	free(m->meta.source_format);
 	free(m->meta.capture_type);

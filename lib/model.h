@@ -64,6 +64,10 @@ struct apc_meta {
 	 * them: written back verbatim. */
 	size_t ntarget_attrs;
 	struct apc_attr *target_attrs;
+	/* session.xml's attributes, as a capture read back wrote them: the
+	 * writer's own settings give way to them, the others follow. */
+	size_t nsession_attrs;
+	struct apc_attr *session_attrs;
 };
 
 /* ---- counter declarations -------------------------------------------- */

@@ -285,3 +285,32 @@ EOF2
 	[ "$(wc -l < "$TMP/got")" -eq 40 ]
 	grep -qx 'attr_key="k39" attr_value="v39"' "$TMP/got"
 }
+
+@test "APC: session.xml settings are kept, its images and energy probe counted" {
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF2
+	cat >"$TMP/in.apc/session.xml" <<'EOF2'
+<?xml version="1.0" encoding="US-ASCII"?>
+<session version="1" call_stack_unwinding="yes" parse_debug_info="yes" high_resolution="no" buffer_mode="large" sample_rate="low" duration="3" target_host="10.99.3.109" target_port="8080" live_rate="100" stop_on_exit="yes">
+  <image path="H:\ls"/>
+  <image path="H:\libc.so.6"/>
+  <energy_capture version="1" type="none"><channel id="0" resistance="20"/></energy_capture>
+</session>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/session.xml"
+	grep -q '<session version="1" call_stack_unwinding="yes" parse_debug_info="yes" high_resolution="no" buffer_mode="large" sample_rate="low" duration="3" target_host="10.99.3.109" target_port="8080" live_rate="100" stop_on_exit="yes"/>' "$TMP/out.apc/session.xml"
+	grep -qF 'session.xml /session/image: 2' <<<"$output"
+	grep -qF 'session.xml /session/energy_capture: 1' <<<"$output"
+	apcverify -q "$TMP/out.apc"
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
+	cmp "$TMP/out.apc/session.xml" "$TMP/again.apc/session.xml"
+}
