@@ -722,6 +722,32 @@ static int apcr_session(struct apc_model *m, xmlDoc *doc)
 	return APC_OK;
 }
 
+/*
+ * The folder's other files: gatord's counters.xml (the counters the
+ * target offered, which a capture does not need), further data files,
+ * anything else (Streamline's analysis folders): not carried, counted.
+ */
+static void apcr_other_files(struct apc_reader *r)
+{
+	static const char *const ours[] = {"0000000000", "captured.xml", "events.xml", "session.xml", NULL};
+	const char *const *names;
+	size_t n;
+
+	if (apc_input_members(r->inputs[0], &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t digits = strspn(names[i], "0123456789");
+		if (apcr_in((const xmlChar *)names[i], ours))
+			continue;
+		if (!strcmp(names[i], "counters.xml"))
+			apc_model_unmapped(r->model, "counters.xml (the counters the target offered; not carried)", 1);
+		else if (digits == 10 && !names[i][10])
+			apc_model_unmapped(r->model, "data files after 0000000000 (not read)", 1);
+		else
+			apc_model_unmapped(r->model, "other files in the capture folder (not carried)", 1);
+	}
+}
+
 /* ---- frames ------------------------------------------------------------ */
 
 static int64_t fval(const struct apc_msg *m, const char *name, int64_t dflt)
@@ -857,6 +883,7 @@ static int apcr_open(struct apc_reader *r)
 		} else if (r->err.status < 0) {
 			return r->err.status;
 		}
+		apcr_other_files(r);
 		rc = apc_input_open_member(in, "0000000000", &a->data, &r->err);
 		if (rc < 0)
 			return rc;

@@ -160,6 +160,8 @@ EOF2
 	# 9.x's fourth Summary clock cannot be written, and is counted
 	run apcconv "$SHARED/apc/sleep_counters.apc" -o "$TMP/s2.apc"
 	grep -qF 'gatord 9.x Summary fourth clock (no place in a protocol 680 Summary): 1' <<<"$output"
+	# gatord's counters.xml beside the capture is not carried, and said so
+	grep -qF 'counters.xml (the counters the target offered; not carried): 1' <<<"$output"
 }
 
 @test "APC: captured.xml keeps what the model holds and counts the rest" {
@@ -313,4 +315,29 @@ EOF2
 	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
 	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
 	cmp "$TMP/out.apc/session.xml" "$TMP/again.apc/session.xml"
+}
+
+@test "APC: the capture folder's other files are counted" {
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF2
+	echo '<counters><counter name="T_cnt0"/></counters>' > "$TMP/in.apc/counters.xml"
+	cp "$TMP/in.apc/0000000000" "$TMP/in.apc/0000000001"
+	mkdir "$TMP/in.apc/db"
+	touch "$TMP/in.apc/db/a" "$TMP/in.apc/db/b"
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'counters.xml (the counters the target offered; not carried): 1' <<<"$output"
+	grep -qF 'data files after 0000000000 (not read): 1' <<<"$output"
+	grep -qF 'other files in the capture folder (not carried): 2' <<<"$output"
+	# the same from an archive of the folder
+	tar -C "$TMP" -czf "$TMP/in.tar.gz" in.apc
+	run apcconv -v "$TMP/in.tar.gz" -o "$TMP/out2.apc"
+	echo "$output"
+	grep -qF 'other files in the capture folder (not carried): 2' <<<"$output"
 }
