@@ -43,6 +43,8 @@ struct apcr_fd {
 	int32_t tid, pid;
 	uint64_t last_ts;
 	int broken; /* decoding failed: the rest of this fd is counted, not decoded */
+	int setup;  /* its setup message was read */
+	int msgs;   /* messages after it were */
 };
 
 struct apcr {
@@ -987,6 +989,11 @@ static void apcr_fd_end(struct apc_reader *r, struct apcr_fd *fd)
 	if (fd->dec && !fd->broken && apc_ann_decoder_pending(fd->dec))
 		apc_model_unmapped(r->model,
 				   "annotate messages cut short (fd disconnected or capture ended mid-message)", 1);
+	/* The model has annotations, not connections: one that sent only
+	 * its setup leaves nothing to write. */
+	if (fd->setup && !fd->msgs && !fd->broken)
+		apc_model_unmapped(r->model, "annotate connections that sent nothing after their setup", 1);
+	fd->setup = fd->msgs = 0;
 	if (fd->dec)
 		apc_ann_decoder_free(fd->dec);
 	fd->dec = NULL;
@@ -1030,8 +1037,10 @@ static int apcr_external(struct apc_reader *r, struct apcr *a, struct apc_batch 
 		if (am.is_setup) {
 			fd->tid = am.ann.tid;
 			fd->pid = am.ann.pid;
+			fd->setup = 1;
 			continue;
 		}
+		fd->msgs = 1;
 		if (am.has_ts)
 			fd->last_ts = am.ts;
 		am.ann.tid = fd->tid;

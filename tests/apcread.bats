@@ -341,3 +341,23 @@ EOF2
 	echo "$output"
 	grep -qF 'other files in the capture folder (not carried): 2' <<<"$output"
 }
+
+@test "APC: an annotate connection that sent only its setup is counted" {
+	pack "$TMP/0000000000" <<'EOF2'
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 9, 9) + b"\x00"
+body = p(300) + p(0) + b"hi"
+ann = b"\x01" + struct.pack("<I", len(body)) + body
+B = [
+    summary(),
+    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5),
+    p(10) + p(1) + setup, p(10) + p(-1) + p(1),  # fd 1: setup, then gone
+    p(10) + p(2) + setup + ann,                   # fd 2 says something
+    p(10) + p(3) + setup,                         # fd 3 never does
+]
+EOF2
+	run apcconv -v "$TMP/0000000000" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'annotate connections that sent nothing after their setup: 2' <<<"$output"
+	[ "$(apcdump "$TMP/out.apc" | grep -c 'annotate_str .* text="hi"')" -eq 1 ]
+}
