@@ -26,6 +26,7 @@
 #define APCR_XML_MAX (64u << 20)   /* captured.xml/events.xml size limit */
 #define APCR_PRE_SUMMARY_MAX 4096  /* frames allowed before the Summary */
 #define APCR_MAX_FD 65536          /* External ids we track */
+#define APCR_KEEP_MAX 256          /* XML attributes kept verbatim per element */
 
 struct apcr_raw {
 	int32_t type, core;
@@ -177,12 +178,23 @@ static uint32_t apcr_u32(struct apc_model *m, xmlNode *n, const char *name, cons
 	return (uint32_t)v;
 }
 
-/* Append attribute at of its element to the list, value verbatim. */
-static int apcr_keep_attr(struct apc_attr **list, size_t *n, xmlAttr *at)
+/*
+ * Append attribute at of its element (at path in file) to the list,
+ * value verbatim.  Past APCR_KEEP_MAX on one element they are counted
+ * instead: the writer looks each one up in the element it builds.
+ */
+static int apcr_keep_attr(struct apc_model *m, struct apc_attr **list, size_t *n, xmlAttr *at,
+			  const char *file, const char *path)
 {
-	xmlChar *v = xmlNodeListGetString(at->doc, at->children, 1);
-	int rc = apc_attrs_add(list, n, (const char *)at->name, v ? (const char *)v : "");
+	xmlChar *v;
+	int rc;
 
+	if (*n >= APCR_KEEP_MAX) {
+		apcr_not_carried(m, file, path, (const xmlChar *)"*", 1, " (too many to keep)");
+		return APC_OK;
+	}
+	v = xmlNodeListGetString(at->doc, at->children, 1);
+	rc = apc_attrs_add(list, n, (const char *)at->name, v ? (const char *)v : "");
 	xmlFree(v);
 	return rc;
 }
@@ -382,7 +394,8 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 			 * 9.x's os, gpu_cores, gatord_build_id ...): kept. */
 			for (xmlAttr *at = n->properties; at; at = at->next)
 				if (!apcr_in(at->name, target_typed) &&
-				    apcr_keep_attr(&m->meta.target_attrs, &m->meta.ntarget_attrs, at) < 0)
+				    apcr_keep_attr(m, &m->meta.target_attrs, &m->meta.ntarget_attrs, at, F,
+						   "/captured/target") < 0)
 					return APC_ENOMEM;
 			for (xmlNode *c = n->children; c; c = c->next)
 				if (c->type == XML_ELEMENT_NODE)
@@ -601,7 +614,7 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 		else
 			keep = !apcr_in(an, typed) && !apcr_numbered(an, "activity", d->nactivities) &&
 			       !apcr_numbered(an, "activity_color", d->nactivities);
-		if (keep && apcr_keep_attr(&d->xattrs, &d->nxattrs, at) < 0)
+		if (keep && apcr_keep_attr(m, &d->xattrs, &d->nxattrs, at, EV_F, EV_PATH) < 0)
 			return APC_ENOMEM;
 	}
 	/* What the category gives its events (the spec: per_cpu, folded
@@ -612,7 +625,8 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 			continue;
 		if (xmlStrcmp(at->name, (const xmlChar *)"supports_event_based_sampling"))
 			apcr_not_carried(m, EV_F, "/events/category", at->name, 1, NULL);
-		else if (!xmlHasProp(ev, at->name) && apcr_keep_attr(&d->xattrs, &d->nxattrs, at) < 0)
+		else if (!xmlHasProp(ev, at->name) &&
+			 apcr_keep_attr(m, &d->xattrs, &d->nxattrs, at, EV_F, EV_PATH) < 0)
 			return APC_ENOMEM;
 	}
 	for (xmlNode *c = ev->children; c; c = c->next)
@@ -716,7 +730,8 @@ static int apcr_session(struct apc_model *m, xmlDoc *doc)
 		return APC_OK;
 	}
 	for (xmlAttr *at = root->properties; at; at = at->next)
-		if (apcr_keep_attr(&m->meta.session_attrs, &m->meta.nsession_attrs, at) < 0)
+		if (apcr_keep_attr(m, &m->meta.session_attrs, &m->meta.nsession_attrs, at,
+				   "session.xml", "/session") < 0)
 			return APC_ENOMEM;
 	for (xmlNode *c = root->children; c; c = c->next)
 		if (c->type == XML_ELEMENT_NODE)

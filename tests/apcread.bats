@@ -361,3 +361,18 @@ EOF2
 	grep -qF 'annotate connections that sent nothing after their setup: 2' <<<"$output"
 	[ "$(apcdump "$TMP/out.apc" | grep -c 'annotate_str .* text="hi"')" -eq 1 ]
 }
+
+@test "APC: an element's attributes are kept verbatim up to 256, the rest counted" {
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc/captured.xml" <<'EOF2'
+import sys
+attrs = " ".join('x%d="%d"' % (i, i) for i in range(300))
+open(sys.argv[1], "w").write('<?xml version="1.0"?>\n<captured version="1" protocol="680">'
+    '<target name="t" cores="1" %s/><counters><counter key="0x11" type="T"/></counters></captured>\n' % attrs)
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'captured.xml /captured/target/@* (too many to keep): 44' <<<"$output"
+	grep -q ' x255="255"/>' "$TMP/out.apc/captured.xml"
+}
