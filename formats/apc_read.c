@@ -553,9 +553,11 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1, " (not a number)");
 		xmlFree(v);
 	}
-	color = apcr_num(m, ev, "color", -1, EV_F, EV_PATH);
+	color = apcr_num(m, ev, "color", INT64_MIN, EV_F, EV_PATH); /* absent or counted: MIN */
 	d->has_color = color >= 0 && color <= UINT32_MAX;
 	d->color = d->has_color ? (uint32_t)color : 0;
+	if (!d->has_color && color != INT64_MIN)
+		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"color", 1, " (out of range)");
 	d->per_cpu = apcr_tri(m, ev, "per_cpu", apcr_tri(m, cat, "per_cpu", APC_UNSET, "/events/category"),
 			      EV_PATH);
 	d->average_selection = apcr_tri(m, ev, "average_selection", APC_UNSET, EV_PATH);

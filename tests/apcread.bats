@@ -216,7 +216,7 @@ EOF2
 </category>
 <category name="L">
 <event counter="A" title="CPU" name="Act" class="activity" activity1="Run" activity3="Gap" cores="2" derived="yes" option_set="Slave"><option name="o"/></event>
-<event counter="B" title="x" name="y" cores="4" event="0x5" proc="yes"/>
+<event counter="B" title="x" name="y" cores="4" event="0x5" proc="yes" color="0x1ffffffff"/>
 </category>
 <category name="U"><counter_set name="U_cnt" title="U0" count="1"/>
 <event event="0x1" title="t" name="n"/>
@@ -232,7 +232,7 @@ EOF2
 	grep -q '<event counter="B" title="x" name="y" class="delta" cores="4" event="0x5" proc="yes"/>' "$TMP/out.apc/events.xml"
 	for what in '/events/category/@advanced' '/events/category/event/@class (value not understood)' \
 		'/events/category/event/@option_set' /events/category/event/option \
-		'/events/category/counter_set/@title'; do
+		'/events/category/counter_set/@title' '/events/category/event/@color (out of range)'; do
 		grep -qF "events.xml $what: 1" <<<"$output"
 	done
 	apcverify -q "$TMP/out.apc"
