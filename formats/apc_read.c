@@ -26,6 +26,7 @@
 #define APCR_XML_MAX (64u << 20)   /* captured.xml/events.xml size limit */
 #define APCR_PRE_SUMMARY_MAX 4096  /* frames allowed before the Summary */
 #define APCR_MAX_FD 65536          /* External ids we track */
+#define APCR_KEEP_MAX 256          /* XML attributes kept verbatim per element */
 
 struct apcr_raw {
 	int32_t type, core;
@@ -43,6 +44,8 @@ struct apcr_fd {
 	int32_t tid, pid;
 	uint64_t last_ts;
 	int broken; /* decoding failed: the rest of this fd is counted, not decoded */
+	int setup;  /* its setup message was read */
+	int msgs;   /* messages after it were */
 };
 
 struct apcr {
@@ -113,6 +116,87 @@ static int64_t apcr_attr_int(xmlNode *n, const char *name, int64_t dflt)
 		r = dflt;
 	xmlFree(v);
 	return r;
+}
+
+/* Is name one of the NULL-ended list? */
+static int apcr_in(const xmlChar *name, const char *const *list)
+{
+	for (; *list; list++)
+		if (!xmlStrcmp(name, (const xmlChar *)*list))
+			return 1;
+	return 0;
+}
+
+/*
+ * Count an element or attribute of an XML file that nothing in the model
+ * holds, named by its path: "captured.xml /captured/@product",
+ * "session.xml /session/image".  Names are XML names (no control
+ * characters); a long one is cut.
+ */
+static void apcr_not_carried(struct apc_model *m, const char *file, const char *path,
+			     const xmlChar *name, int attr, const char *why)
+{
+	char what[192];
+
+	snprintf(what, sizeof what, "%s %s/%s%.64s%s", file, path, attr ? "@" : "",
+		 (const char *)name, why ? why : "");
+	apc_model_unmapped(m, what, 1);
+}
+
+/*
+ * An integer attribute, dflt when absent; one present but not a number
+ * (or not all of one) is dflt too, and counted.
+ */
+static int64_t apcr_num(struct apc_model *m, xmlNode *n, const char *name, int64_t dflt,
+			const char *file, const char *path)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	char *end;
+	long long r;
+
+	if (!v)
+		return dflt;
+	r = strtoll((const char *)v, &end, 0);
+	if (end == (char *)v || *end) {
+		apcr_not_carried(m, file, path, (const xmlChar *)name, 1, " (not a number)");
+		r = dflt;
+	}
+	xmlFree(v);
+	return r;
+}
+
+/* The same for a count or size that must fit a uint32 (else 0, counted). */
+static uint32_t apcr_u32(struct apc_model *m, xmlNode *n, const char *name, const char *file,
+			 const char *path)
+{
+	int64_t v = apcr_num(m, n, name, 0, file, path);
+
+	if (v < 0 || v > UINT32_MAX) {
+		apcr_not_carried(m, file, path, (const xmlChar *)name, 1, " (out of range)");
+		return 0;
+	}
+	return (uint32_t)v;
+}
+
+/*
+ * Append attribute at of its element (at path in file) to the list,
+ * value verbatim.  Past APCR_KEEP_MAX on one element they are counted
+ * instead: the writer looks each one up in the element it builds.
+ */
+static int apcr_keep_attr(struct apc_model *m, struct apc_attr **list, size_t *n, xmlAttr *at,
+			  const char *file, const char *path)
+{
+	xmlChar *v;
+	int rc;
+
+	if (*n >= APCR_KEEP_MAX) {
+		apcr_not_carried(m, file, path, (const xmlChar *)"*", 1, " (too many to keep)");
+		return APC_OK;
+	}
+	v = xmlNodeListGetString(at->doc, at->children, 1);
+	rc = apc_attrs_add(list, n, (const char *)at->name, v ? (const char *)v : "");
+	xmlFree(v);
+	return rc;
 }
 
 static xmlDoc *apcr_parse_xml(struct apc_reader *r, const char *member, int required)
@@ -228,50 +312,108 @@ static int apcr_captured_decl(struct apc_model *m, struct apc_counter_decl *d, x
 		d->cls = APC_CLASS_ABSOLUTE;
 		apc_model_unmapped(m, "gatord 9.x constant counters (written as absolute)", 1);
 	} else {
-		for (int i = 0; i < 4; i++)
-			if (!xmlStrcmp(cls, (const xmlChar *)classes[i]))
-				d->cls = (enum apc_class)i;
+		int i = 0;
+		while (i < 4 && xmlStrcmp(cls, (const xmlChar *)classes[i]))
+			i++;
+		if (i < 4)
+			d->cls = (enum apc_class)i;
+		else
+			apcr_not_carried(m, "captured.xml", "/captured/counters/counter",
+					 (const xmlChar *)"class", 1, " (value not understood)");
 	}
 	xmlFree(cls);
 	return APC_OK;
 }
 
+/*
+ * captured.xml: the target and the counters with their keys.  What the
+ * model holds is taken (type and backtrace_processing, the target's
+ * attributes verbatim, each counter's key, type, event, cores and count);
+ * anything else is counted by its path: gatord 9.x's product version
+ * (our output is protocol 680, written by us), its <process>, <gpus> and
+ * SPE entries, a constant's mode.
+ */
 static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 {
+	static const char *const root_attrs[] = {"version", "created", "protocol", "type",
+						  "backtrace_processing", NULL};
+	static const char *const target_typed[] = {"name", "sample_rate", "cores", "cpuid", NULL};
+	static const char *const counter_attrs[] = {"key", "type", "counter", "event", "cores",
+						    "count", "title", "name", "description",
+						    "units", "class", NULL};
+	static const char *const F = "captured.xml";
 	struct apc_model *m = r->model;
 	xmlNode *root = xmlDocGetRootElement(doc);
+	int seen_target = 0; /* a second <target> is counted, not merged */
+	xmlChar *v;
 
 	if (!root || xmlStrcmp(root->name, (const xmlChar *)"captured") != 0)
 		return apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
 				   "captured.xml has no <captured> root");
-	m->meta.protocol = (uint32_t)apcr_attr_int(root, "protocol", 0);
-	m->meta.created = apcr_attr_int(root, "created", -1);
+	m->meta.protocol = apcr_u32(m, root, "protocol", F, "/captured");
+	m->meta.created = apcr_num(m, root, "created", -1, F, "/captured");
 	/* gatord from protocol 910 on writes four clocks in the Summary. */
 	a->summary_clocks = m->meta.protocol >= 910 ? 4 : 3;
+	free(m->meta.capture_type);
+	m->meta.capture_type = apcr_attr(root, "type");
+	free(m->meta.backtrace_processing);
+	m->meta.backtrace_processing = apcr_attr(root, "backtrace_processing");
+	if ((v = xmlGetProp(root, (const xmlChar *)"version"))) {
+		if (xmlStrcmp(v, (const xmlChar *)"1")) /* we write version 1 */
+			apcr_not_carried(m, F, "/captured", (const xmlChar *)"version", 1, NULL);
+		xmlFree(v);
+	}
+	for (xmlAttr *at = root->properties; at; at = at->next)
+		if (!apcr_in(at->name, root_attrs))
+			apcr_not_carried(m, F, "/captured", at->name, 1, NULL);
 	for (xmlNode *n = root->children; n; n = n->next) {
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
-		if (!xmlStrcmp(n->name, (const xmlChar *)"target")) {
+		if (!xmlStrcmp(n->name, (const xmlChar *)"target") && !seen_target++) {
 			char *name = apcr_attr(n, "name");
-			int64_t cores = apcr_attr_int(n, "cores", 0);
+			int64_t cores = apcr_num(m, n, "cores", 0, F, "/captured/target");
+			int64_t cpuid = apcr_num(m, n, "cpuid", -1, F, "/captured/target");
 			free(m->meta.target_name);
 			m->meta.target_name = name;
-			m->meta.sample_rate = (uint32_t)apcr_attr_int(n, "sample_rate", 0);
+			m->meta.sample_rate = apcr_u32(m, n, "sample_rate", F, "/captured/target");
+			/* gatord's cpuid is its highest core's, not every
+			 * core's: the Summary's core names give those. */
+			if (cpuid >= 0 && cpuid <= UINT32_MAX) {
+				m->meta.target_cpuid = (uint32_t)cpuid;
+				m->meta.has_target_cpuid = 1;
+			}
 			if (cores > 0 && cores <= APC_MAX_CORES) {
-				int64_t cpuid = apcr_attr_int(n, "cpuid", 0);
 				if (apc_model_set_cores(m, (uint32_t)cores) < 0)
 					return APC_ENOMEM;
-				for (uint32_t i = 0; i < m->meta.ncores; i++)
-					m->meta.cores[i].cpuid = (uint32_t)cpuid;
+			} else if (cores) {
+				apcr_not_carried(m, F, "/captured/target", (const xmlChar *)"cores", 1,
+						 " (out of range)");
 			}
+			/* The rest describe the target and the agent that
+			 * recorded it (local_capture, supports_live, gatord
+			 * 9.x's os, gpu_cores, gatord_build_id ...): kept. */
+			for (xmlAttr *at = n->properties; at; at = at->next)
+				if (!apcr_in(at->name, target_typed) &&
+				    apcr_keep_attr(m, &m->meta.target_attrs, &m->meta.ntarget_attrs, at, F,
+						   "/captured/target") < 0)
+					return APC_ENOMEM;
+			for (xmlNode *c = n->children; c; c = c->next)
+				if (c->type == XML_ELEMENT_NODE)
+					apcr_not_carried(m, F, "/captured/target", c->name, 0, NULL);
 		} else if (!xmlStrcmp(n->name, (const xmlChar *)"counters")) {
 			for (xmlNode *c = n->children; c; c = c->next) {
 				char *type;
 				struct apc_counter_decl *d;
 				int64_t key;
 
-				if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"counter"))
+				if (c->type != XML_ELEMENT_NODE)
 					continue;
+				if (xmlStrcmp(c->name, (const xmlChar *)"counter")) {
+					/* gatord 9.x's <spe key= id=>: SPE data
+					 * lives in perf frames we cannot write */
+					apcr_not_carried(m, F, "/captured/counters", c->name, 0, NULL);
+					continue;
+				}
 				type = apcr_attr(c, "type");
 				if (!type) /* gatord 9.x constants: counter= instead of type= */
 					type = apcr_attr(c, "counter");
@@ -286,31 +428,50 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				if (!d)
 					return APC_ENOMEM;
 				d->key = (int32_t)key;
-				d->event = apcr_attr_int(c, "event", -1);
-				d->cores = (uint32_t)apcr_attr_int(c, "cores", 0);
+				d->event = apcr_num(m, c, "event", -1, F, "/captured/counters/counter");
+				d->cores = apcr_u32(m, c, "cores", F, "/captured/counters/counter");
+				d->count = apcr_u32(m, c, "count", F, "/captured/counters/counter");
 				if (apcr_captured_decl(m, d, c) < 0)
 					return APC_ENOMEM;
 				if (apcr_map_key(a, (int32_t)key, d->id) < 0)
 					apc_model_unmapped(m, "captured.xml counters with keys out of range", 1);
+				for (xmlAttr *at = c->properties; at; at = at->next)
+					if (!apcr_in(at->name, counter_attrs))
+						apcr_not_carried(m, F, "/captured/counters/counter", at->name, 1, NULL);
 			}
+		} else {
+			apcr_not_carried(m, F, "/captured", n->name, 0, NULL);
 		}
 	}
 	return APC_OK;
 }
 
-static enum apc_tri apcr_tri(xmlNode *n, const char *name, enum apc_tri dflt)
+static const char *const EV_F = "events.xml";
+static const char *const EV_PATH = "/events/category/event";
+
+/* A yes/no attribute; a value that is neither is dflt, and counted. */
+static enum apc_tri apcr_tri(struct apc_model *m, xmlNode *n, const char *name, enum apc_tri dflt,
+			     const char *path)
 {
 	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
 	enum apc_tri t = dflt;
 
 	if (v) {
-		t = (!xmlStrcmp(v, (const xmlChar *)"yes") || !xmlStrcmp(v, (const xmlChar *)"true")) ? APC_YES : APC_NO;
+		if (!xmlStrcmp(v, (const xmlChar *)"yes") || !xmlStrcmp(v, (const xmlChar *)"true"))
+			t = APC_YES;
+		else if (!xmlStrcmp(v, (const xmlChar *)"no") || !xmlStrcmp(v, (const xmlChar *)"false"))
+			t = APC_NO;
+		else
+			apcr_not_carried(m, EV_F, path, (const xmlChar *)name, 1, " (value not understood)");
 		xmlFree(v);
 	}
 	return t;
 }
 
-static int apcr_enum(xmlNode *n, const char *name, const char *const *names, int count)
+/* One of names[1..count-1] (0 when absent); a value not among them is 0,
+ * and counted. */
+static int apcr_enum(struct apc_model *m, xmlNode *n, const char *name, const char *const *names,
+		     int count)
 {
 	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
 	int r = 0;
@@ -320,19 +481,48 @@ static int apcr_enum(xmlNode *n, const char *name, const char *const *names, int
 	for (int i = 1; i < count; i++)
 		if (names[i] && !xmlStrcmp(v, (const xmlChar *)names[i]))
 			r = i;
+	if (!r)
+		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)name, 1, " (value not understood)");
 	xmlFree(v);
 	return r;
 }
 
-/* Fill one declaration from an <event> of events.xml. */
-static int apcr_fill_decl(struct apc_counter_decl *d, xmlNode *cat, xmlNode *ev, const char *set)
+/* Is name "<prefix>N" with 1 <= N <= max? */
+static int apcr_numbered(const xmlChar *name, const char *prefix, size_t max)
+{
+	size_t n = strlen(prefix), k = 0;
+	const char *p = (const char *)name + n;
+
+	if (strncmp((const char *)name, prefix, n) || *p < '1' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9' && k <= max; p++)
+		k = k * 10 + (size_t)(*p - '0');
+	return !*p && k <= max;
+}
+
+/*
+ * Fill one declaration from an <event> of events.xml, in category cat
+ * (matched through counter set `set` when not by name).  Attributes no
+ * field holds (gatord's derived, proc, advanced ...) are kept verbatim
+ * in d->xattrs; option_set (the event is the base of a family the
+ * declaration is not) and child elements are counted.
+ */
+static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNode *cat,
+			  xmlNode *ev, const char *set)
 {
 	static const char *const classes[] = {"delta", "incident", "absolute", "activity"};
 	static const char *const displays[] = {NULL, "accumulate", "hertz", "maximum", "average", "minimum"};
 	static const char *const series[] = {NULL, "stacked", "overlay", "log10"};
 	static const char *const renders[] = {NULL, "filled", "line", "bar"};
+	static const char *const typed[] = {"counter", "event", "title", "name", "description",
+					    "units", "class", "display", "series_composition",
+					    "rendering_type", "multiplier", "color", "per_cpu",
+					    "average_selection", "average_cores", "percentage",
+					    "cores", NULL};
+	static const char *const cat_typed[] = {"name", "counter_set", "per_cpu", NULL};
 	xmlChar *v;
 	char key[32];
+	int64_t event, color;
 
 	free(d->category);
 	d->category = apcr_attr(cat, "name");
@@ -346,27 +536,40 @@ static int apcr_fill_decl(struct apc_counter_decl *d, xmlNode *cat, xmlNode *ev,
 	d->description = apcr_attr(ev, "description");
 	free(d->units);
 	d->units = apcr_attr(ev, "units");
-	d->cls = (enum apc_class)apcr_enum(ev, "class", classes, 4);
-	if (!xmlHasProp(ev, (const xmlChar *)"class"))
-		d->cls = APC_CLASS_DELTA;
-	d->display = (enum apc_display)apcr_enum(ev, "display", displays, 6);
-	d->series = (enum apc_series)apcr_enum(ev, "series_composition", series, 4);
-	d->render = (enum apc_render)apcr_enum(ev, "rendering_type", renders, 4);
-	v = xmlGetProp(ev, (const xmlChar *)"multiplier");
-	if (v) {
-		d->multiplier = strtod((const char *)v, NULL);
+	d->cls = APC_CLASS_DELTA; /* the default, and index 0: apcr_enum's "none" */
+	if ((v = xmlGetProp(ev, (const xmlChar *)"class"))) {
+		if (xmlStrcmp(v, (const xmlChar *)"delta"))
+			d->cls = (enum apc_class)apcr_enum(m, ev, "class", classes, 4);
 		xmlFree(v);
 	}
-	if (xmlHasProp(ev, (const xmlChar *)"color")) {
-		d->color = (uint32_t)apcr_attr_int(ev, "color", 0);
-		d->has_color = 1;
+	d->display = (enum apc_display)apcr_enum(m, ev, "display", displays, 6);
+	d->series = (enum apc_series)apcr_enum(m, ev, "series_composition", series, 4);
+	d->render = (enum apc_render)apcr_enum(m, ev, "rendering_type", renders, 4);
+	d->multiplier = 0;
+	if ((v = xmlGetProp(ev, (const xmlChar *)"multiplier"))) {
+		char *end;
+		d->multiplier = strtod((const char *)v, &end);
+		if (end == (char *)v || *end)
+			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1, " (not a number)");
+		xmlFree(v);
 	}
-	d->per_cpu = apcr_tri(ev, "per_cpu", apcr_tri(cat, "per_cpu", APC_UNSET));
-	d->average_selection = apcr_tri(ev, "average_selection", APC_UNSET);
-	d->average_cores = apcr_tri(ev, "average_cores", APC_UNSET);
-	d->percentage = apcr_tri(ev, "percentage", APC_UNSET);
-	if (!d->cores)
+	color = apcr_num(m, ev, "color", INT64_MIN, EV_F, EV_PATH); /* absent or counted: MIN */
+	d->has_color = color >= 0 && color <= UINT32_MAX;
+	d->color = d->has_color ? (uint32_t)color : 0;
+	if (!d->has_color && color != INT64_MIN)
+		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"color", 1, " (out of range)");
+	d->per_cpu = apcr_tri(m, ev, "per_cpu", apcr_tri(m, cat, "per_cpu", APC_UNSET, "/events/category"),
+			      EV_PATH);
+	d->average_selection = apcr_tri(m, ev, "average_selection", APC_UNSET, EV_PATH);
+	d->average_cores = apcr_tri(m, ev, "average_cores", APC_UNSET, EV_PATH);
+	d->percentage = apcr_tri(m, ev, "percentage", APC_UNSET, EV_PATH);
+	/* An activity's units (written to both files); captured.xml's count
+	 * is the one configured, when it gives one. */
+	if (!d->cores && d->cls == APC_CLASS_ACTIVITY)
 		d->cores = (uint32_t)apcr_attr_int(ev, "cores", 0);
+	for (size_t i = 0; i < d->nactivities; i++)
+		free(d->activities[i].name);
+	d->nactivities = 0;
 	for (int i = 1;; i++) {
 		struct apc_activity *na;
 		char *name;
@@ -387,6 +590,50 @@ static int apcr_fill_decl(struct apc_counter_decl *d, xmlNode *cat, xmlNode *ev,
 		na[d->nactivities].color = (uint32_t)apcr_attr_int(ev, key, 0);
 		d->nactivities++;
 	}
+
+	/* The rest, verbatim.  An event= the writer writes from captured.xml
+	 * (which configured it) is kept only where captured.xml gave none;
+	 * cores only where the writer does not write it (not an activity);
+	 * activityN past a gap in the numbering too. */
+	apc_attrs_free(d->xattrs, d->nxattrs);
+	d->xattrs = NULL;
+	d->nxattrs = 0;
+	event = apcr_attr_int(ev, "event", -1);
+	for (xmlAttr *at = ev->properties; at; at = at->next) {
+		const xmlChar *an = at->name;
+		int keep;
+
+		if (!xmlStrcmp(an, (const xmlChar *)"option_set")) {
+			apcr_not_carried(m, EV_F, EV_PATH, an, 1, NULL);
+			continue;
+		}
+		if (!xmlStrcmp(an, (const xmlChar *)"event")) {
+			keep = d->event < 0;
+			if (!keep && event != d->event)
+				apcr_not_carried(m, EV_F, EV_PATH, an, 1, " (not captured.xml's)");
+		} else if (!xmlStrcmp(an, (const xmlChar *)"cores"))
+			keep = d->cls != APC_CLASS_ACTIVITY;
+		else
+			keep = !apcr_in(an, typed) && !apcr_numbered(an, "activity", d->nactivities) &&
+			       !apcr_numbered(an, "activity_color", d->nactivities);
+		if (keep && apcr_keep_attr(m, &d->xattrs, &d->nxattrs, at, EV_F, EV_PATH) < 0)
+			return APC_ENOMEM;
+	}
+	/* What the category gives its events (the spec: per_cpu, folded
+	 * above, and supports_event_based_sampling) goes on the event; the
+	 * category's other attributes are nobody's. */
+	for (xmlAttr *at = cat->properties; at; at = at->next) {
+		if (apcr_in(at->name, cat_typed))
+			continue;
+		if (xmlStrcmp(at->name, (const xmlChar *)"supports_event_based_sampling"))
+			apcr_not_carried(m, EV_F, "/events/category", at->name, 1, NULL);
+		else if (!xmlHasProp(ev, at->name) &&
+			 apcr_keep_attr(m, &d->xattrs, &d->nxattrs, at, EV_F, EV_PATH) < 0)
+			return APC_ENOMEM;
+	}
+	for (xmlNode *c = ev->children; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE)
+			apcr_not_carried(m, EV_F, EV_PATH, c->name, 0, NULL);
 	return APC_OK;
 }
 
@@ -406,7 +653,9 @@ static int apcr_in_set(const char *type, const char *set)
 /*
  * Describe the declared counters from events.xml: an <event counter=X>
  * names X directly; an <event event=N> in a category with counter sets
- * describes every counter of those sets configured with event N.
+ * describes every counter of those sets configured with event N.  A
+ * <counter_set> inside a category adds its title and description to its
+ * counters' (the spec: "appended"), in a way it does not say: counted.
  */
 static int apcr_events(struct apc_model *m, xmlDoc *doc)
 {
@@ -416,16 +665,17 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc)
 		return APC_OK;
 	for (xmlNode *cat = root->children; cat; cat = cat->next) {
 		char *sets[16];
+		xmlNode *setnode[16];
 		int nsets = 0;
 
 		if (cat->type != XML_ELEMENT_NODE || xmlStrcmp(cat->name, (const xmlChar *)"category"))
 			continue;
 		if ((sets[nsets] = apcr_attr(cat, "counter_set")))
-			nsets++;
+			setnode[nsets++] = NULL;
 		for (xmlNode *c = cat->children; c && nsets < 16; c = c->next)
 			if (c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set") &&
 			    (sets[nsets] = apcr_attr(c, "name")))
-				nsets++;
+				setnode[nsets++] = c;
 		for (xmlNode *ev = cat->children; ev; ev = ev->next) {
 			char *counter;
 			int64_t event;
@@ -438,17 +688,24 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc)
 				struct apc_counter_decl *d = &m->counters[i];
 				int match = counter ? strcmp(d->type, counter) == 0 : 0;
 				const char *set = NULL;
+				xmlNode *sn = NULL;
 				for (int s = 0; !match && !counter && s < nsets; s++)
 					if (event >= 0 && d->event == event && apcr_in_set(d->type, sets[s])) {
 						match = 1;
 						set = sets[s];
+						sn = setnode[s];
 					}
-				if (match && apcr_fill_decl(d, cat, ev, set) < 0) {
+				if (match && apcr_fill_decl(m, d, cat, ev, set) < 0) {
 					free(counter);
 					for (int s = 0; s < nsets; s++)
 						free(sets[s]);
 					return APC_ENOMEM;
 				}
+				for (int k = 0; sn && k < 2; k++)
+					if (xmlHasProp(sn, (const xmlChar *)(k ? "description" : "title")))
+						apcr_not_carried(m, EV_F, "/events/category/counter_set",
+								 (const xmlChar *)(k ? "description" : "title"), 1,
+								 NULL);
 			}
 			free(counter);
 		}
@@ -456,6 +713,58 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc)
 			free(sets[s]);
 	}
 	return APC_OK;
+}
+
+/*
+ * session.xml (Streamline's capture settings; gatord writes none into a
+ * local capture): its attributes, verbatim.  The images to copy into the
+ * capture and the energy probe's settings are elements the model has no
+ * place for: counted.
+ */
+static int apcr_session(struct apc_model *m, xmlDoc *doc)
+{
+	xmlNode *root = xmlDocGetRootElement(doc);
+
+	if (!root)
+		return APC_OK;
+	if (xmlStrcmp(root->name, (const xmlChar *)"session")) {
+		apcr_not_carried(m, "session.xml", "", root->name, 0, " (not a session)");
+		return APC_OK;
+	}
+	for (xmlAttr *at = root->properties; at; at = at->next)
+		if (apcr_keep_attr(m, &m->meta.session_attrs, &m->meta.nsession_attrs, at,
+				   "session.xml", "/session") < 0)
+			return APC_ENOMEM;
+	for (xmlNode *c = root->children; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE)
+			apcr_not_carried(m, "session.xml", "/session", c->name, 0, NULL);
+	return APC_OK;
+}
+
+/*
+ * The folder's other files: gatord's counters.xml (the counters the
+ * target offered, which a capture does not need), further data files,
+ * anything else (Streamline's analysis folders): not carried, counted.
+ */
+static void apcr_other_files(struct apc_reader *r)
+{
+	static const char *const ours[] = {"0000000000", "captured.xml", "events.xml", "session.xml", NULL};
+	const char *const *names;
+	size_t n;
+
+	if (apc_input_members(r->inputs[0], &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t digits = strspn(names[i], "0123456789");
+		if (apcr_in((const xmlChar *)names[i], ours))
+			continue;
+		if (!strcmp(names[i], "counters.xml"))
+			apc_model_unmapped(r->model, "counters.xml (the counters the target offered; not carried)", 1);
+		else if (digits == 10 && !names[i][10])
+			apc_model_unmapped(r->model, "data files after 0000000000 (not read)", 1);
+		else
+			apc_model_unmapped(r->model, "other files in the capture folder (not carried)", 1);
+	}
 }
 
 /* ---- frames ------------------------------------------------------------ */
@@ -481,6 +790,26 @@ static char *fstr(const struct apc_msg *m, const char *name)
 	return s;
 }
 
+/* The Summary attributes of msg: fields attr_key, attr_value in pairs. */
+static int apcr_summary_attrs(struct apc_model *m, const struct apc_msg *msg)
+{
+	for (size_t i = 0; i + 1 < msg->nfields; i++) {
+		char *k, *v;
+		int rc;
+
+		if (strcmp(msg->f[i].name, "attr_key") || strcmp(msg->f[i + 1].name, "attr_value"))
+			continue;
+		k = strndup((const char *)msg->f[i].s, msg->f[i].len);
+		v = strndup((const char *)msg->f[i + 1].s, msg->f[i + 1].len);
+		rc = k && v ? apc_model_add_attr(m, k, v) : APC_ENOMEM;
+		free(k);
+		free(v);
+		if (rc < 0)
+			return rc;
+	}
+	return APC_OK;
+}
+
 static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_frame *f)
 {
 	struct apc_model *m = r->model;
@@ -495,17 +824,16 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 			m->meta.uptime_ns = (uint64_t)fval(&msg, "uptime", 0);
 			m->meta.monotonic_delta = (uint64_t)fval(&msg, "monotonic_delta", 0);
 			a->delta = m->meta.monotonic_delta;
-			/* Attributes come as fields named "attr" pairs: key then value. */
-			for (size_t i = 0; i + 1 < msg.nfields; i++) {
-				if (strcmp(msg.f[i].name, "attr_key") || strcmp(msg.f[i + 1].name, "attr_value"))
-					continue;
-				char *k = strndup((const char *)msg.f[i].s, msg.f[i].len);
-				char *v = strndup((const char *)msg.f[i + 1].s, msg.f[i + 1].len);
-				if (k && v)
-					apc_model_add_attr(m, k, v);
-				free(k);
-				free(v);
-			}
+			/* A protocol 680 Summary has three clocks: the fourth
+			 * of gatord 9.1 on has no place in ours. */
+			if (apc_msg_field(&msg, "clock4"))
+				apc_model_unmapped(m, "gatord 9.x Summary fourth clock (no place in a protocol 680 Summary)", 1);
+			if (apcr_summary_attrs(m, &msg) < 0)
+				return APC_ENOMEM;
+		} else if (!strcmp(msg.name, "summary_attrs")) {
+			/* the attributes a full message had no room for */
+			if (apcr_summary_attrs(m, &msg) < 0)
+				return APC_ENOMEM;
 		} else if (!strcmp(msg.name, "core_name")) {
 			int64_t core = fval(&msg, "core", -1);
 			if (core < 0 || core >= APC_MAX_CORES) {
@@ -565,6 +893,16 @@ static int apcr_open(struct apc_reader *r)
 		} else if (r->err.status < 0) {
 			return r->err.status;
 		}
+		doc = apcr_parse_xml(r, "session.xml", 0);
+		if (doc) {
+			rc = apcr_session(r->model, doc);
+			xmlFreeDoc(doc);
+			if (rc < 0)
+				return rc;
+		} else if (r->err.status < 0) {
+			return r->err.status;
+		}
+		apcr_other_files(r);
 		rc = apc_input_open_member(in, "0000000000", &a->data, &r->err);
 		if (rc < 0)
 			return rc;
@@ -668,6 +1006,11 @@ static void apcr_fd_end(struct apc_reader *r, struct apcr_fd *fd)
 	if (fd->dec && !fd->broken && apc_ann_decoder_pending(fd->dec))
 		apc_model_unmapped(r->model,
 				   "annotate messages cut short (fd disconnected or capture ended mid-message)", 1);
+	/* The model has annotations, not connections: one that sent only
+	 * its setup leaves nothing to write. */
+	if (fd->setup && !fd->msgs && !fd->broken)
+		apc_model_unmapped(r->model, "annotate connections that sent nothing after their setup", 1);
+	fd->setup = fd->msgs = 0;
 	if (fd->dec)
 		apc_ann_decoder_free(fd->dec);
 	fd->dec = NULL;
@@ -711,8 +1054,10 @@ static int apcr_external(struct apc_reader *r, struct apcr *a, struct apc_batch 
 		if (am.is_setup) {
 			fd->tid = am.ann.tid;
 			fd->pid = am.ann.pid;
+			fd->setup = 1;
 			continue;
 		}
+		fd->msgs = 1;
 		if (am.has_ts)
 			fd->last_ts = am.ts;
 		am.ann.tid = fd->tid;

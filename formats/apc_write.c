@@ -1559,14 +1559,22 @@ static int apcw_captured(struct apc_writer *w, struct apc_err *err)
 	apcw_prop(root, "version", "1");
 	apcw_propf(root, "created", "%lld", (long long)w->created);
 	apcw_propf(root, "protocol", "%d", APCW_PROTOCOL);
-	apcw_prop(root, "backtrace_processing", "none");
-	apcw_prop(root, "type", "Gator");
+	apcw_prop(root, "backtrace_processing",
+		  m->meta.backtrace_processing ? m->meta.backtrace_processing : "none");
+	apcw_prop(root, "type", m->meta.capture_type ? m->meta.capture_type : "Gator");
 	t = xmlNewChild(root, NULL, (const xmlChar *)"target", NULL);
 	apcw_prop(t, "name", m->meta.target_name ? m->meta.target_name : "unknown");
 	apcw_propf(t, "sample_rate", "%u", m->meta.sample_rate);
 	apcw_propf(t, "cores", "%u", cores ? cores : 1);
-	apcw_propf(t, "cpuid", "0x%x", m->meta.ncores && m->meta.cores ? m->meta.cores[0].cpuid : 0);
-	apcw_prop(t, "supports_live", "no");
+	apcw_propf(t, "cpuid", "0x%x", m->meta.has_target_cpuid ? m->meta.target_cpuid
+				     : m->meta.ncores && m->meta.cores ? m->meta.cores[0].cpuid : 0);
+	if (!apc_attrs_get(m->meta.target_attrs, m->meta.ntarget_attrs, "supports_live"))
+		apcw_prop(t, "supports_live", "no");
+	/* The rest as a capture read back gave them (gatord's local_capture,
+	 * os ...); never one written above twice. */
+	for (size_t i = 0; i < m->meta.ntarget_attrs; i++)
+		if (!xmlHasProp(t, (const xmlChar *)m->meta.target_attrs[i].key))
+			apcw_prop(t, m->meta.target_attrs[i].key, m->meta.target_attrs[i].value);
 	cs = xmlNewChild(root, NULL, (const xmlChar *)"counters", NULL);
 	for (size_t i = 0; i < m->ncounters; i++) {
 		const struct apc_counter_decl *d = &m->counters[i];
@@ -1575,7 +1583,10 @@ static int apcw_captured(struct apc_writer *w, struct apc_err *err)
 		apcw_prop(c, "type", d->type);
 		if (d->event >= 0)
 			apcw_propf(c, "event", "0x%llx", (unsigned long long)d->event);
-		if (d->cls == APC_CLASS_ACTIVITY && d->cores)
+		if (d->count)
+			apcw_propf(c, "count", "%u", d->count);
+		/* gatord writes a configured counter's cores whatever its class */
+		if (d->cores)
 			apcw_propf(c, "cores", "%u", d->cores);
 	}
 	rc = apcw_save(w, doc, "captured.xml", err);
@@ -1583,9 +1594,22 @@ static int apcw_captured(struct apc_writer *w, struct apc_err *err)
 	return rc;
 }
 
+/*
+ * session.xml: the settings Streamline delivered.  Ours are fixed (no
+ * call stacks, streaming, the sample rate as a rate name); a capture read
+ * back keeps its own, and any others it had follow.
+ */
 static int apcw_session(struct apc_writer *w, struct apc_err *err)
 {
-	uint32_t r = w->m->meta.sample_rate;
+	const struct apc_meta *me = &w->m->meta;
+	uint32_t r = me->sample_rate;
+	/* gatord's rates: normal ~1000/s, low ~100/s. */
+	const char *const ours[][2] = {
+		{"version", "1"}, {"call_stack_unwinding", "no"}, {"parse_debug_info", "no"},
+		{"high_resolution", "no"}, {"buffer_mode", "streaming"},
+		{"sample_rate", r >= 500 ? "normal" : r ? "low" : "none"}, {"duration", "0"},
+		{"target_host", ""}, {"target_port", "8080"}, {"live_rate", "0"},
+	};
 	xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
 	xmlNodePtr s;
 	int rc;
@@ -1594,17 +1618,13 @@ static int apcw_session(struct apc_writer *w, struct apc_err *err)
 		return apcw_oom(err);
 	s = xmlNewNode(NULL, (const xmlChar *)"session");
 	xmlDocSetRootElement(doc, s);
-	apcw_prop(s, "version", "1");
-	apcw_prop(s, "call_stack_unwinding", "no");
-	apcw_prop(s, "parse_debug_info", "no");
-	apcw_prop(s, "high_resolution", "no");
-	apcw_prop(s, "buffer_mode", "streaming");
-	/* gatord's rates: normal ~1000/s, low ~100/s. */
-	apcw_prop(s, "sample_rate", r >= 500 ? "normal" : r ? "low" : "none");
-	apcw_prop(s, "duration", "0");
-	apcw_prop(s, "target_host", "");
-	apcw_prop(s, "target_port", "8080");
-	apcw_prop(s, "live_rate", "0");
+	for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++) {
+		const char *v = apc_attrs_get(me->session_attrs, me->nsession_attrs, ours[i][0]);
+		apcw_prop(s, ours[i][0], v ? v : ours[i][1]);
+	}
+	for (size_t i = 0; i < me->nsession_attrs; i++)
+		if (!xmlHasProp(s, (const xmlChar *)me->session_attrs[i].key))
+			apcw_prop(s, me->session_attrs[i].key, me->session_attrs[i].value);
 	rc = apcw_save(w, doc, "session.xml", err);
 	xmlFreeDoc(doc);
 	return rc;
@@ -1672,6 +1692,10 @@ static void apcw_event_node(xmlNodePtr e, const struct apc_counter_decl *d)
 	}
 	if (d->cls == APC_CLASS_ACTIVITY && d->cores)
 		apcw_propf(e, "cores", "%u", d->cores);
+	/* The rest as a capture read back gave them; never one twice. */
+	for (size_t k = 0; k < d->nxattrs; k++)
+		if (!xmlHasProp(e, (const xmlChar *)d->xattrs[k].key))
+			apcw_prop(e, d->xattrs[k].key, d->xattrs[k].value);
 }
 
 /*

@@ -159,6 +159,7 @@ static void decl_free(struct apc_counter_decl *d)
 	for (size_t i = 0; i < d->nactivities; i++)
 		free(d->activities[i].name);
 	free(d->activities);
+	apc_attrs_free(d->xattrs, d->nxattrs);
 }
 
 void apc_model_free(struct apc_model *m)
@@ -166,13 +167,13 @@ void apc_model_free(struct apc_model *m)
 	for (uint32_t i = 0; m->meta.cores && i < m->meta.ncores; i++)
 		free(m->meta.cores[i].name);
 	free(m->meta.cores);
-	for (size_t i = 0; i < m->meta.nattrs; i++) {
-		free(m->meta.attrs[i].key);
-		free(m->meta.attrs[i].value);
-	}
-	free(m->meta.attrs);
+	apc_attrs_free(m->meta.attrs, m->meta.nattrs);
+	apc_attrs_free(m->meta.target_attrs, m->meta.ntarget_attrs);
+	apc_attrs_free(m->meta.session_attrs, m->meta.nsession_attrs);
 	free(m->meta.target_name);
 	free(m->meta.source_format);
+	free(m->meta.capture_type);
+	free(m->meta.backtrace_processing);
 	for (size_t i = 0; i < m->ncounters; i++)
 		decl_free(&m->counters[i]);
 	free(m->counters);
@@ -264,22 +265,44 @@ int apc_model_set_cores(struct apc_model *m, uint32_t ncores)
 	return APC_OK;
 }
 
-int apc_model_add_attr(struct apc_model *m, const char *key, const char *value)
+int apc_attrs_add(struct apc_attr **list, size_t *n, const char *key, const char *value)
 {
-	struct apc_attr *na = realloc(m->meta.attrs, (m->meta.nattrs + 1) * sizeof *na);
+	struct apc_attr *na = realloc(*list, (*n + 1) * sizeof *na);
 
 	if (!na)
 		return APC_ENOMEM;
-	m->meta.attrs = na;
-	na[m->meta.nattrs].key = strdup(key);
-	na[m->meta.nattrs].value = strdup(value ? value : "");
-	if (!na[m->meta.nattrs].key || !na[m->meta.nattrs].value) {
-		free(na[m->meta.nattrs].key);
-		free(na[m->meta.nattrs].value);
+	*list = na;
+	na[*n].key = strdup(key);
+	na[*n].value = strdup(value ? value : "");
+	if (!na[*n].key || !na[*n].value) {
+		free(na[*n].key);
+		free(na[*n].value);
 		return APC_ENOMEM;
 	}
-	m->meta.nattrs++;
+	(*n)++;
 	return APC_OK;
+}
+
+const char *apc_attrs_get(const struct apc_attr *list, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i].key, key))
+			return list[i].value;
+	return NULL;
+}
+
+void apc_attrs_free(struct apc_attr *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(list[i].key);
+		free(list[i].value);
+	}
+	free(list);
+}
+
+int apc_model_add_attr(struct apc_model *m, const char *key, const char *value)
+{
+	return apc_attrs_add(&m->meta.attrs, &m->meta.nattrs, key, value);
 }
 
 void apc_model_unmapped(struct apc_model *m, const char *what, uint64_t n)
@@ -412,6 +435,15 @@ struct apc_ann *apc_batch_copy_ann(struct apc_batch *b, const struct apc_ann *a)
 			for (size_t i = 0; i < a->counter->nactivities; i++) {
 				d->activities[i] = a->counter->activities[i];
 				d->activities[i].name = batch_copy_str(b, a->counter->activities[i].name, &fail);
+			}
+		}
+		if (a->counter->nxattrs) {
+			d->xattrs = apc_batch_alloc(b, a->counter->nxattrs * sizeof *d->xattrs);
+			if (!d->xattrs)
+				return NULL;
+			for (size_t i = 0; i < a->counter->nxattrs; i++) {
+				d->xattrs[i].key = batch_copy_str(b, a->counter->xattrs[i].key, &fail);
+				d->xattrs[i].value = batch_copy_str(b, a->counter->xattrs[i].value, &fail);
 			}
 		}
 		c->counter = d;

@@ -48,6 +48,26 @@ struct apc_meta {
 	size_t nattrs;          /* free key/value attributes (Summary) */
 	struct apc_attr *attrs;
 	char *source_format;    /* reader name, for the summary */
+	/*
+	 * What a capture read back (APC input) says of itself that the
+	 * writer would otherwise decide: captured.xml's type ("Gator", or
+	 * "Perf" for a perf-mode capture, whose perf frames Streamline then
+	 * reads as such) and backtrace_processing, and its target cpuid
+	 * (gatord writes the highest core's, which names no core).  NULL /
+	 * has_target_cpuid 0: the writer's own ("Gator", "none", core 0's).
+	 */
+	char *capture_type;
+	char *backtrace_processing;
+	uint32_t target_cpuid;
+	int has_target_cpuid;
+	/* Further captured.xml <target> attributes, as the source wrote
+	 * them: written back verbatim. */
+	size_t ntarget_attrs;
+	struct apc_attr *target_attrs;
+	/* session.xml's attributes, as a capture read back wrote them: the
+	 * writer's own settings give way to them, the others follow. */
+	size_t nsession_attrs;
+	struct apc_attr *session_attrs;
 };
 
 /* ---- counter declarations -------------------------------------------- */
@@ -100,9 +120,15 @@ struct apc_counter_decl {
 	double multiplier;    /* 0 = omit */
 	uint32_t color;  int has_color;
 	enum apc_tri per_cpu, average_selection, average_cores, percentage;
-	uint32_t cores;       /* activity: number of units; 0 = omit */
+	uint32_t cores;       /* activity: number of units (captured.xml: any counter's); 0 = omit */
+	uint32_t count;       /* captured.xml count= (event-based sampling period); 0 = omit */
 	size_t nactivities;
 	struct apc_activity *activities;
+	/* Further attributes of its events.xml event that no field above
+	 * holds (gatord's derived=, proc=, advanced= ...), as a capture read
+	 * back wrote them: written back verbatim. */
+	size_t nxattrs;
+	struct apc_attr *xattrs;
 	uint64_t values;      /* filled by writers: values written */
 };
 
@@ -364,6 +390,15 @@ struct apc_counter_decl *apc_model_find_counter(struct apc_model *m, const char 
 /* Set the core count (allocates cores[]); returns APC_OK or APC_ENOMEM. */
 int apc_model_set_cores(struct apc_model *m, uint32_t ncores);
 int apc_model_add_attr(struct apc_model *m, const char *key, const char *value);
+/*
+ * apc_attrs_add() : append a copy of key=value (NULL value: "") to the
+ * list *list of *n entries; APC_OK or APC_ENOMEM (list unchanged).
+ * apc_attrs_get() : the value of key in the list, NULL if absent.
+ * apc_attrs_free() : free the list's strings and the list.
+ */
+int apc_attrs_add(struct apc_attr **list, size_t *n, const char *key, const char *value);
+const char *apc_attrs_get(const struct apc_attr *list, size_t n, const char *key);
+void apc_attrs_free(struct apc_attr *list, size_t n);
 
 /*
  * apc_model_unmapped() : count `n` things of kind `what` (copied) that could not be mapped.

@@ -36,7 +36,7 @@ EOF
 	run apcconv -v "$TMP/0000000000" -o "$TMP/out.apc"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grep -q 'not mapped: gatord 9.x perf frames (not expressible at protocol 680): 1' <<<"$output"
+	grep -q 'not mapped: .*gatord 9.x perf frames (not expressible at protocol 680): 1' <<<"$output"
 	apcverify "$TMP/out.apc"
 	[ "$(apcdump --summary "$TMP/out.apc" | awk '/^Frames:/ {print $2}')" -eq 2 ]
 }
@@ -112,4 +112,267 @@ EOF2
 	echo "$output"
 	[ "$status" -eq 0 ]
 	grep -q ' summary .* monotonic_delta=100 clock4=0 attr_key="uname" attr_value="Linux x"$' <<<"$output"
+}
+
+# cap DIR: DIR/0000000000 with a Summary and one Block Counter frame
+# (key 0x11 on core 0); the test writes DIR's XML files.
+cap() {
+	mkdir -p "$1"
+	pack "$1/0000000000" <<'EOF2'
+B = [summary(), p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5)]
+EOF2
+}
+
+@test "APC: the captured.xml target cpuid names no core" {
+	# gatord writes its highest core's cpuid there; the Summary names
+	# cores, and this one names none
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="2" cpuid="0xfffff"/>
+<counters><counter key="0x11" type="T_cnt0"/></counters></captured>
+EOF2
+	apcconv -q "$TMP/in.apc" -o "$TMP/out.apc"
+	run apcdump --frame=summary "$TMP/out.apc"
+	echo "$output"
+	[ "$(grep -c core_name <<<"$output")" -eq 0 ]
+	grep -q 'cores="2" cpuid="0xfffff"' "$TMP/out.apc/captured.xml"
+}
+
+@test "APC: the real gatord captures read back keep their XML" {
+	need_shared
+	for c in v68_nonroot v68_sleep sleep_counters; do
+		apcconv -q "$SHARED/apc/$c.apc" -o "$TMP/$c.apc"
+	done
+	# 9.x: the target cpuid 0xfffff names no core (no core names were sent)
+	grep -q 'cpuid="0xfffff"' "$TMP/sleep_counters.apc/captured.xml"
+	[ "$(apcdump --frame=summary "$TMP/sleep_counters.apc" | grep -c core_name)" -eq 0 ]
+	# perf mode stays perf mode (6.8: its perf frames 11 and 12 are
+	# carried), and the target keeps what gatord said of it
+	grep -q ' type="Perf"' "$TMP/v68_sleep.apc/captured.xml"
+	grep -q ' type="Gator"' "$TMP/v68_nonroot.apc/captured.xml"
+	grep -q 'supports_live="yes" local_capture="yes"/>' "$TMP/v68_nonroot.apc/captured.xml"
+	grep -q 'gatord_build_id="oss" supports_live="yes" local_capture="yes" os="linux"/>' \
+		"$TMP/sleep_counters.apc/captured.xml"
+	# events.xml: gatord's derived= and proc= stay with their counters
+	[ "$(grep -c 'counter="Perf_Hardware_[a-z]*" .* derived="yes"' "$TMP/v68_nonroot.apc/events.xml")" -eq 2 ]
+	grep -q 'counter="PERF_COUNT_SW_CPU_CLOCK" .* proc="no"' "$TMP/sleep_counters.apc/events.xml"
+	# 9.x's fourth Summary clock cannot be written, and is counted
+	run apcconv "$SHARED/apc/sleep_counters.apc" -o "$TMP/s2.apc"
+	grep -qF 'gatord 9.x Summary fourth clock (no place in a protocol 680 Summary): 1' <<<"$output"
+	# gatord's counters.xml beside the capture is not carried, and said so
+	grep -qF 'counters.xml (the counters the target offered; not carried): 1' <<<"$output"
+}
+
+@test "APC: captured.xml keeps what the model holds and counts the rest" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" backtrace_processing="gator" type="Perf" protocol="680" product="972" created="1700000000">
+<process process_name="app"/>
+<target name="board" sample_rate="100" cores="2" cpuid="0x41d03" supports_live="yes" local_capture="yes" os="linux"/>
+<gpus><gpu id="0x6221"/></gpus>
+<counters>
+<counter key="0x11" type="T_cnt0" event="0x8" count="1000" cores="2"/>
+<counter key="0x4" counter="C" title="t" name="n" class="constant" mode="per-core"/>
+<spe key="0x5" id="spe0"/>
+</counters></captured>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/captured.xml"
+	grep -q '<captured version="1" created="1700000000" protocol="680" backtrace_processing="gator" type="Perf">' "$TMP/out.apc/captured.xml"
+	grep -q '<target name="board" sample_rate="100" cores="2" cpuid="0x41d03" supports_live="yes" local_capture="yes" os="linux"/>' "$TMP/out.apc/captured.xml"
+	grep -q '<counter key="0x11" type="T_cnt0" event="0x8" count="1000" cores="2"/>' "$TMP/out.apc/captured.xml"
+	for what in '/captured/@product' /captured/process /captured/gpus /captured/counters/spe \
+		'/captured/counters/counter/@mode'; do
+		grep -qF "captured.xml $what: 1" <<<"$output"
+	done
+	apcverify -q "$TMP/out.apc"
+	# what was kept reads back the same, with nothing more to count
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	echo "$output"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
+	cmp "$TMP/out.apc/captured.xml" "$TMP/again.apc/captured.xml"
+}
+
+@test "APC: events.xml attributes without a field of their own are carried, the rest counted" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="T_cnt0" event="0x8"/>
+<counter key="0x12" type="A"/>
+<counter key="0x13" type="B"/>
+<counter key="0x14" type="U_cnt0" event="0x1"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events>
+<category name="T" counter_set="T_cnt" per_cpu="yes" supports_event_based_sampling="yes" advanced="yes">
+<event event="0x8" title="Cache" name="Refill" description="d" derived="yes" proc="no" class="weird"/>
+</category>
+<category name="L">
+<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" activity3="Gap" cores="2" derived="yes" option_set="Slave"><option name="o"/></event>
+<event counter="B" title="x" name="y" cores="4" event="0x5" proc="yes" color="0x1ffffffff"/>
+</category>
+<category name="U"><counter_set name="U_cnt" title="U0" count="1"/>
+<event event="0x1" title="t" name="n"/>
+</category>
+</events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -q '<event counter="T_cnt0" event="0x8" title="Cache" name="Refill" description="d" class="delta" per_cpu="yes" derived="yes" proc="no" supports_event_based_sampling="yes"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" cores="2" activity3="Gap" derived="yes"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="B" title="x" name="y" class="delta" cores="4" event="0x5" proc="yes"/>' "$TMP/out.apc/events.xml"
+	for what in '/events/category/@advanced' '/events/category/event/@class (value not understood)' \
+		'/events/category/event/@option_set' /events/category/event/option \
+		'/events/category/counter_set/@title' '/events/category/event/@color (out of range)'; do
+		grep -qF "events.xml $what: 1" <<<"$output"
+	done
+	apcverify -q "$TMP/out.apc"
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	echo "$output"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
+	cmp "$TMP/out.apc/events.xml" "$TMP/again.apc/events.xml"
+}
+
+@test "APC: a gatord 9.x Summary's fourth clock is counted" {
+	mkdir "$TMP/in.apc"
+	pack "$TMP/in.apc/0000000000" <<'EOF2'
+B = [
+    p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + p(480)
+    + s(b"uname") + s(b"Linux x") + s(b""),
+    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5),
+]
+EOF2
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="950"><target name="t" cores="1"/>
+<counters><counter key="0x11" type="T_cnt0"/></counters></captured>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'not mapped: gatord 9.x Summary fourth clock (no place in a protocol 680 Summary): 1' <<<"$output"
+	# the three the output has room for are kept, and the attributes
+	apcdump --frame=summary "$TMP/out.apc" |
+		grep -q ' timestamp=1700000000000000000 uptime=500 monotonic_delta=100 attr_key="uname" attr_value="Linux x"$'
+}
+
+@test "APC: every Summary attribute is kept, past the ones a message holds" {
+	# the frame decoder hands attributes past its per-message field limit
+	# on as summary_attrs messages
+	mkdir "$TMP/in.apc"
+	pack "$TMP/in.apc/0000000000" <<'EOF2'
+attrs = b"".join(s(b"k%d" % i) + s(b"v%d" % i) for i in range(40))
+B = [p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + attrs + s(b""),
+     p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5)]
+EOF2
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF2
+	apcdump --frame=summary "$TMP/in.apc" | grep -q ' summary_attrs '
+	apcconv -q "$TMP/in.apc" -o "$TMP/out.apc"
+	apcdump --frame=summary "$TMP/out.apc" | grep -o 'attr_key="k[0-9]*" attr_value="v[0-9]*"' > "$TMP/got"
+	cat "$TMP/got"
+	[ "$(wc -l < "$TMP/got")" -eq 40 ]
+	grep -qx 'attr_key="k39" attr_value="v39"' "$TMP/got"
+}
+
+@test "APC: session.xml settings are kept, its images and energy probe counted" {
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF2
+	cat >"$TMP/in.apc/session.xml" <<'EOF2'
+<?xml version="1.0" encoding="US-ASCII"?>
+<session version="1" call_stack_unwinding="yes" parse_debug_info="yes" high_resolution="no" buffer_mode="large" sample_rate="low" duration="3" target_host="10.99.3.109" target_port="8080" live_rate="100" stop_on_exit="yes">
+  <image path="H:\ls"/>
+  <image path="H:\libc.so.6"/>
+  <energy_capture version="1" type="none"><channel id="0" resistance="20"/></energy_capture>
+</session>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/session.xml"
+	grep -q '<session version="1" call_stack_unwinding="yes" parse_debug_info="yes" high_resolution="no" buffer_mode="large" sample_rate="low" duration="3" target_host="10.99.3.109" target_port="8080" live_rate="100" stop_on_exit="yes"/>' "$TMP/out.apc/session.xml"
+	grep -qF 'session.xml /session/image: 2' <<<"$output"
+	grep -qF 'session.xml /session/energy_capture: 1' <<<"$output"
+	apcverify -q "$TMP/out.apc"
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
+	cmp "$TMP/out.apc/session.xml" "$TMP/again.apc/session.xml"
+}
+
+@test "APC: the capture folder's other files are counted" {
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF2
+	echo '<counters><counter name="T_cnt0"/></counters>' > "$TMP/in.apc/counters.xml"
+	cp "$TMP/in.apc/0000000000" "$TMP/in.apc/0000000001"
+	mkdir "$TMP/in.apc/db"
+	touch "$TMP/in.apc/db/a" "$TMP/in.apc/db/b"
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'counters.xml (the counters the target offered; not carried): 1' <<<"$output"
+	grep -qF 'data files after 0000000000 (not read): 1' <<<"$output"
+	grep -qF 'other files in the capture folder (not carried): 2' <<<"$output"
+	# the same from an archive of the folder
+	tar -C "$TMP" -czf "$TMP/in.tar.gz" in.apc
+	run apcconv -v "$TMP/in.tar.gz" -o "$TMP/out2.apc"
+	echo "$output"
+	grep -qF 'other files in the capture folder (not carried): 2' <<<"$output"
+}
+
+@test "APC: an annotate connection that sent only its setup is counted" {
+	pack "$TMP/0000000000" <<'EOF2'
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 9, 9) + b"\x00"
+body = p(300) + p(0) + b"hi"
+ann = b"\x01" + struct.pack("<I", len(body)) + body
+B = [
+    summary(),
+    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5),
+    p(10) + p(1) + setup, p(10) + p(-1) + p(1),  # fd 1: setup, then gone
+    p(10) + p(2) + setup + ann,                   # fd 2 says something
+    p(10) + p(3) + setup,                         # fd 3 never does
+]
+EOF2
+	run apcconv -v "$TMP/0000000000" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'annotate connections that sent nothing after their setup: 2' <<<"$output"
+	[ "$(apcdump "$TMP/out.apc" | grep -c 'annotate_str .* text="hi"')" -eq 1 ]
+}
+
+@test "APC: an element's attributes are kept verbatim up to 256, the rest counted" {
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc/captured.xml" <<'EOF2'
+import sys
+attrs = " ".join('x%d="%d"' % (i, i) for i in range(300))
+open(sys.argv[1], "w").write('<?xml version="1.0"?>\n<captured version="1" protocol="680">'
+    '<target name="t" cores="1" %s/><counters><counter key="0x11" type="T"/></counters></captured>\n' % attrs)
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'captured.xml /captured/target/@* (too many to keep): 44' <<<"$output"
+	grep -q ' x255="255"/>' "$TMP/out.apc/captured.xml"
 }

@@ -1,8 +1,8 @@
 /*
  * test_model.c - the batch arena: what it hands out stays intact until
  * the next reset, across many chunks, oversized pieces and chunks reused
- * from earlier batches; and a batch that a reader overfills keeps its
- * cap.
+ * from earlier batches; a batch that a reader overfills keeps its cap;
+ * and a copied annotation owns what it points to.
  */
 #include <stdlib.h>
 
@@ -129,9 +129,45 @@ static void overfilled_batch_keeps_its_cap(void)
 	apc_batch_free(&b);
 }
 
+/*
+ * A copied annotation's counter declaration owns its further attributes
+ * (apc_batch_copy_ann() is how a reader's decoder buffer may be reused
+ * before the batch is written): the copy holds the same keys and values
+ * in the batch's arena, and outlives the originals.
+ */
+static void copied_ann_counter_owns_its_xattrs(void)
+{
+	struct apc_batch b;
+	struct apc_counter_decl d = {.type = "c", .event = -1};
+	struct apc_ann a = {.code = APC_ANN_COUNTER, .counter = &d};
+	struct apc_ann *c;
+
+	apc_batch_init(&b, 8);
+	T_ASSERT(apc_attrs_add(&d.xattrs, &d.nxattrs, "derived", "yes") == APC_OK);
+	T_ASSERT(apc_attrs_add(&d.xattrs, &d.nxattrs, "proc", NULL) == APC_OK);
+	c = apc_batch_copy_ann(&b, &a);
+	T_ASSERT(c && c->counter);
+	if (c && c->counter) {
+		T_EQ_INT(c->counter->nxattrs, 2);
+		T_ASSERT(c->counter->xattrs != d.xattrs);
+		apc_attrs_free(d.xattrs, d.nxattrs);
+		d.xattrs = NULL;
+		d.nxattrs = 0;
+		T_ASSERT(!strcmp(c->counter->xattrs[0].key, "derived"));
+		T_ASSERT(!strcmp(c->counter->xattrs[0].value, "yes"));
+		T_ASSERT(!strcmp(c->counter->xattrs[1].key, "proc"));
+		T_ASSERT(!strcmp(c->counter->xattrs[1].value, ""));
+		T_ASSERT(!strcmp(apc_attrs_get(c->counter->xattrs, 2, "proc"), ""));
+		T_ASSERT(!apc_attrs_get(c->counter->xattrs, 2, "advanced"));
+	}
+	apc_attrs_free(d.xattrs, d.nxattrs);
+	apc_batch_free(&b);
+}
+
 void run_tests(void)
 {
 	T_RUN(arena_survives_resets);
 	T_RUN(small_allocs_share_a_chunk);
 	T_RUN(overfilled_batch_keeps_its_cap);
+	T_RUN(copied_ann_counter_owns_its_xattrs);
 }
