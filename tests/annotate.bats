@@ -43,7 +43,7 @@ EOF
 	run apcconv -v "$TMP/s5.bin" -o "$TMP/s5.apc"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	! grep -q 'not mapped' <<<"$output"
+	! grep -q 'not mapped' <<<"$output" || false
 	run apcdump "$TMP/s5.apc"
 	echo "$output"
 	grep -q 'annotate_setup .* version=5 tid=77 ' <<<"$output"
@@ -73,7 +73,7 @@ EOF
 	run apcconv -v "$TMP/s3.bin" -o "$TMP/s3.apc"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	! grep -q 'not mapped' <<<"$output"
+	! grep -q 'not mapped' <<<"$output" || false
 	run apcdump "$TMP/s3.apc"
 	echo "$output"
 	grep -q 'annotate_setup .* version=3 tid=77 ' <<<"$output"

@@ -116,7 +116,7 @@ EOF2
 	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	! grep -q 'not mapped' <<<"$output"
+	! grep -q 'not mapped' <<<"$output" || false
 	grep -Eq 'net\.pkt +2 +-> counter' <<<"$output"
 	grep -Eq 'net\.drop +1 +-> counter' <<<"$output"
 	grep -Eq 'disk\.io +2 +-> counter' <<<"$output"
