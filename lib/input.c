@@ -286,10 +286,13 @@ static ssize_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
 			if (r < 0)
 				break;
 			if (r == 0) {
+				/* the offset is in the decompressed data, as every
+				 * later error's is; the cut is in the file */
 				if (s->gz_member)
-					st_fail(s, APC_EDATA, APC_NO_OFFSET,
-						"truncated gzip stream after %llu bytes",
-						(unsigned long long)(s->produced + (n - s->z.avail_out)));
+					st_fail(s, APC_EDATA,
+						(int64_t)(s->produced + (n - s->z.avail_out)),
+						"truncated gzip stream (the compressed data ends at "
+						"byte %llu)", (unsigned long long)s->raw_pos);
 				s->gz_done = 1;
 				break;
 			}
@@ -310,8 +313,9 @@ static ssize_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
 		if (ret == Z_BUF_ERROR && s->z.avail_in == 0)
 			continue;
 		if (ret != Z_OK) {
-			st_fail(s, APC_EDATA, APC_NO_OFFSET, "gzip data corrupt after %llu bytes (%s)",
-				(unsigned long long)(s->produced + (n - s->z.avail_out)),
+			st_fail(s, APC_EDATA, (int64_t)(s->produced + (n - s->z.avail_out)),
+				"gzip data corrupt at compressed byte %llu (%s)",
+				(unsigned long long)(s->raw_pos - s->z.avail_in),
 				s->z.msg ? s->z.msg : "invalid data");
 			break;
 		}

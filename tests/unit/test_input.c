@@ -418,7 +418,9 @@ static void gzip_corrupt_is_edata(void)
 		T_EQ_INT(r, -1);
 		T_EQ_INT(err.status, APC_EDATA);
 		T_EQ_STR(err.file, bad);
-		T_ASSERT(strstr(err.msg, "gzip data corrupt after ") != NULL);
+		T_ASSERT(strstr(err.msg, "gzip data corrupt at compressed byte ") != NULL);
+		/* the offset counts the decompressed bytes, as later errors' do */
+		T_EQ_INT(err.offset, (int64_t)len);
 		/* what came before the damage (half way) was delivered and is right */
 		T_ASSERT(len >= n / 4);
 		if (len >= n / 4)
@@ -456,6 +458,12 @@ static void gzip_truncated_is_edata(void)
 		T_EQ_INT(err.status, APC_EDATA);
 		T_ASSERT(strstr(err.msg, "truncated gzip stream") != NULL);
 		T_ASSERT(have > 0 && have < n);
+		T_EQ_INT(err.offset, (int64_t)have);
+		{
+			char want[64];
+			snprintf(want, sizeof want, "ends at byte %zu)", zlen / 2);
+			T_ASSERT(strstr(err.msg, want) != NULL);
+		}
 		T_EQ_MEM(buf, data, have);
 		/* the failure is sticky */
 		T_EQ_INT(apc_stream_read(s, buf, 10, &err), -1);
