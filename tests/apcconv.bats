@@ -440,3 +440,36 @@ PY
 	grep -q -- '--end must come after --begin' <<<"$output"
 	[ ! -e "$TMP/w.apc" ]
 }
+
+# conv_cut FILE N : apcconv on the first N bytes of FILE (as $TMP/cut/
+# and FILE's name), writing to $TMP/out/o.apc; the output folder starts
+# empty.
+conv_cut() {
+	mkdir -p "$TMP/cut"
+	head -c "$2" "$1" > "$TMP/cut/${1##*/}"
+	rm -rf "$TMP/out" && mkdir "$TMP/out"
+	run apcconv "$TMP/cut/${1##*/}" -o "$TMP/out/o.apc"
+	echo "cut at $2: status $status: $output"
+}
+
+@test "a cut .gz of a Barman dump or a bare capture keeps what came before the cut" {
+	# Barman: converted up to the cut, as a cut .bin is
+	gzip -c "$TD/barman/demo.bin" > "$TMP/b.bin.gz"
+	conv_cut "$TMP/b.bin.gz" $(($(stat -c %s "$TMP/b.bin.gz") / 2))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/b.bin.gz: offset 0x"* ]]
+	apcverify -q "$TMP/out/o.apc"
+	[ "$(count_msgs "$TMP/out/o.apc" activity)" -gt 0 ]
+	# Barman, only the gzip trailer cut: every record, and the cut told
+	conv_cut "$TMP/b.bin.gz" $(($(stat -c %s "$TMP/b.bin.gz") - 3))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/b.bin.gz: offset 0xc6b0: truncated gzip stream (the compressed data ends at byte "* ]]
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/whole.apc"
+	diff -r "$TMP/whole.apc" "$TMP/out/o.apc"
+	# a bare data file: damaged data (1), not an I/O error (2)
+	gzip -c "$TMP/whole.apc/0000000000" > "$TMP/d.apc.gz"
+	conv_cut "$TMP/d.apc.gz" $(($(stat -c %s "$TMP/d.apc.gz") / 2))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/d.apc.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte "* ]]
+	apcverify -q "$TMP/out/o.apc"
+}
