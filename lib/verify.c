@@ -35,6 +35,8 @@
 #include "verify.h"
 
 const struct apc_vcheck apc_verify_checks[] = {
+	{"archive", APC_V_ERROR,
+	 "the archive or gzip stream holding the capture is damaged or cut short"},
 	{"data-file", APC_V_ERROR, "the capture has no 0000000000 data file"},
 	{"frame-truncated", APC_V_ERROR,
 	 "a frame's length word or body is cut short, or its length is impossible"},
@@ -1362,6 +1364,20 @@ static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, cons
 
 /* ---- driver -------------------------------------------------------------- */
 
+/*
+ * The capture's archive (or its gzip stream) is damaged: one problem,
+ * with the offset in the archive; what the damage cut short or left out
+ * is reported by the checks that miss it.
+ */
+static void v_damage(struct verify *v, const struct apc_err *d)
+{
+	if (d->offset != APC_NO_OFFSET)
+		v_prob(v, APC_V_ERROR, "archive", -1, -1, "offset 0x%llx: %s",
+		       (unsigned long long)d->offset, d->msg);
+	else
+		v_prob(v, APC_V_ERROR, "archive", -1, -1, "%s", d->msg);
+}
+
 static int v_data(struct verify *v, struct apc_stream *s, struct apc_err *err)
 {
 	struct apc_frame_reader *fr;
@@ -1476,8 +1492,17 @@ int apc_verify_path(const char *path,
 	apc_err_clear(err);
 
 	rc = apc_input_open(path, &in, err);
+	if (rc == APC_EDATA) {
+		/* damaged before anything could be read: a problem with the
+		 * capture, not a failure to read it */
+		v_damage(&v, err);
+		apc_err_clear(err);
+		return APC_OK;
+	}
 	if (rc < 0)
 		return rc;
+	if (apc_input_damage(in))
+		v_damage(&v, apc_input_damage(in));
 	tree = apc_input_is_tree(in);
 	if (tree) {
 		if (!apc_input_has(in, "0000000000")) {
