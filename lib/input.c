@@ -244,12 +244,12 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 		 * input: upstream dies with us, and a reader taking that EOF
 		 * for a truncated trace would have the damage salvaged. */
 		if (apc_interrupted()) {
-			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read %s: interrupted", s->name);
+			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read: interrupted");
 			return -1;
 		}
 		if (r < 0) {
-			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read %s: %s", s->name,
-				strerror(errno));
+			apc_err_sys(&s->saved, APC_EIO, s->name, "cannot read", errno);
+			s->failed = 1;
 			return -1;
 		}
 	} else if (s->src == SRC_RANGE) {
@@ -1254,8 +1254,9 @@ static int spool(struct apc_stream *s, struct apc_err *err, struct apc_err *dama
 			if (k < 0 && errno == EINTR)
 				continue;
 			if (k < 0) {
-				apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
-					    "cannot spool %s to %s: %s", s->name, dir, strerror(errno));
+				char what[300];
+				snprintf(what, sizeof what, "cannot copy it into %s", dir);
+				apc_err_sys(err, APC_EIO, s->name, what, errno);
 				goto fail;
 			}
 			w += k;
@@ -1264,8 +1265,7 @@ static int spool(struct apc_stream *s, struct apc_err *err, struct apc_err *dama
 	free(tmpl);
 	free(buf);
 	if (lseek(fd, 0, SEEK_SET) < 0) {
-		apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot rewind spool file: %s",
-			    strerror(errno));
+		apc_err_sys(err, APC_EIO, s->name, "cannot rewind its temporary copy", errno);
 		close(fd);
 		return APC_EIO;
 	}
