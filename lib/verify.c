@@ -1268,6 +1268,21 @@ static int v_slurp(struct apc_input *in, const char *member, uint8_t **buf, size
 	return rc;
 }
 
+/*
+ * An XML member the archive's damage cut short: a problem of the
+ * capture (its check's), not a failure to read it.  Returns 1.
+ */
+static int v_xml_cut(struct verify *v, const char *member, const char *check, struct apc_err *err)
+{
+	if (err->offset != APC_NO_OFFSET)
+		v_xml(v, APC_V_ERROR, check, member, "offset 0x%llx: %s (not checked)",
+		      (unsigned long long)err->offset, err->msg);
+	else
+		v_xml(v, APC_V_ERROR, check, member, "%s (not checked)", err->msg);
+	apc_err_clear(err);
+	return 1;
+}
+
 /* captured.xml: keys, protocol, perf mode; events.xml types. */
 static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, const uint8_t *evs,
 		       size_t evlen)
@@ -1479,7 +1494,7 @@ int apc_verify_path(const char *path,
 	struct apc_stream *data = NULL;
 	uint8_t *cap = NULL, *evs = NULL;
 	size_t caplen = 0, evlen = 0;
-	int rc, tree;
+	int rc, tree, cap_cut = 0;
 
 	memset(res, 0, sizeof *res);
 	memset(&v, 0, sizeof v);
@@ -1512,12 +1527,16 @@ int apc_verify_path(const char *path,
 		}
 		if (apc_input_has(in, "captured.xml")) {
 			rc = v_slurp(in, "captured.xml", &cap, &caplen, err);
-			if (rc < 0)
+			if (rc == APC_EDATA)
+				cap_cut = v_xml_cut(&v, "captured.xml", "captured-xml", err);
+			else if (rc < 0)
 				goto out;
 		}
 		if (apc_input_has(in, "events.xml")) {
 			rc = v_slurp(in, "events.xml", &evs, &evlen, err);
-			if (rc < 0)
+			if (rc == APC_EDATA)
+				v_xml_cut(&v, "events.xml", "events-xml", err);
+			else if (rc < 0)
 				goto out;
 		}
 	} else if (strcmp(path, "-") != 0) {
@@ -1527,10 +1546,10 @@ int apc_verify_path(const char *path,
 	}
 	if (cap)
 		v_xml_files(&v, cap, caplen, evs, evlen);
-	else if (tree)
+	else if (tree && !cap_cut)
 		v_xml(&v, APC_V_ERROR, "captured-xml", "captured.xml",
 		      "captured.xml is missing (keys cannot be checked)");
-	else
+	else if (!tree)
 		v_xml(&v, APC_V_WARNING, "captured-xml", "captured.xml",
 		      "no captured.xml beside a bare data file: key declarations not checked");
 

@@ -347,6 +347,14 @@ for l in sys.stdin:
 	[[ "${lines[0]}" == "$TMP/cut.apc.tar: error: offset 0x1388: truncated tar archive: it ends inside the data of c.apc/0000000000 (3976 of its "*" bytes) [archive]" ]]
 	grep -q "captured.xml is missing .*\[captured-xml\]$" <<<"$output"
 	grep -Eq "^$TMP/cut.apc.tar: frame [0-9]+ @0x[0-9a-f]+: error: truncated archive: the member ends after 3976 of its [0-9]+ bytes \[frame-truncated\]$" <<<"$output"
+	# cut in captured.xml: checked no further, a problem all the same
+	at=$(python3 -c 'import sys, tarfile
+print(tarfile.open(sys.argv[1]).getmember("c.apc/captured.xml").offset_data + 75)' "$TMP/c.apc.tar")
+	head -c "$at" "$TMP/c.apc.tar" > "$TMP/x.apc.tar"
+	run apcverify "$TMP/x.apc.tar"
+	[ "$status" -eq 1 ]
+	grep -q "^$TMP/x.apc.tar: captured.xml: error: offset 0x4b: truncated archive: the member ends after 75 of its [0-9]* bytes (not checked) \[captured-xml\]$" <<<"$output"
+	[ "${lines[-1]}" = "$TMP/x.apc.tar: 2 errors, 0 warnings" ]
 	# a zip without its end record: every member whole, one error
 	head -c $(($(stat -c %s "$TMP/c.apc.zip") - 22)) "$TMP/c.apc.zip" > "$TMP/cut.apc.zip"
 	run apcverify "$TMP/cut.apc.zip"
