@@ -540,6 +540,14 @@ int apc_stream_skip(struct apc_stream *s, uint64_t n, struct apc_err *err)
 	return APC_OK;
 }
 
+int apc_stream_held_error(const struct apc_stream *s, struct apc_err *err)
+{
+	if (!s->failed)
+		return 0;
+	st_copy_err(s, err);
+	return 1;
+}
+
 const char *apc_stream_name(const struct apc_stream *s)
 {
 	return s->name;

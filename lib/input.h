@@ -101,6 +101,13 @@ ssize_t apc_stream_read(struct apc_stream *s, void *buf, size_t n, struct apc_er
 /* Skip n bytes forward (reads and discards, or lseek for plain files). */
 int apc_stream_skip(struct apc_stream *s, uint64_t n, struct apc_err *err);
 
+/*
+ * apc_stream_held_error() : 1 with err set when a read has already met
+ * an error that is held back until the bytes before it are consumed (a
+ * gzip stream cut inside what a peek looked at), else 0.
+ */
+int apc_stream_held_error(const struct apc_stream *s, struct apc_err *err);
+
 /* Name for messages: "trace.tar.gz:cpu/0" for members, else the path. */
 const char *apc_stream_name(const struct apc_stream *s);
 /* Uncompressed bytes consumed so far (the offset errors refer to). */

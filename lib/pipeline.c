@@ -560,6 +560,13 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 			rc = APC_EDATA;
 			goto out;
 		}
+		/* a gzip stream cut (or a read failing) within the bytes the
+		 * bids looked at: that, not an unknown format, went wrong */
+		if (!fmt && apc_input_stream(inputs[0]) &&
+		    apc_stream_held_error(apc_input_stream(inputs[0]), err) && err->status < 0) {
+			rc = err->status;
+			goto out;
+		}
 		if (!fmt) {
 			rc = apc_err_set(err, APC_EDATA, o->inputs[0], APC_NO_OFFSET,
 					 "cannot tell the input format (try -f FORMAT; see --list-formats)");

@@ -525,6 +525,17 @@ conv_cut() {
 	apcverify -q "$TMP/out/o.apc"
 }
 
+@test "a .gz of no known format cut short: the cut is told, not an unknown format" {
+	seq 1 30000 | gzip -c > "$TMP/n.gz"
+	run apcconv "$TMP/n.gz" -o "$TMP/n.apc"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot tell the input format"* ]]
+	conv_cut "$TMP/n.gz" 1000
+	[ "$status" -eq 1 ]
+	[[ "$output" == "apcconv: $TMP/cut/n.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte 1000)" ]]
+	[ -z "$(ls -A "$TMP/out")" ]
+}
+
 @test "a cut LTT tarball: the CPU data before the cut is converted, the cut told" {
 	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
 	"$APC_TOOLS/lttgen" --seed 3 --events 2000 -o "$TMP/ltt" >/dev/null

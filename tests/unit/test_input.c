@@ -476,6 +476,39 @@ static void gzip_truncated_is_edata(void)
 	free(data);
 }
 
+/* A cut the look-ahead already met is told before its bytes are read. */
+static void gzip_cut_error_held(void)
+{
+	const char *good = tpath("small.gz"), *bad = tpath("smallcut.gz");
+	size_t n = 3000, zlen;
+	uint8_t *data = gen(n, 7), *z;
+	struct apc_input *in;
+	struct apc_err err;
+	const uint8_t *p;
+
+	write_gzip(good, "wb", data, n);
+	T_EQ_INT(apc_input_open(good, &in, &err), APC_OK);
+	if (in) {
+		T_EQ_INT(apc_stream_peek(apc_input_stream(in), &p, APC_PEEK_MAX, &err), (ssize_t)n);
+		T_EQ_INT(apc_stream_held_error(apc_input_stream(in), &err), 0);
+		apc_input_close(in);
+	}
+	z = read_whole(good, &zlen);
+	write_file(bad, z, zlen - 3); /* the trailer cut: every byte there */
+	T_EQ_INT(apc_input_open(bad, &in, &err), APC_OK);
+	if (in) {
+		struct apc_stream *s = apc_input_stream(in);
+		T_EQ_INT(apc_stream_peek(s, &p, APC_PEEK_MAX, &err), (ssize_t)n);
+		apc_err_clear(&err);
+		T_EQ_INT(apc_stream_held_error(s, &err), 1);
+		T_EQ_INT(err.status, APC_EDATA);
+		T_ASSERT(strstr(err.msg, "truncated gzip stream") != NULL);
+		apc_input_close(in);
+	}
+	free(z);
+	free(data);
+}
+
 static void missing_file_names_path(void)
 {
 	struct apc_input *in = (struct apc_input *)1;
@@ -1189,6 +1222,7 @@ void run_tests(void)
 	T_RUN(gzip_concatenated_members);
 	T_RUN(gzip_corrupt_is_edata);
 	T_RUN(gzip_truncated_is_edata);
+	T_RUN(gzip_cut_error_held);
 	T_RUN(missing_file_names_path);
 	T_RUN(slurp_limit);
 	T_RUN(directory_tree);
