@@ -61,6 +61,21 @@ static void show_progress(void *ctx, uint64_t frames, uint64_t bytes)
 }
 
 /* Print the counter names and each event of the Events XML, one a line. */
+/*
+ * PROG: FILE: message.  The agent's address is the FILE unless the error
+ * names one of its own (the output, or the address as connected).
+ */
+static void print_err(const char *agent, const struct apc_err *err, const char *tail)
+{
+	char msg[2048];
+
+	apc_err_format(err, msg, sizeof msg);
+	if (err->file[0])
+		fprintf(stderr, PROG ": %s%s\n", msg, tail);
+	else
+		fprintf(stderr, PROG ": %s: %s%s\n", agent, msg, tail);
+}
+
 static void list_counters(const char *counters, size_t clen, const char *events, size_t elen)
 {
 	struct apc_gator_xml_iter it;
@@ -183,7 +198,7 @@ int main(int argc, char **argv)
 		size_t cl, el;
 		rc = apc_gator_list(host, o.port, o.timeout_ms, &counters, &cl, &events, &el, &err);
 		if (rc != APC_OK) {
-			fprintf(stderr, PROG ": %s: %s\n", argv[optind], apc_err_format(&err, msg, sizeof msg));
+			print_err(argv[optind], &err, "");
 			return 2;
 		}
 		list_counters(counters, cl, events, el);
@@ -230,8 +245,8 @@ int main(int argc, char **argv)
 		fputs("\r\033[K", stderr);
 	status = rc == APC_OK ? 0 : rc == APC_EDATA ? 1 : 2;
 	if (rc != APC_OK)
-		fprintf(stderr, PROG ": %s: %s%s\n", argv[optind], apc_err_format(&err, msg, sizeof msg),
-			rc == APC_EDATA ? " (the capture is cut short; what arrived was kept)" : "");
+		print_err(argv[optind], &err,
+			  rc == APC_EDATA ? " (the capture is cut short; what arrived was kept)" : "");
 	if (status != 2 && !quiet)
 		fprintf(stderr, PROG ": %s: %llu frames, %llu bytes in %.1f s%s -> %s\n", argv[optind],
 			(unsigned long long)r.frames, (unsigned long long)r.bytes, r.seconds,

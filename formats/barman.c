@@ -187,6 +187,9 @@ struct barman {
 	size_t win_cap, win_pos, win_len;
 	uint64_t win_abs;
 	int eof;
+	/* Set when the stream broke after good bytes (a cut .gz): read
+	 * as the end of the file, and reported if nothing else is. */
+	struct apc_err cut;
 
 	uint8_t *stash;
 	int stash_cut;       /* the file ended inside the stashed piece */
@@ -333,6 +336,13 @@ static ssize_t barman_want(struct apc_reader *r, struct barman *b, size_t n)
 	}
 	while (b->win_len < n && !b->eof) {
 		ssize_t k = apc_stream_read(b->s, b->win + b->win_len, b->win_cap - b->win_len, &r->err);
+		if (k < 0 && r->err.status == APC_EDATA) {
+			/* damaged compressed data: what came before it is the
+			 * dump, decoded as a dump cut there would be */
+			b->cut = r->err;
+			apc_err_clear(&r->err);
+			k = 0;
+		}
 		if (k < 0)
 			return -1;
 		if (k == 0)
@@ -891,6 +901,7 @@ static int barman_open(struct apc_reader *r)
 	if (!b)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	r->priv = b;
+	apc_err_clear(&b->cut);
 	b->fast = (apc_cpu_features() & APC_CPU_FAST) != 0;
 	b->ann_tid = 1;
 	b->s = apc_input_stream(r->inputs[0]);
@@ -1620,6 +1631,12 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 			b->finished = 1;
 			if (b->holding) {
 				r->err = b->held;
+				return r->err.status;
+			}
+			if (b->cut.status < 0) {
+				/* every record was there: the damage is past them */
+				r->damaged = 1;
+				r->err = b->cut;
 				return r->err.status;
 			}
 			break;

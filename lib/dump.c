@@ -1458,6 +1458,14 @@ static void dump_frames(struct dump *d, struct apc_stream *s)
 	apc_frame_reader_free(fr);
 }
 
+/* The capture's archive is damaged: one problem, named by the archive. */
+static void dump_damage(struct dump *d, const struct apc_input *in)
+{
+	struct apc_err e = *apc_input_damage(in);
+
+	dump_problem(d, &e);
+}
+
 int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 {
 	struct dump d;
@@ -1485,15 +1493,23 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 			goto out;
 		}
 		if (o->xml) {
-			if (!d.doc) {
+			if (d.doc) {
+				dump_print_xml(&d);
+				if (apc_input_damage(in))
+					dump_damage(&d, in);
+			} else if (apc_input_damage(in)) {
+				dump_damage(&d, in); /* it went with the damage */
+			} else {
 				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET, "no captured.xml in the capture");
 				dump_problem(&d, &e);
-			} else {
-				dump_print_xml(&d);
 			}
 			goto out;
 		}
 		if (!apc_input_has(in, "0000000000")) {
+			if (apc_input_damage(in)) {
+				dump_damage(&d, in);
+				goto out;
+			}
 			apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
 				    "no 0000000000 data file (not an .apc capture?)");
 			dump_problem(&d, &e);
@@ -1522,6 +1538,9 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	 * captured.xml the frame decoder guesses from the bytes. */
 	d.clocks = d.protocol ? (d.protocol >= 910 ? 4 : 3) : 0;
 	dump_frames(&d, s);
+	/* after the listing, whose end the damage may be */
+	if (apc_input_damage(in))
+		dump_damage(&d, in);
 	if (o->summary && d.status != APC_EIO) {
 		/* Tables may be empty (NULL), which qsort must not see. */
 		if (d.nctrs > 1)

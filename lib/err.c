@@ -38,16 +38,22 @@ int apc_err_set(struct apc_err *e, int status, const char *file, int64_t offset,
 	return status;
 }
 
-int apc_err_sys(struct apc_err *e, int status, const char *file, const char *what, int errnum)
+int apc_err_text(struct apc_err *e, int status, const char *file, const char *what,
+		 const char *text)
 {
 	char m[160];
 
-	snprintf(m, sizeof m, "%s", strerror(errnum));
+	snprintf(m, sizeof m, "%s", text ? text : "unknown error");
 	/* "No such file or directory": messages here are lowercase (but
 	 * not an acronym such as "EOF") */
 	if (m[0] >= 'A' && m[0] <= 'Z' && !(m[1] >= 'A' && m[1] <= 'Z'))
 		m[0] = (char)(m[0] - 'A' + 'a');
 	return apc_err_set(e, status, file, APC_NO_OFFSET, "%s: %s", what, m);
+}
+
+int apc_err_sys(struct apc_err *e, int status, const char *file, const char *what, int errnum)
+{
+	return apc_err_text(e, status, file, what, strerror(errnum));
 }
 
 void apc_err_index(struct apc_err *e, const char *what, int64_t index)

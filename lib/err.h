@@ -38,6 +38,10 @@ void apc_err_clear(struct apc_err *e);
 /* apc_err_sys() : an error from errno for `file`: "what: message", the
  * system's message lowercased.  Returns status. */
 int apc_err_sys(struct apc_err *e, int status, const char *file, const char *what, int errnum);
+/* apc_err_text() : the same for a message that is not an errno's
+ * (gai_strerror()). */
+int apc_err_text(struct apc_err *e, int status, const char *file, const char *what,
+		 const char *text);
 
 /*
  * apc_err_set() : record a failure.  file may be NULL, offset may be

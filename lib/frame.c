@@ -194,6 +194,16 @@ static ssize_t frame_fill(struct apc_frame_reader *fr, size_t need, struct apc_e
 	return (ssize_t)(fr->len - fr->pos);
 }
 
+/*
+ * The status of a failed stream read: the stream's own (APC_EDATA for a
+ * gzip stream or archive member cut short, whose bytes before the cut
+ * were good), else APC_EIO.
+ */
+static int frame_read_failed(const struct apc_err *err)
+{
+	return err && err->status < 0 ? err->status : APC_EIO;
+}
+
 /* apc_frame_read() with read-ahead: the same frames, errors and offsets. */
 static int frame_read_ahead(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_err *err)
 {
@@ -205,7 +215,7 @@ static int frame_read_ahead(struct apc_frame_reader *fr, struct apc_frame *f, st
 	if (avail == -2)
 		return apc_err_set(err, APC_ENOMEM, name, (int64_t)f->offset, "out of memory");
 	if (avail == -1 && fr->len == fr->pos)
-		return APC_EIO;
+		return frame_read_failed(err);
 	if (avail == -1)
 		avail = (ssize_t)(fr->len - fr->pos);
 	if (avail == 0)
@@ -236,7 +246,7 @@ static int frame_read_ahead(struct apc_frame_reader *fr, struct apc_frame *f, st
 		return apc_err_set(err, APC_ENOMEM, name, (int64_t)f->offset,
 				   "out of memory for a frame of %ld bytes", (long)len);
 	if (avail == -1)
-		return APC_EIO;
+		return frame_read_failed(err);
 	if ((size_t)avail < 4u + (size_t)len) {
 		fr->pos = fr->len;
 		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
@@ -278,7 +288,7 @@ int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_
 	}
 	got = apc_stream_read(fr->s, lw, sizeof lw, err);
 	if (got < 0)
-		return APC_EIO;
+		return frame_read_failed(err);
 	if (got == 0)
 		return APC_END;
 	if (got < 4) {
@@ -321,7 +331,7 @@ int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_
 					   "out of memory for a frame of %ld bytes", (long)len);
 		got = apc_stream_read(fr->s, fr->buf + have, step, err);
 		if (got < 0)
-			return APC_EIO;
+			return frame_read_failed(err);
 		if (got == 0) {
 			apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
 				    "frame length %ld runs past the end of the file, %zu bytes left "

@@ -66,8 +66,10 @@ void apc_frame_reader_free(struct apc_frame_reader *fr);
 /*
  * apc_frame_read() : the next frame.  APC_OK, APC_END at a clean end of
  * file, APC_EDATA for a truncated length word or body, a negative length
- * or one over APC_FRAME_MAX (err names the offset), APC_EIO on read
- * errors.  A bad code/core packed integer is not an error here:
+ * or one over APC_FRAME_MAX (err names the offset), and the stream's
+ * status when a read fails (APC_EDATA for a cut gzip stream or archive
+ * member, APC_EIO for the system's errors).  A bad code/core packed
+ * integer is not an error here:
  * f->type = -1 and the verifier reports it.
  */
 int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_err *err);

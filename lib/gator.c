@@ -163,6 +163,17 @@ int apc_gator_split_hostport(const char *s, unsigned def_port, char *host, size_
 	return 0;
 }
 
+/*
+ * "HOST:PORT" ("[::1]:PORT" for an IPv6 address) into buf: what the
+ * socket's errors name, as a file's name its errors ("PROG: HOST:PORT:
+ * cannot connect: connection refused").
+ */
+static const char *gator_peer(char *buf, size_t len, const char *host, unsigned port)
+{
+	snprintf(buf, len, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+	return buf;
+}
+
 int apc_gator_connect(const char *host, unsigned port, int timeout_ms, int *fd,
 		      struct apc_err *err)
 {
@@ -178,8 +189,7 @@ int apc_gator_connect(const char *host, unsigned port, int timeout_ms, int *fd,
 	snprintf(ps, sizeof ps, "%u", port);
 	rc = getaddrinfo(host, ps, &hints, &res);
 	if (rc != 0)
-		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot resolve %s: %s", host,
-				   gai_strerror(rc));
+		return apc_err_text(err, APC_EIO, host, "cannot resolve", gai_strerror(rc));
 	for (ai = res; ai; ai = ai->ai_next) {
 		int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
 		if (s < 0) {
@@ -218,9 +228,11 @@ int apc_gator_connect(const char *host, unsigned port, int timeout_ms, int *fd,
 		close(s);
 	}
 	freeaddrinfo(res);
-	if (*fd < 0)
-		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot connect to %s:%u: %s",
-				   host, port, strerror(last));
+	if (*fd < 0) {
+		char peer[300];
+		return apc_err_sys(err, APC_EIO, gator_peer(peer, sizeof peer, host, port),
+				   "cannot connect", last);
+	}
 	return APC_OK;
 }
 
@@ -239,8 +251,7 @@ int apc_gator_listen(const char *addr, unsigned port, int *fd, unsigned *bound,
 	snprintf(ps, sizeof ps, "%u", port);
 	rc = getaddrinfo(addr, ps, &hints, &res);
 	if (rc != 0)
-		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot resolve %s: %s",
-				   addr ? addr : "*", gai_strerror(rc));
+		return apc_err_text(err, APC_EIO, addr ? addr : "*", "cannot resolve", gai_strerror(rc));
 	for (ai = res; ai; ai = ai->ai_next) {
 		int one = 1, s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
 		if (s < 0) {
@@ -257,9 +268,11 @@ int apc_gator_listen(const char *addr, unsigned port, int *fd, unsigned *bound,
 		break;
 	}
 	freeaddrinfo(res);
-	if (*fd < 0)
-		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot listen on %s:%u: %s",
-				   addr ? addr : "*", port, strerror(last));
+	if (*fd < 0) {
+		char at[300];
+		return apc_err_sys(err, APC_EIO, gator_peer(at, sizeof at, addr ? addr : "*", port),
+				   "cannot listen", last);
+	}
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
 	*bound = port;
@@ -324,16 +337,14 @@ int apc_gator_read(int fd, void *buf, size_t n, int timeout_ms, struct apc_err *
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot read: %s",
-					   strerror(errno));
+			return apc_err_sys(err, APC_EIO, NULL, "cannot read", errno);
 		int w = gator_wait(fd, POLLIN, deadline);
 		if (w == 0)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
 					   "timed out after %d ms waiting for the peer (%zu of %zu bytes)",
 					   timeout_ms, got, n);
 		if (w < 0)
-			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot wait: %s",
-					   strerror(errno));
+			return apc_err_sys(err, APC_EIO, NULL, "cannot wait", errno);
 	}
 	return APC_OK;
 }
@@ -353,15 +364,13 @@ int apc_gator_write(int fd, const void *buf, size_t n, int timeout_ms, struct ap
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot send: %s",
-					   strerror(errno));
+			return apc_err_sys(err, APC_EIO, NULL, "cannot send", errno);
 		int w = gator_wait(fd, POLLOUT, deadline);
 		if (w == 0)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
 					   "timed out after %d ms: the peer does not read", timeout_ms);
 		if (w < 0)
-			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot wait: %s",
-					   strerror(errno));
+			return apc_err_sys(err, APC_EIO, NULL, "cannot wait", errno);
 	}
 	return APC_OK;
 }
@@ -1012,8 +1021,7 @@ int apc_gator_host_capture(int fd, const char *session_xml, size_t session_len, 
 		}
 		n = poll(&p, 1, 100);
 		if (n < 0 && errno != EINTR) {
-			rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot wait: %s",
-					 strerror(errno));
+			rc = apc_err_sys(err, APC_EIO, NULL, "cannot wait", errno);
 			break;
 		}
 		if (n <= 0)
@@ -1075,7 +1083,7 @@ struct gator_out {
 
 static int gator_eio(struct apc_err *err, const char *file, const char *what)
 {
-	return apc_err_set(err, APC_EIO, file, APC_NO_OFFSET, "%s: %s", what, strerror(errno));
+	return apc_err_sys(err, APC_EIO, file, what, errno);
 }
 
 static int gator_out_open(struct gator_out *o, const char *out, int overwrite, struct apc_err *err)
@@ -1616,8 +1624,7 @@ static int gator_agent_poll(int fd, const struct apc_gator_serve_opts *o, int64_
 		int n = poll(p, o->listen_fd >= 0 ? 2 : 1, left > 0 ? (int)(left > 100 ? 100 : left) : 0);
 
 		if (n < 0 && errno != EINTR) {
-			*rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot wait: %s",
-					  strerror(errno));
+			*rc = apc_err_sys(err, APC_EIO, NULL, "cannot wait", errno);
 			return 0;
 		}
 		if (apc_interrupted()) {

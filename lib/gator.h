@@ -54,14 +54,17 @@ enum apc_gator_resp {
 
 /*
  * apc_gator_connect() : TCP connection to host:port within timeout_ms.
- * The fd is non-blocking and close-on-exec.  APC_EIO with err set
- * ("cannot connect to HOST:PORT: Connection refused").
+ * The fd is non-blocking and close-on-exec.  APC_EIO with err set (file
+ * "HOST:PORT", message "cannot connect: connection refused"; file HOST
+ * for "cannot resolve: ...").
  */
 int apc_gator_connect(const char *host, unsigned port, int timeout_ms, int *fd,
 		      struct apc_err *err);
 /*
  * apc_gator_listen() : listening socket on addr:port (port 0 picks a free
- * one); *bound gets the port actually used.
+ * one); *bound gets the port actually used.  APC_EIO with err set as for
+ * apc_gator_connect() ("ADDR:PORT", "cannot listen: address already in
+ * use").
  */
 int apc_gator_listen(const char *addr, unsigned port, int *fd, unsigned *bound,
 		     struct apc_err *err);

@@ -3,10 +3,17 @@
  * archives (libarchive) behind one stream/tree interface (see input.h).
  *
  * A stream has three layers: a raw source (a file descriptor read with
- * read(2), or one archive member read with archive_read_data), an
+ * read(2), a plain tar's member read with pread(2) where its header puts
+ * it, or another archive member read with archive_read_data), an
  * optional gzip decoder over it, and a look-ahead buffer on top so format
  * bids can peek without consuming.  Every kind of input is decided from
  * its first bytes, never from its name.
+ *
+ * Damage to an archive ends its listing, not the input: the members
+ * before it are kept and the damage is recorded for the commands to
+ * report.  libarchive lists nothing of a .tar.gz whose gzip stream is
+ * cut, so such a one is decompressed here, as far as it goes, into a
+ * temporary file, and listed from there as a plain tar.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -36,7 +43,12 @@
 /* Largest single read(2)/inflate request, well below SSIZE_MAX and UINT_MAX. */
 #define IN_MAX_IO (1u << 30)
 
-enum stream_src { SRC_FD, SRC_ARCHIVE, SRC_MEM };
+/*
+ * SRC_RANGE is a plain tar's member: its bytes lie at one place in the
+ * archive file and are read there with pread(), so a member cut short
+ * by the end of the file still gives every byte it has.
+ */
+enum stream_src { SRC_FD, SRC_ARCHIVE, SRC_MEM, SRC_RANGE };
 
 /* What libarchive reads through: pread() on a shared descriptor. */
 struct arc_src {
@@ -49,7 +61,7 @@ struct arc_src {
 struct apc_stream {
 	char *name;
 	enum stream_src src;
-	int fd;            /* SRC_FD: descriptor (closed on close if own_fd) */
+	int fd;            /* SRC_FD, SRC_RANGE: descriptor (closed on close if own_fd) */
 	int own_fd;
 	int seekable;      /* regular file: skip may lseek */
 	uint64_t raw_pos;  /* bytes taken from the raw source */
@@ -57,6 +69,9 @@ struct apc_stream {
 	int64_t size;      /* uncompressed size, or -1 */
 	uint64_t offset;   /* uncompressed bytes handed to the caller */
 	uint64_t produced; /* uncompressed bytes produced by the lower layers */
+
+	/* SRC_RANGE: where the member's data starts in the archive file */
+	int64_t base;
 
 	/* SRC_ARCHIVE */
 	struct archive *ar;
@@ -86,6 +101,8 @@ struct in_member {
 	char *name;    /* relative path as exposed */
 	char *orig;    /* archive entry pathname (NULL for directories) */
 	uint64_t index;/* entry index in the archive */
+	int64_t data_off; /* plain tar: where its data starts in the file, else -1 */
+	int64_t size;  /* its size from the header, or -1 */
 };
 
 struct apc_input {
@@ -102,6 +119,9 @@ struct apc_input {
 	const char **names;
 	size_t skipped;            /* unsafe members left out */
 	int is_mem;                /* a folder of in-memory files */
+	/* An archive (or the gzip stream around it) damaged or cut short:
+	 * the members before the damage are listed, status APC_OK if none. */
+	struct apc_err damage;
 };
 
 /* ------------------------------------------------------------------ */
@@ -192,6 +212,16 @@ void apc_stream_close(struct apc_stream *s)
 	free(s);
 }
 
+/* libarchive's reason for a failure, lowercased as our messages are. */
+static void arc_why(struct archive *a, char *buf, size_t len)
+{
+	const char *why = a ? archive_error_string(a) : NULL;
+
+	snprintf(buf, len, "%s", why && *why ? why : "unreadable archive data");
+	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+		buf[0] = (char)(buf[0] - 'A' + 'a');
+}
+
 /* ------------------------------------------------------------------ */
 /* raw source */
 
@@ -214,20 +244,43 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 		 * input: upstream dies with us, and a reader taking that EOF
 		 * for a truncated trace would have the damage salvaged. */
 		if (apc_interrupted()) {
-			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read %s: interrupted", s->name);
+			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read: interrupted");
 			return -1;
 		}
 		if (r < 0) {
-			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read %s: %s", s->name,
-				strerror(errno));
+			apc_err_sys(&s->saved, APC_EIO, s->name, "cannot read", errno);
+			s->failed = 1;
+			return -1;
+		}
+	} else if (s->src == SRC_RANGE) {
+		uint64_t left = (uint64_t)s->size - s->raw_pos;
+		if (n > left)
+			n = (size_t)left;
+		if (n == 0)
+			return 0;
+		do
+			r = pread(s->fd, buf, n, (off_t)((uint64_t)s->base + s->raw_pos));
+		while (r < 0 && errno == EINTR && !apc_interrupted());
+		if (r < 0) {
+			apc_err_sys(&s->saved, APC_EIO, s->name, "cannot read", errno);
+			s->failed = 1;
+			return -1;
+		}
+		/* the header promised more: the archive file is cut short */
+		if (r == 0) {
+			st_fail(s, APC_EDATA, (int64_t)s->raw_pos,
+				"truncated archive: the member ends after %llu of its %lld bytes",
+				(unsigned long long)s->raw_pos, (long long)s->size);
 			return -1;
 		}
 	} else {
 		la_ssize_t a = archive_read_data(s->ar, buf, n);
 		if (a < 0) {
-			const char *why = archive_error_string(s->ar);
-			st_fail(s, APC_EDATA, APC_NO_OFFSET, "cannot read member after %llu bytes: %s",
-				(unsigned long long)s->raw_pos, why ? why : "archive error");
+			char why[200];
+			arc_why(s->ar, why, sizeof why);
+			st_fail(s, APC_EDATA, (int64_t)s->raw_pos,
+				"damaged or truncated archive: the member cannot be read past %llu "
+				"bytes (%s)", (unsigned long long)s->raw_pos, why);
 			return -1;
 		}
 		r = a;
@@ -286,10 +339,13 @@ static ssize_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
 			if (r < 0)
 				break;
 			if (r == 0) {
+				/* the offset is in the decompressed data, as every
+				 * later error's is; the cut is in the file */
 				if (s->gz_member)
-					st_fail(s, APC_EDATA, APC_NO_OFFSET,
-						"truncated gzip stream after %llu bytes",
-						(unsigned long long)(s->produced + (n - s->z.avail_out)));
+					st_fail(s, APC_EDATA,
+						(int64_t)(s->produced + (n - s->z.avail_out)),
+						"truncated gzip stream (the compressed data ends at "
+						"byte %llu)", (unsigned long long)s->raw_pos);
 				s->gz_done = 1;
 				break;
 			}
@@ -310,8 +366,9 @@ static ssize_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
 		if (ret == Z_BUF_ERROR && s->z.avail_in == 0)
 			continue;
 		if (ret != Z_OK) {
-			st_fail(s, APC_EDATA, APC_NO_OFFSET, "gzip data corrupt after %llu bytes (%s)",
-				(unsigned long long)(s->produced + (n - s->z.avail_out)),
+			st_fail(s, APC_EDATA, (int64_t)(s->produced + (n - s->z.avail_out)),
+				"gzip data corrupt at compressed byte %llu (%s)",
+				(unsigned long long)(s->raw_pos - s->z.avail_in),
 				s->z.msg ? s->z.msg : "invalid data");
 			break;
 		}
@@ -483,6 +540,14 @@ int apc_stream_skip(struct apc_stream *s, uint64_t n, struct apc_err *err)
 	return APC_OK;
 }
 
+int apc_stream_held_error(const struct apc_stream *s, struct apc_err *err)
+{
+	if (!s->failed)
+		return 0;
+	st_copy_err(s, err);
+	return 1;
+}
+
 const char *apc_stream_name(const struct apc_stream *s)
 {
 	return s->name;
@@ -503,6 +568,8 @@ int64_t apc_stream_raw_offset(const struct apc_stream *s)
 {
 	if (s->src == SRC_ARCHIVE)
 		return s->ar ? (int64_t)archive_filter_bytes(s->ar, -1) : -1;
+	if (s->src == SRC_RANGE)
+		return s->base + (int64_t)s->raw_pos;
 	if (s->gz)
 		return (int64_t)(s->raw_pos - s->z.avail_in);
 	return (int64_t)s->offset;
@@ -628,6 +695,31 @@ static int sniff_archive(const uint8_t *p, size_t n)
 	return 0;
 }
 
+/*
+ * What the first bytes say an input is.  ARC_MAYBE: a magic number that
+ * other data may start with too, so an input libarchive cannot read is
+ * taken as plain data.  ARC_TAR (a header whose checksum holds, or the
+ * ustar magic) and ARC_ZIP (a local file header): an archive for sure, so
+ * one libarchive cannot read is a damaged one and is reported as such.
+ */
+enum arc_expect { ARC_MAYBE, ARC_TAR, ARC_ZIP };
+
+/* The start of a ustar header cut short before its 512 bytes. */
+static int sniff_tar_cut(const uint8_t *p, size_t n)
+{
+	return n < 512 && n >= 262 && memcmp(p + 257, "ustar", 5) == 0;
+}
+
+/* How sure the first bytes are that the data is an archive (enum arc_expect). */
+static int sniff_expect(const uint8_t *p, size_t n)
+{
+	if (sniff_tar(p, n) || sniff_tar_cut(p, n))
+		return ARC_TAR;
+	if (n >= 4 && (memcmp(p, "PK\3\4", 4) == 0 || memcmp(p, "PK\5\6", 4) == 0))
+		return ARC_ZIP;
+	return ARC_MAYBE;
+}
+
 /* ------------------------------------------------------------------ */
 /* libarchive handles on a descriptor, read with pread() */
 
@@ -675,14 +767,18 @@ static la_int64_t arc_seek_cb(struct archive *a, void *cd, la_int64_t off, int w
 /*
  * Open a libarchive reader on its own duplicate of fd (so handles are
  * independent).  Only real archive formats are enabled, never "raw" or
- * "empty", so arbitrary data is not mistaken for an archive.
+ * "empty", so arbitrary data is not mistaken for an archive.  On failure
+ * libarchive's reason goes to why (when given).
  */
-static struct archive *arc_open(int fd, int64_t size, struct arc_src **srcp)
+static struct archive *arc_open(int fd, int64_t size, struct arc_src **srcp, char *why,
+				size_t whylen)
 {
 	struct archive *a = archive_read_new();
 	struct arc_src *src = calloc(1, sizeof *src);
 
 	*srcp = NULL;
+	if (why)
+		snprintf(why, whylen, "%s", "out of memory");
 	if (!a || !src)
 		goto fail;
 	src->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -698,8 +794,11 @@ static struct archive *arc_open(int fd, int64_t size, struct arc_src **srcp)
 	archive_read_set_skip_callback(a, arc_skip_cb);
 	archive_read_set_seek_callback(a, arc_seek_cb);
 	archive_read_set_callback_data(a, src);
-	if (archive_read_open1(a) != ARCHIVE_OK)
+	if (archive_read_open1(a) != ARCHIVE_OK) {
+		if (why)
+			arc_why(a, why, whylen);
 		goto fail;
+	}
 	*srcp = src;
 	return a;
 fail:
@@ -813,6 +912,8 @@ static int mem_add(struct apc_input *in, char *name, char *orig, uint64_t index,
 	in->mem[in->nmem].name = name;
 	in->mem[in->nmem].orig = orig;
 	in->mem[in->nmem].index = index;
+	in->mem[in->nmem].data_off = -1;
+	in->mem[in->nmem].size = -1;
 	in->nmem++;
 	return APC_OK;
 }
@@ -929,41 +1030,138 @@ static int dir_walk(struct apc_input *in, const char *abs, const char *rel, int 
 /* ------------------------------------------------------------------ */
 /* trees: archives */
 
+/* The entry listed last, to tell where damage after it lies. */
+struct arc_last {
+	int have;
+	char name[256];
+	int64_t off;  /* where its data starts (plain tar), else -1 */
+	int64_t size; /* its size from the header, or -1 */
+};
+
+/*
+ * Record in in->damage why listing stopped: for a plain tar, where the
+ * file ends against what the last header promised; otherwise what
+ * libarchive says.  The offset is in the archive file (for a .tar.gz
+ * whose gzip stream is intact, in the decompressed tar).
+ */
+static void arc_damage(struct apc_input *in, struct archive *a, int expect,
+		       const struct arc_last *last, const char *why)
+{
+	const char *kind = in->kind ? in->kind : expect == ARC_ZIP ? "zip" : "tar";
+	const char *after = last->have ? last->name : "its start";
+	int64_t size = in->arc_size;
+	int trunc = strstr(why, "runcated") != NULL ||
+		    (a && (int64_t)archive_filter_bytes(a, -1) >= size);
+
+	if (expect == ARC_TAR && (!last->have || last->off >= 0)) {
+		int64_t end = last->have ? last->off + last->size : 0;
+		int64_t hdr = (end + 511) & ~(int64_t)511;
+
+		if (last->have && end > size)
+			apc_err_set(&in->damage, APC_EDATA, in->path, size,
+				    "truncated %s archive: it ends inside the data of %s (%lld of its "
+				    "%lld bytes)", kind, last->name, (long long)(size - last->off),
+				    (long long)last->size);
+		else if (size < hdr)
+			apc_err_set(&in->damage, APC_EDATA, in->path, size,
+				    "truncated %s archive: it ends in the padding after %s", kind,
+				    last->name);
+		else if (size < hdr + 512)
+			apc_err_set(&in->damage, APC_EDATA, in->path, size,
+				    "truncated %s archive: it ends inside the member header after %s "
+				    "(%lld of its 512 bytes)", kind, after, (long long)(size - hdr));
+		else
+			apc_err_set(&in->damage, APC_EDATA, in->path, trunc ? size : hdr,
+				    "%s %s archive: the header after %s cannot be read (%s)",
+				    trunc ? "truncated" : "damaged", kind, after, why);
+		return;
+	}
+	if (trunc)
+		apc_err_set(&in->damage, APC_EDATA, in->path, size,
+			    "truncated %s archive: it ends inside %s%s (%s)", kind,
+			    last->have ? last->name : "its first member header",
+			    last->have ? " or the header after it" : "", why);
+	else
+		apc_err_set(&in->damage, APC_EDATA, in->path, APC_NO_OFFSET,
+			    "damaged %s archive: the member after %s cannot be read (%s)", kind, after,
+			    why);
+}
+
+/*
+ * 1 if the last 64 KiB of a zip file hold its end of central directory
+ * record: every complete zip has one there (after at most a 64 KiB
+ * comment), so a zip without it was cut short.
+ */
+static int zip_has_end(int fd, int64_t size)
+{
+	size_t n = size < 22 + 65535 ? (size_t)size : 22 + 65535;
+	uint8_t *b = malloc(n ? n : 1);
+	int found = 0;
+
+	if (!b)
+		return 1; /* cannot tell: do not accuse the file */
+	if (pread(fd, b, n, (off_t)(size - (int64_t)n)) == (ssize_t)n)
+		for (size_t i = n >= 22 ? n - 22 + 1 : 0; i-- > 0 && !found;)
+			found = memcmp(b + i, "PK\5\6", 4) == 0;
+	free(b);
+	return found;
+}
+
 /*
  * List the regular-file members of the archive in in->arc_fd.  Returns
- * APC_OK, 1 if libarchive does not recognise the data as an archive, or
- * a negative status.
+ * APC_OK, 1 if libarchive does not recognise the data as an archive (only
+ * when expect is ARC_MAYBE), or a negative status.  Damage stops the
+ * listing and is recorded in in->damage: the members before it stay
+ * (salvage), and with none listed the input cannot be opened (APC_EDATA,
+ * err set to the damage).
  */
-static int arc_list(struct apc_input *in, struct apc_err *err)
+static int arc_list(struct apc_input *in, int expect, struct apc_err *err)
 {
 	struct arc_src *src;
-	struct archive *a = arc_open(in->arc_fd, in->arc_size, &src);
+	char why[200];
+	struct archive *a = arc_open(in->arc_fd, in->arc_size, &src, why, sizeof why);
 	struct archive_entry *e;
+	struct arc_last last = {.have = 0, .off = -1, .size = -1};
 	uint64_t index = 0;
 	int rc = APC_OK;
 
-	if (!a)
-		return 1;
+	if (!a) {
+		if (expect == ARC_MAYBE)
+			return 1;
+		arc_damage(in, NULL, expect, &last, why);
+		if (err)
+			*err = in->damage;
+		return APC_EDATA;
+	}
 	for (;; index++) {
 		int r = archive_read_next_header(a, &e);
 		const char *p;
 		char *name, *orig;
+		int plain;
 
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r < ARCHIVE_WARN) {
-			if (index == 0) {
+			if (index == 0 && expect == ARC_MAYBE) {
 				rc = 1;
 			} else {
-				const char *why = archive_error_string(a);
-				rc = apc_err_set(err, APC_EDATA, in->path, APC_NO_OFFSET,
-						 "cannot read archive member %llu: %s",
-						 (unsigned long long)index, why ? why : "archive error");
+				arc_why(a, why, sizeof why);
+				arc_damage(in, a, expect, &last, why);
 			}
 			break;
 		}
 		if (index == 0)
 			in->kind = arc_kind(a);
+		/* A plain tar's data follows its header where libarchive now
+		 * stands: its members are read from there directly. */
+		plain = (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR &&
+			archive_filter_count(a) == 1 && archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE &&
+			archive_entry_sparse_count(e) == 0 && archive_entry_size_is_set(e);
+		last.have = 1;
+		snprintf(last.name, sizeof last.name, "%s",
+			 archive_entry_pathname(e) ? archive_entry_pathname(e) : "a nameless member");
+		last.off = plain ? (int64_t)archive_filter_bytes(a, 0) : -1;
+		last.size = archive_entry_size_is_set(e) ? (int64_t)archive_entry_size(e) : -1;
 		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
 			continue;
 		p = archive_entry_pathname(e);
@@ -989,18 +1187,35 @@ static int arc_list(struct apc_input *in, struct apc_err *err)
 		rc = mem_add(in, name, orig, index, err);
 		if (rc < 0)
 			break;
+		in->mem[in->nmem - 1].data_off = last.off;
+		in->mem[in->nmem - 1].size = last.size;
 	}
 	if (rc == APC_OK && !in->kind)
 		in->kind = arc_kind(a);
+	if (rc == APC_OK && in->damage.status == APC_OK &&
+	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_ZIP &&
+	    !zip_has_end(in->arc_fd, in->arc_size))
+		apc_err_set(&in->damage, APC_EDATA, in->path, in->arc_size,
+			    "truncated zip archive: it has no end of central directory record");
 	arc_close(a, src);
+	if (rc == APC_OK && in->damage.status < 0 && in->nmem == 0) {
+		if (err)
+			*err = in->damage;
+		rc = APC_EDATA;
+	}
 	return rc;
 }
 
 /* ------------------------------------------------------------------ */
 /* opening */
 
-/* Copy the rest of s into an unlinked temporary file; returns its fd. */
-static int spool(struct apc_stream *s, struct apc_err *err)
+/*
+ * Copy the rest of s into an unlinked temporary file; returns its fd.
+ * With damage given, damaged data (a cut or corrupt gzip stream) ends
+ * the copy instead of failing it: what came before is kept, and the
+ * error goes to *damage.
+ */
+static int spool(struct apc_stream *s, struct apc_err *err, struct apc_err *damage)
 {
 	const char *dir = getenv("TMPDIR");
 	char *tmpl;
@@ -1026,9 +1241,20 @@ static int spool(struct apc_stream *s, struct apc_err *err)
 	}
 	unlink(tmpl);
 	for (;;) {
-		ssize_t r = apc_stream_read(s, buf, IN_BUFSZ, err), w = 0;
-		if (r < 0)
+		struct apc_err e;
+		ssize_t r, w = 0;
+
+		apc_err_clear(&e);
+		r = apc_stream_read(s, buf, IN_BUFSZ, &e);
+		if (r < 0 && damage && e.status == APC_EDATA) {
+			*damage = e;
+			break;
+		}
+		if (r < 0) {
+			if (err)
+				*err = e;
 			goto fail;
+		}
 		if (r == 0)
 			break;
 		while (w < r) {
@@ -1036,8 +1262,9 @@ static int spool(struct apc_stream *s, struct apc_err *err)
 			if (k < 0 && errno == EINTR)
 				continue;
 			if (k < 0) {
-				apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
-					    "cannot spool %s to %s: %s", s->name, dir, strerror(errno));
+				char what[300];
+				snprintf(what, sizeof what, "cannot copy it into %s", dir);
+				apc_err_sys(err, APC_EIO, s->name, what, errno);
 				goto fail;
 			}
 			w += k;
@@ -1046,8 +1273,7 @@ static int spool(struct apc_stream *s, struct apc_err *err)
 	free(tmpl);
 	free(buf);
 	if (lseek(fd, 0, SEEK_SET) < 0) {
-		apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "cannot rewind spool file: %s",
-			    strerror(errno));
+		apc_err_sys(err, APC_EIO, s->name, "cannot rewind its temporary copy", errno);
 		close(fd);
 		return APC_EIO;
 	}
@@ -1167,8 +1393,34 @@ static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_e
 	return rc;
 }
 
-/* Try fd as an archive; 0 = it is one (tree set up), 1 = not an archive. */
-static int input_try_archive(struct apc_input *in, int fd, const char *label,
+/* Forget a listing (members, damage), to list the archive another way. */
+static void input_reset_tree(struct apc_input *in)
+{
+	for (size_t i = 0; i < in->nmem; i++) {
+		free(in->mem[i].name);
+		free(in->mem[i].orig);
+	}
+	in->nmem = 0;
+	in->skipped = 0;
+	free(in->names);
+	in->names = NULL;
+	free(in->label);
+	in->label = NULL;
+	in->tree = 0;
+	in->kind = NULL;
+	if (in->arc_fd >= 0)
+		close(in->arc_fd);
+	in->arc_fd = -1;
+	apc_err_clear(&in->damage);
+}
+
+/*
+ * Try fd as an archive; 0 = it is one (tree set up, in->damage set if it
+ * is damaged), 1 = not an archive (only when expect is ARC_MAYBE), or a
+ * negative status (a damaged archive with nothing before the damage:
+ * err and in->damage say why).
+ */
+static int input_try_archive(struct apc_input *in, int fd, const char *label, int expect,
 			     struct apc_err *err)
 {
 	struct stat st;
@@ -1182,7 +1434,13 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label,
 	in->arc_size = st.st_size;
 	rc = arc_cpio_check(fd, (uint64_t)st.st_size, label, err);
 	if (rc == APC_OK)
-		rc = arc_list(in, err);
+		rc = arc_list(in, expect, err);
+	if (in->damage.status < 0) {
+		/* named as its members are ("<stdin>" for "-") */
+		snprintf(in->damage.file, sizeof in->damage.file, "%s", label);
+		if (rc < 0 && err)
+			*err = in->damage;
+	}
 	if (rc == APC_OK) {
 		mem_strip_top(in);
 		return input_set_tree(in, label, err);
@@ -1199,6 +1457,52 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label,
 }
 
 /*
+ * A gzip-compressed tar decompressed by our own decoder into a temporary
+ * file, then listed: damage to the gzip stream (a cut download) ends the
+ * tar there, and the members before it are kept.  The gzip damage is the
+ * cause, so it leads in->damage.  *sp becomes the stream over the copy.
+ */
+static int input_from_spool(struct apc_input *in, struct apc_stream **sp, struct apc_err *err)
+{
+	struct apc_err gzd;
+	struct apc_stream *t;
+	int fd, rc;
+
+	apc_err_clear(&gzd);
+	fd = spool(*sp, err, &gzd);
+	if (fd < 0)
+		return fd;
+	t = stream_new_fd(fd, (*sp)->name, 1);
+	if (!t) {
+		close(fd);
+		return in_nomem(err);
+	}
+	apc_stream_close(*sp);
+	*sp = t;
+	rc = input_try_archive(in, fd, t->name, ARC_TAR, err);
+	if (gzd.status < 0) {
+		if (in->damage.status < 0) {
+			/* "truncated gzip stream (...); truncated tar archive: ..." */
+			size_t k = strlen(gzd.msg), j = strlen(in->damage.msg);
+			if (k + 2 < sizeof gzd.msg) {
+				memcpy(gzd.msg + k, "; ", 2);
+				k += 2;
+				if (j > sizeof gzd.msg - 1 - k)
+					j = sizeof gzd.msg - 1 - k;
+				memcpy(gzd.msg + k, in->damage.msg, j);
+				gzd.msg[k + j] = '\0';
+			}
+		}
+		in->damage = gzd;
+		if (rc < 0 && err)
+			*err = gzd;
+	}
+	if (rc == APC_OK)
+		in->kind = "tar.gz";
+	return rc;
+}
+
+/*
  * Decide what the data behind fd is.  The stream s (over fd, nothing
  * consumed) becomes the input's stream unless the data is an archive.
  */
@@ -1207,7 +1511,7 @@ static int input_from_stream(struct apc_input *in, struct apc_stream *s, const c
 {
 	const uint8_t *p;
 	ssize_t n = apc_stream_peek(s, &p, IN_SNIFF, err);
-	int rc;
+	int rc, expect;
 
 	if (n < 0)
 		goto fail;
@@ -1218,40 +1522,36 @@ static int input_from_stream(struct apc_input *in, struct apc_stream *s, const c
 		n = apc_stream_peek(s, &p, IN_SNIFF, err);
 		if (n < 0)
 			goto fail;
-		if (sniff_tar(p, (size_t)n)) {
-			if (s->seekable) {
-				/* libarchive decompresses the file itself */
-				rc = input_try_archive(in, s->fd, s->name, err);
-			} else {
-				int fd = spool(s, err);
-				if (fd < 0)
-					goto fail;
-				struct apc_stream *t = stream_new_fd(fd, s->name, 1);
-				apc_stream_close(s);
-				s = t;
-				if (!s) {
-					close(fd);
-					return in_nomem(err);
+		if (sniff_expect(p, (size_t)n) == ARC_TAR) {
+			if (s->seekable && sniff_tar(p, (size_t)n)) {
+				/* libarchive decompresses the file itself, with
+				 * no copy of the tar, when the archive is whole */
+				rc = input_try_archive(in, s->fd, s->name, ARC_TAR, err);
+				if (rc == APC_OK && in->damage.status == APC_OK) {
+					apc_stream_close(s);
+					return APC_OK;
 				}
-				rc = input_try_archive(in, fd, s->name, err);
-				if (rc == APC_OK)
-					in->kind = "tar.gz";
-				/* not an archive after all: the spool holds the decompressed data */
+				if (rc < 0 && rc != APC_EDATA)
+					goto fail;
+				/* but it lists nothing of a cut gzip stream */
+				input_reset_tree(in);
+				if (err)
+					apc_err_clear(err);
 			}
+			rc = input_from_spool(in, &s, err);
 			if (rc < 0)
 				goto fail;
-			if (rc == APC_OK) {
-				apc_stream_close(s);
-				return APC_OK;
-			}
+			apc_stream_close(s);
+			return APC_OK;
 		}
 		in->kind = "gzip";
 		in->stream = s;
 		return APC_OK;
 	}
-	if (sniff_archive(p, (size_t)n)) {
+	expect = sniff_expect(p, (size_t)n);
+	if (expect != ARC_MAYBE || sniff_archive(p, (size_t)n)) {
 		if (!s->seekable) {
-			int fd = spool(s, err);
+			int fd = spool(s, err, NULL);
 			if (fd < 0)
 				goto fail;
 			struct apc_stream *t = stream_new_fd(fd, s->name, 1);
@@ -1262,7 +1562,7 @@ static int input_from_stream(struct apc_input *in, struct apc_stream *s, const c
 				return in_nomem(err);
 			}
 		}
-		rc = input_try_archive(in, s->fd, s->name, err);
+		rc = input_try_archive(in, s->fd, s->name, expect, err);
 		if (rc < 0)
 			goto fail;
 		if (rc == APC_OK) {
@@ -1444,6 +1744,7 @@ int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err
 	if (!in)
 		return in_nomem(err);
 	in->arc_fd = -1;
+	apc_err_clear(&in->damage);
 	in->path = strdup(path);
 	if (!in->path) {
 		free(in);
@@ -1538,6 +1839,11 @@ const char *apc_input_kind(const struct apc_input *in)
 size_t apc_input_skipped(const struct apc_input *in)
 {
 	return in->skipped;
+}
+
+const struct apc_err *apc_input_damage(const struct apc_input *in)
+{
+	return in->damage.status < 0 ? &in->damage : NULL;
 }
 
 struct apc_stream *apc_input_stream(struct apc_input *in)
@@ -1641,9 +1947,25 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 	free(name);
 	if (!s)
 		return in_nomem(err);
+	if (m->data_off >= 0) {
+		/* plain tar: straight from the file, no scan to the member */
+		s->src = SRC_RANGE;
+		s->base = m->data_off;
+		s->size = m->size;
+		s->raw_size = in->arc_size;
+		s->own_fd = 1;
+		s->fd = fcntl(in->arc_fd, F_DUPFD_CLOEXEC, 0);
+		if (s->fd < 0) {
+			int rc = apc_err_sys(err, APC_EIO, s->name, "cannot open", errno);
+			apc_stream_close(s);
+			return rc;
+		}
+		*out = s;
+		return APC_OK;
+	}
 	s->src = SRC_ARCHIVE;
 	s->raw_size = in->arc_size;
-	s->ar = arc_open(in->arc_fd, in->arc_size, &s->asrc);
+	s->ar = arc_open(in->arc_fd, in->arc_size, &s->asrc, NULL, 0);
 	if (!s->ar) {
 		apc_err_set(err, APC_EIO, s->name, APC_NO_OFFSET, "cannot reopen archive");
 		apc_stream_close(s);

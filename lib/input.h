@@ -10,6 +10,10 @@
  * so a tarball and the directory it came from look the same.  A tar
  * stream on stdin is spooled to an unlinked temporary file first.
  *
+ * An archive cut short or damaged (or whose gzip stream is) keeps the
+ * members before the damage, and says where it is (apc_input_damage());
+ * data that starts like a tar or zip is never taken for a plain file.
+ *
  * Streams are read with read() into the caller's buffer; a small
  * look-ahead (peek) lets format bids see the first bytes.
  */
@@ -29,7 +33,9 @@ struct apc_stream;
 
 /*
  * apc_input_open() : open path ("-" = stdin).  On failure returns a
- * negative status with err set ("cannot open FILE: No such file ...").
+ * negative status with err set (file "FILE", message "cannot open: no
+ * such file or directory"); APC_EDATA when the input is damaged before
+ * anything could be read (a gzip or archive header cut short).
  */
 int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err);
 void apc_input_close(struct apc_input *in);
@@ -45,6 +51,16 @@ const char *apc_input_kind(const struct apc_input *in);
  * with "..", or is not readable (for a warning); 0 for other inputs.
  */
 size_t apc_input_skipped(const struct apc_input *in);
+/*
+ * apc_input_damage() : for an archive that is damaged or cut short
+ * (or whose gzip stream is), why and where, with status APC_EDATA; NULL
+ * when it is whole, and for other inputs.  The members before the damage
+ * are listed and readable (one cut by it gives its bytes and then an
+ * error); those after it are missing.  An archive with no member before
+ * the damage is not opened at all: apc_input_open() fails with this
+ * error.
+ */
+const struct apc_err *apc_input_damage(const struct apc_input *in);
 
 /* Single-stream inputs: the stream (owned by the input). NULL for trees. */
 struct apc_stream *apc_input_stream(struct apc_input *in);
@@ -84,6 +100,13 @@ ssize_t apc_stream_read(struct apc_stream *s, void *buf, size_t n, struct apc_er
 
 /* Skip n bytes forward (reads and discards, or lseek for plain files). */
 int apc_stream_skip(struct apc_stream *s, uint64_t n, struct apc_err *err);
+
+/*
+ * apc_stream_held_error() : 1 with err set when a read has already met
+ * an error that is held back until the bytes before it are consumed (a
+ * gzip stream cut inside what a peek looked at), else 0.
+ */
+int apc_stream_held_error(const struct apc_stream *s, struct apc_err *err);
 
 /* Name for messages: "trace.tar.gz:cpu/0" for members, else the path. */
 const char *apc_stream_name(const struct apc_stream *s);

@@ -498,6 +498,21 @@ static void rd_finish(struct rd_ahead *ra)
 		apc_batch_free(&ra->slot[k].b);
 }
 
+/*
+ * The damage of the first input that is a damaged archive (or .tar.gz
+ * with a cut gzip stream), or NULL.  It is the cause of what its readers
+ * then find missing or cut short, so it is what the run reports.
+ */
+static const struct apc_err *inputs_damage(struct apc_input *const *inputs, size_t n)
+{
+	for (size_t i = 0; inputs && i < n; i++) {
+		const struct apc_err *d = inputs[i] ? apc_input_damage(inputs[i]) : NULL;
+		if (d)
+			return d;
+	}
+	return NULL;
+}
+
 int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, struct apc_err *err)
 {
 	struct apc_reorder *ro = NULL;
@@ -507,6 +522,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	struct apc_writer *w = NULL;
 	struct rd_ahead ra;
 	const struct apc_format *fmt;
+	const struct apc_err *damage = NULL;
 	char outbuf[4096];
 	uint64_t origin = 0;
 	int have_origin = 0, rc, read_rc = APC_OK, opened = 0;
@@ -529,6 +545,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		if (rc < 0)
 			goto out;
 	}
+	damage = inputs_damage(inputs, o->ninputs);
 
 	if (o->from) {
 		fmt = apc_format_find(o->from);
@@ -540,6 +557,18 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	} else {
 		int bid = 0;
 		fmt = apc_format_detect(inputs[0], &bid);
+		if (!fmt && damage) {
+			*err = *damage;
+			rc = APC_EDATA;
+			goto out;
+		}
+		/* a gzip stream cut (or a read failing) within the bytes the
+		 * bids looked at: that, not an unknown format, went wrong */
+		if (!fmt && apc_input_stream(inputs[0]) &&
+		    apc_stream_held_error(apc_input_stream(inputs[0]), err) && err->status < 0) {
+			rc = err->status;
+			goto out;
+		}
 		if (!fmt) {
 			rc = apc_err_set(err, APC_EDATA, o->inputs[0], APC_NO_OFFSET,
 					 "cannot tell the input format (try -f FORMAT; see --list-formats)");
@@ -567,6 +596,9 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		if (err->status >= 0)
 			apc_err_set(err, rc, o->inputs[0], APC_NO_OFFSET, "cannot read %s input", fmt->name);
 		err->status = rc;
+		/* a member the reader needs was lost to the damage */
+		if (rc == APC_EDATA && damage)
+			*err = *damage;
 		goto out;
 	}
 	if (!res->model.meta.source_format)
@@ -637,10 +669,15 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 				goto out;
 			}
 			/* Damage: keep what came before it. */
-			res->data_err = r.err;
+			res->data_err = damage ? *damage : r.err;
 			res->data_err.status = APC_EDATA;
 			break;
 		}
+	}
+	/* Every member there was read whole: the loss is still reported. */
+	if (read_rc == APC_END && damage) {
+		res->data_err = *damage;
+		read_rc = APC_EDATA;
 	}
 	rd_finish(&ra); /* the reader is done with the model */
 	/* Not one Activity, Counter or Block Counter message (nor perf

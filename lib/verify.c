@@ -35,6 +35,8 @@
 #include "verify.h"
 
 const struct apc_vcheck apc_verify_checks[] = {
+	{"archive", APC_V_ERROR,
+	 "the archive or gzip stream holding the capture is damaged or cut short"},
 	{"data-file", APC_V_ERROR, "the capture has no 0000000000 data file"},
 	{"frame-truncated", APC_V_ERROR,
 	 "a frame's length word or body is cut short, or its length is impossible"},
@@ -1312,6 +1314,21 @@ static int v_slurp(struct apc_input *in, const char *member, uint8_t **buf, size
 	return rc;
 }
 
+/*
+ * An XML member the archive's damage cut short: a problem of the
+ * capture (its check's), not a failure to read it.  Returns 1.
+ */
+static int v_xml_cut(struct verify *v, const char *member, const char *check, struct apc_err *err)
+{
+	if (err->offset != APC_NO_OFFSET)
+		v_xml(v, APC_V_ERROR, check, member, "offset 0x%llx: %s (not checked)",
+		      (unsigned long long)err->offset, err->msg);
+	else
+		v_xml(v, APC_V_ERROR, check, member, "%s (not checked)", err->msg);
+	apc_err_clear(err);
+	return 1;
+}
+
 /* captured.xml: keys, protocol, perf mode; events.xml types. */
 static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, const uint8_t *evs,
 		       size_t evlen)
@@ -1407,6 +1424,20 @@ static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, cons
 }
 
 /* ---- driver -------------------------------------------------------------- */
+
+/*
+ * The capture's archive (or its gzip stream) is damaged: one problem,
+ * with the offset in the archive; what the damage cut short or left out
+ * is reported by the checks that miss it.
+ */
+static void v_damage(struct verify *v, const struct apc_err *d)
+{
+	if (d->offset != APC_NO_OFFSET)
+		v_prob(v, APC_V_ERROR, "archive", -1, -1, "offset 0x%llx: %s",
+		       (unsigned long long)d->offset, d->msg);
+	else
+		v_prob(v, APC_V_ERROR, "archive", -1, -1, "%s", d->msg);
+}
 
 static int v_data(struct verify *v, struct apc_stream *s, struct apc_err *err)
 {
@@ -1509,7 +1540,7 @@ int apc_verify_path(const char *path,
 	struct apc_stream *data = NULL;
 	uint8_t *cap = NULL, *evs = NULL;
 	size_t caplen = 0, evlen = 0;
-	int rc, tree;
+	int rc, tree, cap_cut = 0;
 
 	memset(res, 0, sizeof *res);
 	memset(&v, 0, sizeof v);
@@ -1522,8 +1553,17 @@ int apc_verify_path(const char *path,
 	apc_err_clear(err);
 
 	rc = apc_input_open(path, &in, err);
+	if (rc == APC_EDATA) {
+		/* damaged before anything could be read: a problem with the
+		 * capture, not a failure to read it */
+		v_damage(&v, err);
+		apc_err_clear(err);
+		return APC_OK;
+	}
 	if (rc < 0)
 		return rc;
+	if (apc_input_damage(in))
+		v_damage(&v, apc_input_damage(in));
 	tree = apc_input_is_tree(in);
 	if (tree) {
 		if (!apc_input_has(in, "0000000000")) {
@@ -1533,12 +1573,16 @@ int apc_verify_path(const char *path,
 		}
 		if (apc_input_has(in, "captured.xml")) {
 			rc = v_slurp(in, "captured.xml", &cap, &caplen, err);
-			if (rc < 0)
+			if (rc == APC_EDATA)
+				cap_cut = v_xml_cut(&v, "captured.xml", "captured-xml", err);
+			else if (rc < 0)
 				goto out;
 		}
 		if (apc_input_has(in, "events.xml")) {
 			rc = v_slurp(in, "events.xml", &evs, &evlen, err);
-			if (rc < 0)
+			if (rc == APC_EDATA)
+				v_xml_cut(&v, "events.xml", "events-xml", err);
+			else if (rc < 0)
 				goto out;
 		}
 	} else if (strcmp(path, "-") != 0) {
@@ -1548,10 +1592,10 @@ int apc_verify_path(const char *path,
 	}
 	if (cap)
 		v_xml_files(&v, cap, caplen, evs, evlen);
-	else if (tree)
+	else if (tree && !cap_cut)
 		v_xml(&v, APC_V_ERROR, "captured-xml", "captured.xml",
 		      "captured.xml is missing (keys cannot be checked)");
-	else
+	else if (!tree)
 		v_xml(&v, APC_V_WARNING, "captured-xml", "captured.xml",
 		      "no captured.xml beside a bare data file: key declarations not checked");
 

@@ -477,3 +477,119 @@ PY
 	grep -q -- '--end must come after --begin' <<<"$output"
 	[ ! -e "$TMP/w.apc" ]
 }
+
+# conv_cut FILE N : apcconv on the first N bytes of FILE (as $TMP/cut/
+# and FILE's name), writing to $TMP/out/o.apc; the output folder starts
+# empty.
+conv_cut() {
+	mkdir -p "$TMP/cut"
+	head -c "$2" "$1" > "$TMP/cut/${1##*/}"
+	rm -rf "$TMP/out" && mkdir "$TMP/out"
+	run apcconv "$TMP/cut/${1##*/}" -o "$TMP/out/o.apc"
+	echo "cut at $2: status $status: $output"
+}
+
+@test "a cut .tar.gz, .tar or .zip capture: the archive is named as truncated, exit 1" {
+	for ext in tar.gz tar zip; do
+		apcconv -q "$TD/barman/demo.bin" -o "$TMP/c.apc.$ext"
+	done
+	# gzip: in its header, in the deflate data, in its 8-byte trailer
+	sz=$(stat -c %s "$TMP/c.apc.tar.gz")
+	for n in 5 $((sz / 3)) $((sz - 3)); do
+		conv_cut "$TMP/c.apc.tar.gz" $n
+		[ "$status" -eq 1 ]
+		[[ "${lines[0]}" == "apcconv: $TMP/cut/c.apc.tar.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte $n)"* ]]
+	done
+	# every member was whole: converted all the same, the cut still told
+	apcconv -q "$TMP/c.apc.tar.gz" -o "$TMP/whole.apc"
+	diff -r "$TMP/whole.apc" "$TMP/out/o.apc"
+	conv_cut "$TMP/c.apc.tar.gz" $((sz / 3))
+	[[ "${lines[0]}" == *"; truncated tar archive: it ends inside the data of c.apc/0000000000 ("* ]]
+	# before captured.xml: nothing to convert, and nothing left behind
+	[ -z "$(ls -A "$TMP/out")" ]
+	# tar: in the first header, in the second, in the data file
+	conv_cut "$TMP/c.apc.tar" 300
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "apcconv: $TMP/cut/c.apc.tar: offset 0x12c: truncated tar archive: it ends inside the member header after its start (300 of its 512 bytes)" ]
+	conv_cut "$TMP/c.apc.tar" 600
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "apcconv: $TMP/cut/c.apc.tar: offset 0x258: truncated tar archive: it ends inside the member header after c.apc/ (88 of its 512 bytes)" ]
+	conv_cut "$TMP/c.apc.tar" 5000
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/c.apc.tar: offset 0x1388: truncated tar archive: it ends inside the data of c.apc/0000000000 (3976 of its "*" bytes)" ]]
+	[ -z "$(ls -A "$TMP/out")" ]
+	# zip: in the first header, in the data file, without the end record
+	sz=$(stat -c %s "$TMP/c.apc.zip")
+	conv_cut "$TMP/c.apc.zip" 20
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/c.apc.zip: offset 0x14: truncated zip archive: it ends inside its first member header"* ]]
+	conv_cut "$TMP/c.apc.zip" $((sz / 3))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/c.apc.zip: offset 0x"*": truncated zip archive: it ends inside c.apc/0000000000 or the header after it"* ]]
+	[ -z "$(ls -A "$TMP/out")" ]
+	conv_cut "$TMP/c.apc.zip" $((sz - 22))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/c.apc.zip: offset 0x"*": truncated zip archive: it has no end of central directory record" ]]
+	apcverify -q "$TMP/out/o.apc"
+	# a pipe gives the same, named <stdin>
+	head -c $(($(stat -c %s "$TMP/c.apc.tar.gz") / 3)) "$TMP/c.apc.tar.gz" > "$TMP/p.tgz"
+	rm -rf "$TMP/out" && mkdir "$TMP/out"
+	run sh -c 'cat "$1" | "$2" - -o "$3"' sh "$TMP/p.tgz" "$APC_BIN/apcconv" "$TMP/out/p.apc"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: <stdin>: offset 0x"*": truncated gzip stream"* ]]
+	[ -z "$(ls -A "$TMP/out")" ]
+}
+
+@test "a cut .gz of a Barman dump or a bare capture keeps what came before the cut" {
+	# Barman: converted up to the cut, as a cut .bin is
+	gzip -c "$TD/barman/demo.bin" > "$TMP/b.bin.gz"
+	conv_cut "$TMP/b.bin.gz" $(($(stat -c %s "$TMP/b.bin.gz") / 2))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/b.bin.gz: offset 0x"* ]]
+	apcverify -q "$TMP/out/o.apc"
+	[ "$(count_msgs "$TMP/out/o.apc" activity)" -gt 0 ]
+	# Barman, only the gzip trailer cut: every record, and the cut told
+	conv_cut "$TMP/b.bin.gz" $(($(stat -c %s "$TMP/b.bin.gz") - 3))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/b.bin.gz: offset 0xc6b0: truncated gzip stream (the compressed data ends at byte "* ]]
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/whole.apc"
+	diff -r "$TMP/whole.apc" "$TMP/out/o.apc"
+	# a bare data file: damaged data (1), not an I/O error (2)
+	gzip -c "$TMP/whole.apc/0000000000" > "$TMP/d.apc.gz"
+	conv_cut "$TMP/d.apc.gz" $(($(stat -c %s "$TMP/d.apc.gz") / 2))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/d.apc.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte "* ]]
+	apcverify -q "$TMP/out/o.apc"
+}
+
+@test "a .gz of no known format cut short: the cut is told, not an unknown format" {
+	seq 1 30000 | gzip -c > "$TMP/n.gz"
+	run apcconv "$TMP/n.gz" -o "$TMP/n.apc"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot tell the input format"* ]]
+	conv_cut "$TMP/n.gz" 1000
+	[ "$status" -eq 1 ]
+	[[ "$output" == "apcconv: $TMP/cut/n.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte 1000)" ]]
+	[ -z "$(ls -A "$TMP/out")" ]
+}
+
+@test "a cut LTT tarball: the CPU data before the cut is converted, the cut told" {
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	"$APC_TOOLS/lttgen" --seed 3 --events 2000 -o "$TMP/ltt" >/dev/null
+	# info/system.xml first and one CPU file (most of the bytes) last, so
+	# a cut past the first third falls in that file, whatever gzip does
+	tar -C "$TMP" -czf "$TMP/l.tgz" ltt/info ltt/eventdefs ltt/control ltt/cpu/0
+	apcconv -q "$TMP/l.tgz" -o "$TMP/l.apc"
+	whole=$(apcdump "$TMP/l.apc" | wc -l)
+	conv_cut "$TMP/l.tgz" $(($(stat -c %s "$TMP/l.tgz") * 2 / 3))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.tgz: offset 0x"*": truncated gzip stream (the compressed data ends at byte "*"); truncated tar archive: it ends inside the data of ltt/cpu/0 ("*" bytes)" ]]
+	apcverify -q "$TMP/out/o.apc"
+	part=$(apcdump "$TMP/out/o.apc" | wc -l)
+	[ "$part" -gt 100 ] && [ "$part" -lt "$whole" ]
+	# only the gzip trailer cut: the same capture, the cut still told
+	conv_cut "$TMP/l.tgz" $(($(stat -c %s "$TMP/l.tgz") - 3))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.tgz: offset 0x"*": truncated gzip stream (the compressed data ends at byte "*")" ]]
+	diff -r "$TMP/l.apc" "$TMP/out/o.apc"
+}

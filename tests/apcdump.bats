@@ -387,3 +387,45 @@ for l in sys.stdin:
 		[ "$output" = "$prog: $TMP/nosuch.apc: cannot open: no such file or directory" ]
 	done
 }
+
+@test "a cut .apc.tar.gz, .tar or .zip: the frames before the cut, then the archive named as truncated" {
+	for ext in tar.gz tar zip; do
+		apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/c.apc.$ext"
+	done
+	whole=$(apcdump "$TMP/c.apc.tar.gz" | wc -l)
+	# in the gzip stream's header: nothing to list
+	head -c 5 "$TMP/c.apc.tar.gz" > "$TMP/h.apc.tar.gz"
+	run apcdump "$TMP/h.apc.tar.gz"
+	[ "$status" -eq 1 ]
+	[ "$output" = "apcdump: $TMP/h.apc.tar.gz: offset 0x0: truncated gzip stream (the compressed data ends at byte 5)" ]
+	# in the data file: what is there is listed, then the cut
+	n=$(($(stat -c %s "$TMP/c.apc.tar.gz") * 2 / 3))
+	head -c $n "$TMP/c.apc.tar.gz" > "$TMP/cut.apc.tar.gz"
+	run apcdump "$TMP/cut.apc.tar.gz"
+	[ "$status" -eq 1 ]
+	[[ "${lines[-1]}" == "apcdump: $TMP/cut.apc.tar.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte $n); truncated tar archive: it ends inside the data of c.apc/0000000000 ("*" of its "*" bytes)" ]]
+	listed=$(apcdump "$TMP/cut.apc.tar.gz" 2>/dev/null | wc -l)
+	[ "$listed" -gt 100 ] && [ "$listed" -lt "$whole" ]
+	run apcdump --summary "$TMP/cut.apc.tar.gz"
+	[ "$status" -eq 1 ]
+	grep -q "^File: .*cut.apc.tar.gz" <<<"$output"
+	# a tar cut in a member header
+	head -c 600 "$TMP/c.apc.tar" > "$TMP/cut.apc.tar"
+	run apcdump "$TMP/cut.apc.tar"
+	[ "$status" -eq 1 ]
+	[ "$output" = "apcdump: $TMP/cut.apc.tar: offset 0x258: truncated tar archive: it ends inside the member header after c.apc/ (88 of its 512 bytes)" ]
+	# a zip without its end record: every frame, and the cut
+	head -c $(($(stat -c %s "$TMP/c.apc.zip") - 22)) "$TMP/c.apc.zip" > "$TMP/cut.apc.zip"
+	run apcdump "$TMP/cut.apc.zip"
+	[ "$status" -eq 1 ]
+	[[ "${lines[-1]}" == "apcdump: $TMP/cut.apc.zip: offset 0x"*": truncated zip archive: it has no end of central directory record" ]]
+	[ "$(apcdump "$TMP/cut.apc.zip" 2>/dev/null | wc -l)" -eq "$whole" ]
+	# a bare data file's .gz: listed up to the cut
+	mkdir "$TMP/d" && tar -C "$TMP/d" -xf "$TMP/c.apc.tar"
+	gzip -c "$TMP/d/c.apc/0000000000" > "$TMP/data.gz"
+	n=$(($(stat -c %s "$TMP/data.gz") / 2))
+	head -c $n "$TMP/data.gz" > "$TMP/cut.gz"
+	run apcdump "$TMP/cut.gz"
+	[ "$status" -eq 1 ]
+	[[ "${lines[-1]}" == "apcdump: $TMP/cut.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte $n)" ]]
+}

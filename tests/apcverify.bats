@@ -357,3 +357,45 @@ for l in sys.stdin:
 		grep -q "^\.It Sy $id\$" "$APC_ROOT/man/apcverify.1" || { echo "undocumented: $id"; false; }
 	done
 }
+
+@test "a cut archive is an [archive] error: exit 1, not 2, and what is left is checked" {
+	for ext in tar.gz tar zip; do
+		apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/c.apc.$ext"
+	done
+	# cut in the gzip header: only that
+	head -c 5 "$TMP/c.apc.tar.gz" > "$TMP/h.apc.tar.gz"
+	run apcverify "$TMP/h.apc.tar.gz"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "$TMP/h.apc.tar.gz: error: offset 0x0: truncated gzip stream (the compressed data ends at byte 5) [archive]" ]
+	[ "${lines[1]}" = "$TMP/h.apc.tar.gz: 1 error, 0 warnings" ]
+	# cut in the data file (captured.xml comes after it): the cut, the
+	# missing captured.xml, and the frame the cut went through
+	head -c 5000 "$TMP/c.apc.tar" > "$TMP/cut.apc.tar"
+	run apcverify "$TMP/cut.apc.tar"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "$TMP/cut.apc.tar: error: offset 0x1388: truncated tar archive: it ends inside the data of c.apc/0000000000 (3976 of its "*" bytes) [archive]" ]]
+	grep -q "captured.xml is missing .*\[captured-xml\]$" <<<"$output"
+	grep -Eq "^$TMP/cut.apc.tar: frame [0-9]+ @0x[0-9a-f]+: error: truncated archive: the member ends after 3976 of its [0-9]+ bytes \[frame-truncated\]$" <<<"$output"
+	# cut in captured.xml: checked no further, a problem all the same
+	at=$(python3 -c 'import sys, tarfile
+print(tarfile.open(sys.argv[1]).getmember("c.apc/captured.xml").offset_data + 75)' "$TMP/c.apc.tar")
+	head -c "$at" "$TMP/c.apc.tar" > "$TMP/x.apc.tar"
+	run apcverify "$TMP/x.apc.tar"
+	[ "$status" -eq 1 ]
+	grep -q "^$TMP/x.apc.tar: captured.xml: error: offset 0x4b: truncated archive: the member ends after 75 of its [0-9]* bytes (not checked) \[captured-xml\]$" <<<"$output"
+	[ "${lines[-1]}" = "$TMP/x.apc.tar: 2 errors, 0 warnings" ]
+	# a zip without its end record: every member whole, one error
+	head -c $(($(stat -c %s "$TMP/c.apc.zip") - 22)) "$TMP/c.apc.zip" > "$TMP/cut.apc.zip"
+	run apcverify "$TMP/cut.apc.zip"
+	[ "$status" -eq 1 ]
+	grep -q "^$TMP/cut.apc.zip: error: offset 0x[0-9a-f]*: truncated zip archive: it has no end of central directory record \[archive\]$" <<<"$output"
+	[ "${lines[-1]}" = "$TMP/cut.apc.zip: 1 error, 0 warnings" ]
+	run apcverify --json "$TMP/cut.apc.zip"
+	[ "$status" -eq 1 ]
+	python3 -c '
+import json, sys
+o = json.loads(sys.stdin.read())
+assert o["ok"] is False and o["io_error"] is None, o
+assert [p["check"] for p in o["problems"]] == ["archive"], o
+' <<<"$output"
+}

@@ -111,14 +111,15 @@ serve_wait() {
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	run apcrecord "127.0.0.1:$port" -o "$TMP/none.apc" --timeout=2
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"cannot connect"* ]]
+	# PROG: FILE: message, lowercase; the address is the FILE, once
+	[ "$output" = "apcrecord: 127.0.0.1:$port: cannot connect: connection refused" ]
 	[ ! -e "$TMP/none.apc" ]
 	run apcrecord "127.0.0.1:bad" -o "$TMP/none.apc"
 	[ "$status" -eq 2 ]
 	mkdir "$TMP/exists.apc"
 	run apcrecord "127.0.0.1:$port" -o "$TMP/exists.apc"
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"exists"* ]]
+	[ "$output" = "apcrecord: $TMP/exists.apc: output exists (use --overwrite to replace it)" ]
 	run apcrecord
 	[ "$status" -eq 2 ]
 }
@@ -240,4 +241,20 @@ EOF
 	[ "$status" -eq 2 ]
 	run apcserve
 	[ "$status" -eq 2 ]
+}
+
+@test "apcserve: a port in use is named as the FILE of a lowercase system error, exit 2" {
+	command -v python3 >/dev/null || skip "python3 not available"
+	# hold a port for the test's length, listening, so bind fails
+	python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+print(s.getsockname()[1], flush=True); sys.stdout.close(); time.sleep(30)' >"$TMP/port" 3>&- &
+	holder=$!
+	for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+	port=$(cat "$TMP/port")
+	run timeout -k 5 20 "$APC_BIN/apcserve" --port "$port" "$APC_ROOT/testdata/barman/demo.bin"
+	kill "$holder" 2>/dev/null || true
+	wait "$holder" 2>/dev/null || true
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcserve: 127.0.0.1:$port: cannot listen: address already in use" ]
 }

@@ -418,7 +418,9 @@ static void gzip_corrupt_is_edata(void)
 		T_EQ_INT(r, -1);
 		T_EQ_INT(err.status, APC_EDATA);
 		T_EQ_STR(err.file, bad);
-		T_ASSERT(strstr(err.msg, "gzip data corrupt after ") != NULL);
+		T_ASSERT(strstr(err.msg, "gzip data corrupt at compressed byte ") != NULL);
+		/* the offset counts the decompressed bytes, as later errors' do */
+		T_EQ_INT(err.offset, (int64_t)len);
 		/* what came before the damage (half way) was delivered and is right */
 		T_ASSERT(len >= n / 4);
 		if (len >= n / 4)
@@ -456,6 +458,12 @@ static void gzip_truncated_is_edata(void)
 		T_EQ_INT(err.status, APC_EDATA);
 		T_ASSERT(strstr(err.msg, "truncated gzip stream") != NULL);
 		T_ASSERT(have > 0 && have < n);
+		T_EQ_INT(err.offset, (int64_t)have);
+		{
+			char want[64];
+			snprintf(want, sizeof want, "ends at byte %zu)", zlen / 2);
+			T_ASSERT(strstr(err.msg, want) != NULL);
+		}
 		T_EQ_MEM(buf, data, have);
 		/* the failure is sticky */
 		T_EQ_INT(apc_stream_read(s, buf, 10, &err), -1);
@@ -464,6 +472,39 @@ static void gzip_truncated_is_edata(void)
 	}
 	(void)got;
 	(void)len;
+	free(z);
+	free(data);
+}
+
+/* A cut the look-ahead already met is told before its bytes are read. */
+static void gzip_cut_error_held(void)
+{
+	const char *good = tpath("small.gz"), *bad = tpath("smallcut.gz");
+	size_t n = 3000, zlen;
+	uint8_t *data = gen(n, 7), *z;
+	struct apc_input *in;
+	struct apc_err err;
+	const uint8_t *p;
+
+	write_gzip(good, "wb", data, n);
+	T_EQ_INT(apc_input_open(good, &in, &err), APC_OK);
+	if (in) {
+		T_EQ_INT(apc_stream_peek(apc_input_stream(in), &p, APC_PEEK_MAX, &err), (ssize_t)n);
+		T_EQ_INT(apc_stream_held_error(apc_input_stream(in), &err), 0);
+		apc_input_close(in);
+	}
+	z = read_whole(good, &zlen);
+	write_file(bad, z, zlen - 3); /* the trailer cut: every byte there */
+	T_EQ_INT(apc_input_open(bad, &in, &err), APC_OK);
+	if (in) {
+		struct apc_stream *s = apc_input_stream(in);
+		T_EQ_INT(apc_stream_peek(s, &p, APC_PEEK_MAX, &err), (ssize_t)n);
+		apc_err_clear(&err);
+		T_EQ_INT(apc_stream_held_error(s, &err), 1);
+		T_EQ_INT(err.status, APC_EDATA);
+		T_ASSERT(strstr(err.msg, "truncated gzip stream") != NULL);
+		apc_input_close(in);
+	}
 	free(z);
 	free(data);
 }
@@ -672,21 +713,244 @@ static void tar_unsafe_members(void)
 	apc_input_close(in);
 }
 
-/* A tar cut off inside a member is reported as damaged, never crashes. */
-static void truncated_tar_is_edata(void)
+/* Read a whole member; *status gets the status of the read that ended it. */
+static uint8_t *drain_member(struct apc_input *in, const char *rel, size_t cap, size_t *len,
+			     struct apc_err *err, int *status)
+{
+	struct apc_stream *s;
+	uint8_t *buf = malloc(cap ? cap : 1);
+	ssize_t r = 0;
+
+	*len = 0;
+	*status = APC_OK;
+	if (apc_input_open_member(in, rel, &s, err) != APC_OK) {
+		T_FAIL("cannot open member %s: %s", rel, err->msg);
+		free(buf);
+		return NULL;
+	}
+	apc_err_clear(err);
+	while (*len < cap && (r = apc_stream_read(s, buf + *len, cap - *len < 7777 ? cap - *len : 7777,
+						  err)) > 0)
+		*len += (size_t)r;
+	if (r < 0)
+		*status = err->status;
+	apc_stream_close(s);
+	return buf;
+}
+
+/*
+ * A tar cut off inside a member: the members before the cut are whole,
+ * the cut one gives every byte it has and then says it is cut short, and
+ * the input says where the archive ends.
+ */
+static void truncated_tar_keeps_members(void)
+{
+	size_t len, got;
+	uint8_t *d = read_whole(tpath("t.tar"), &len), *b;
+	struct apc_input *in;
+	struct apc_err err;
+	const struct apc_err *dmg;
+	const char *const *names;
+	size_t n;
+	int st;
+
+	T_ASSERT(d != NULL && len > 1000000);
+	if (!d)
+		return;
+	write_file(tpath("cut.tar"), d, 1000000);
+	free(d);
+	T_EQ_INT(apc_input_open(tpath("cut.tar"), &in, &err), APC_OK);
+	if (!in)
+		return;
+	T_EQ_STR(apc_input_kind(in), "tar");
+	dmg = apc_input_damage(in);
+	T_ASSERT(dmg != NULL);
+	if (dmg) {
+		T_EQ_INT(dmg->status, APC_EDATA);
+		T_EQ_STR(dmg->file, tpath("cut.tar"));
+		T_EQ_INT(dmg->offset, 1000000);
+		T_ASSERT(strstr(dmg->msg, "truncated tar archive: it ends inside the data of "
+					  "smp_example/cpu/0 (") != NULL);
+	}
+	/* info/system.xml came first, cpu/0 is cut, the rest is gone */
+	T_EQ_INT(apc_input_members(in, &names, &n), APC_OK);
+	T_EQ_INT(n, 2);
+	T_EQ_INT(apc_input_has(in, "cpu/1"), 0);
+	b = drain_member(in, "info/system.xml", 1000, &got, &err, &st);
+	T_EQ_INT(st, APC_OK);
+	T_EQ_INT(got, tree[0].len);
+	if (b && got == tree[0].len)
+		T_EQ_MEM(b, tree[0].data, got);
+	free(b);
+	b = drain_member(in, "cpu/0", tree[1].len, &got, &err, &st);
+	T_EQ_INT(st, APC_EDATA);
+	T_ASSERT(got > 900000 && got < 1000000);
+	if (b && got)
+		T_EQ_MEM(b, tree[1].data, got);
+	T_EQ_INT(err.offset, (int64_t)got);
+	T_ASSERT(strstr(err.msg, "truncated archive: the member ends after") != NULL);
+	free(b);
+	apc_input_close(in);
+
+	/* the same through a pipe, spooled first */
+	{
+		int p[2], saved = dup(STDIN_FILENO);
+		pid_t pid;
+		T_ASSERT(pipe(p) == 0);
+		pid = fork();
+		if (pid == 0) {
+			size_t l;
+			uint8_t *x = read_whole(tpath("cut.tar"), &l);
+			close(p[0]);
+			if (x && write(p[1], x, l) != (ssize_t)l)
+				_exit(1);
+			_exit(0);
+		}
+		close(p[1]);
+		dup2(p[0], STDIN_FILENO);
+		close(p[0]);
+		T_EQ_INT(apc_input_open("-", &in, &err), APC_OK);
+		if (in) {
+			dmg = apc_input_damage(in);
+			T_ASSERT(dmg != NULL && dmg->offset == 1000000);
+			if (dmg)
+				T_EQ_STR(dmg->file, "<stdin>");
+			apc_input_close(in);
+		}
+		waitpid(pid, NULL, 0);
+		dup2(saved, STDIN_FILENO);
+		close(saved);
+	}
+}
+
+/* A tar whose first header is cut short has nothing to keep: not opened. */
+static void tar_header_cut_is_edata(void)
 {
 	size_t len;
 	uint8_t *d = read_whole(tpath("t.tar"), &len);
 	struct apc_input *in = (struct apc_input *)1;
 	struct apc_err err;
 
-	T_ASSERT(d != NULL && len > 1000000);
 	if (!d)
 		return;
-	write_file(tpath("cut.tar"), d, 1000000);
-	T_EQ_INT(apc_input_open(tpath("cut.tar"), &in, &err), APC_EDATA);
+	write_file(tpath("hcut.tar"), d, 300);
+	free(d);
+	T_EQ_INT(apc_input_open(tpath("hcut.tar"), &in, &err), APC_EDATA);
 	T_ASSERT(in == NULL);
-	T_EQ_STR(err.file, tpath("cut.tar"));
+	T_EQ_STR(err.file, tpath("hcut.tar"));
+	T_EQ_INT(err.offset, 300);
+	T_ASSERT(strstr(err.msg, "truncated tar archive: it ends inside the member header after "
+				 "its start (300 of its 512 bytes)") != NULL);
+}
+
+/*
+ * A .tar.gz whose gzip stream is cut: libarchive lists none of it, so it
+ * is decompressed here, and the members before the cut are kept.  The
+ * gzip stream's cut is the cause, named first.
+ */
+static void truncated_tar_gz_keeps_members(void)
+{
+	size_t len, got;
+	uint8_t *d = read_whole(tpath("t.tar.gz"), &len), *b;
+	struct apc_input *in;
+	struct apc_err err;
+	const struct apc_err *dmg;
+	int st;
+
+	T_ASSERT(d != NULL);
+	if (!d)
+		return;
+	write_file(tpath("cut.tar.gz"), d, len / 2);
+	T_EQ_INT(apc_input_open(tpath("cut.tar.gz"), &in, &err), APC_OK);
+	if (in) {
+		T_EQ_STR(apc_input_kind(in), "tar.gz");
+		dmg = apc_input_damage(in);
+		T_ASSERT(dmg != NULL);
+		if (dmg) {
+			char want[128];
+			T_EQ_INT(dmg->status, APC_EDATA);
+			T_EQ_STR(dmg->file, tpath("cut.tar.gz"));
+			T_ASSERT(dmg->offset > 0);
+			snprintf(want, sizeof want, "truncated gzip stream (the compressed data ends at "
+				 "byte %zu); truncated tar archive: ", len / 2);
+			T_ASSERT(strncmp(dmg->msg, want, strlen(want)) == 0);
+		}
+		b = drain_member(in, "info/system.xml", 1000, &got, &err, &st);
+		T_EQ_INT(st, APC_OK);
+		T_EQ_INT(got, tree[0].len);
+		free(b);
+		b = drain_member(in, "cpu/0", tree[1].len, &got, &err, &st);
+		T_EQ_INT(st, APC_EDATA);
+		T_ASSERT(got > 0 && got < tree[1].len);
+		if (b && got)
+			T_EQ_MEM(b, tree[1].data, got);
+		free(b);
+		apc_input_close(in);
+	}
+	/* cut in its 10-byte header: nothing at all, and it says why */
+	write_file(tpath("hcut.tar.gz"), d, 5);
+	in = (struct apc_input *)1;
+	T_EQ_INT(apc_input_open(tpath("hcut.tar.gz"), &in, &err), APC_EDATA);
+	T_ASSERT(in == NULL);
+	T_EQ_STR(err.file, tpath("hcut.tar.gz"));
+	T_ASSERT(strstr(err.msg, "truncated gzip stream (the compressed data ends at byte 5)") != NULL);
+	/* only the 8-byte trailer cut: every member whole, still damaged */
+	write_file(tpath("tcut.tar.gz"), d, len - 3);
+	T_EQ_INT(apc_input_open(tpath("tcut.tar.gz"), &in, &err), APC_OK);
+	if (in) {
+		T_ASSERT(apc_input_damage(in) != NULL);
+		b = drain_member(in, "eventdefs/core.xml", 10000, &got, &err, &st);
+		T_EQ_INT(st, APC_OK);
+		T_EQ_INT(got, tree[4].len);
+		free(b);
+		apc_input_close(in);
+	}
+	free(d);
+}
+
+/* A zip cut in a member, or only in its central directory. */
+static void truncated_zip_is_damaged(void)
+{
+	size_t len, got;
+	uint8_t *d = read_whole(tpath("t.zip"), &len), *b;
+	struct apc_input *in = (struct apc_input *)1;
+	struct apc_err err;
+	const struct apc_err *dmg;
+	int st;
+
+	if (!d)
+		return;
+	write_file(tpath("cut.zip"), d, len / 2);
+	T_EQ_INT(apc_input_open(tpath("cut.zip"), &in, &err), APC_OK);
+	if (in) {
+		dmg = apc_input_damage(in);
+		T_ASSERT(dmg != NULL && strstr(dmg->msg, "truncated zip archive: ") != NULL);
+		if (dmg)
+			T_EQ_INT(dmg->offset, (int64_t)(len / 2));
+		apc_input_close(in);
+	}
+	/* without its end of central directory record (the last 22 bytes) */
+	write_file(tpath("cdcut.zip"), d, len - 22);
+	T_EQ_INT(apc_input_open(tpath("cdcut.zip"), &in, &err), APC_OK);
+	if (in) {
+		dmg = apc_input_damage(in);
+		T_ASSERT(dmg != NULL);
+		if (dmg)
+			T_EQ_STR(dmg->msg,
+				 "truncated zip archive: it has no end of central directory record");
+		b = drain_member(in, "cpu/1", tree[2].len + 1, &got, &err, &st);
+		T_EQ_INT(st, APC_OK);
+		T_EQ_INT(got, tree[2].len);
+		free(b);
+		apc_input_close(in);
+	}
+	/* cut inside its first local header */
+	write_file(tpath("hcut.zip"), d, 20);
+	in = (struct apc_input *)1;
+	T_EQ_INT(apc_input_open(tpath("hcut.zip"), &in, &err), APC_EDATA);
+	T_ASSERT(in == NULL);
+	T_ASSERT(strstr(err.msg, "truncated zip archive: it ends inside its first member header") !=
+		 NULL);
 	free(d);
 }
 
@@ -958,6 +1222,7 @@ void run_tests(void)
 	T_RUN(gzip_concatenated_members);
 	T_RUN(gzip_corrupt_is_edata);
 	T_RUN(gzip_truncated_is_edata);
+	T_RUN(gzip_cut_error_held);
 	T_RUN(missing_file_names_path);
 	T_RUN(slurp_limit);
 	T_RUN(directory_tree);
@@ -965,7 +1230,10 @@ void run_tests(void)
 	T_RUN(tar_gz_tree);
 	T_RUN(zip_tree);
 	T_RUN(tar_unsafe_members);
-	T_RUN(truncated_tar_is_edata);
+	T_RUN(truncated_tar_keeps_members);
+	T_RUN(tar_header_cut_is_edata);
+	T_RUN(truncated_tar_gz_keeps_members);
+	T_RUN(truncated_zip_is_damaged);
 	T_RUN(two_members_interleaved);
 	T_RUN(large_member_small_chunks);
 	T_RUN(stdin_tar_is_spooled);

@@ -6,6 +6,8 @@
  * that capture, and exactly that check id must fire.  The real gatord
  * captures must have no errors.
  */
+#include <archive.h>
+#include <archive_entry.h>
 #include <dirent.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -921,6 +923,103 @@ static void f_data_file(void)
 }
 
 /*
+ * The capture folder zipped as x.apc.zip beside it, cut to its first
+ * `keep` bytes, or without its last `drop` ones; returns its path (static).
+ */
+static const char *zip_capture(const char *apc, const char *tmp, size_t keep, size_t drop)
+{
+	static const char *const names[] = {"0000000000", "captured.xml", "events.xml"};
+	static char zip[512];
+	struct archive *a = archive_write_new();
+	FILE *f;
+	uint8_t *z;
+	long len;
+
+	snprintf(zip, sizeof zip, "%.400s/x.apc.zip", tmp);
+	archive_write_set_format_zip(a);
+	if (archive_write_open_filename(a, zip) != ARCHIVE_OK)
+		abort();
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char path[512], name[64];
+		struct archive_entry *e = archive_entry_new();
+		uint8_t *d;
+		long n;
+
+		snprintf(path, sizeof path, "%.400s/%s", apc, names[i]);
+		snprintf(name, sizeof name, "x.apc/%s", names[i]);
+		if (!(f = fopen(path, "rb")) || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0)
+			abort();
+		rewind(f);
+		if (!(d = malloc((size_t)n + 1)) || fread(d, 1, (size_t)n, f) != (size_t)n)
+			abort();
+		fclose(f);
+		archive_entry_set_pathname(e, name);
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		archive_entry_set_size(e, n);
+		if (archive_write_header(a, e) != ARCHIVE_OK ||
+		    archive_write_data(a, d, (size_t)n) != (la_ssize_t)n)
+			abort();
+		archive_entry_free(e);
+		free(d);
+	}
+	archive_write_close(a);
+	archive_write_free(a);
+	/* cut it */
+	if (!(f = fopen(zip, "rb")) || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0)
+		abort();
+	rewind(f);
+	if (!(z = malloc((size_t)len + 1)) || fread(z, 1, (size_t)len, f) != (size_t)len)
+		abort();
+	fclose(f);
+	if (keep > (size_t)len)
+		keep = (size_t)len;
+	if (drop)
+		keep = drop < (size_t)len ? (size_t)len - drop : 0;
+	put_file(tmp, "x.apc.zip", z, keep);
+	free(z);
+	return zip;
+}
+
+/*
+ * archive: a zipped capture without its end of central directory record
+ * (the last 22 bytes) has every member whole, and only that problem; one
+ * cut inside its first header has nothing to check, and that is a
+ * problem with the capture (exit 1), not a failure to read it.
+ */
+static void f_archive(void)
+{
+	struct base_opts o = {0};
+	struct cap c;
+	struct got g;
+	struct apc_vresult r;
+	struct apc_err err;
+	char tmp[64];
+	const char *apc, *zip;
+
+	base(&c, &o);
+	apc = cap_write(&c, tmp);
+	cap_free(&c);
+	zip = zip_capture(apc, tmp, 0, 22);
+	memset(&g, 0, sizeof g);
+	T_EQ_INT(apc_verify_path(zip, collect, &g, &r, &err), APC_OK);
+	expect_only(&g, "archive", APC_V_ERROR);
+	T_ASSERT(g.n == 1 && strstr(g.msg[0], "offset 0x") == g.msg[0] &&
+		 strstr(g.msg[0], ": truncated zip archive: it has no end of central directory "
+				  "record") != NULL);
+	T_ASSERT(r.frames > 0);
+
+	zip = zip_capture(apc, tmp, 20, 0);
+	memset(&g, 0, sizeof g);
+	T_EQ_INT(apc_verify_path(zip, collect, &g, &r, &err), APC_OK);
+	expect_only(&g, "archive", APC_V_ERROR);
+	T_ASSERT(g.n == 1 && strstr(g.msg[0], "offset 0x14: truncated zip archive: it ends inside "
+					      "its first member header") != NULL);
+	T_EQ_INT(r.errors, 1);
+	rm_tree(tmp);
+}
+
+/*
  * Every check in the table has a test above (keep this list in step),
  * except "decode": it fires only when the shared decoder and this walker
  * disagree, which no valid-by-the-walker fault can provoke on purpose.
@@ -928,7 +1027,7 @@ static void f_data_file(void)
 static void every_check_is_tested(void)
 {
 	static const char *const tested[] = {
-		"data-file", "frame-truncated", "frame-empty", "packed-truncated",
+		"archive", "data-file", "frame-truncated", "frame-empty", "packed-truncated",
 		"packed-overlong", "packed-nonminimal", "string-overrun", "unknown-frame",
 		"unknown-msg", "canary", "summary-first", "summary-repeated",
 		"summary-missing", "ts-frame", "ts-core", "ts-cross-type", "ts-gatord-name",
@@ -1084,6 +1183,7 @@ void run_tests(void)
 	T_RUN(f_annotate_decode);
 	T_RUN(f_annotate_cut);
 	T_RUN(f_data_file);
+	T_RUN(f_archive);
 	T_RUN(every_check_is_tested);
 	T_RUN(key_mixed_without_captured);
 	T_RUN(captured_xml_11);
