@@ -741,6 +741,21 @@ static int apcr_session(struct apc_model *m, xmlDoc *doc)
 	return APC_OK;
 }
 
+/* An XML member the capture may lack (events.xml, session.xml): read by
+ * `read` when present; only damage or a failed read is an error. */
+static int apcr_optional_xml(struct apc_reader *r, const char *member,
+			     int (*read)(struct apc_model *, xmlDoc *))
+{
+	xmlDoc *doc = apcr_parse_xml(r, member, 0);
+	int rc;
+
+	if (!doc)
+		return r->err.status < 0 ? r->err.status : APC_OK;
+	rc = read(r->model, doc);
+	xmlFreeDoc(doc);
+	return rc < 0 ? rc : APC_OK;
+}
+
 /*
  * The folder's other files: gatord's counters.xml (the counters the
  * target offered, which a capture does not need), further data files,
@@ -884,24 +899,9 @@ static int apcr_open(struct apc_reader *r)
 		xmlFreeDoc(doc);
 		if (rc < 0)
 			return rc;
-		doc = apcr_parse_xml(r, "events.xml", 0);
-		if (doc) {
-			rc = apcr_events(r->model, doc);
-			xmlFreeDoc(doc);
-			if (rc < 0)
-				return rc;
-		} else if (r->err.status < 0) {
-			return r->err.status;
-		}
-		doc = apcr_parse_xml(r, "session.xml", 0);
-		if (doc) {
-			rc = apcr_session(r->model, doc);
-			xmlFreeDoc(doc);
-			if (rc < 0)
-				return rc;
-		} else if (r->err.status < 0) {
-			return r->err.status;
-		}
+		if ((rc = apcr_optional_xml(r, "events.xml", apcr_events)) < 0 ||
+		    (rc = apcr_optional_xml(r, "session.xml", apcr_session)) < 0)
+			return rc;
 		apcr_other_files(r);
 		rc = apc_input_open_member(in, "0000000000", &a->data, &r->err);
 		if (rc < 0)
