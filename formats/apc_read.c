@@ -656,8 +656,9 @@ static int apcr_in_set(const char *type, const char *set)
  * describes every counter of those sets configured with event N.  A
  * <counter_set> inside a category adds its title and description to its
  * counters' (the spec: "appended"), in a way it does not say: counted.
+ * described[id] is set for each counter an event describes.
  */
-static int apcr_events(struct apc_model *m, xmlDoc *doc)
+static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *described)
 {
 	xmlNode *root = xmlDocGetRootElement(doc);
 
@@ -695,6 +696,8 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc)
 						set = sets[s];
 						sn = setnode[s];
 					}
+				if (match)
+					described[i] = 1;
 				if (match && apcr_fill_decl(m, d, cat, ev, set) < 0) {
 					free(counter);
 					for (int s = 0; s < nsets; s++)
@@ -713,6 +716,40 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc)
 			free(sets[s]);
 	}
 	return APC_OK;
+}
+
+/*
+ * events.xml, when the capture has one, describes captured.xml's
+ * counters.  One that neither it nor captured.xml itself (gatord 9.x
+ * constants) describes is written under its type with the default
+ * title: counted, as its title, name and units are lost.
+ */
+static int apcr_describe(struct apc_reader *r)
+{
+	struct apc_model *m = r->model;
+	unsigned char *described = calloc(m->ncounters ? m->ncounters : 1, 1);
+	xmlDoc *doc;
+	uint64_t bare = 0;
+	int rc = APC_OK;
+
+	if (!described)
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	for (size_t i = 0; i < m->ncounters; i++)
+		described[i] = m->counters[i].title || m->counters[i].name;
+	doc = apcr_parse_xml(r, "events.xml", 0);
+	if (doc) {
+		rc = apcr_events(m, doc, described);
+		xmlFreeDoc(doc);
+	} else if (r->err.status < 0) {
+		rc = r->err.status;
+	}
+	for (size_t i = 0; rc == APC_OK && i < m->ncounters; i++)
+		bare += !described[i];
+	if (bare)
+		apc_model_unmapped(m, "captured.xml counters events.xml does not describe (default title and name)",
+				   bare);
+	free(described);
+	return rc;
 }
 
 /*
@@ -884,15 +921,9 @@ static int apcr_open(struct apc_reader *r)
 		xmlFreeDoc(doc);
 		if (rc < 0)
 			return rc;
-		doc = apcr_parse_xml(r, "events.xml", 0);
-		if (doc) {
-			rc = apcr_events(r->model, doc);
-			xmlFreeDoc(doc);
-			if (rc < 0)
-				return rc;
-		} else if (r->err.status < 0) {
-			return r->err.status;
-		}
+		rc = apcr_describe(r);
+		if (rc < 0)
+			return rc;
 		doc = apcr_parse_xml(r, "session.xml", 0);
 		if (doc) {
 			rc = apcr_session(r->model, doc);

@@ -259,7 +259,7 @@ EOF2
 	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grep -qF 'not mapped: gatord 9.x Summary fourth clock (no place in a protocol 680 Summary): 1' <<<"$output"
+	grep -qF 'gatord 9.x Summary fourth clock (no place in a protocol 680 Summary): 1' <<<"$output"
 	# the three the output has room for are kept, and the attributes
 	apcdump --frame=summary "$TMP/out.apc" |
 		grep -q ' timestamp=1700000000000000000 uptime=500 monotonic_delta=100 attr_key="uname" attr_value="Linux x"$'
@@ -375,4 +375,38 @@ EOF2
 	[ "$status" -eq 0 ]
 	grep -qF 'captured.xml /captured/target/@* (too many to keep): 44' <<<"$output"
 	grep -q ' x255="255"/>' "$TMP/out.apc/captured.xml"
+}
+
+@test "APC: a captured.xml counter events.xml does not describe is counted" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="T_cnt0" event="0x8"/>
+<counter key="0x12" type="A"/>
+<counter key="0x13" type="B"/>
+<counter key="0x4" counter="C" title="t" name="n" class="absolute"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="L" counter_set="T_cnt">
+<event counter="A" title="x" name="y"/>
+<event event="0x9" title="Cache" name="Refill"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# T_cnt0 (event 0x8, not 0x9) and B; A by events.xml, C by captured.xml
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 2' <<<"$output"
+	# with no events.xml at all, none but C is described
+	rm "$TMP/in.apc/events.xml"
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out2.apc"
+	echo "$output"
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 3' <<<"$output"
+	# what the writer wrote describes every counter: nothing to count again
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	echo "$output"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
 }
