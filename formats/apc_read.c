@@ -500,15 +500,46 @@ static int apcr_numbered(const xmlChar *name, const char *prefix, size_t max)
 	return !*p && k <= max;
 }
 
+/* v as a whole integer (C syntax: 0x.. hex); 0 if it is not one. */
+static int apcr_parse_int(const xmlChar *v, int64_t *out)
+{
+	char *end;
+	long long r;
+
+	if (!v)
+		return 0;
+	r = strtoll((const char *)v, &end, 0);
+	if (end == (const char *)v || *end)
+		return 0;
+	*out = r;
+	return 1;
+}
+
+/* The event_delta of option_set option opt; 0 if it has none that
+ * parses (apcr_check_options counts those). */
+static int apcr_option_delta(xmlNode *opt, int64_t *delta)
+{
+	xmlChar *v = xmlGetProp(opt, (const xmlChar *)"event_delta");
+	int ok = apcr_parse_int(v, delta);
+
+	xmlFree(v);
+	return ok;
+}
+
 /*
  * Fill one declaration from an <event> of events.xml, in category cat
- * (matched through counter set `set` when not by name).  Attributes no
- * field holds (gatord's derived, proc, advanced ...) are kept verbatim
- * in d->xattrs; option_set (the event is the base of a family the
- * declaration is not) and child elements are counted.
+ * (matched through counter set `set` when not by name; through option
+ * opt of the event's option_set when that is how the counter was
+ * configured: its event is the event's plus the option's event_delta).
+ * Attributes no field holds (gatord's derived, proc, advanced ...) are
+ * kept verbatim in d->xattrs; option_set on an event matched otherwise
+ * (the event is the base of a family the declaration is not), the
+ * option's name and description (which Streamline appends to the
+ * event's, in a way the spec does not give) and child elements are
+ * counted.
  */
 static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNode *cat,
-			  xmlNode *ev, const char *set)
+			  xmlNode *ev, const char *set, xmlNode *opt)
 {
 	static const char *const classes[] = {"delta", "incident", "absolute", "activity"};
 	static const char *const displays[] = {NULL, "accumulate", "hertz", "maximum", "average", "minimum"};
@@ -522,8 +553,10 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	static const char *const cat_typed[] = {"name", "counter_set", "per_cpu", NULL};
 	xmlChar *v;
 	char key[32];
-	int64_t event, color;
+	int64_t event, color, delta = 0;
 
+	if (opt)
+		apcr_option_delta(opt, &delta); /* it parses: apcr_option matched by it */
 	free(d->category);
 	d->category = apcr_attr(cat, "name");
 	free(d->counter_set);
@@ -604,12 +637,13 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 		int keep;
 
 		if (!xmlStrcmp(an, (const xmlChar *)"option_set")) {
-			apcr_not_carried(m, EV_F, EV_PATH, an, 1, NULL);
+			if (!opt)
+				apcr_not_carried(m, EV_F, EV_PATH, an, 1, NULL);
 			continue;
 		}
 		if (!xmlStrcmp(an, (const xmlChar *)"event")) {
 			keep = d->event < 0;
-			if (!keep && event != d->event)
+			if (!keep && event + delta != d->event)
 				apcr_not_carried(m, EV_F, EV_PATH, an, 1, " (not captured.xml's)");
 		} else if (!xmlStrcmp(an, (const xmlChar *)"cores"))
 			keep = d->cls != APC_CLASS_ACTIVITY;
@@ -634,6 +668,11 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	for (xmlNode *c = ev->children; c; c = c->next)
 		if (c->type == XML_ELEMENT_NODE)
 			apcr_not_carried(m, EV_F, EV_PATH, c->name, 0, NULL);
+	for (int k = 0; opt && k < 2; k++)
+		if (xmlHasProp(opt, (const xmlChar *)(k ? "description" : "name")))
+			apcr_not_carried(m, EV_F, "/events/category/option_set/option",
+					 (const xmlChar *)(k ? "description" : "name"), 1,
+					 " (appended by Streamline; not carried)");
 	return APC_OK;
 }
 
@@ -650,12 +689,84 @@ static int apcr_in_set(const char *type, const char *set)
 	return 1;
 }
 
+/* cat's <option_set name=name>, NULL if it has none. */
+static xmlNode *apcr_option_set(xmlNode *cat, const xmlChar *name)
+{
+	for (xmlNode *c = cat->children; c; c = c->next) {
+		xmlChar *v;
+		int same;
+
+		if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"option_set"))
+			continue;
+		v = xmlGetProp(c, (const xmlChar *)"name");
+		same = v && !xmlStrcmp(v, name);
+		xmlFree(v);
+		if (same)
+			return c;
+	}
+	return NULL;
+}
+
+/* The option of option set os that makes base event `event` the
+ * configured event `want`, NULL if none does. */
+static xmlNode *apcr_option(xmlNode *os, int64_t event, int64_t want)
+{
+	for (xmlNode *o = os ? os->children : NULL; o; o = o->next) {
+		int64_t delta, sum;
+
+		if (o->type == XML_ELEMENT_NODE && !xmlStrcmp(o->name, (const xmlChar *)"option") &&
+		    apcr_option_delta(o, &delta) && !__builtin_add_overflow(event, delta, &sum) &&
+		    sum == want)
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * Is a counter of the capture configured with an event in one of these
+ * sets?  Where none is, what is wrong with a category's option sets
+ * matters to nobody (the rest of events.xml is not carried anyway).
+ */
+static int apcr_sets_used(const struct apc_model *m, char *const *sets, int nsets)
+{
+	for (size_t i = 0; i < m->ncounters; i++)
+		for (int s = 0; s < nsets; s++)
+			if (m->counters[i].event >= 0 && apcr_in_set(m->counters[i].type, sets[s]))
+				return 1;
+	return 0;
+}
+
+/* Count the options of cat's option sets whose event_delta is missing
+ * or no number (gatord 6.8 has a "0x01-a"): no counter can be matched
+ * through them. */
+static void apcr_check_options(struct apc_model *m, xmlNode *cat)
+{
+	for (xmlNode *os = cat->children; os; os = os->next) {
+		if (os->type != XML_ELEMENT_NODE || xmlStrcmp(os->name, (const xmlChar *)"option_set"))
+			continue;
+		for (xmlNode *o = os->children; o; o = o->next) {
+			int64_t delta;
+
+			if (o->type != XML_ELEMENT_NODE || xmlStrcmp(o->name, (const xmlChar *)"option") ||
+			    apcr_option_delta(o, &delta))
+				continue;
+			apcr_not_carried(m, EV_F, "/events/category/option_set/option",
+					 (const xmlChar *)"event_delta", 1,
+					 xmlHasProp(o, (const xmlChar *)"event_delta") ? " (not a number)"
+										       : " (missing)");
+		}
+	}
+}
+
 /*
  * Describe the declared counters from events.xml: an <event counter=X>
  * names X directly; an <event event=N> in a category with counter sets
  * describes every counter of those sets configured with event N.  A
  * <counter_set> inside a category adds its title and description to its
  * counters' (the spec: "appended"), in a way it does not say: counted.
+ * An <event event=N option_set=S> describes the counters of those sets
+ * configured with N plus the event_delta of one of S's options (gatord's
+ * CCI and other uncore events), not those configured with N itself.
  * described[id] is set for each counter an event describes.
  */
 static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *described)
@@ -667,7 +778,7 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 	for (xmlNode *cat = root->children; cat; cat = cat->next) {
 		char *sets[16];
 		xmlNode *setnode[16];
-		int nsets = 0;
+		int nsets = 0, used;
 
 		if (cat->type != XML_ELEMENT_NODE || xmlStrcmp(cat->name, (const xmlChar *)"category"))
 			continue;
@@ -677,28 +788,45 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 			if (c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set") &&
 			    (sets[nsets] = apcr_attr(c, "name")))
 				setnode[nsets++] = c;
+		if ((used = apcr_sets_used(m, sets, nsets)))
+			apcr_check_options(m, cat);
 		for (xmlNode *ev = cat->children; ev; ev = ev->next) {
 			char *counter;
 			int64_t event;
+			xmlChar *osname;
+			xmlNode *os = NULL;
+			int by_option;
 
 			if (ev->type != XML_ELEMENT_NODE || xmlStrcmp(ev->name, (const xmlChar *)"event"))
 				continue;
 			counter = apcr_attr(ev, "counter");
 			event = apcr_attr_int(ev, "event", -1);
+			/* an option_set on an event named by counter= is
+			 * counted by apcr_fill_decl */
+			osname = counter ? NULL : xmlGetProp(ev, (const xmlChar *)"option_set");
+			by_option = osname != NULL;
+			if (osname && !(os = apcr_option_set(cat, osname)) && used)
+				apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"option_set", 1,
+						 " (no such option_set in its category)");
+			xmlFree(osname);
 			for (size_t i = 0; i < m->ncounters; i++) {
 				struct apc_counter_decl *d = &m->counters[i];
 				int match = counter ? strcmp(d->type, counter) == 0 : 0;
 				const char *set = NULL;
-				xmlNode *sn = NULL;
-				for (int s = 0; !match && !counter && s < nsets; s++)
-					if (event >= 0 && d->event == event && apcr_in_set(d->type, sets[s])) {
+				xmlNode *sn = NULL, *opt = NULL;
+				for (int s = 0; !match && !counter && s < nsets; s++) {
+					if (event < 0 || d->event < 0 || !apcr_in_set(d->type, sets[s]))
+						continue;
+					if (by_option ? (opt = apcr_option(os, event, d->event)) != NULL
+						   : d->event == event) {
 						match = 1;
 						set = sets[s];
 						sn = setnode[s];
 					}
+				}
 				if (match)
 					described[i] = 1;
-				if (match && apcr_fill_decl(m, d, cat, ev, set) < 0) {
+				if (match && apcr_fill_decl(m, d, cat, ev, set, opt) < 0) {
 					free(counter);
 					for (int s = 0; s < nsets; s++)
 						free(sets[s]);

@@ -410,3 +410,82 @@ EOF2
 	echo "$output"
 	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
 }
+
+@test "APC: a counter configured as an option_set event gets its base event's description" {
+	# gatord's CCI-400: the configured event is the base event plus the
+	# option's event_delta; Streamline appends the option's name and
+	# description to the event's, in a way the spec does not give
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="C_cnt0" event="0xb4"/>
+<counter key="0x12" type="C_cnt1" event="0xd5"/>
+<counter key="0x13" type="C_cnt2" event="0x0"/>
+<counter key="0x14" type="C_cnt3" event="0x14"/>
+<counter key="0x15" type="C_cnt4" event="0x30"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events>
+<counter_set name="C_cnt" count="8"/>
+<category name="CCI-400" counter_set="C_cnt">
+<option_set name="Slave">
+<option event_delta="0x00" name="S0" description="Slave interface 0"/>
+<option event_delta="0x20" name="S1" description="Slave interface 1"/>
+</option_set>
+<event event="0x00" option_set="Slave" title="CCI-400" name="Read: any" description="Read request handshake: any"/>
+<option_set name="Master">
+<option event_delta="0xa0" name="M0" description="Master interface 0"/>
+<option event_delta="0xc0" name="M1" description="Master interface 1"/>
+<option event_delta="junk" name="M2" description="Master interface 2"/>
+</option_set>
+<event event="0x14" option_set="Master" title="CCI-400" name="Retry fetch" description="RETRY of speculative fetch transaction"/>
+<event event="0x15" option_set="Master" title="CCI-400" name="Read stall" description="Read request stall cycle"/>
+<event event="0x10" option_set="Nowhere" title="CCI-400" name="Lost" description="names no option_set"/>
+</category>
+</events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -q '<event counter="C_cnt0" event="0xb4" title="CCI-400" name="Retry fetch" description="RETRY of speculative fetch transaction" class="delta"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="C_cnt1" event="0xd5" title="CCI-400" name="Read stall" description="Read request stall cycle" class="delta"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="C_cnt2" event="0x0" title="CCI-400" name="Read: any" description="Read request handshake: any" class="delta"/>' "$TMP/out.apc/events.xml"
+	# 0x14 is the Master base event itself, which no option (no delta 0)
+	# configures; 0x30 = 0x10 + 0x20 belongs to an option_set not there
+	grep -q '<event counter="C_cnt3" event="0x14" title="apctools" name="C_cnt3"' "$TMP/out.apc/events.xml"
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 2' <<<"$output"
+	grep -qF 'events.xml /events/category/option_set/option/@name (appended by Streamline; not carried): 3' <<<"$output"
+	grep -qF 'events.xml /events/category/option_set/option/@description (appended by Streamline; not carried): 3' <<<"$output"
+	grep -qF 'events.xml /events/category/option_set/option/@event_delta (not a number): 1' <<<"$output"
+	grep -qF 'events.xml /events/category/event/@option_set (no such option_set in its category): 1' <<<"$output"
+	[ "$(grep -c 'not captured.xml' <<<"$output")" -eq 0 ]
+	apcverify -q "$TMP/out.apc"
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	echo "$output"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
+	cmp "$TMP/out.apc/events.xml" "$TMP/again.apc/events.xml"
+}
+
+@test "APC: gatord 6.8's own events.xml describes its CCI and CCN option_set counters" {
+	need_shared
+	cap "$TMP/in.apc"
+	cp "$SHARED/apc/v68_nonroot.apc/events.xml" "$TMP/in.apc/"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="CCI_400_cnt0" event="0xb4"/>
+<counter key="0x12" type="CCN-504_cnt0" event="0x410801"/>
+</counters></captured>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '<event counter="CCI_400_cnt0" event="0xb4" title="CCI-400" name="Retry fetch" ' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="CCN-504_cnt0" event="0x410801" title="CCN-504" name="Bus 0: REQ: H-bit" ' "$TMP/out.apc/events.xml"
+	grep -qF 'events.xml /events/category/option_set/option/@name (appended by Streamline; not carried): 2' <<<"$output"
+	[ "$(grep -c 'does not describe' <<<"$output")" -eq 0 ]
+}
