@@ -325,6 +325,15 @@ static int apcr_captured_decl(struct apc_model *m, struct apc_counter_decl *d, x
 	return APC_OK;
 }
 
+/* The declaration of type with key, NULL if none. */
+static struct apc_counter_decl *apcr_find_decl(struct apc_model *m, const char *type, int64_t key)
+{
+	for (size_t i = 0; i < m->ncounters; i++)
+		if (m->counters[i].key == key && !strcmp(m->counters[i].type, type))
+			return &m->counters[i];
+	return NULL;
+}
+
 /*
  * captured.xml: the target and the counters with their keys.  What the
  * model holds is taken (type and backtrace_processing, the target's
@@ -423,7 +432,15 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 					apc_model_unmapped(m, "captured.xml counters without type or key", 1);
 					continue;
 				}
-				d = apc_model_add_counter(m, type);
+				/* A type given twice is two counters when its keys
+				 * differ (each key's values stay its own); with
+				 * the same key it is one, said twice. */
+				if (apcr_find_decl(m, type, key)) {
+					free(type);
+					apc_model_unmapped(m, "captured.xml counters declared twice with the same type and key (the second ignored)", 1);
+					continue;
+				}
+				d = apc_model_add_counter_new(m, type);
 				free(type);
 				if (!d)
 					return APC_ENOMEM;
@@ -846,6 +863,54 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 	return APC_OK;
 }
 
+static int apcr_streq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Would a and b be written as the same events.xml event (but for the
+ * counter name)? */
+static int apcr_same_description(const struct apc_counter_decl *a, const struct apc_counter_decl *b)
+{
+	if (a->event != b->event || !apcr_streq(a->category, b->category) ||
+	    !apcr_streq(a->title, b->title) || !apcr_streq(a->name, b->name) ||
+	    !apcr_streq(a->description, b->description) || !apcr_streq(a->units, b->units) ||
+	    a->cls != b->cls || a->display != b->display || a->series != b->series ||
+	    a->render != b->render || a->multiplier != b->multiplier || a->has_color != b->has_color ||
+	    (a->has_color && a->color != b->color) || a->per_cpu != b->per_cpu ||
+	    a->average_selection != b->average_selection || a->average_cores != b->average_cores ||
+	    a->percentage != b->percentage || a->nactivities != b->nactivities ||
+	    a->nxattrs != b->nxattrs ||
+	    (a->cls == APC_CLASS_ACTIVITY && a->cores != b->cores))
+		return 0;
+	for (size_t i = 0; i < a->nactivities; i++)
+		if (!apcr_streq(a->activities[i].name, b->activities[i].name) ||
+		    a->activities[i].has_color != b->activities[i].has_color ||
+		    (a->activities[i].has_color && a->activities[i].color != b->activities[i].color))
+			return 0;
+	for (size_t i = 0; i < a->nxattrs; i++)
+		if (strcmp(a->xattrs[i].key, b->xattrs[i].key) || strcmp(a->xattrs[i].value, b->xattrs[i].value))
+			return 0;
+	return 1;
+}
+
+/*
+ * A type captured.xml gives several keys keeps each key's counter, and
+ * events.xml describes the type once (the writer's is by the first):
+ * a later one described otherwise (configured with another event, or
+ * given another title in captured.xml) loses its description: counted.
+ */
+static void apcr_check_same_type(struct apc_model *m)
+{
+	for (size_t i = 1; i < m->ncounters; i++) {
+		const struct apc_counter_decl *first = apc_model_find_counter(m, m->counters[i].type);
+		if (first && first->id != i && !apcr_same_description(first, &m->counters[i]))
+			apc_model_unmapped(m,
+					   "captured.xml counters of a type already declared under another key, described differently (events.xml gives the first description)",
+					   1);
+	}
+}
+
 /*
  * events.xml, when the capture has one, describes captured.xml's
  * counters.  One that neither it nor captured.xml itself (gatord 9.x
@@ -877,6 +942,8 @@ static int apcr_describe(struct apc_reader *r)
 		apc_model_unmapped(m, "captured.xml counters events.xml does not describe (default title and name)",
 				   bare);
 	free(described);
+	if (rc == APC_OK)
+		apcr_check_same_type(m);
 	return rc;
 }
 
@@ -1134,9 +1201,11 @@ static int apcr_counter(struct apc_reader *r, struct apcr *a, int64_t key, uint3
 	}
 	if (key < 0 || key >= 1 << 24)
 		return APC_EDATA;
-	/* Not in captured.xml: keep the values under a name that says so. */
+	/* Not in captured.xml: keep the values under a name that says so
+	 * (a counter of their own, even should captured.xml have used that
+	 * name for another key). */
 	snprintf(name, sizeof name, "apc_key_0x%llx", (unsigned long long)key);
-	d = apc_model_add_counter(r->model, name);
+	d = apc_model_add_counter_new(r->model, name);
 	if (!d)
 		return APC_ENOMEM;
 	d->key = (int32_t)key;

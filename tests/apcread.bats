@@ -489,3 +489,60 @@ EOF2
 	grep -qF 'events.xml /events/category/option_set/option/@name (appended by Streamline; not carried): 2' <<<"$output"
 	[ "$(grep -c 'does not describe' <<<"$output")" -eq 0 ]
 }
+
+@test "APC: one counter type under two keys keeps each key's values apart" {
+	mkdir "$TMP/in.apc"
+	pack "$TMP/in.apc/0000000000" <<'EOF2'
+B = [summary(), p(5) + p(0) + p(0) + p(20) + p(0x12) + p(7) + p(0x13) + p(9) + p(0x14) + p(3) + p(0x15) + p(4)
+     + p(0x16) + p(1) + p(0x17) + p(2)]
+EOF2
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x12" type="L"/>
+<counter key="0x13" type="L"/>
+<counter key="0x13" type="L"/>
+<counter key="0x14" type="T_cnt0" event="0x8"/>
+<counter key="0x15" type="T_cnt0" event="0x9"/>
+<counter key="0x17" type="apc_key_0x16"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="Lin" counter_set="T_cnt">
+<event counter="L" title="Disk" name="Write"/>
+<event event="0x8" title="Cache" name="Refill"/>
+<event event="0x9" title="Cache" name="Access"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	conv="$output"
+	cat "$TMP/out.apc/captured.xml" "$TMP/out.apc/events.xml"
+	run apcdump "$TMP/out.apc"
+	echo "$output"
+	grep -q 'key=0x12 value=7$' <<<"$output"
+	grep -q 'key=0x13 value=9$' <<<"$output"
+	grep -q 'key=0x14 value=3$' <<<"$output"
+	grep -q 'key=0x15 value=4$' <<<"$output"
+	# an undeclared key's values keep their own counter, named after the
+	# key, even where captured.xml used that name for another key
+	grep -q 'key=0x16 value=1$' <<<"$output"
+	grep -q 'key=0x17 value=2$' <<<"$output"
+	grep -qF 'counter keys not declared in captured.xml: 1' <<<"$conv"
+	for k in 0x12 0x13; do grep -q "<counter key=\"$k\" type=\"L\"/>" "$TMP/out.apc/captured.xml"; done
+	grep -q '<counter key="0x14" type="T_cnt0" event="0x8"/>' "$TMP/out.apc/captured.xml"
+	grep -q '<counter key="0x15" type="T_cnt0" event="0x9"/>' "$TMP/out.apc/captured.xml"
+	# events.xml describes a type once: the first key's description
+	[ "$(grep -c '<event counter="L" title="Disk" name="Write"' "$TMP/out.apc/events.xml")" -eq 1 ]
+	[ "$(grep -c '<event counter="T_cnt0" event="0x8" title="Cache" name="Refill"' "$TMP/out.apc/events.xml")" -eq 1 ]
+	[ "$(grep -c 'counter="T_cnt0"' "$TMP/out.apc/events.xml")" -eq 1 ]
+	grep -qF 'captured.xml counters of a type already declared under another key, described differently (events.xml gives the first description): 1' <<<"$conv"
+	grep -qF 'captured.xml counters declared twice with the same type and key (the second ignored): 1' <<<"$conv"
+	apcverify -q "$TMP/out.apc"
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	echo "$output"
+	cmp "$TMP/out.apc/captured.xml" "$TMP/again.apc/captured.xml"
+	cmp "$TMP/out.apc/events.xml" "$TMP/again.apc/events.xml"
+}
