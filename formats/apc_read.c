@@ -450,7 +450,11 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				d->count = apcr_u32(m, c, "count", F, "/captured/counters/counter");
 				if (apcr_captured_decl(m, d, c) < 0)
 					return APC_ENOMEM;
-				if (apcr_map_key(a, (int32_t)key, d->id) < 0)
+				/* One key, two types: which one its values are
+				 * is anyone's guess; the first keeps them. */
+				if (apcr_key_find(a, key))
+					apc_model_unmapped(m, "captured.xml counters with a key an earlier counter has (its values kept with the first)", 1);
+				else if (apcr_map_key(a, (int32_t)key, d->id) < 0)
 					apc_model_unmapped(m, "captured.xml counters with keys out of range", 1);
 				for (xmlAttr *at = c->properties; at; at = at->next)
 					if (!apcr_in(at->name, counter_attrs))

@@ -546,3 +546,22 @@ EOF2
 	cmp "$TMP/out.apc/captured.xml" "$TMP/again.apc/captured.xml"
 	cmp "$TMP/out.apc/events.xml" "$TMP/again.apc/events.xml"
 }
+
+@test "APC: a key captured.xml gives two counter types stays with the first, and is counted" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="A"/>
+<counter key="0x11" type="B"/>
+</counters></captured>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'captured.xml counters with a key an earlier counter has (its values kept with the first): 1' <<<"$output"
+	cat "$TMP/out.apc/captured.xml"
+	grep -q '<counter key="0x11" type="A"/>' "$TMP/out.apc/captured.xml"
+	grep -q '<counter key="0x3" type="B"/>' "$TMP/out.apc/captured.xml"
+	apcdump "$TMP/out.apc" | grep -q 'key=0x11 value=5$'
+}
