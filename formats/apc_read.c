@@ -103,6 +103,21 @@ static char *apcr_attr(xmlNode *n, const char *name)
 	return c;
 }
 
+/* v as a whole integer (C syntax: 0x.. hex); 0 if it is not one. */
+static int apcr_parse_int(const xmlChar *v, int64_t *out)
+{
+	char *end;
+	long long r;
+
+	if (!v)
+		return 0;
+	r = strtoll((const char *)v, &end, 0);
+	if (end == (const char *)v || *end)
+		return 0;
+	*out = r;
+	return 1;
+}
+
 static int64_t apcr_attr_int(xmlNode *n, const char *name, int64_t dflt)
 {
 	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
@@ -508,6 +523,34 @@ static int apcr_enum(struct apc_model *m, xmlNode *n, const char *name, const ch
 	return r;
 }
 
+/*
+ * A colour attribute of an event (0xZZRRGGBB): 1 and *out when present
+ * and a uint32; else 0, and one present but not that is counted under
+ * label (activity_colorN for all the numbered ones), not made a colour.
+ */
+static int apcr_color(struct apc_model *m, xmlNode *ev, const char *name, const char *label,
+		      uint32_t *out)
+{
+	xmlChar *s = xmlGetProp(ev, (const xmlChar *)name);
+	int64_t v = 0;
+	int ok = apcr_parse_int(s, &v);
+
+	*out = 0;
+	if (!s)
+		return 0;
+	xmlFree(s);
+	if (!ok) {
+		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)label, 1, " (not a number)");
+		return 0;
+	}
+	if (v < 0 || v > UINT32_MAX) {
+		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)label, 1, " (out of range)");
+		return 0;
+	}
+	*out = (uint32_t)v;
+	return 1;
+}
+
 /* Is name "<prefix>N" with 1 <= N <= max? */
 static int apcr_numbered(const xmlChar *name, const char *prefix, size_t max)
 {
@@ -519,21 +562,6 @@ static int apcr_numbered(const xmlChar *name, const char *prefix, size_t max)
 	for (; *p >= '0' && *p <= '9' && k <= max; p++)
 		k = k * 10 + (size_t)(*p - '0');
 	return !*p && k <= max;
-}
-
-/* v as a whole integer (C syntax: 0x.. hex); 0 if it is not one. */
-static int apcr_parse_int(const xmlChar *v, int64_t *out)
-{
-	char *end;
-	long long r;
-
-	if (!v)
-		return 0;
-	r = strtoll((const char *)v, &end, 0);
-	if (end == (const char *)v || *end)
-		return 0;
-	*out = r;
-	return 1;
 }
 
 /* The event_delta of option_set option opt; 0 if it has none that
@@ -574,7 +602,7 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	static const char *const cat_typed[] = {"name", "counter_set", "per_cpu", NULL};
 	xmlChar *v;
 	char key[32];
-	int64_t event, color, delta = 0;
+	int64_t event, delta = 0;
 
 	if (opt)
 		apcr_option_delta(opt, &delta); /* it parses: apcr_option matched by it */
@@ -607,11 +635,7 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1, " (not a number)");
 		xmlFree(v);
 	}
-	color = apcr_num(m, ev, "color", INT64_MIN, EV_F, EV_PATH); /* absent or counted: MIN */
-	d->has_color = color >= 0 && color <= UINT32_MAX;
-	d->color = d->has_color ? (uint32_t)color : 0;
-	if (!d->has_color && color != INT64_MIN)
-		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"color", 1, " (out of range)");
+	d->has_color = apcr_color(m, ev, "color", "color", &d->color);
 	d->per_cpu = apcr_tri(m, ev, "per_cpu", apcr_tri(m, cat, "per_cpu", APC_UNSET, "/events/category"),
 			      EV_PATH);
 	d->average_selection = apcr_tri(m, ev, "average_selection", APC_UNSET, EV_PATH);
@@ -640,8 +664,8 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 		d->activities = na;
 		na[d->nactivities].name = name;
 		snprintf(key, sizeof key, "activity_color%d", i);
-		na[d->nactivities].has_color = xmlHasProp(ev, (const xmlChar *)key) != NULL;
-		na[d->nactivities].color = (uint32_t)apcr_attr_int(ev, key, 0);
+		na[d->nactivities].has_color = apcr_color(m, ev, key, "activity_colorN",
+							  &na[d->nactivities].color);
 		d->nactivities++;
 	}
 

@@ -565,3 +565,26 @@ EOF2
 	grep -q '<counter key="0x3" type="B"/>' "$TMP/out.apc/captured.xml"
 	apcdump "$TMP/out.apc" | grep -q 'key=0x11 value=5$'
 }
+
+@test "APC: an activity colour that does not parse is left out and counted, not made black" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="A"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="L">
+<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" activity_color1="green" activity2="Wait" activity_color2="0x1ff00ff00" activity3="Idle" activity_color3="0x0000ff00" activity4="Gone" activity_color4="12z"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -q '<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" activity2="Wait" activity3="Idle" activity_color3="0x0000ff00" activity4="Gone"/>' "$TMP/out.apc/events.xml"
+	grep -qF 'events.xml /events/category/event/@activity_colorN (not a number): 2' <<<"$output"
+	grep -qF 'events.xml /events/category/event/@activity_colorN (out of range): 1' <<<"$output"
+}
