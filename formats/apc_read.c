@@ -118,16 +118,13 @@ static int apcr_parse_int(const xmlChar *v, int64_t *out)
 	return 1;
 }
 
+/* An integer attribute; dflt when absent or not (all of it) a number. */
 static int64_t apcr_attr_int(xmlNode *n, const char *name, int64_t dflt)
 {
 	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-	char *end;
-	long long r;
+	int64_t r;
 
-	if (!v)
-		return dflt;
-	r = strtoll((const char *)v, &end, 0);
-	if (end == (char *)v)
+	if (!apcr_parse_int(v, &r))
 		r = dflt;
 	xmlFree(v);
 	return r;
@@ -375,7 +372,12 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 		return apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
 				   "captured.xml has no <captured> root");
 	m->meta.protocol = apcr_u32(m, root, "protocol", F, "/captured");
-	m->meta.created = apcr_num(m, root, "created", -1, F, "/captured");
+	/* INT64_MIN: absent, or not a number (counted) */
+	m->meta.created = apcr_num(m, root, "created", INT64_MIN, F, "/captured");
+	if (m->meta.created < 0 && m->meta.created != INT64_MIN)
+		apcr_not_carried(m, F, "/captured", (const xmlChar *)"created", 1, " (out of range)");
+	if (m->meta.created < 0)
+		m->meta.created = -1; /* the writer's own */
 	/* gatord from protocol 910 on writes four clocks in the Summary. */
 	a->summary_clocks = m->meta.protocol >= 910 ? 4 : 3;
 	free(m->meta.capture_type);
@@ -395,8 +397,9 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 			continue;
 		if (!xmlStrcmp(n->name, (const xmlChar *)"target") && !seen_target++) {
 			char *name = apcr_attr(n, "name");
-			int64_t cores = apcr_num(m, n, "cores", 0, F, "/captured/target");
-			int64_t cpuid = apcr_num(m, n, "cpuid", -1, F, "/captured/target");
+			/* INT64_MIN: absent, or not a number (counted) */
+			int64_t cores = apcr_num(m, n, "cores", INT64_MIN, F, "/captured/target");
+			int64_t cpuid = apcr_num(m, n, "cpuid", INT64_MIN, F, "/captured/target");
 			free(m->meta.target_name);
 			m->meta.target_name = name;
 			m->meta.sample_rate = apcr_u32(m, n, "sample_rate", F, "/captured/target");
@@ -405,11 +408,14 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 			if (cpuid >= 0 && cpuid <= UINT32_MAX) {
 				m->meta.target_cpuid = (uint32_t)cpuid;
 				m->meta.has_target_cpuid = 1;
+			} else if (cpuid != INT64_MIN) {
+				apcr_not_carried(m, F, "/captured/target", (const xmlChar *)"cpuid", 1,
+						 " (out of range)");
 			}
 			if (cores > 0 && cores <= APC_MAX_CORES) {
 				if (apc_model_set_cores(m, (uint32_t)cores) < 0)
 					return APC_ENOMEM;
-			} else if (cores) {
+			} else if (cores != INT64_MIN) {
 				apcr_not_carried(m, F, "/captured/target", (const xmlChar *)"cores", 1,
 						 " (out of range)");
 			}
@@ -441,10 +447,14 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				type = apcr_attr(c, "type");
 				if (!type) /* gatord 9.x constants: counter= instead of type= */
 					type = apcr_attr(c, "counter");
-				key = apcr_attr_int(c, "key", -1);
+				/* INT64_MIN: absent, or not a number (counted) */
+				key = apcr_num(m, c, "key", INT64_MIN, F, "/captured/counters/counter");
 				if (!type || key < 0 || key > INT32_MAX) {
+					if (!type || !xmlHasProp(c, (const xmlChar *)"key"))
+						apc_model_unmapped(m, "captured.xml counters without type or key", 1);
+					else if (key != INT64_MIN)
+						apc_model_unmapped(m, "captured.xml counters with keys out of range", 1);
 					free(type);
-					apc_model_unmapped(m, "captured.xml counters without type or key", 1);
 					continue;
 				}
 				/* A type given twice is two counters when its keys
@@ -460,7 +470,12 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				if (!d)
 					return APC_ENOMEM;
 				d->key = (int32_t)key;
-				d->event = apcr_num(m, c, "event", -1, F, "/captured/counters/counter");
+				d->event = apcr_num(m, c, "event", INT64_MIN, F, "/captured/counters/counter");
+				if (d->event < 0 && d->event != INT64_MIN)
+					apcr_not_carried(m, F, "/captured/counters/counter", (const xmlChar *)"event",
+							 1, " (out of range)");
+				if (d->event < 0)
+					d->event = -1; /* none */
 				d->cores = apcr_u32(m, c, "cores", F, "/captured/counters/counter");
 				d->count = apcr_u32(m, c, "count", F, "/captured/counters/counter");
 				if (apcr_captured_decl(m, d, c) < 0)
@@ -644,7 +659,7 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	/* An activity's units (written to both files); captured.xml's count
 	 * is the one configured, when it gives one. */
 	if (!d->cores && d->cls == APC_CLASS_ACTIVITY)
-		d->cores = (uint32_t)apcr_attr_int(ev, "cores", 0);
+		d->cores = apcr_u32(m, ev, "cores", EV_F, EV_PATH);
 	for (size_t i = 0; i < d->nactivities; i++)
 		free(d->activities[i].name);
 	d->nactivities = 0;
@@ -846,6 +861,12 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 				continue;
 			counter = apcr_attr(ev, "counter");
 			event = apcr_attr_int(ev, "event", -1);
+			/* an event= on an event named by counter= is
+			 * checked by apcr_fill_decl */
+			if (event < 0 && !counter && used && xmlHasProp(ev, (const xmlChar *)"event"))
+				apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"event", 1,
+						 apcr_attr_int(ev, "event", 0) < 0 ? " (out of range)"
+										    : " (not a number)");
 			/* an option_set on an event named by counter= is
 			 * counted by apcr_fill_decl */
 			osname = counter ? NULL : xmlGetProp(ev, (const xmlChar *)"option_set");

@@ -588,3 +588,39 @@ EOF2
 	grep -qF 'events.xml /events/category/event/@activity_colorN (not a number): 2' <<<"$output"
 	grep -qF 'events.xml /events/category/event/@activity_colorN (out of range): 1' <<<"$output"
 }
+
+@test "APC: XML values that do not parse or fit are counted, not taken as a default" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680" created="-5"><target name="t" cores="0" cpuid="-2"/><counters>
+<counter key="0x11zz" type="K"/>
+<counter key="0x12" type="T_cnt0" event="-3"/>
+<counter key="0x15" type="T_cnt1" event="0x8"/>
+<counter key="0x13" type="A"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events>
+<category name="T" counter_set="T_cnt"><event event="0x8q" title="x" name="y"/></category>
+<category name="L"><event counter="A" title="CPU" name="Act" class="activity" activity1="R" cores="x"/></category>
+</events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for what in '/captured/@created (out of range)' '/captured/target/@cores (out of range)' \
+		'/captured/target/@cpuid (out of range)' '/captured/counters/counter/@key (not a number)' \
+		'/captured/counters/counter/@event (out of range)'; do
+		grep -qF "captured.xml $what: 1" <<<"$output"
+	done
+	for what in '/events/category/event/@event (not a number)' '/events/category/event/@cores (not a number)'; do
+		grep -qF "events.xml $what: 1" <<<"$output"
+	done
+	# the key that did not parse declares nothing: its values are kept as
+	# an undeclared key's
+	grep -qF 'counter keys not declared in captured.xml: 1' <<<"$output"
+	[ "$(grep -c 'captured.xml counters without type or key' <<<"$output")" -eq 0 ]
+	grep -q '<counter key="0x12" type="T_cnt0"/>' "$TMP/out.apc/captured.xml"
+}
