@@ -836,15 +836,24 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 	if (!root)
 		return APC_OK;
 	for (xmlNode *cat = root->children; cat; cat = cat->next) {
-		char *sets[16];
-		xmlNode *setnode[16];
-		int nsets = 0, used;
+		char **sets;
+		xmlNode **setnode;
+		int nsets = 0, used, max = 1;
 
 		if (cat->type != XML_ELEMENT_NODE || xmlStrcmp(cat->name, (const xmlChar *)"category"))
 			continue;
+		for (xmlNode *c = cat->children; c; c = c->next)
+			max += c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set");
+		sets = malloc((size_t)max * sizeof *sets);
+		setnode = malloc((size_t)max * sizeof *setnode);
+		if (!sets || !setnode) {
+			free(sets);
+			free(setnode);
+			return APC_ENOMEM;
+		}
 		if ((sets[nsets] = apcr_attr(cat, "counter_set")))
 			setnode[nsets++] = NULL;
-		for (xmlNode *c = cat->children; c && nsets < 16; c = c->next)
+		for (xmlNode *c = cat->children; c; c = c->next)
 			if (c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set") &&
 			    (sets[nsets] = apcr_attr(c, "name")))
 				setnode[nsets++] = c;
@@ -896,6 +905,8 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 					free(counter);
 					for (int s = 0; s < nsets; s++)
 						free(sets[s]);
+					free(sets);
+					free(setnode);
 					return APC_ENOMEM;
 				}
 				for (int k = 0; sn && k < 2; k++)
@@ -908,6 +919,8 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 		}
 		for (int s = 0; s < nsets; s++)
 			free(sets[s]);
+		free(sets);
+		free(setnode);
 	}
 	return APC_OK;
 }

@@ -624,3 +624,24 @@ EOF2
 	[ "$(grep -c 'captured.xml counters without type or key' <<<"$output")" -eq 0 ]
 	grep -q '<counter key="0x12" type="T_cnt0"/>' "$TMP/out.apc/captured.xml"
 }
+
+@test "APC: a category's counter sets past 16 still describe their counters" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="S20_cnt0" event="0x1"/>
+</counters></captured>
+EOF2
+	python3 - "$TMP/in.apc/events.xml" <<'EOF2'
+import sys
+sets = "".join('<counter_set name="S%d_cnt"/>' % i for i in range(1, 21))
+open(sys.argv[1], "w").write('<?xml version="1.0"?>\n<events><category name="M">%s'
+    '<event event="0x1" title="M" name="m"/></category></events>\n' % sets)
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '<event counter="S20_cnt0" event="0x1" title="M" name="m"' "$TMP/out.apc/events.xml"
+	[ "$(grep -c 'does not describe' <<<"$output")" -eq 0 ]
+}
