@@ -645,3 +645,22 @@ EOF2
 	grep -q '<event counter="S20_cnt0" event="0x1" title="M" name="m"' "$TMP/out.apc/events.xml"
 	[ "$(grep -c 'does not describe' <<<"$output")" -eq 0 ]
 }
+
+@test "APC: bytes in counts the data file, not the XML beside it (as the man page says)" {
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+open(sys.argv[1] + "/events.xml", "w").write('<?xml version="1.0"?>\n<events/>\n' + " " * 5000)
+open(sys.argv[1] + "/session.xml", "w").write('<?xml version="1.0"?>\n<session version="1"/>\n')
+EOF2
+	size=$(stat -c %s "$TMP/in.apc/0000000000")
+	apcconv -q --stats=json "$TMP/in.apc" -o "$TMP/out.apc" > "$TMP/s.json"
+	cat "$TMP/s.json"
+	grep -q "\"bytes_in\":$size," "$TMP/s.json"
+	tar -C "$TMP" -czf "$TMP/in.tar.gz" in.apc
+	apcconv -q --stats=json "$TMP/in.tar.gz" -o "$TMP/out2.apc" > "$TMP/z.json"
+	grep -q "\"bytes_in\":$size," "$TMP/z.json"
+}
