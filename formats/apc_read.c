@@ -103,16 +103,28 @@ static char *apcr_attr(xmlNode *n, const char *name)
 	return c;
 }
 
-static int64_t apcr_attr_int(xmlNode *n, const char *name, int64_t dflt)
+/* v as a whole integer (C syntax: 0x.. hex); 0 if it is not one. */
+static int apcr_parse_int(const xmlChar *v, int64_t *out)
 {
-	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
 	char *end;
 	long long r;
 
 	if (!v)
-		return dflt;
+		return 0;
 	r = strtoll((const char *)v, &end, 0);
-	if (end == (char *)v)
+	if (end == (const char *)v || *end)
+		return 0;
+	*out = r;
+	return 1;
+}
+
+/* An integer attribute; dflt when absent or not (all of it) a number. */
+static int64_t apcr_attr_int(xmlNode *n, const char *name, int64_t dflt)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	int64_t r;
+
+	if (!apcr_parse_int(v, &r))
 		r = dflt;
 	xmlFree(v);
 	return r;
@@ -325,6 +337,15 @@ static int apcr_captured_decl(struct apc_model *m, struct apc_counter_decl *d, x
 	return APC_OK;
 }
 
+/* The declaration of type with key, NULL if none. */
+static struct apc_counter_decl *apcr_find_decl(struct apc_model *m, const char *type, int64_t key)
+{
+	for (size_t i = 0; i < m->ncounters; i++)
+		if (m->counters[i].key == key && !strcmp(m->counters[i].type, type))
+			return &m->counters[i];
+	return NULL;
+}
+
 /*
  * captured.xml: the target and the counters with their keys.  What the
  * model holds is taken (type and backtrace_processing, the target's
@@ -351,7 +372,12 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 		return apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
 				   "captured.xml has no <captured> root");
 	m->meta.protocol = apcr_u32(m, root, "protocol", F, "/captured");
-	m->meta.created = apcr_num(m, root, "created", -1, F, "/captured");
+	/* INT64_MIN: absent, or not a number (counted) */
+	m->meta.created = apcr_num(m, root, "created", INT64_MIN, F, "/captured");
+	if (m->meta.created < 0 && m->meta.created != INT64_MIN)
+		apcr_not_carried(m, F, "/captured", (const xmlChar *)"created", 1, " (out of range)");
+	if (m->meta.created < 0)
+		m->meta.created = -1; /* the writer's own */
 	/* gatord from protocol 910 on writes four clocks in the Summary. */
 	a->summary_clocks = m->meta.protocol >= 910 ? 4 : 3;
 	free(m->meta.capture_type);
@@ -371,8 +397,9 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 			continue;
 		if (!xmlStrcmp(n->name, (const xmlChar *)"target") && !seen_target++) {
 			char *name = apcr_attr(n, "name");
-			int64_t cores = apcr_num(m, n, "cores", 0, F, "/captured/target");
-			int64_t cpuid = apcr_num(m, n, "cpuid", -1, F, "/captured/target");
+			/* INT64_MIN: absent, or not a number (counted) */
+			int64_t cores = apcr_num(m, n, "cores", INT64_MIN, F, "/captured/target");
+			int64_t cpuid = apcr_num(m, n, "cpuid", INT64_MIN, F, "/captured/target");
 			free(m->meta.target_name);
 			m->meta.target_name = name;
 			m->meta.sample_rate = apcr_u32(m, n, "sample_rate", F, "/captured/target");
@@ -381,11 +408,14 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 			if (cpuid >= 0 && cpuid <= UINT32_MAX) {
 				m->meta.target_cpuid = (uint32_t)cpuid;
 				m->meta.has_target_cpuid = 1;
+			} else if (cpuid != INT64_MIN) {
+				apcr_not_carried(m, F, "/captured/target", (const xmlChar *)"cpuid", 1,
+						 " (out of range)");
 			}
 			if (cores > 0 && cores <= APC_MAX_CORES) {
 				if (apc_model_set_cores(m, (uint32_t)cores) < 0)
 					return APC_ENOMEM;
-			} else if (cores) {
+			} else if (cores != INT64_MIN) {
 				apcr_not_carried(m, F, "/captured/target", (const xmlChar *)"cores", 1,
 						 " (out of range)");
 			}
@@ -417,23 +447,44 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				type = apcr_attr(c, "type");
 				if (!type) /* gatord 9.x constants: counter= instead of type= */
 					type = apcr_attr(c, "counter");
-				key = apcr_attr_int(c, "key", -1);
+				/* INT64_MIN: absent, or not a number (counted) */
+				key = apcr_num(m, c, "key", INT64_MIN, F, "/captured/counters/counter");
 				if (!type || key < 0 || key > INT32_MAX) {
+					if (!type || !xmlHasProp(c, (const xmlChar *)"key"))
+						apc_model_unmapped(m, "captured.xml counters without type or key", 1);
+					else if (key != INT64_MIN)
+						apc_model_unmapped(m, "captured.xml counters with keys out of range", 1);
 					free(type);
-					apc_model_unmapped(m, "captured.xml counters without type or key", 1);
 					continue;
 				}
-				d = apc_model_add_counter(m, type);
+				/* A type given twice is two counters when its keys
+				 * differ (each key's values stay its own); with
+				 * the same key it is one, said twice. */
+				if (apcr_find_decl(m, type, key)) {
+					free(type);
+					apc_model_unmapped(m, "captured.xml counters declared twice with the same type and key (the second ignored)", 1);
+					continue;
+				}
+				d = apc_model_add_counter_new(m, type);
 				free(type);
 				if (!d)
 					return APC_ENOMEM;
 				d->key = (int32_t)key;
-				d->event = apcr_num(m, c, "event", -1, F, "/captured/counters/counter");
+				d->event = apcr_num(m, c, "event", INT64_MIN, F, "/captured/counters/counter");
+				if (d->event < 0 && d->event != INT64_MIN)
+					apcr_not_carried(m, F, "/captured/counters/counter", (const xmlChar *)"event",
+							 1, " (out of range)");
+				if (d->event < 0)
+					d->event = -1; /* none */
 				d->cores = apcr_u32(m, c, "cores", F, "/captured/counters/counter");
 				d->count = apcr_u32(m, c, "count", F, "/captured/counters/counter");
 				if (apcr_captured_decl(m, d, c) < 0)
 					return APC_ENOMEM;
-				if (apcr_map_key(a, (int32_t)key, d->id) < 0)
+				/* One key, two types: which one its values are
+				 * is anyone's guess; the first keeps them. */
+				if (apcr_key_find(a, key))
+					apc_model_unmapped(m, "captured.xml counters with a key an earlier counter has (its values kept with the first)", 1);
+				else if (apcr_map_key(a, (int32_t)key, d->id) < 0)
 					apc_model_unmapped(m, "captured.xml counters with keys out of range", 1);
 				for (xmlAttr *at = c->properties; at; at = at->next)
 					if (!apcr_in(at->name, counter_attrs))
@@ -487,6 +538,34 @@ static int apcr_enum(struct apc_model *m, xmlNode *n, const char *name, const ch
 	return r;
 }
 
+/*
+ * A colour attribute of an event (0xZZRRGGBB): 1 and *out when present
+ * and a uint32; else 0, and one present but not that is counted under
+ * label (activity_colorN for all the numbered ones), not made a colour.
+ */
+static int apcr_color(struct apc_model *m, xmlNode *ev, const char *name, const char *label,
+		      uint32_t *out)
+{
+	xmlChar *s = xmlGetProp(ev, (const xmlChar *)name);
+	int64_t v = 0;
+	int ok = apcr_parse_int(s, &v);
+
+	*out = 0;
+	if (!s)
+		return 0;
+	xmlFree(s);
+	if (!ok) {
+		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)label, 1, " (not a number)");
+		return 0;
+	}
+	if (v < 0 || v > UINT32_MAX) {
+		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)label, 1, " (out of range)");
+		return 0;
+	}
+	*out = (uint32_t)v;
+	return 1;
+}
+
 /* Is name "<prefix>N" with 1 <= N <= max? */
 static int apcr_numbered(const xmlChar *name, const char *prefix, size_t max)
 {
@@ -500,15 +579,31 @@ static int apcr_numbered(const xmlChar *name, const char *prefix, size_t max)
 	return !*p && k <= max;
 }
 
+/* The event_delta of option_set option opt; 0 if it has none that
+ * parses (apcr_check_options counts those). */
+static int apcr_option_delta(xmlNode *opt, int64_t *delta)
+{
+	xmlChar *v = xmlGetProp(opt, (const xmlChar *)"event_delta");
+	int ok = apcr_parse_int(v, delta);
+
+	xmlFree(v);
+	return ok;
+}
+
 /*
  * Fill one declaration from an <event> of events.xml, in category cat
- * (matched through counter set `set` when not by name).  Attributes no
- * field holds (gatord's derived, proc, advanced ...) are kept verbatim
- * in d->xattrs; option_set (the event is the base of a family the
- * declaration is not) and child elements are counted.
+ * (matched through counter set `set` when not by name; through option
+ * opt of the event's option_set when that is how the counter was
+ * configured: its event is the event's plus the option's event_delta).
+ * Attributes no field holds (gatord's derived, proc, advanced ...) are
+ * kept verbatim in d->xattrs; option_set on an event matched otherwise
+ * (the event is the base of a family the declaration is not), the
+ * option's name and description (which Streamline appends to the
+ * event's, in a way the spec does not give) and child elements are
+ * counted.
  */
 static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNode *cat,
-			  xmlNode *ev, const char *set)
+			  xmlNode *ev, const char *set, xmlNode *opt)
 {
 	static const char *const classes[] = {"delta", "incident", "absolute", "activity"};
 	static const char *const displays[] = {NULL, "accumulate", "hertz", "maximum", "average", "minimum"};
@@ -522,8 +617,10 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	static const char *const cat_typed[] = {"name", "counter_set", "per_cpu", NULL};
 	xmlChar *v;
 	char key[32];
-	int64_t event, color;
+	int64_t event, delta = 0;
 
+	if (opt)
+		apcr_option_delta(opt, &delta); /* it parses: apcr_option matched by it */
 	free(d->category);
 	d->category = apcr_attr(cat, "name");
 	free(d->counter_set);
@@ -553,11 +650,7 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1, " (not a number)");
 		xmlFree(v);
 	}
-	color = apcr_num(m, ev, "color", INT64_MIN, EV_F, EV_PATH); /* absent or counted: MIN */
-	d->has_color = color >= 0 && color <= UINT32_MAX;
-	d->color = d->has_color ? (uint32_t)color : 0;
-	if (!d->has_color && color != INT64_MIN)
-		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"color", 1, " (out of range)");
+	d->has_color = apcr_color(m, ev, "color", "color", &d->color);
 	d->per_cpu = apcr_tri(m, ev, "per_cpu", apcr_tri(m, cat, "per_cpu", APC_UNSET, "/events/category"),
 			      EV_PATH);
 	d->average_selection = apcr_tri(m, ev, "average_selection", APC_UNSET, EV_PATH);
@@ -566,7 +659,7 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	/* An activity's units (written to both files); captured.xml's count
 	 * is the one configured, when it gives one. */
 	if (!d->cores && d->cls == APC_CLASS_ACTIVITY)
-		d->cores = (uint32_t)apcr_attr_int(ev, "cores", 0);
+		d->cores = apcr_u32(m, ev, "cores", EV_F, EV_PATH);
 	for (size_t i = 0; i < d->nactivities; i++)
 		free(d->activities[i].name);
 	d->nactivities = 0;
@@ -586,8 +679,8 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 		d->activities = na;
 		na[d->nactivities].name = name;
 		snprintf(key, sizeof key, "activity_color%d", i);
-		na[d->nactivities].has_color = xmlHasProp(ev, (const xmlChar *)key) != NULL;
-		na[d->nactivities].color = (uint32_t)apcr_attr_int(ev, key, 0);
+		na[d->nactivities].has_color = apcr_color(m, ev, key, "activity_colorN",
+							  &na[d->nactivities].color);
 		d->nactivities++;
 	}
 
@@ -604,12 +697,13 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 		int keep;
 
 		if (!xmlStrcmp(an, (const xmlChar *)"option_set")) {
-			apcr_not_carried(m, EV_F, EV_PATH, an, 1, NULL);
+			if (!opt)
+				apcr_not_carried(m, EV_F, EV_PATH, an, 1, NULL);
 			continue;
 		}
 		if (!xmlStrcmp(an, (const xmlChar *)"event")) {
 			keep = d->event < 0;
-			if (!keep && event != d->event)
+			if (!keep && event + delta != d->event)
 				apcr_not_carried(m, EV_F, EV_PATH, an, 1, " (not captured.xml's)");
 		} else if (!xmlStrcmp(an, (const xmlChar *)"cores"))
 			keep = d->cls != APC_CLASS_ACTIVITY;
@@ -634,6 +728,11 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	for (xmlNode *c = ev->children; c; c = c->next)
 		if (c->type == XML_ELEMENT_NODE)
 			apcr_not_carried(m, EV_F, EV_PATH, c->name, 0, NULL);
+	for (int k = 0; opt && k < 2; k++)
+		if (xmlHasProp(opt, (const xmlChar *)(k ? "description" : "name")))
+			apcr_not_carried(m, EV_F, "/events/category/option_set/option",
+					 (const xmlChar *)(k ? "description" : "name"), 1,
+					 " (appended by Streamline; not carried)");
 	return APC_OK;
 }
 
@@ -650,55 +749,164 @@ static int apcr_in_set(const char *type, const char *set)
 	return 1;
 }
 
+/* cat's <option_set name=name>, NULL if it has none. */
+static xmlNode *apcr_option_set(xmlNode *cat, const xmlChar *name)
+{
+	for (xmlNode *c = cat->children; c; c = c->next) {
+		xmlChar *v;
+		int same;
+
+		if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"option_set"))
+			continue;
+		v = xmlGetProp(c, (const xmlChar *)"name");
+		same = v && !xmlStrcmp(v, name);
+		xmlFree(v);
+		if (same)
+			return c;
+	}
+	return NULL;
+}
+
+/* The option of option set os that makes base event `event` the
+ * configured event `want`, NULL if none does. */
+static xmlNode *apcr_option(xmlNode *os, int64_t event, int64_t want)
+{
+	for (xmlNode *o = os ? os->children : NULL; o; o = o->next) {
+		int64_t delta, sum;
+
+		if (o->type == XML_ELEMENT_NODE && !xmlStrcmp(o->name, (const xmlChar *)"option") &&
+		    apcr_option_delta(o, &delta) && !__builtin_add_overflow(event, delta, &sum) &&
+		    sum == want)
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * Is a counter of the capture configured with an event in one of these
+ * sets?  Where none is, what is wrong with a category's option sets
+ * matters to nobody (the rest of events.xml is not carried anyway).
+ */
+static int apcr_sets_used(const struct apc_model *m, char *const *sets, int nsets)
+{
+	for (size_t i = 0; i < m->ncounters; i++)
+		for (int s = 0; s < nsets; s++)
+			if (m->counters[i].event >= 0 && apcr_in_set(m->counters[i].type, sets[s]))
+				return 1;
+	return 0;
+}
+
+/* Count the options of cat's option sets whose event_delta is missing
+ * or no number (gatord 6.8 has a "0x01-a"): no counter can be matched
+ * through them. */
+static void apcr_check_options(struct apc_model *m, xmlNode *cat)
+{
+	for (xmlNode *os = cat->children; os; os = os->next) {
+		if (os->type != XML_ELEMENT_NODE || xmlStrcmp(os->name, (const xmlChar *)"option_set"))
+			continue;
+		for (xmlNode *o = os->children; o; o = o->next) {
+			int64_t delta;
+
+			if (o->type != XML_ELEMENT_NODE || xmlStrcmp(o->name, (const xmlChar *)"option") ||
+			    apcr_option_delta(o, &delta))
+				continue;
+			apcr_not_carried(m, EV_F, "/events/category/option_set/option",
+					 (const xmlChar *)"event_delta", 1,
+					 xmlHasProp(o, (const xmlChar *)"event_delta") ? " (not a number)"
+										       : " (missing)");
+		}
+	}
+}
+
 /*
  * Describe the declared counters from events.xml: an <event counter=X>
  * names X directly; an <event event=N> in a category with counter sets
  * describes every counter of those sets configured with event N.  A
  * <counter_set> inside a category adds its title and description to its
  * counters' (the spec: "appended"), in a way it does not say: counted.
+ * An <event event=N option_set=S> describes the counters of those sets
+ * configured with N plus the event_delta of one of S's options (gatord's
+ * CCI and other uncore events), not those configured with N itself.
+ * described[id] is set for each counter an event describes.
  */
-static int apcr_events(struct apc_model *m, xmlDoc *doc)
+static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *described)
 {
 	xmlNode *root = xmlDocGetRootElement(doc);
 
 	if (!root)
 		return APC_OK;
 	for (xmlNode *cat = root->children; cat; cat = cat->next) {
-		char *sets[16];
-		xmlNode *setnode[16];
-		int nsets = 0;
+		char **sets;
+		xmlNode **setnode;
+		int nsets = 0, used, max = 1;
 
 		if (cat->type != XML_ELEMENT_NODE || xmlStrcmp(cat->name, (const xmlChar *)"category"))
 			continue;
+		for (xmlNode *c = cat->children; c; c = c->next)
+			max += c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set");
+		sets = malloc((size_t)max * sizeof *sets);
+		setnode = malloc((size_t)max * sizeof *setnode);
+		if (!sets || !setnode) {
+			free(sets);
+			free(setnode);
+			return APC_ENOMEM;
+		}
 		if ((sets[nsets] = apcr_attr(cat, "counter_set")))
 			setnode[nsets++] = NULL;
-		for (xmlNode *c = cat->children; c && nsets < 16; c = c->next)
+		for (xmlNode *c = cat->children; c; c = c->next)
 			if (c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set") &&
 			    (sets[nsets] = apcr_attr(c, "name")))
 				setnode[nsets++] = c;
+		if ((used = apcr_sets_used(m, sets, nsets)))
+			apcr_check_options(m, cat);
 		for (xmlNode *ev = cat->children; ev; ev = ev->next) {
 			char *counter;
 			int64_t event;
+			xmlChar *osname;
+			xmlNode *os = NULL;
+			int by_option;
 
 			if (ev->type != XML_ELEMENT_NODE || xmlStrcmp(ev->name, (const xmlChar *)"event"))
 				continue;
 			counter = apcr_attr(ev, "counter");
 			event = apcr_attr_int(ev, "event", -1);
+			/* an event= on an event named by counter= is
+			 * checked by apcr_fill_decl */
+			if (event < 0 && !counter && used && xmlHasProp(ev, (const xmlChar *)"event"))
+				apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"event", 1,
+						 apcr_attr_int(ev, "event", 0) < 0 ? " (out of range)"
+										    : " (not a number)");
+			/* an option_set on an event named by counter= is
+			 * counted by apcr_fill_decl */
+			osname = counter ? NULL : xmlGetProp(ev, (const xmlChar *)"option_set");
+			by_option = osname != NULL;
+			if (osname && !(os = apcr_option_set(cat, osname)) && used)
+				apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"option_set", 1,
+						 " (no such option_set in its category)");
+			xmlFree(osname);
 			for (size_t i = 0; i < m->ncounters; i++) {
 				struct apc_counter_decl *d = &m->counters[i];
 				int match = counter ? strcmp(d->type, counter) == 0 : 0;
 				const char *set = NULL;
-				xmlNode *sn = NULL;
-				for (int s = 0; !match && !counter && s < nsets; s++)
-					if (event >= 0 && d->event == event && apcr_in_set(d->type, sets[s])) {
+				xmlNode *sn = NULL, *opt = NULL;
+				for (int s = 0; !match && !counter && s < nsets; s++) {
+					if (event < 0 || d->event < 0 || !apcr_in_set(d->type, sets[s]))
+						continue;
+					if (by_option ? (opt = apcr_option(os, event, d->event)) != NULL
+						   : d->event == event) {
 						match = 1;
 						set = sets[s];
 						sn = setnode[s];
 					}
-				if (match && apcr_fill_decl(m, d, cat, ev, set) < 0) {
+				}
+				if (match)
+					described[i] = 1;
+				if (match && apcr_fill_decl(m, d, cat, ev, set, opt) < 0) {
 					free(counter);
 					for (int s = 0; s < nsets; s++)
 						free(sets[s]);
+					free(sets);
+					free(setnode);
 					return APC_ENOMEM;
 				}
 				for (int k = 0; sn && k < 2; k++)
@@ -711,8 +919,94 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc)
 		}
 		for (int s = 0; s < nsets; s++)
 			free(sets[s]);
+		free(sets);
+		free(setnode);
 	}
 	return APC_OK;
+}
+
+static int apcr_streq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Would a and b be written as the same events.xml event (but for the
+ * counter name)? */
+static int apcr_same_description(const struct apc_counter_decl *a, const struct apc_counter_decl *b)
+{
+	if (a->event != b->event || !apcr_streq(a->category, b->category) ||
+	    !apcr_streq(a->title, b->title) || !apcr_streq(a->name, b->name) ||
+	    !apcr_streq(a->description, b->description) || !apcr_streq(a->units, b->units) ||
+	    a->cls != b->cls || a->display != b->display || a->series != b->series ||
+	    a->render != b->render || a->multiplier != b->multiplier || a->has_color != b->has_color ||
+	    (a->has_color && a->color != b->color) || a->per_cpu != b->per_cpu ||
+	    a->average_selection != b->average_selection || a->average_cores != b->average_cores ||
+	    a->percentage != b->percentage || a->nactivities != b->nactivities ||
+	    a->nxattrs != b->nxattrs ||
+	    (a->cls == APC_CLASS_ACTIVITY && a->cores != b->cores))
+		return 0;
+	for (size_t i = 0; i < a->nactivities; i++)
+		if (!apcr_streq(a->activities[i].name, b->activities[i].name) ||
+		    a->activities[i].has_color != b->activities[i].has_color ||
+		    (a->activities[i].has_color && a->activities[i].color != b->activities[i].color))
+			return 0;
+	for (size_t i = 0; i < a->nxattrs; i++)
+		if (strcmp(a->xattrs[i].key, b->xattrs[i].key) || strcmp(a->xattrs[i].value, b->xattrs[i].value))
+			return 0;
+	return 1;
+}
+
+/*
+ * A type captured.xml gives several keys keeps each key's counter, and
+ * events.xml describes the type once (the writer's is by the first):
+ * a later one described otherwise (configured with another event, or
+ * given another title in captured.xml) loses its description: counted.
+ */
+static void apcr_check_same_type(struct apc_model *m)
+{
+	for (size_t i = 1; i < m->ncounters; i++) {
+		const struct apc_counter_decl *first = apc_model_find_counter(m, m->counters[i].type);
+		if (first && first->id != i && !apcr_same_description(first, &m->counters[i]))
+			apc_model_unmapped(m,
+					   "captured.xml counters of a type already declared under another key, described differently (events.xml gives the first description)",
+					   1);
+	}
+}
+
+/*
+ * events.xml, when the capture has one, describes captured.xml's
+ * counters.  One that neither it nor captured.xml itself (gatord 9.x
+ * constants) describes is written under its type with the default
+ * title: counted, as its title, name and units are lost.
+ */
+static int apcr_describe(struct apc_reader *r)
+{
+	struct apc_model *m = r->model;
+	unsigned char *described = calloc(m->ncounters ? m->ncounters : 1, 1);
+	xmlDoc *doc;
+	uint64_t bare = 0;
+	int rc = APC_OK;
+
+	if (!described)
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	for (size_t i = 0; i < m->ncounters; i++)
+		described[i] = m->counters[i].title || m->counters[i].name;
+	doc = apcr_parse_xml(r, "events.xml", 0);
+	if (doc) {
+		rc = apcr_events(m, doc, described);
+		xmlFreeDoc(doc);
+	} else if (r->err.status < 0) {
+		rc = r->err.status;
+	}
+	for (size_t i = 0; rc == APC_OK && i < m->ncounters; i++)
+		bare += !described[i];
+	if (bare)
+		apc_model_unmapped(m, "captured.xml counters events.xml does not describe (default title and name)",
+				   bare);
+	free(described);
+	if (rc == APC_OK)
+		apcr_check_same_type(m);
+	return rc;
 }
 
 /*
@@ -739,21 +1033,6 @@ static int apcr_session(struct apc_model *m, xmlDoc *doc)
 		if (c->type == XML_ELEMENT_NODE)
 			apcr_not_carried(m, "session.xml", "/session", c->name, 0, NULL);
 	return APC_OK;
-}
-
-/* An XML member the capture may lack (events.xml, session.xml): read by
- * `read` when present; only damage or a failed read is an error. */
-static int apcr_optional_xml(struct apc_reader *r, const char *member,
-			     int (*read)(struct apc_model *, xmlDoc *))
-{
-	xmlDoc *doc = apcr_parse_xml(r, member, 0);
-	int rc;
-
-	if (!doc)
-		return r->err.status < 0 ? r->err.status : APC_OK;
-	rc = read(r->model, doc);
-	xmlFreeDoc(doc);
-	return rc < 0 ? rc : APC_OK;
 }
 
 /*
@@ -899,9 +1178,18 @@ static int apcr_open(struct apc_reader *r)
 		xmlFreeDoc(doc);
 		if (rc < 0)
 			return rc;
-		if ((rc = apcr_optional_xml(r, "events.xml", apcr_events)) < 0 ||
-		    (rc = apcr_optional_xml(r, "session.xml", apcr_session)) < 0)
+		rc = apcr_describe(r);
+		if (rc < 0)
 			return rc;
+		doc = apcr_parse_xml(r, "session.xml", 0);
+		if (doc) {
+			rc = apcr_session(r->model, doc);
+			xmlFreeDoc(doc);
+			if (rc < 0)
+				return rc;
+		} else if (r->err.status < 0) {
+			return r->err.status;
+		}
 		apcr_other_files(r);
 		rc = apc_input_open_member(in, "0000000000", &a->data, &r->err);
 		if (rc < 0)
@@ -975,9 +1263,11 @@ static int apcr_counter(struct apc_reader *r, struct apcr *a, int64_t key, uint3
 	}
 	if (key < 0 || key >= 1 << 24)
 		return APC_EDATA;
-	/* Not in captured.xml: keep the values under a name that says so. */
+	/* Not in captured.xml: keep the values under a name that says so
+	 * (a counter of their own, even should captured.xml have used that
+	 * name for another key). */
 	snprintf(name, sizeof name, "apc_key_0x%llx", (unsigned long long)key);
-	d = apc_model_add_counter(r->model, name);
+	d = apc_model_add_counter_new(r->model, name);
 	if (!d)
 		return APC_ENOMEM;
 	d->key = (int32_t)key;

@@ -1777,7 +1777,13 @@ static int apcw_events(struct apc_writer *w, struct apc_err *err)
 	for (size_t i = 0; i < m->ncounters; i++) {
 		const struct apc_counter_decl *d = &m->counters[i];
 		const char *cat = d->category ? d->category : "apctools";
-		xmlNodePtr c = apcw_find_child(root, "category", cat);
+		xmlNodePtr c;
+		/* A type a capture read back gave several keys is one event,
+		 * described by its first declaration (the APC reader counts
+		 * later ones described otherwise). */
+		if (apc_model_find_counter(w->m, d->type)->id != i)
+			continue;
+		c = apcw_find_child(root, "category", cat);
 		if (!c) {
 			c = xmlNewChild(root, NULL, (const xmlChar *)"category", NULL);
 			apcw_prop(c, "name", cat);

@@ -215,10 +215,14 @@ struct apc_counter_decl *apc_model_add_counter(struct apc_model *m, const char *
 {
 	struct apc_counter_decl *d = apc_model_find_counter(m, type);
 
+	return d ? d : apc_model_add_counter_new(m, type);
+}
+
+struct apc_counter_decl *apc_model_add_counter_new(struct apc_model *m, const char *type)
+{
+	struct apc_counter_decl *d;
 	char *t;
 
-	if (d)
-		return d;
 	if (!(t = strdup(type)))
 		return NULL;
 	if (m->lock)

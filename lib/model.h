@@ -385,6 +385,15 @@ void apc_model_free(struct apc_model *m);
  * is valid until the next add; keep the id, not the pointer.
  */
 struct apc_counter_decl *apc_model_add_counter(struct apc_model *m, const char *type);
+/*
+ * apc_model_add_counter_new() : the same, but always a new declaration,
+ * even where one has that type already: a capture read back can give
+ * one type several keys, each with values of its own.  The model then
+ * holds several counters of that type, each with its own id (the APC
+ * writer declares each in captured.xml and describes the type once in
+ * events.xml, by the first); apc_model_find_counter() finds the first.
+ */
+struct apc_counter_decl *apc_model_add_counter_new(struct apc_model *m, const char *type);
 struct apc_counter_decl *apc_model_find_counter(struct apc_model *m, const char *type);
 
 /* Set the core count (allocates cores[]); returns APC_OK or APC_ENOMEM. */

@@ -259,7 +259,7 @@ EOF2
 	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grep -qF 'not mapped: gatord 9.x Summary fourth clock (no place in a protocol 680 Summary): 1' <<<"$output"
+	grep -qF 'gatord 9.x Summary fourth clock (no place in a protocol 680 Summary): 1' <<<"$output"
 	# the three the output has room for are kept, and the attributes
 	apcdump --frame=summary "$TMP/out.apc" |
 		grep -q ' timestamp=1700000000000000000 uptime=500 monotonic_delta=100 attr_key="uname" attr_value="Linux x"$'
@@ -375,4 +375,292 @@ EOF2
 	[ "$status" -eq 0 ]
 	grep -qF 'captured.xml /captured/target/@* (too many to keep): 44' <<<"$output"
 	grep -q ' x255="255"/>' "$TMP/out.apc/captured.xml"
+}
+
+@test "APC: a captured.xml counter events.xml does not describe is counted" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="T_cnt0" event="0x8"/>
+<counter key="0x12" type="A"/>
+<counter key="0x13" type="B"/>
+<counter key="0x4" counter="C" title="t" name="n" class="absolute"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="L" counter_set="T_cnt">
+<event counter="A" title="x" name="y"/>
+<event event="0x9" title="Cache" name="Refill"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# T_cnt0 (event 0x8, not 0x9) and B; A by events.xml, C by captured.xml
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 2' <<<"$output"
+	# with no events.xml at all, none but C is described
+	rm "$TMP/in.apc/events.xml"
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out2.apc"
+	echo "$output"
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 3' <<<"$output"
+	# what the writer wrote describes every counter: nothing to count again
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	echo "$output"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
+}
+
+@test "APC: a counter configured as an option_set event gets its base event's description" {
+	# gatord's CCI-400: the configured event is the base event plus the
+	# option's event_delta; Streamline appends the option's name and
+	# description to the event's, in a way the spec does not give
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="C_cnt0" event="0xb4"/>
+<counter key="0x12" type="C_cnt1" event="0xd5"/>
+<counter key="0x13" type="C_cnt2" event="0x0"/>
+<counter key="0x14" type="C_cnt3" event="0x14"/>
+<counter key="0x15" type="C_cnt4" event="0x30"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events>
+<counter_set name="C_cnt" count="8"/>
+<category name="CCI-400" counter_set="C_cnt">
+<option_set name="Slave">
+<option event_delta="0x00" name="S0" description="Slave interface 0"/>
+<option event_delta="0x20" name="S1" description="Slave interface 1"/>
+</option_set>
+<event event="0x00" option_set="Slave" title="CCI-400" name="Read: any" description="Read request handshake: any"/>
+<option_set name="Master">
+<option event_delta="0xa0" name="M0" description="Master interface 0"/>
+<option event_delta="0xc0" name="M1" description="Master interface 1"/>
+<option event_delta="junk" name="M2" description="Master interface 2"/>
+</option_set>
+<event event="0x14" option_set="Master" title="CCI-400" name="Retry fetch" description="RETRY of speculative fetch transaction"/>
+<event event="0x15" option_set="Master" title="CCI-400" name="Read stall" description="Read request stall cycle"/>
+<event event="0x10" option_set="Nowhere" title="CCI-400" name="Lost" description="names no option_set"/>
+</category>
+</events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -q '<event counter="C_cnt0" event="0xb4" title="CCI-400" name="Retry fetch" description="RETRY of speculative fetch transaction" class="delta"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="C_cnt1" event="0xd5" title="CCI-400" name="Read stall" description="Read request stall cycle" class="delta"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="C_cnt2" event="0x0" title="CCI-400" name="Read: any" description="Read request handshake: any" class="delta"/>' "$TMP/out.apc/events.xml"
+	# 0x14 is the Master base event itself, which no option (no delta 0)
+	# configures; 0x30 = 0x10 + 0x20 belongs to an option_set not there
+	grep -q '<event counter="C_cnt3" event="0x14" title="apctools" name="C_cnt3"' "$TMP/out.apc/events.xml"
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 2' <<<"$output"
+	grep -qF 'events.xml /events/category/option_set/option/@name (appended by Streamline; not carried): 3' <<<"$output"
+	grep -qF 'events.xml /events/category/option_set/option/@description (appended by Streamline; not carried): 3' <<<"$output"
+	grep -qF 'events.xml /events/category/option_set/option/@event_delta (not a number): 1' <<<"$output"
+	grep -qF 'events.xml /events/category/event/@option_set (no such option_set in its category): 1' <<<"$output"
+	[ "$(grep -c 'not captured.xml' <<<"$output")" -eq 0 ]
+	apcverify -q "$TMP/out.apc"
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	echo "$output"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
+	cmp "$TMP/out.apc/events.xml" "$TMP/again.apc/events.xml"
+}
+
+@test "APC: gatord 6.8's own events.xml describes its CCI and CCN option_set counters" {
+	need_shared
+	cap "$TMP/in.apc"
+	cp "$SHARED/apc/v68_nonroot.apc/events.xml" "$TMP/in.apc/"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="CCI_400_cnt0" event="0xb4"/>
+<counter key="0x12" type="CCN-504_cnt0" event="0x410801"/>
+</counters></captured>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '<event counter="CCI_400_cnt0" event="0xb4" title="CCI-400" name="Retry fetch" ' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="CCN-504_cnt0" event="0x410801" title="CCN-504" name="Bus 0: REQ: H-bit" ' "$TMP/out.apc/events.xml"
+	grep -qF 'events.xml /events/category/option_set/option/@name (appended by Streamline; not carried): 2' <<<"$output"
+	[ "$(grep -c 'does not describe' <<<"$output")" -eq 0 ]
+}
+
+@test "APC: one counter type under two keys keeps each key's values apart" {
+	mkdir "$TMP/in.apc"
+	pack "$TMP/in.apc/0000000000" <<'EOF2'
+B = [summary(), p(5) + p(0) + p(0) + p(20) + p(0x12) + p(7) + p(0x13) + p(9) + p(0x14) + p(3) + p(0x15) + p(4)
+     + p(0x16) + p(1) + p(0x17) + p(2)]
+EOF2
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x12" type="L"/>
+<counter key="0x13" type="L"/>
+<counter key="0x13" type="L"/>
+<counter key="0x14" type="T_cnt0" event="0x8"/>
+<counter key="0x15" type="T_cnt0" event="0x9"/>
+<counter key="0x17" type="apc_key_0x16"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="Lin" counter_set="T_cnt">
+<event counter="L" title="Disk" name="Write"/>
+<event event="0x8" title="Cache" name="Refill"/>
+<event event="0x9" title="Cache" name="Access"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	conv="$output"
+	cat "$TMP/out.apc/captured.xml" "$TMP/out.apc/events.xml"
+	run apcdump "$TMP/out.apc"
+	echo "$output"
+	grep -q 'key=0x12 value=7$' <<<"$output"
+	grep -q 'key=0x13 value=9$' <<<"$output"
+	grep -q 'key=0x14 value=3$' <<<"$output"
+	grep -q 'key=0x15 value=4$' <<<"$output"
+	# an undeclared key's values keep their own counter, named after the
+	# key, even where captured.xml used that name for another key
+	grep -q 'key=0x16 value=1$' <<<"$output"
+	grep -q 'key=0x17 value=2$' <<<"$output"
+	grep -qF 'counter keys not declared in captured.xml: 1' <<<"$conv"
+	for k in 0x12 0x13; do grep -q "<counter key=\"$k\" type=\"L\"/>" "$TMP/out.apc/captured.xml"; done
+	grep -q '<counter key="0x14" type="T_cnt0" event="0x8"/>' "$TMP/out.apc/captured.xml"
+	grep -q '<counter key="0x15" type="T_cnt0" event="0x9"/>' "$TMP/out.apc/captured.xml"
+	# events.xml describes a type once: the first key's description
+	[ "$(grep -c '<event counter="L" title="Disk" name="Write"' "$TMP/out.apc/events.xml")" -eq 1 ]
+	[ "$(grep -c '<event counter="T_cnt0" event="0x8" title="Cache" name="Refill"' "$TMP/out.apc/events.xml")" -eq 1 ]
+	[ "$(grep -c 'counter="T_cnt0"' "$TMP/out.apc/events.xml")" -eq 1 ]
+	grep -qF 'captured.xml counters of a type already declared under another key, described differently (events.xml gives the first description): 1' <<<"$conv"
+	grep -qF 'captured.xml counters declared twice with the same type and key (the second ignored): 1' <<<"$conv"
+	apcverify -q "$TMP/out.apc"
+	run apcconv -v "$TMP/out.apc" -o "$TMP/again.apc"
+	echo "$output"
+	cmp "$TMP/out.apc/captured.xml" "$TMP/again.apc/captured.xml"
+	cmp "$TMP/out.apc/events.xml" "$TMP/again.apc/events.xml"
+}
+
+@test "APC: a key captured.xml gives two counter types stays with the first, and is counted" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="A"/>
+<counter key="0x11" type="B"/>
+</counters></captured>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'captured.xml counters with a key an earlier counter has (its values kept with the first): 1' <<<"$output"
+	cat "$TMP/out.apc/captured.xml"
+	grep -q '<counter key="0x11" type="A"/>' "$TMP/out.apc/captured.xml"
+	grep -q '<counter key="0x3" type="B"/>' "$TMP/out.apc/captured.xml"
+	apcdump "$TMP/out.apc" | grep -q 'key=0x11 value=5$'
+}
+
+@test "APC: an activity colour that does not parse is left out and counted, not made black" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="A"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="L">
+<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" activity_color1="green" activity2="Wait" activity_color2="0x1ff00ff00" activity3="Idle" activity_color3="0x0000ff00" activity4="Gone" activity_color4="12z"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -q '<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" activity2="Wait" activity3="Idle" activity_color3="0x0000ff00" activity4="Gone"/>' "$TMP/out.apc/events.xml"
+	grep -qF 'events.xml /events/category/event/@activity_colorN (not a number): 2' <<<"$output"
+	grep -qF 'events.xml /events/category/event/@activity_colorN (out of range): 1' <<<"$output"
+}
+
+@test "APC: XML values that do not parse or fit are counted, not taken as a default" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680" created="-5"><target name="t" cores="0" cpuid="-2"/><counters>
+<counter key="0x11zz" type="K"/>
+<counter key="0x12" type="T_cnt0" event="-3"/>
+<counter key="0x15" type="T_cnt1" event="0x8"/>
+<counter key="0x13" type="A"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events>
+<category name="T" counter_set="T_cnt"><event event="0x8q" title="x" name="y"/></category>
+<category name="L"><event counter="A" title="CPU" name="Act" class="activity" activity1="R" cores="x"/></category>
+</events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for what in '/captured/@created (out of range)' '/captured/target/@cores (out of range)' \
+		'/captured/target/@cpuid (out of range)' '/captured/counters/counter/@key (not a number)' \
+		'/captured/counters/counter/@event (out of range)'; do
+		grep -qF "captured.xml $what: 1" <<<"$output"
+	done
+	for what in '/events/category/event/@event (not a number)' '/events/category/event/@cores (not a number)'; do
+		grep -qF "events.xml $what: 1" <<<"$output"
+	done
+	# the key that did not parse declares nothing: its values are kept as
+	# an undeclared key's
+	grep -qF 'counter keys not declared in captured.xml: 1' <<<"$output"
+	[ "$(grep -c 'captured.xml counters without type or key' <<<"$output")" -eq 0 ]
+	grep -q '<counter key="0x12" type="T_cnt0"/>' "$TMP/out.apc/captured.xml"
+}
+
+@test "APC: a category's counter sets past 16 still describe their counters" {
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="S20_cnt0" event="0x1"/>
+</counters></captured>
+EOF2
+	python3 - "$TMP/in.apc/events.xml" <<'EOF2'
+import sys
+sets = "".join('<counter_set name="S%d_cnt"/>' % i for i in range(1, 21))
+open(sys.argv[1], "w").write('<?xml version="1.0"?>\n<events><category name="M">%s'
+    '<event event="0x1" title="M" name="m"/></category></events>\n' % sets)
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '<event counter="S20_cnt0" event="0x1" title="M" name="m"' "$TMP/out.apc/events.xml"
+	[ "$(grep -c 'does not describe' <<<"$output")" -eq 0 ]
+}
+
+@test "APC: bytes in counts the data file, not the XML beside it (as the man page says)" {
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+open(sys.argv[1] + "/events.xml", "w").write('<?xml version="1.0"?>\n<events/>\n' + " " * 5000)
+open(sys.argv[1] + "/session.xml", "w").write('<?xml version="1.0"?>\n<session version="1"/>\n')
+EOF2
+	size=$(stat -c %s "$TMP/in.apc/0000000000")
+	apcconv -q --stats=json "$TMP/in.apc" -o "$TMP/out.apc" > "$TMP/s.json"
+	cat "$TMP/s.json"
+	grep -q "\"bytes_in\":$size," "$TMP/s.json"
+	tar -C "$TMP" -czf "$TMP/in.tar.gz" in.apc
+	apcconv -q --stats=json "$TMP/in.tar.gz" -o "$TMP/out2.apc" > "$TMP/z.json"
+	grep -q "\"bytes_in\":$size," "$TMP/z.json"
 }

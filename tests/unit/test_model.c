@@ -2,7 +2,8 @@
  * test_model.c - the batch arena: what it hands out stays intact until
  * the next reset, across many chunks, oversized pieces and chunks reused
  * from earlier batches; a batch that a reader overfills keeps its cap;
- * and a copied annotation owns what it points to.
+ * a copied annotation owns what it points to; and counters of one type
+ * are one declaration, or several when asked for.
  */
 #include <stdlib.h>
 
@@ -164,10 +165,53 @@ static void copied_ann_counter_owns_its_xattrs(void)
 	apc_batch_free(&b);
 }
 
+/*
+ * apc_model_add_counter() gives back the declaration a type has;
+ * apc_model_add_counter_new() always makes one (a capture that gives a
+ * type two keys), which keeps its own id and key, while find and add
+ * still give the first.
+ */
+static void a_type_can_be_declared_twice(void)
+{
+	struct apc_model m;
+	struct apc_counter_decl *d;
+	uint32_t first, second;
+
+	apc_model_init(&m);
+	d = apc_model_add_counter(&m, "L");
+	T_ASSERT(d != NULL);
+	if (!d)
+		return;
+	first = d->id;
+	d->key = 0x12;
+	T_EQ_INT(apc_model_add_counter(&m, "L")->id, first);
+	T_EQ_INT(m.ncounters, 1);
+	d = apc_model_add_counter_new(&m, "L");
+	T_ASSERT(d != NULL);
+	if (d) {
+		second = d->id;
+		d->key = 0x13;
+		T_ASSERT(second != first);
+		T_EQ_INT(m.ncounters, 2);
+		T_EQ_INT(d->event, -1);
+		T_ASSERT(!strcmp(m.counters[second].type, "L"));
+		T_ASSERT(m.counters[second].type != m.counters[first].type);
+		T_EQ_INT(apc_model_find_counter(&m, "L")->id, first);
+		T_EQ_INT(apc_model_add_counter(&m, "L")->id, first);
+		T_EQ_INT(m.counters[first].key, 0x12);
+		T_EQ_INT(m.counters[second].key, 0x13);
+	}
+	/* a new type through either is the same */
+	d = apc_model_add_counter_new(&m, "M");
+	T_ASSERT(d && d->id == 2 && apc_model_find_counter(&m, "M") == d);
+	apc_model_free(&m);
+}
+
 void run_tests(void)
 {
 	T_RUN(arena_survives_resets);
 	T_RUN(small_allocs_share_a_chunk);
 	T_RUN(overfilled_batch_keeps_its_cap);
 	T_RUN(copied_ann_counter_owns_its_xattrs);
+	T_RUN(a_type_can_be_declared_twice);
 }
