@@ -62,13 +62,15 @@ static void annr_damage(struct apc_reader *r, struct annr_src *src, const struct
 static void annr_progress(struct apc_reader *r)
 {
 	struct annr *a = r->priv;
-	uint64_t done = 0;
+	uint64_t done = 0, in = 0;
 
 	for (size_t i = 0; i < a->n; i++) {
 		int64_t o = apc_stream_raw_offset(a->src[i].s);
 		done += o > 0 ? (uint64_t)o : 0;
+		in += apc_stream_offset(a->src[i].s);
 	}
-	r->progress_done = done;
+	r->progress_done = done; /* against the files' sizes */
+	r->bytes_in = in;
 }
 
 /*

@@ -75,6 +75,9 @@ struct apc_reader {
 	void *priv;
 	/* Set by readers that know them: bytes consumed / total (progress). */
 	uint64_t progress_done, progress_total;
+	/* Bytes in (after decompression), where progress_done counts
+	 * compressed bytes; 0: progress_done is bytes in. */
+	uint64_t bytes_in;
 	/* Data damage after which the reader salvaged and stopped. */
 	int damaged;
 	/*

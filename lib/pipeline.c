@@ -96,6 +96,8 @@ static uint64_t input_bytes(struct apc_reader *r)
 {
 	uint64_t sum = 0;
 
+	if (r->bytes_in)
+		return r->bytes_in;
 	if (r->progress_done)
 		return r->progress_done;
 	for (size_t i = 0; i < r->ninputs; i++) {

@@ -315,6 +315,17 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c i
 	done
 }
 
+@test "bytes in: a gzip'd annotate stream counts its uncompressed bytes" {
+	need_shared
+	f="$SHARED/annotate/v4/stream1.annotate.bin"
+	size=$(stat -c %s "$f")
+	gzip -c "$f" > "$TMP/s1.annotate.bin.gz"
+	apcconv -q --stats=json "$f" -o "$TMP/p.apc" > "$TMP/p.json"
+	apcconv -q --stats=json "$TMP/s1.annotate.bin.gz" -o "$TMP/z.apc" > "$TMP/z.json"
+	grep -q "\"bytes_in\":$size," "$TMP/p.json"
+	grep -q "\"bytes_in\":$size," "$TMP/z.json"
+}
+
 @test "TPTP XML: a DOCTYPE before the first element is skipped, wrapped or bare" {
 	G="$APC_TOOLS/tptpgen"
 	[ -x "$G" ] || skip "tptpgen not built"
