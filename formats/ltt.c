@@ -392,6 +392,9 @@ static int ltt_control(struct apc_reader *r, struct ltt_priv *p, const char *rel
 	snprintf(s.name, sizeof s.name, "%s", apc_stream_name(s.s));
 	st = apc_ltt_cpu_init(&s.w, -1, s.name, ltt_read_cb, &s, ids, p->arch.big_endian,
 			      p->block_size, &r->err);
+	/* What a control file says does not depend on when: the whole
+	 * events of a block it ends in count even without block_end. */
+	s.w.keep_untimed = 1;
 	while (!st && (st = apc_ltt_cpu_next(&s.w, &ev, &r->err)) == APC_OK) {
 		r->model->records_read++;
 		if (ev.id != APC_LTT_ID_BLOCK_START && ev.id != APC_LTT_ID_BLOCK_END &&
@@ -1035,24 +1038,37 @@ counter:
 	return ii->ctr < 0 ? 0 : ltt_count(b, ev, core, ii->ctr);
 }
 
-/* Report the blocks cut short at an undefined id once, at the end (or
- * at the damage that ends the read). */
+/* Report the blocks cut short at an undefined id, and the events of a
+ * block cut before its block_end, once, at the end (or at the damage
+ * that ends the read). */
 static void ltt_report_undefined(struct apc_reader *r, struct ltt_priv *p)
 {
-	for (size_t i = 0; i < p->nsrc; i++)
-		if (p->src[i].w.undefined) {
+	for (size_t i = 0; i < p->nsrc; i++) {
+		struct apc_ltt_cpu *w = &p->src[i].w;
+		if (w->undefined) {
 			apc_model_unmapped(r->model, "ltt undefined event id (rest of its block skipped)",
-					   p->src[i].w.undefined);
-			p->src[i].w.undefined = 0;
+					   w->undefined);
+			w->undefined = 0;
 		}
+		if (w->untimed) {
+			apc_model_unmapped(r->model,
+					   "ltt events of a block cut before its block_end (no time: dropped)",
+					   w->untimed);
+			w->untimed = 0;
+		}
+	}
 }
 
-/* Bytes read so far: the blocks taken from every CPU file. */
+/* Bytes read so far: the blocks taken from every CPU file, and the
+ * bytes of a block a file ends in once it is met. */
 static void ltt_progress(struct apc_reader *r, const struct ltt_priv *p)
 {
 	r->progress_done = 0;
-	for (size_t i = 0; i < p->nsrc; i++)
-		r->progress_done += p->src[i].w.block_off + (p->src[i].w.have_block ? p->block_size : 0);
+	for (size_t i = 0; i < p->nsrc; i++) {
+		const struct apc_ltt_cpu *w = &p->src[i].w;
+		r->progress_done += w->cut_st ? w->cut_off
+					      : w->block_off + (w->have_block ? p->block_size : 0);
+	}
 }
 
 static int ltt_next(struct apc_reader *r, struct apc_batch *b)

@@ -192,3 +192,49 @@ EOF2
 	grep -q 'an LTT trace is a directory (or an archive of one)' <<<"$output"
 	[ ! -e "$TMP/p.apc" ]
 }
+
+@test "LTT: a later block cut before its block_end: its events are counted, an undefined id too" {
+	trace "$TMP/t" <<'EOF2'
+b0 = Block()
+b0.ev(IRQ_ENTRY, 2000, b"\x01\x00")
+b = Block(t0=(1001, 0), c0=1000 + 10**9, t1=(1002, 0), c1=1000 + 2 * 10**9, bid=1)
+for k in range(3):
+    b.ev(IRQ_ENTRY, 10**9 + 2000 + k * 1000, b"\x01\x00")
+b.ev(300, 10**9 + 6000)                                  # no such id
+b.ev(IRQ_ENTRY, 10**9 + 7000, b"\x01\x00")
+write_trace(D, CORE, {0: [b0.finish(), b.finish()]})
+with open(D + "/cpu/0", "r+b") as f:
+    f.truncate(4096 + 26 + 3 * 8 + 6 + 8 + 10)           # into block_end
+EOF2
+	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q 't/cpu/0: offset 0x104a: truncated block: 74 of 4096 bytes' <<<"$output"
+	grep -q 'not mapped: .*ltt undefined event id (rest of its block skipped): 1' <<<"$output"
+	grep -Eq 'block_end \(no time: dropped\): 3(,|$)' <<<"$output"
+	grep -Eq 'core\.irq_entry +1 +-> counter' <<<"$output"
+	grep -q ': 4170 bytes in, ' <<<"$output"
+}
+
+@test "LTT: a control file cut inside its first block keeps its whole entries" {
+	trace "$TMP/t" <<'EOF2'
+b = Block()
+b.ev(SCHEDCHANGE, 2000, struct.pack("<III", 0, 5, 0))
+b.ev(IRQ_ENTRY, 3000, b"\x01\x00")
+procs = Block()
+for name, pid in ((b"init", 1), (b"bash", 5), (b"sshd", 7)):
+    procs.ev(10, 1500, name + b"\0" + struct.pack("<12I", pid, *[0] * 11))
+# block_start 26 bytes, two whole entries of 59, 6 bytes of the third
+write_trace(D, CORE, {0: [b.finish()]}, processes=procs.finish()[:26 + 2 * 59 + 6])
+EOF2
+	run apcconv "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q "t/control/processes: offset 0x96: truncated block: 150 of 4096 bytes" <<<"$output"
+	run apcdump "$TMP/t.apc"
+	echo "$output"
+	grep -q 'thread_name .* tid=1 name="init"' <<<"$output"
+	grep -q 'thread_name .* tid=5 name="bash"' <<<"$output"
+	! grep -q 'name="sshd"' <<<"$output" || false
+	grep -q 'activity_switch .* tid=5 ' <<<"$output"
+}
