@@ -855,10 +855,22 @@ static int ltt_open(struct apc_reader *r)
 		st = apc_ltt_cpu_load(&s->w, &r->err);
 		if (st == APC_END)
 			continue;
-		if (st)
+		if (st == APC_EDATA) {
+			/* Damage in the first block ends this CPU file only,
+			 * as anywhere else in it: the others are converted. */
+			ltt_damage(p, &r->err);
+			apc_err_clear(&r->err);
+			s->qst = APC_END;
+			/* A block cut before its block_end still has its
+			 * block_start: a time the trace had (the start), and
+			 * a sub-second field of a first block. */
+			if (!s->w.cut_start)
+				continue;
+		} else if (st) {
 			return st;
+		}
 		any = 1;
-		if (s->w.bs_sub >= 1000000 || s->w.be_sub >= 1000000)
+		if (s->w.bs_sub >= 1000000 || (s->w.have_block && s->w.be_sub >= 1000000))
 			all_small = 0;
 	}
 	p->subsec = any && all_small ? APC_LTT_SUBSEC_US : APC_LTT_SUBSEC_NS;
@@ -866,10 +878,11 @@ static int ltt_open(struct apc_reader *r)
 	for (size_t i = 0; i < p->nsrc; i++) {
 		struct ltt_src *s = &p->src[i];
 		s->w.subsec = p->subsec;
-		if (s->w.have_block) {
+		if (s->w.have_block || s->w.cut_start) {
 			uint64_t t0 = apc_ltt_timespec_ns(s->w.bs_s, s->w.bs_sub, p->subsec);
 			s->w.t0 = t0;
-			s->w.t1 = apc_ltt_timespec_ns(s->w.be_s, s->w.be_sub, p->subsec);
+			if (s->w.have_block)
+				s->w.t1 = apc_ltt_timespec_ns(s->w.be_s, s->w.be_sub, p->subsec);
 			if (t0 < first)
 				first = t0;
 		}
