@@ -552,7 +552,9 @@ static int ltt_bookmarks(struct apc_reader *r, struct ltt_priv *p)
 					s = &p->src[k];
 			char *end;
 			uint64_t c = strtoull(cy, &end, 10);
-			if (s && end != cy && !*end) {
+			/* the fit needs the block's block_end: not of an
+			 * empty file, nor of a first block cut before it */
+			if (s && s->w.have_block && end != cy && !*end) {
 				ts = apc_ltt_interp(c, s->w.t0, s->w.bs_cyc, s->w.t1, s->w.be_cyc);
 				ok = 1;
 			}

@@ -378,3 +378,22 @@ EOF2
 	! grep -q 'name="sshd"' <<<"$output" || false
 	grep -q 'activity_switch .* tid=5 ' <<<"$output"
 }
+
+@test "LTT: a bookmark by cycle on a CPU whose first block has no block_end is counted, not placed" {
+	trace "$TMP/t" <<'EOF2'
+b = Block()
+b.ev(IRQ_ENTRY, 2000, b"\x01\x00")
+marks = ('<bookmarks>\n<location name="c0" cpu="0" cycle="5000">cut</location>\n'
+         '<location name="c1" cpu="1" cycle="5000">whole</location>\n</bookmarks>\n')
+write_trace(D, CORE, {0: [b.finish()[:40]], 1: [b.finish()]}, bookmarks=marks)
+EOF2
+	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q 'not mapped: .*ltt bookmark without a usable time: 1' <<<"$output"
+	! grep -q 'moved to its start' <<<"$output" || false
+	run apcdump "$TMP/t.apc"
+	echo "$output"
+	grep -q 'annotate_marker  ts=4000 .* text="c1: whole"' <<<"$output"
+	! grep -q 'text="c0' <<<"$output" || false
+}
