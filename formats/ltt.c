@@ -392,6 +392,9 @@ static int ltt_control(struct apc_reader *r, struct ltt_priv *p, const char *rel
 	snprintf(s.name, sizeof s.name, "%s", apc_stream_name(s.s));
 	st = apc_ltt_cpu_init(&s.w, -1, s.name, ltt_read_cb, &s, ids, p->arch.big_endian,
 			      p->block_size, &r->err);
+	/* What a control file says does not depend on when: the whole
+	 * events of a block it ends in count even without block_end. */
+	s.w.keep_untimed = 1;
 	while (!st && (st = apc_ltt_cpu_next(&s.w, &ev, &r->err)) == APC_OK) {
 		r->model->records_read++;
 		if (ev.id != APC_LTT_ID_BLOCK_START && ev.id != APC_LTT_ID_BLOCK_END &&
@@ -549,7 +552,9 @@ static int ltt_bookmarks(struct apc_reader *r, struct ltt_priv *p)
 					s = &p->src[k];
 			char *end;
 			uint64_t c = strtoull(cy, &end, 10);
-			if (s && end != cy && !*end) {
+			/* the fit needs the block's block_end: not of an
+			 * empty file, nor of a first block cut before it */
+			if (s && s->w.have_block && end != cy && !*end) {
 				ts = apc_ltt_interp(c, s->w.t0, s->w.bs_cyc, s->w.t1, s->w.be_cyc);
 				ok = 1;
 			}
@@ -852,10 +857,22 @@ static int ltt_open(struct apc_reader *r)
 		st = apc_ltt_cpu_load(&s->w, &r->err);
 		if (st == APC_END)
 			continue;
-		if (st)
+		if (st == APC_EDATA) {
+			/* Damage in the first block ends this CPU file only,
+			 * as anywhere else in it: the others are converted. */
+			ltt_damage(p, &r->err);
+			apc_err_clear(&r->err);
+			s->qst = APC_END;
+			/* A block cut before its block_end still has its
+			 * block_start: a time the trace had (the start), and
+			 * a sub-second field of a first block. */
+			if (!s->w.cut_start)
+				continue;
+		} else if (st) {
 			return st;
+		}
 		any = 1;
-		if (s->w.bs_sub >= 1000000 || s->w.be_sub >= 1000000)
+		if (s->w.bs_sub >= 1000000 || (s->w.have_block && s->w.be_sub >= 1000000))
 			all_small = 0;
 	}
 	p->subsec = any && all_small ? APC_LTT_SUBSEC_US : APC_LTT_SUBSEC_NS;
@@ -863,10 +880,11 @@ static int ltt_open(struct apc_reader *r)
 	for (size_t i = 0; i < p->nsrc; i++) {
 		struct ltt_src *s = &p->src[i];
 		s->w.subsec = p->subsec;
-		if (s->w.have_block) {
+		if (s->w.have_block || s->w.cut_start) {
 			uint64_t t0 = apc_ltt_timespec_ns(s->w.bs_s, s->w.bs_sub, p->subsec);
 			s->w.t0 = t0;
-			s->w.t1 = apc_ltt_timespec_ns(s->w.be_s, s->w.be_sub, p->subsec);
+			if (s->w.have_block)
+				s->w.t1 = apc_ltt_timespec_ns(s->w.be_s, s->w.be_sub, p->subsec);
 			if (t0 < first)
 				first = t0;
 		}
@@ -1035,24 +1053,37 @@ counter:
 	return ii->ctr < 0 ? 0 : ltt_count(b, ev, core, ii->ctr);
 }
 
-/* Report the blocks cut short at an undefined id once, at the end (or
- * at the damage that ends the read). */
+/* Report the blocks cut short at an undefined id, and the events of a
+ * block cut before its block_end, once, at the end (or at the damage
+ * that ends the read). */
 static void ltt_report_undefined(struct apc_reader *r, struct ltt_priv *p)
 {
-	for (size_t i = 0; i < p->nsrc; i++)
-		if (p->src[i].w.undefined) {
+	for (size_t i = 0; i < p->nsrc; i++) {
+		struct apc_ltt_cpu *w = &p->src[i].w;
+		if (w->undefined) {
 			apc_model_unmapped(r->model, "ltt undefined event id (rest of its block skipped)",
-					   p->src[i].w.undefined);
-			p->src[i].w.undefined = 0;
+					   w->undefined);
+			w->undefined = 0;
 		}
+		if (w->untimed) {
+			apc_model_unmapped(r->model,
+					   "ltt events of a block cut before its block_end (no time: dropped)",
+					   w->untimed);
+			w->untimed = 0;
+		}
+	}
 }
 
-/* Bytes read so far: the blocks taken from every CPU file. */
+/* Bytes read so far: the blocks taken from every CPU file, and the
+ * bytes of a block a file ends in once it is met. */
 static void ltt_progress(struct apc_reader *r, const struct ltt_priv *p)
 {
 	r->progress_done = 0;
-	for (size_t i = 0; i < p->nsrc; i++)
-		r->progress_done += p->src[i].w.block_off + (p->src[i].w.have_block ? p->block_size : 0);
+	for (size_t i = 0; i < p->nsrc; i++) {
+		const struct apc_ltt_cpu *w = &p->src[i].w;
+		r->progress_done += w->cut_st ? w->cut_off
+					      : w->block_off + (w->have_block ? p->block_size : 0);
+	}
 }
 
 static int ltt_next(struct apc_reader *r, struct apc_batch *b)

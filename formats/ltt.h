@@ -421,6 +421,21 @@ struct apc_ltt_cpu {
 	uint64_t skipped;       /* events lost to undecodable ids */
 	uint64_t undefined;     /* undefined ids met */
 	int done;
+	/* The file ends inside a block (see apc_ltt_cpu_load). */
+	int keep_untimed;       /* set by the caller: walk such a block's
+	                         * events at block_start's time (control
+	                         * files) instead of counting them in untimed */
+	int cut_st;             /* APC_EDATA once the cut is met: the status
+	                         * once what is kept of the block is walked */
+	struct apc_err cut_err; /* and its message */
+	uint64_t cut_off;       /* file offset of the cut (the file's length) */
+	int cut_start;          /* the cut block's block_start is whole: bs_s,
+	                         * bs_sub and bs_cyc are its, even when its
+	                         * events are dropped */
+	int cut_noend;          /* the current block is cut before block_end:
+	                         * its end_pos is after its last whole event */
+	uint64_t untimed;       /* events dropped: their block was cut before
+	                         * its block_end, which gives them their time */
 };
 
 /*
@@ -447,6 +462,20 @@ int apc_ltt_cpu_readahead(struct apc_ltt_cpu *c, size_t bytes, struct apc_err *e
  * apc_ltt_cpu_load() : read the next block (called by _next as needed,
  * and by the reader at open to look at the first block's timestamps).
  * APC_OK, APC_END at end of file, or APC_EDATA/APC_EIO.
+ *
+ * A file that ends inside a block (a trace cut short) is APC_EDATA
+ * "truncated block" at the cut, after what can be kept of that block:
+ * its times are interpolated between block_start and block_end, so
+ *   - if the walk from block_start reaches block_end before the cut
+ *     (only padding and the trailer are lost), the block is whole: it
+ *     is loaded and walked, and the next load gives the cut;
+ *   - otherwise no event of the block has a time known to be right
+ *     (heartbeats, in the real trace and in lttgen's, carry a cycle count
+ *     and no time; another block's rate is a guess): its whole events
+ *     are counted in c->untimed and the cut is given at once, or, with
+ *     c->keep_untimed, the block is loaded with every event at
+ *     block_start's time and no block_end, and the cut follows them.
+ * Once met, the cut is what every later load gives.
  */
 int apc_ltt_cpu_load(struct apc_ltt_cpu *c, struct apc_err *err);
 /*

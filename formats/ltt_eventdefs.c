@@ -1518,12 +1518,88 @@ static int cpu_end_at(const struct apc_ltt_cpu *c, uint64_t off)
 	       rd_uint(c->block + off, 2, c->big_endian) == APC_LTT_ID_BLOCK_END;
 }
 
+/*
+ * The file ends `got` bytes into the current block (0 < got <
+ * block_size): keep what can be timed (see apc_ltt_cpu_load in ltt.h).
+ * Walks from block_start with the event sizes, as far as whole events
+ * go; an undefined id ends the walk as it ends a block's.
+ */
+static int cpu_cut(struct apc_ltt_cpu *c, size_t got, struct apc_err *err)
+{
+	const uint8_t *b = c->block;
+	int be = c->big_endian, found = 0;
+	size_t pos = APC_LTT_HDR + APC_LTT_BLOCK_EV;
+	uint64_t n = 0;
+
+	c->cut_off = c->block_off + got;
+	c->cut_st = apc_err_set(&c->cut_err, APC_EDATA, c->name, (int64_t)c->cut_off,
+				"truncated block: %zu of %zu bytes (trace cut short?)", got,
+				c->block_size);
+	if (got < pos || rd_uint(b, 2, be) != APC_LTT_ID_BLOCK_START) {
+		*err = c->cut_err;
+		return c->cut_st;
+	}
+	/* A time the trace had, even if nothing in the block gets it. */
+	const uint8_t *s = b + APC_LTT_HDR;
+	c->bs_s = (uint32_t)rd_uint(s, 4, be);
+	c->bs_sub = (uint32_t)rd_uint(s + 4, 4, be);
+	c->bs_cyc = rd_uint(s + 8, 8, be);
+	c->cut_start = 1;
+	uint32_t bid = (uint32_t)rd_uint(b + APC_LTT_HDR + 16, 4, be);
+	while (pos + APC_LTT_HDR <= got) {
+		uint16_t id = (uint16_t)rd_uint(b + pos, 2, be);
+		const struct apc_ltt_evdef *def = apc_ltt_ids_ev(&c->ids, id);
+		if (id == APC_LTT_ID_BLOCK_END) {
+			/* whole, where a trailer could point, and of this block */
+			found = pos + APC_LTT_HDR + APC_LTT_BLOCK_EV <= got &&
+				pos + APC_LTT_HDR + APC_LTT_BLOCK_EV <= c->block_size - 4 &&
+				(uint32_t)rd_uint(b + pos + APC_LTT_HDR + 16, 4, be) == bid;
+			break;
+		}
+		if (!def) {
+			/* as in a whole block: nothing after it can be found */
+			c->undefined++;
+			c->skipped++;
+			break;
+		}
+		if (id == APC_LTT_ID_BLOCK_START)
+			break;
+		int64_t len = apc_ltt_payload_len(def, b + pos + APC_LTT_HDR, got - pos - APC_LTT_HDR, be);
+		if (len < 0)
+			break; /* the event the cut goes through (or a malformed one) */
+		pos += APC_LTT_HDR + (size_t)len;
+		n++;
+	}
+	if (!found && !c->keep_untimed) {
+		c->untimed += n;
+		*err = c->cut_err;
+		return c->cut_st;
+	}
+	const uint8_t *e = found ? b + pos + APC_LTT_HDR : s;
+	/* without block_end the block ends where it starts: one time, t0 */
+	c->be_s = (uint32_t)rd_uint(e, 4, be);
+	c->be_sub = (uint32_t)rd_uint(e + 4, 4, be);
+	c->be_cyc = rd_uint(e + 8, 8, be);
+	c->end_pos = pos;
+	c->cut_noend = !found;
+	c->pos = 0;
+	c->have_block = 1;
+	c->nblocks++;
+	return APC_OK;
+}
+
 int apc_ltt_cpu_load(struct apc_ltt_cpu *c, struct apc_err *err)
 {
 	size_t got;
 	const uint8_t *b;
 	int be = c->big_endian;
 
+	if (c->cut_st) {
+		/* the block the file ends in is behind us: nothing follows */
+		c->have_block = 0;
+		*err = c->cut_err;
+		return c->cut_st;
+	}
 	if (c->have_block) {
 		c->block_off += c->block_size;
 		c->buf_pos += c->block_size;
@@ -1543,9 +1619,7 @@ int apc_ltt_cpu_load(struct apc_ltt_cpu *c, struct apc_err *err)
 		return APC_END;
 	}
 	if (got < c->block_size)
-		return apc_err_set(err, APC_EDATA, c->name, (int64_t)(c->block_off + got),
-				   "truncated block: %zu of %zu bytes (trace cut short?)", got,
-				   c->block_size);
+		return cpu_cut(c, got, err);
 	if (rd_uint(b, 2, be) != APC_LTT_ID_BLOCK_START)
 		return apc_err_set(err, APC_EDATA, c->name, (int64_t)c->block_off,
 				   "block does not begin with block_start (id %u; wrong block size or endianness?)",
@@ -1658,6 +1732,11 @@ cpu_step(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_err *err)
 			int st = apc_ltt_cpu_load(c, err);
 			if (st)
 				return st;
+		}
+		if (c->pos == c->end_pos && c->cut_noend) {
+			/* a cut block's last whole event is behind: the cut */
+			c->pos = c->end_pos + 1;
+			continue;
 		}
 		const uint8_t *p = c->block + c->pos;
 		uint32_t hdr32 = cpu_ld32(p + 2, be);

@@ -192,3 +192,208 @@ EOF2
 	grep -q 'an LTT trace is a directory (or an archive of one)' <<<"$output"
 	[ ! -e "$TMP/p.apc" ]
 }
+
+@test "LTT: a CPU file cut inside its first block ends that CPU only; its untimed events are counted" {
+	trace "$TMP/t" <<'EOF2'
+blocks = {}
+for cpu in (0, 1):
+    b = Block()
+    for k in range(10):
+        b.ev(IRQ_ENTRY, 2000 + k * 1000 + cpu * 10, b"\x01\x00")
+    blocks[cpu] = [b.finish()]
+write_trace(D, CORE, blocks)
+# block_start (26 bytes), four whole irq_entry (8 bytes each), 3 bytes of a fifth
+with open(D + "/cpu/0", "r+b") as f:
+    f.truncate(26 + 4 * 8 + 3)
+EOF2
+	tar -C "$TMP" -cf "$TMP/t.tar" t
+	tar -C "$TMP" -czf "$TMP/t.tar.gz" t
+	for in in t t.tar t.tar.gz; do
+		run apcconv "$TMP/$in" -o "$TMP/$in.apc"
+		echo "$output"
+		[ "$status" -eq 1 ]
+		grep -q "/$in[:/]cpu/0: offset 0x3d: truncated block: 61 of 4096 bytes (trace cut short?)" <<<"$output"
+		grep -Eq "not mapped: .*ltt events of a block cut before its block_end \(no time: dropped\): 4(,|$)" <<<"$output"
+		run apcdump --summary "$TMP/$in.apc"
+		echo "$output"
+		grep -Eq '^  core 1 +10 messages' <<<"$output"
+		! grep -Eq '^  core 0 ' <<<"$output" || false
+	done
+}
+
+@test "LTT: damage in a CPU file's first block ends that CPU only" {
+	trace "$TMP/t" <<'EOF2'
+blocks = {}
+for cpu in (0, 1):
+    b = Block()
+    for k in range(10):
+        b.ev(IRQ_ENTRY, 2000 + k * 1000 + cpu * 10, b"\x01\x00")
+    blocks[cpu] = [b.finish()]
+b1 = bytearray(blocks[1][0])
+struct.pack_into("<I", b1, len(b1) - 4, 17)              # a trailer that fits no block_end
+blocks[1] = [bytes(b1)]
+write_trace(D, CORE, blocks)
+EOF2
+	run apcconv "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q 't/cpu/1: offset 0xffc: block trailer 17 points at no block_end' <<<"$output"
+	run apcdump --summary "$TMP/t.apc"
+	echo "$output"
+	grep -Eq '^  core 0 +10 messages' <<<"$output"
+	! grep -Eq '^  core 1 ' <<<"$output" || false
+}
+
+@test "LTT: a block cut after its block_end loses only padding: its events keep their times" {
+	trace "$TMP/t" <<'EOF2'
+blocks = {}
+for cpu in (0, 1):
+    b = Block()
+    for k in range(10):
+        b.ev(IRQ_ENTRY, 2000 + k * 1000 + cpu * 10, b"\x01\x00")
+    blocks[cpu] = [b.finish()]
+write_trace(D, CORE, blocks)
+EOF2
+	cp "$TMP/t/cpu/0" "$TMP/whole"
+	run apcconv "$TMP/t" -o "$TMP/whole.apc"
+	[ "$status" -eq 0 ]
+	apcdump --core=0 "$TMP/whole.apc" | awk '{ $1 = $2 = ""; print }' >"$TMP/whole.0"
+	[ "$(wc -l <"$TMP/whole.0")" -eq 10 ]
+	# block_end is at 26 + 10 * 8 = 106 and ends at 132
+	for cut in 4000 132 131; do
+		head -c $cut "$TMP/whole" >"$TMP/t/cpu/0"
+		run apcconv "$TMP/t" -o "$TMP/c$cut.apc"
+		echo "$output"
+		[ "$status" -eq 1 ]
+		grep -q "t/cpu/0: offset $(printf 0x%x $cut): truncated block: $cut of 4096 bytes" <<<"$output"
+		apcdump --core=0 "$TMP/c$cut.apc" | awk '{ $1 = $2 = ""; print }' >"$TMP/c$cut.0"
+		if [ $cut -ge 132 ]; then
+			cmp "$TMP/whole.0" "$TMP/c$cut.0"
+			! grep -q 'not mapped' <<<"$output" || false
+		else
+			[ ! -s "$TMP/c$cut.0" ]
+			grep -Eq "block_end \(no time: dropped\): 10(,|$)" <<<"$output"
+		fi
+	done
+}
+
+@test "LTT: a later block cut before its block_end: its events are counted, an undefined id too" {
+	trace "$TMP/t" <<'EOF2'
+b0 = Block()
+b0.ev(IRQ_ENTRY, 2000, b"\x01\x00")
+b = Block(t0=(1001, 0), c0=1000 + 10**9, t1=(1002, 0), c1=1000 + 2 * 10**9, bid=1)
+for k in range(3):
+    b.ev(IRQ_ENTRY, 10**9 + 2000 + k * 1000, b"\x01\x00")
+b.ev(300, 10**9 + 6000)                                  # no such id
+b.ev(IRQ_ENTRY, 10**9 + 7000, b"\x01\x00")
+write_trace(D, CORE, {0: [b0.finish(), b.finish()]})
+with open(D + "/cpu/0", "r+b") as f:
+    f.truncate(4096 + 26 + 3 * 8 + 6 + 8 + 10)           # into block_end
+EOF2
+	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q 't/cpu/0: offset 0x104a: truncated block: 74 of 4096 bytes' <<<"$output"
+	grep -q 'not mapped: .*ltt undefined event id (rest of its block skipped): 1' <<<"$output"
+	grep -Eq 'block_end \(no time: dropped\): 3(,|$)' <<<"$output"
+	grep -Eq 'core\.irq_entry +1 +-> counter' <<<"$output"
+	grep -q ': 4170 bytes in, ' <<<"$output"
+}
+
+@test "LTT: lttgen's trace with cpu/0 cut in its first block converts cpu/1 as when whole" {
+	"$APC_TOOLS/lttgen" --events 3000 --cpus 2 -o "$TMP/g" >/dev/null
+	run apcconv "$TMP/g" -o "$TMP/whole.apc"
+	[ "$status" -eq 0 ]
+	apcdump --core=1 "$TMP/whole.apc" | awk '{ $1 = $2 = ""; print }' >"$TMP/whole.1"
+	grep -q 'ltt_block_size="4096"' "$TMP/g/info/system.xml"
+	truncate -s 2000 "$TMP/g/cpu/0"
+	run apcconv "$TMP/g" -o "$TMP/cut.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q 'g/cpu/0: offset 0x7d0: truncated block: 2000 of 4096 bytes (trace cut short?)' <<<"$output"
+	grep -Eq 'block_end \(no time: dropped\): [1-9][0-9]*(,|$)' <<<"$output"
+	apcdump --core=1 "$TMP/cut.apc" | awk '{ $1 = $2 = ""; print }' | cmp - "$TMP/whole.1"
+	# core 0 keeps control/processes' names, and nothing of cpu/0
+	run apcdump --core=0 "$TMP/cut.apc"
+	[ -n "$output" ]
+	! grep -v ' thread_name ' <<<"$output" || false
+	run apcverify "$TMP/cut.apc"
+	[ "$status" -eq 0 ]
+}
+
+@test "LTT: the real trace with cpu/0 cut in its one block: cpu/1 whole, cpu/0 kept if block_end is" {
+	need_shared
+	local ref="$SHARED/ltt/smp_example.reference.txt" total
+	apcconv -q "$SHARED/ltt/smp_example" -o "$TMP/whole.apc"
+	for core in 0 1; do
+		apcdump --core=$core "$TMP/whole.apc" | awk '{ $1 = $2 = ""; print }' >"$TMP/whole.$core"
+	done
+	# cpu/0's events by the reference, block_start and block_end included
+	total=$(grep -A200 '^cpu/0:' "$ref" | grep -m1 -o '^  total events=[0-9]*' | cut -d= -f2)
+	[ "$total" -gt 80000 ]
+	# block_end is at 774284 and ends at 774310; the file is 1000000 bytes
+	for cut in 500000 774309 774310 900000; do
+		rm -rf "$TMP/c"
+		cp -r "$SHARED/ltt/smp_example" "$TMP/c"
+		chmod -R u+w "$TMP/c"
+		truncate -s $cut "$TMP/c/cpu/0"
+		run apcconv "$TMP/c" -o "$TMP/c$cut.apc"
+		echo "$output"
+		[ "$status" -eq 1 ]
+		grep -q "c/cpu/0: offset $(printf 0x%x $cut): truncated block: $cut of 1000000 bytes" <<<"$output"
+		apcdump --core=1 "$TMP/c$cut.apc" | awk '{ $1 = $2 = ""; print }' | cmp - "$TMP/whole.1"
+		apcdump --core=0 "$TMP/c$cut.apc" | awk '{ $1 = $2 = ""; print }' >"$TMP/c$cut.0"
+		if [ $cut -ge 774310 ]; then
+			cmp "$TMP/whole.0" "$TMP/c$cut.0"
+			! grep -q 'not mapped' <<<"$output" || false
+		else
+			[ ! -s "$TMP/c$cut.0" ]
+			grep -Eq 'block_end \(no time: dropped\): [1-9][0-9]*(,|$)' <<<"$output"
+		fi
+		if [ $cut -eq 774309 ]; then
+			grep -Eq "block_end \(no time: dropped\): $((total - 2))(,|$)" <<<"$output"
+		fi
+	done
+}
+
+@test "LTT: a control file cut inside its first block keeps its whole entries" {
+	trace "$TMP/t" <<'EOF2'
+b = Block()
+b.ev(SCHEDCHANGE, 2000, struct.pack("<III", 0, 5, 0))
+b.ev(IRQ_ENTRY, 3000, b"\x01\x00")
+procs = Block()
+for name, pid in ((b"init", 1), (b"bash", 5), (b"sshd", 7)):
+    procs.ev(10, 1500, name + b"\0" + struct.pack("<12I", pid, *[0] * 11))
+# block_start 26 bytes, two whole entries of 59, 6 bytes of the third
+write_trace(D, CORE, {0: [b.finish()]}, processes=procs.finish()[:26 + 2 * 59 + 6])
+EOF2
+	run apcconv "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q "t/control/processes: offset 0x96: truncated block: 150 of 4096 bytes" <<<"$output"
+	run apcdump "$TMP/t.apc"
+	echo "$output"
+	grep -q 'thread_name .* tid=1 name="init"' <<<"$output"
+	grep -q 'thread_name .* tid=5 name="bash"' <<<"$output"
+	! grep -q 'name="sshd"' <<<"$output" || false
+	grep -q 'activity_switch .* tid=5 ' <<<"$output"
+}
+
+@test "LTT: a bookmark by cycle on a CPU whose first block has no block_end is counted, not placed" {
+	trace "$TMP/t" <<'EOF2'
+b = Block()
+b.ev(IRQ_ENTRY, 2000, b"\x01\x00")
+marks = ('<bookmarks>\n<location name="c0" cpu="0" cycle="5000">cut</location>\n'
+         '<location name="c1" cpu="1" cycle="5000">whole</location>\n</bookmarks>\n')
+write_trace(D, CORE, {0: [b.finish()[:40]], 1: [b.finish()]}, bookmarks=marks)
+EOF2
+	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q 'not mapped: .*ltt bookmark without a usable time: 1' <<<"$output"
+	! grep -q 'moved to its start' <<<"$output" || false
+	run apcdump "$TMP/t.apc"
+	echo "$output"
+	grep -q 'annotate_marker  ts=4000 .* text="c1: whole"' <<<"$output"
+	! grep -q 'text="c0' <<<"$output" || false
+}

@@ -1359,6 +1359,182 @@ static void run_same_as_next(void)
 		T_FAIL("cannot remove %s", dir);
 }
 
+/* One event of a walk, its payload copied (the walker's pointer is not
+ * valid past the next call). */
+struct cut_ev {
+	uint16_t id;
+	uint64_t offset, ts, cycles;
+	size_t len;
+	uint8_t payload[64];
+};
+
+/*
+ * Walk the first `len` bytes of `bytes` as a CPU file: by
+ * apc_ltt_cpu_next, or with read-ahead through apc_ltt_cpu_run in runs
+ * of 5.  Events go to out (at most max); returns the final status, the
+ * walker's counters and message in *w and *err (w freed).
+ */
+static int cut_walk(const uint8_t *bytes, size_t len, const struct apc_ltt_ids *ids, int keep,
+		    int use_run, struct cut_ev *out, size_t max, size_t *n, struct apc_ltt_cpu *w,
+		    struct apc_err *err)
+{
+	FILE *f = len ? fmemopen((void *)bytes, len, "rb") : fopen("/dev/null", "rb");
+	struct apc_ltt_raw ev, run[5];
+	int st;
+
+	*n = 0;
+	apc_err_clear(err);
+	if (!f)
+		return APC_EIO;
+	T_EQ_INT(apc_ltt_cpu_init(w, 0, "cpu/0", file_read, f, ids, 0, 4096, err), APC_OK);
+	w->subsec = APC_LTT_SUBSEC_NS;
+	w->keep_untimed = keep;
+	if (use_run)
+		T_EQ_INT(apc_ltt_cpu_readahead(w, 3 * 4096, err), APC_OK);
+	for (;;) {
+		size_t got = 1;
+		if (use_run) {
+			got = apc_ltt_cpu_run(w, run, 5, &st, err);
+		} else {
+			st = apc_ltt_cpu_next(w, &ev, err);
+			run[0] = ev;
+			if (st != APC_OK)
+				got = 0;
+		}
+		for (size_t i = 0; i < got && *n < max; i++) {
+			struct cut_ev *o = &out[(*n)++];
+			o->id = run[i].id;
+			o->offset = run[i].offset;
+			o->ts = run[i].ts;
+			o->cycles = run[i].cycles;
+			o->len = run[i].len;
+			memcpy(o->payload, run[i].payload, run[i].len < 64 ? run[i].len : 64);
+		}
+		if (st != APC_OK)
+			break;
+	}
+	/* the cut stays the answer */
+	if (st == APC_EDATA)
+		T_EQ_INT(apc_ltt_cpu_next(w, &ev, err), APC_EDATA);
+	apc_ltt_cpu_free(w);
+	fclose(f);
+	return st;
+}
+
+static int cut_same(const struct cut_ev *a, const struct cut_ev *b, int same_ts)
+{
+	return a->id == b->id && a->offset == b->offset && a->cycles == b->cycles &&
+	       a->len == b->len && (!same_ts || a->ts == b->ts) &&
+	       !memcmp(a->payload, b->payload, a->len < 64 ? a->len : 64);
+}
+
+/*
+ * A CPU file cut at every byte of its first two blocks, walked by
+ * apc_ltt_cpu_next and by apc_ltt_cpu_run, against the whole file's
+ * walk: the blocks before the cut block whole; of the cut block, every
+ * event with the whole file's time when the cut spares block_end (only
+ * padding and the trailer lost), else none and its whole events counted
+ * in untimed, or with keep_untimed (control files) block_start and the
+ * whole events, at block_start's time.  Always APC_EDATA at the cut.
+ */
+static void cut_blocks(void)
+{
+	char dir[] = "/tmp/test_ltt_cut.XXXXXX", cmd[1024], path[600];
+	char *argv[32];
+	int argc = 0;
+	enum { MAXEV = 4096 };
+	struct cut_ev *whole = calloc(MAXEV, sizeof *whole), *got = calloc(MAXEV, sizeof *got);
+	uint64_t checked = 0, bad = 0, spared = 0;
+
+	if (!whole || !got || !mkdtemp(dir)) {
+		T_FAIL("setup");
+		free(whole);
+		free(got);
+		return;
+	}
+	snprintf(cmd, sizeof cmd, "lttgen --seed 31 --events 400 --cpus 1 -o %s/t", dir);
+	for (char *t = strtok(cmd, " "); t && argc < 31; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	T_EQ_INT(lttgen_main(argc, argv), 0);
+	snprintf(path, sizeof path, "%s/t", dir);
+	struct apc_ltt_defs d = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_ltt_ids ids;
+	struct apc_ltt_cpu w;
+	struct apc_err err;
+	size_t nwhole = 0, n, flen;
+	T_EQ_INT(load_defs(path, &d, &a), 0);
+	for (size_t i = 0; i < d.nfacs; i++)
+		if (!strcmp(d.facs[i].name, "extra")) {
+			d.facs[i].base = GEN_EXTRA_BASE;
+			d.facs[i].has_base = 1;
+		}
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_ids_build(&ids, &d, &err), APC_OK);
+	snprintf(path, sizeof path, "%s/t/cpu/0", dir);
+	uint8_t *file = (uint8_t *)slurp(path, &flen);
+	T_ASSERT(file && flen >= 3 * 4096);
+	if (!file || flen < 3 * 4096)
+		goto out;
+	T_EQ_INT(cut_walk(file, flen, &ids, 0, 0, whole, MAXEV, &nwhole, &w, &err), APC_END);
+	T_ASSERT(nwhole < MAXEV);
+	for (size_t k = 1; k < 2 * 4096; k++) {
+		size_t b0 = k / 4096 * 4096; /* the cut block's offset */
+		if (k == b0)
+			continue; /* a clean end */
+		/* the whole walk's events before the cut block, and in it */
+		size_t before = 0, in = 0, timed_end = 0, fit = 0;
+		while (before < nwhole && whole[before].offset < b0)
+			before++;
+		while (before + in < nwhole && whole[before + in].offset < b0 + 4096)
+			in++;
+		const struct cut_ev *blk = whole + before;
+		for (size_t i = 0; i < in; i++) {
+			if (blk[i].offset + APC_LTT_HDR + blk[i].len > k)
+				break;
+			if (blk[i].id == APC_LTT_ID_BLOCK_END)
+				timed_end = 1;
+			else if (i > 0)
+				fit++; /* whole, neither block_start nor block_end */
+		}
+		int has_start = k - b0 >= APC_LTT_HDR + APC_LTT_BLOCK_EV;
+		spared += timed_end;
+		for (int keep = 0; keep < 2; keep++)
+			for (int use_run = 0; use_run < 2; use_run++) {
+				int st = cut_walk(file, k, &ids, keep, use_run, got, MAXEV, &n, &w, &err);
+				size_t want = before + (timed_end ? in : keep && has_start ? 1 + fit : 0);
+				int ok = st == APC_EDATA && err.offset == (int64_t)k && n == want &&
+					 w.untimed == (!timed_end && !keep && has_start ? fit : 0);
+				char msg[80];
+				snprintf(msg, sizeof msg, "truncated block: %zu of 4096 bytes", k - b0);
+				ok = ok && strstr(err.msg, msg) != NULL;
+				for (size_t i = 0; ok && i < n; i++)
+					ok = cut_same(&got[i], &whole[i],
+						      i < before || timed_end) &&
+					     (i < before || timed_end || got[i].ts == blk[0].ts);
+				checked++;
+				if (!ok && !bad++)
+					T_FAIL("cut at %zu (keep %d, run %d): status %d offset %" PRId64
+					       " '%s', %zu events (want %zu), untimed %" PRIu64 " (fit %zu)",
+					       k, keep, use_run, st, err.offset, err.msg, n, want,
+					       w.untimed, fit);
+			}
+	}
+	T_EQ_U64(bad, 0);
+	T_ASSERT(checked > 30000);
+	T_ASSERT(spared > 10); /* cuts after block_end in both blocks */
+out:
+	free(file);
+	free(whole);
+	free(got);
+	apc_ltt_defs_free(&d);
+	apc_ltt_ids_free(&ids);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		T_FAIL("cannot remove %s", dir);
+}
+
 void run_tests(void)
 {
 	T_RUN(xml_tolerant);
@@ -1378,4 +1554,5 @@ void run_tests(void)
 	T_RUN(ids_compact);
 	T_RUN(control_ids);
 	T_RUN(buffer_follows_file);
+	T_RUN(cut_blocks);
 }
