@@ -28,6 +28,8 @@
  * one comment, PI or DOCTYPE to 10 MB: damage at its start).  A trace
  * that breaks off (truncated file, killed profiler) keeps every element
  * before the break; the cut is reported as damage with its byte offset.
+ * So is damage in the middle (XML that is not well-formed), which is not
+ * called a cut: see xml_cut_plausible().
  */
 #include <stdlib.h>
 #include <string.h>
@@ -121,8 +123,9 @@ struct tptp_xml {
 	 * what it holds that is counted). */
 	const xmlChar *rec_prefix, *rec_local;
 	int text_counted;     /* the current text node is counted already */
-	char xml_msg[256];    /* first libxml2 message */
-	int xml_line;
+	char xml_msg[256];    /* first libxml2 message (a fatal one wins) */
+	int xml_line, xml_code, xml_fatal;
+	int failed_at_end;    /* the parse failed once told the input ended */
 	int have_pending;     /* damage met in open(), reported by next() */
 	int finished;
 };
@@ -163,14 +166,18 @@ static void xml_error(void *ctx, TPTP_XML_ERR e)
 	}
 	if (!e->message)
 		return;
-	/* Keep the first error: later ones are consequences of it. */
-	if (x->xml_msg[0])
+	/* Keep the first error: later ones are consequences of it.  But
+	 * the first fatal one is what ends the parse: an earlier error
+	 * that did not (an undefined namespace prefix) is not the reason. */
+	if (x->xml_msg[0] && (x->xml_fatal || e->level != XML_ERR_FATAL))
 		return;
 	snprintf(x->xml_msg, sizeof x->xml_msg, "%s", e->message);
 	n = strlen(x->xml_msg);
 	while (n && (x->xml_msg[n - 1] == '\n' || x->xml_msg[n - 1] == '.'))
 		x->xml_msg[--n] = '\0';
 	x->xml_line = e->line;
+	x->xml_code = e->code;
+	x->xml_fatal = e->level == XML_ERR_FATAL;
 }
 
 /* ---- bidding and wrapping --------------------------------------------- */
@@ -880,9 +887,48 @@ check:
 	 * ends the stream (what came before it is kept). */
 	if (rc != 0 || !x->ctxt->wellFormed) {
 		x->parse_failed = 1;
+		x->failed_at_end = x->stream_eof;
 		x->terminated = 1;
 	}
 	return 0;
+}
+
+/* Bytes from the end of the file within which a parse error may be a
+ * cut: a character cut in the middle is up to 4 bytes of UTF-8. */
+#define TPTP_XML_NEAR_END 4
+
+/*
+ * Is a cut (a truncated file, a killed profiler) a plausible reason for
+ * the parse error at file offset off?  Only then does the message say
+ * so: an error in the middle of the file is damage there.  Plausible
+ * when the parser took everything before the end without fault and
+ * failed only once told the input had ended (an element, comment or
+ * the root left open: libxml2 waits for more of them until then), when
+ * libxml2 says so itself (a construct not finished), or when the error
+ * is at the very end of the file.
+ */
+static int xml_cut_plausible(struct tptp_xml *x, int64_t off)
+{
+	const uint8_t *p;
+	struct apc_err err;
+
+	if (x->failed_at_end)
+		return 1;
+	switch (x->xml_code) {
+	case XML_ERR_TAG_NOT_FINISHED:
+	case XML_ERR_COMMENT_NOT_FINISHED:
+	case XML_ERR_PI_NOT_FINISHED:
+	case XML_ERR_CDATA_NOT_FINISHED:
+	case XML_ERR_DOCTYPE_NOT_FINISHED:
+		return 1;
+	default:
+		break;
+	}
+	if (x->file_fed - off > TPTP_XML_NEAR_END)
+		return 0;
+	/* At the end of what was fed: is that the end of the file? */
+	apc_err_clear(&err);
+	return x->stream_eof || apc_stream_peek(x->s, &p, 1, &err) == 0;
 }
 
 /*
@@ -920,9 +966,13 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 				off = x->file_fed;
 			x->parse_failed = 0;
 			x->r->damaged = 1;
+			if (xml_cut_plausible(x, off))
+				return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), off,
+						   "xml breaks off at line %d: %s (truncated trace?); "
+						   "kept everything before it",
+						   x->xml_line, x->xml_msg[0] ? x->xml_msg : "parse error");
 			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), off,
-					   "xml breaks off at line %d: %s (truncated trace?); "
-					   "kept everything before it",
+					   "xml is not well-formed at line %d: %s; kept everything before it",
 					   x->xml_line, x->xml_msg[0] ? x->xml_msg : "parse error");
 		}
 		switch (xml_feed(x)) {

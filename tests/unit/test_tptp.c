@@ -1823,6 +1823,127 @@ static void xml_prolog_past_lookahead(void)
 	}
 }
 
+/* The offset an error message names, or -1. */
+static long err_offset(const char *err)
+{
+	const char *p = strstr(err, "offset 0x");
+
+	return p ? strtol(p + 9, NULL, 16) : -1;
+}
+
+/*
+ * A parse error carries "(truncated trace?)" only where a cut is
+ * plausible: the file breaks off inside an element, wrapped or bare.
+ * Damage in the middle of the file (a double hyphen in a comment, a
+ * mismatched tag, a control character, a stray '<', a repeated
+ * attribute, an undeclared entity) is reported as not well-formed at
+ * its offset, without the hint, keeping what came before it: in a small
+ * file (one chunk, whose end the parser sees) and past the first chunks
+ * of a large one.
+ */
+static void xml_damage_not_a_cut(void)
+{
+	static const char *const damage[] = {
+		"<!-- a -- b -->", "<foo></bar>", "<x a=\"\x01\"/>", "<<", "<x a=\"1\" a=\"2\"/>",
+		"&bogus;",
+	};
+	const char *rest = "<threadStart threadId=\"2\" time=\"100.1\" threadName=\"two\"/>\n"
+			   "<threadStart threadId=\"3\" time=\"100.2\" threadName=\"three\"/>\n";
+
+	for (int bare = 0; bare <= 1; bare++) {
+		char head[256], text[1024];
+		size_t k;
+		struct run res;
+
+		k = (size_t)snprintf(head, sizeof head,
+				     "%s<traceStart time=\"100.0\"/>\n"
+				     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n",
+				     bare ? "" : "<TRACE>\n");
+		for (size_t d = 0; d < sizeof damage / sizeof damage[0]; d++) {
+			long off;
+
+			snprintf(text, sizeof text, "%s%s\n%s%s", head, damage[d], rest,
+				 bare ? "" : "</TRACE>\n");
+			run_xml_text(text, &res);
+			off = err_offset(res.err);
+			T_EQ_INT(res.last_rc, APC_EDATA);
+			T_EQ_U64(res.thread_names, 1);
+			if (strstr(res.err, "truncated") || !strstr(res.err, "not well-formed") ||
+			    off < (long)k || off > (long)(k + strlen(damage[d])))
+				T_FAIL("bare %d damage \"%s\": %s", bare, damage[d], res.err);
+		}
+		/* The same file cut inside the element after the first. */
+		snprintf(text, sizeof text, "%s<threadStart threadId=\"2\" ti", head);
+		run_xml_text(text, &res);
+		T_EQ_INT(res.last_rc, APC_EDATA);
+		T_EQ_U64(res.thread_names, 1);
+		if (!strstr(res.err, "(truncated trace?)") || err_offset(res.err) != (long)strlen(text))
+			T_FAIL("bare %d cut: %s", bare, res.err);
+	}
+	/* A large trace, damaged past its first chunks. */
+	for (int bare = 0; bare <= 1; bare++) {
+		struct tptpgen_opts o = {.seed = 3, .threads = 3, .calls = 600, .bare = bare};
+		struct tptpgen_truth t;
+		struct run res;
+		char path[64], *buf = NULL, *nl;
+		long full = gen_file(&o, &t, -1, path, sizeof path, &buf), at;
+		FILE *f;
+
+		unlink(path);
+		T_ASSERT(full > 200000);
+		if (full <= 200000) {
+			free(buf);
+			return;
+		}
+		nl = memchr(buf + 150000, '\n', (size_t)full - 150000);
+		T_ASSERT(nl != NULL);
+		if (!nl) {
+			free(buf);
+			return;
+		}
+		at = nl + 1 - buf;
+		f = fopen(path, "wb");
+		T_ASSERT(f != NULL);
+		if (!f) {
+			free(buf);
+			return;
+		}
+		fwrite(buf, 1, (size_t)at, f);
+		fputs("<!-- x -- y -->\n", f);
+		fwrite(buf + at, 1, (size_t)(full - at), f);
+		fclose(f);
+		run_reader(&apc_format_tptp_xml, path, 0, &res);
+		unlink(path);
+		T_EQ_INT(res.last_rc, APC_EDATA);
+		T_EQ_U64(res.st.records, xml_records_before(buf, at));
+		if (strstr(res.err, "truncated") || err_offset(res.err) < at ||
+		    err_offset(res.err) > at + 15)
+			T_FAIL("large bare %d: %s", bare, res.err);
+		free(buf);
+	}
+}
+
+/*
+ * The message names the error that ended the parse: an earlier one that
+ * did not (an undeclared namespace prefix, which libxml2 reports and
+ * reads on past) is not why the file breaks off.
+ */
+static void xml_reason_is_the_fatal_error(void)
+{
+	const char *text = "<TRACE>\n<traceStart time=\"100.0\"/>\n"
+			   "<p:threadStart threadId=\"9\" time=\"100.0\"/>\n"
+			   "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+			   "<threadStart threadId=\"2\" time=\"100.1\" thr";
+	struct run res;
+
+	run_xml_text(text, &res);
+	T_EQ_INT(res.last_rc, APC_EDATA);
+	T_EQ_U64(res.thread_names, 1);
+	if (!strstr(res.err, "(truncated trace?)") || strstr(res.err, "amespace") ||
+	    !strstr(res.err, "line 5:") || err_offset(res.err) != (long)strlen(text))
+		T_FAIL("%s", res.err);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1859,4 +1980,6 @@ void run_tests(void)
 	T_RUN(xml_nested_counted);
 	T_RUN(bin_monitor_stack_counted);
 	T_RUN(xml_prolog_past_lookahead);
+	T_RUN(xml_damage_not_a_cut);
+	T_RUN(xml_reason_is_the_fatal_error);
 }
