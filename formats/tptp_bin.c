@@ -579,7 +579,19 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	if (n < 0)
 		return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
 	if ((uint64_t)n < 6 + body) {
+		long c = bin_body_size(x, id, x->buf + x->start + 6, (size_t)n - 6);
 		x->r->damaged = 1;
+		/* A cut is the likely reason, unless the attributes end
+		 * before the file does and another message follows them:
+		 * then the length is what is damaged. */
+		if (c >= 0 && (size_t)n >= 6 + (size_t)c + 6 &&
+		    bin_known((int)bin_get(x, x->buf + x->start + 6 + c, 2)))
+			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+					   "message %d length %llu runs past the end of the file, but "
+					   "another message follows its attributes at offset 0x%llx "
+					   "(damaged length?); kept everything before it",
+					   id, (unsigned long long)len,
+					   (unsigned long long)(off + 6 + (uint64_t)c));
 		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
 				   "message %d of %llu bytes runs past the end of the file "
 				   "(truncated trace?); kept everything before it",

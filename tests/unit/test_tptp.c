@@ -1944,6 +1944,71 @@ static void xml_reason_is_the_fatal_error(void)
 		T_FAIL("%s", res.err);
 }
 
+/*
+ * Binary: a message that runs past the end of the file is a cut
+ * ("(truncated trace?)"), unless its attributes end before the file
+ * does and another message follows them: then it is a damaged length,
+ * said so at the message's offset.
+ */
+static void bin_damaged_length_not_a_cut(void)
+{
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 1, .name = "main"},
+		{.kind = TPTP_GC_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 1000},
+		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 2000},
+		{.kind = TPTP_GC_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 3000},
+		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 4000},
+	};
+	char path[64], want[64];
+	uint8_t f[1024];
+	size_t n, pos = 12, third = 0;
+	struct run res;
+	FILE *fp;
+
+	write_bin(path, sizeof path, recs, NRECS(recs));
+	fp = fopen(path, "rb");
+	T_ASSERT(fp != NULL);
+	if (!fp)
+		return;
+	n = fread(f, 1, sizeof f, fp);
+	fclose(fp);
+	T_ASSERT(n > 12 && n < sizeof f);
+	for (int i = 0; i < 2; i++) /* to the third message */
+		pos += 6 + (size_t)(f[pos + 2] | f[pos + 3] << 8);
+	third = pos;
+	/* Its length 0x10000: past the end, though its attributes are whole
+	 * and the fourth message follows them. */
+	f[third + 2] = 0; f[third + 3] = 0; f[third + 4] = 1; f[third + 5] = 0;
+	fp = fopen(path, "wb");
+	T_ASSERT(fp != NULL && fwrite(f, 1, n, fp) == n);
+	fclose(fp);
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	T_EQ_INT(res.last_rc, APC_EDATA);
+	T_EQ_U64(res.thread_names, 1);
+	T_EQ_U64(res.markers, 0);
+	snprintf(want, sizeof want, "offset 0x%zx:", third);
+	if (strstr(res.err, "truncated") || !strstr(res.err, "damaged length") ||
+	    !strstr(res.err, want))
+		T_FAIL("damaged length: %s", res.err);
+	/* The length put back, the file cut inside the fifth message. */
+	f[third + 2] = 26; f[third + 4] = 0;
+	pos = third;
+	for (int i = 0; i < 2; i++)
+		pos += 6 + (size_t)(f[pos + 2] | f[pos + 3] << 8);
+	fp = fopen(path, "wb");
+	T_ASSERT(fp != NULL && fwrite(f, 1, pos + 20, fp) == pos + 20);
+	fclose(fp);
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	unlink(path);
+	T_EQ_INT(res.last_rc, APC_EDATA);
+	T_EQ_U64(res.markers, 1);
+	snprintf(want, sizeof want, "offset 0x%zx:", pos);
+	if (!strstr(res.err, "(truncated trace?)") || !strstr(res.err, want))
+		T_FAIL("cut: %s", res.err);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1982,4 +2047,5 @@ void run_tests(void)
 	T_RUN(xml_prolog_past_lookahead);
 	T_RUN(xml_damage_not_a_cut);
 	T_RUN(xml_reason_is_the_fatal_error);
+	T_RUN(bin_damaged_length_not_a_cut);
 }
