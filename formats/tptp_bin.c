@@ -21,7 +21,13 @@
  *   the end of the file or a message with a known id wins (excluded when
  *   both do).  The choice then holds for the whole file.  A later message
  *   whose attributes need more bytes than its length is counted and
- *   skipped by length; extra bytes after the attributes are ignored.
+ *   skipped by length.
+ * - Bytes after the attributes: the spec fixes each message's attributes
+ *   ("constant number and order") and gives every message a length so a
+ *   reader can skip it, but nowhere says the two must agree; a newer
+ *   writer may append attributes.  Such bytes are legal: skipped by the
+ *   length and counted per message kind, so the summary shows that part
+ *   of the file was not read.
  * - Time: Timestamp attributes are ticks at the frequency of system
  *   message 2 (8-byte unsigned), counted from the epoch, so
  *   ns = ticks * 1e9 / f (128-bit, exact floor).  A frequency below 1e6 is
@@ -526,6 +532,17 @@ static int bin_decide(struct tptp_bin *x, int id, uint64_t len)
 	return LEN_EXCLUDES_HEADER;
 }
 
+/* A message of kind `what` held bytes past the attributes it is known
+ * to have (see the top of the file): skipped, and counted. */
+static void bin_extra_bytes(struct tptp_bin *x, const char *what)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof buf, "tptp binary %s messages with bytes past the known fields (not read)",
+		 what ? what : "unknown");
+	apc_model_unmapped(x->r->model, buf, 1);
+}
+
 /*
  * Read the next message.  1 = a record in *rec (valid until the next
  * call), 2 = a message handled or skipped, 0 = end, <0 = damage/failure.
@@ -538,6 +555,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	const char *lay;
 	const struct bin_plan *plan = NULL;
 	int id, kind = TPTP_UNKNOWN;
+	long used;
 
 	if (n < 0)
 		return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
@@ -610,9 +628,13 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 			size_t k = z ? (size_t)(z - p) : (size_t)body;
 			snprintf(enc, sizeof enc, "%.*s", (int)(k < 63 ? k : 63), (const char *)p);
 			apc_model_add_attr(x->r->model, "tptp.bin.encoding", enc);
+			if (z && k + 1 < body)
+				bin_extra_bytes(x, "encoding");
 		} else if (id == 2 && body >= 8) {
 			uint64_t f = bin_get(x, p, 8);
 			bin_set_freq(x, f && f < 1000000 ? f * 1000000 : f);
+			if (body > 8)
+				bin_extra_bytes(x, "frequency");
 		} else {
 			char what[64];
 			snprintf(what, sizeof what, "tptp binary system message %d", id);
@@ -638,11 +660,14 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	rec->elem = plan ? plan->elem : tptp_kind_name(kind);
 	x->bad_time = 0;
 	x->stack = 0;
-	if ((plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
-		  : bin_parse(x, lay, p, (size_t)body, rec)) < 0) {
+	used = plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
+		    : bin_parse(x, lay, p, (size_t)body, rec);
+	if (used < 0) {
 		apc_model_unmapped(x->r->model, "tptp binary messages shorter than their attributes (skipped)", 1);
 		return 2;
 	}
+	if ((uint64_t)used < body)
+		bin_extra_bytes(x, rec->elem);
 	/* Counted once the message is one: a skipped one is counted above. */
 	if (x->bad_time)
 		apc_model_unmapped(x->r->model, "tptp times that do not parse", 1);

@@ -2009,6 +2009,57 @@ static void bin_damaged_length_not_a_cut(void)
 		T_FAIL("cut: %s", res.err);
 }
 
+/*
+ * Bytes a message holds past its known attributes (a newer writer's
+ * additions: the spec gives every message a length to skip by) are
+ * skipped and counted per message kind; the message itself and those
+ * after it are read as usual.
+ */
+static void bin_extra_bytes_counted(void)
+{
+	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
+	uint8_t f[256], *p = f;
+	char path[] = "/tmp/test_tptp_XXXXXX";
+	struct run res;
+	int fd;
+
+	memcpy(p, head, sizeof head);
+	p += sizeof head;
+	/* frequency 1 GHz (ticks are ns), with 4 bytes more */
+	*p++ = 2; *p++ = 0; *p++ = 12; *p++ = 0; *p++ = 0; *p++ = 0;
+	memset(p, 0, 12);
+	p[0] = 0x00; p[1] = 0xca; p[2] = 0x9a; p[3] = 0x3b; /* 1000000000 */
+	p += 12;
+	/* gcStart (1023) at 100 s, with 5 bytes more; twice */
+	for (int i = 0; i < 2; i++) {
+		*p++ = 0xff; *p++ = 0x03; *p++ = 26 + 5; *p++ = 0; *p++ = 0; *p++ = 0;
+		memset(p, 0, 26 + 5);
+		p[16] = 0x00; p[17] = 0xe8; p[18] = 0x76; p[19] = 0x48; p[20] = 0x17; /* 100e9 */
+		p[16] = (uint8_t)(p[16] + i); /* and 1 ns later */
+		memset(p + 26, 0xee, 5);
+		p += 26 + 5;
+	}
+	/* gcFinish (1027), exact: l-l-lTl-l-l-s-s- = 48 + 2 bytes */
+	*p++ = 0x03; *p++ = 0x04; *p++ = 50; *p++ = 0; *p++ = 0; *p++ = 0;
+	memset(p, 0, 50);
+	p[16] = 0x10; p[17] = 0xe8; p[18] = 0x76; p[19] = 0x48; p[20] = 0x17;
+	p += 50;
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	T_ASSERT(write(fd, f, (size_t)(p - f)) == p - f);
+	close(fd);
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	unlink(path);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.kinds[TPTP_GC_START], 2);
+	T_EQ_U64(res.st.kinds[TPTP_GC_FINISH], 1);
+	T_EQ_U64(res.markers, 2);
+	T_EQ_U64(res.t0, 100 * S_NS);
+	T_EQ_U64(run_unmapped(&res, "tptp binary gcStart messages with bytes past the known fields"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp binary frequency messages with bytes past the known fields"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp binary gcFinish messages with bytes past"), 0);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -2048,4 +2099,5 @@ void run_tests(void)
 	T_RUN(xml_damage_not_a_cut);
 	T_RUN(xml_reason_is_the_fatal_error);
 	T_RUN(bin_damaged_length_not_a_cut);
+	T_RUN(bin_extra_bytes_counted);
 }
