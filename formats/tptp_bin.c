@@ -32,7 +32,8 @@
  *   message 2 (8-byte unsigned), counted from the epoch, so
  *   ns = ticks * 1e9 / f (128-bit, exact floor).  A frequency below 1e6 is
  *   taken as MHz (CPUID reports MHz; a real clock is never under 1 MHz).
- *   Without message 2, timestamps are taken as ns.  A timestamp of 0
+ *   Without message 2, timestamps are taken as ns; a frequency of 0 (or
+ *   a message 2 too short for one) is ignored and counted.  A timestamp of 0
  *   (the spec's default for an unused attribute) is no time; one past
  *   2^64 ns (year 2554) is no time either, counted as the XML reader
  *   counts one.
@@ -632,9 +633,17 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 				bin_extra_bytes(x, "encoding");
 		} else if (id == 2 && body >= 8) {
 			uint64_t f = bin_get(x, p, 8);
-			bin_set_freq(x, f && f < 1000000 ? f * 1000000 : f);
+			/* 0 is no frequency: times stay as they were taken
+			 * (ns, or ticks at an earlier frequency) */
+			if (f)
+				bin_set_freq(x, f < 1000000 ? f * 1000000 : f);
+			else
+				apc_model_unmapped(x->r->model, "tptp binary frequencies of 0 (ignored)", 1);
 			if (body > 8)
 				bin_extra_bytes(x, "frequency");
+		} else if (id == 2) {
+			apc_model_unmapped(x->r->model,
+					   "tptp binary frequency messages shorter than 8 bytes (ignored)", 1);
 		} else {
 			char what[64];
 			snprintf(what, sizeof what, "tptp binary system message %d", id);

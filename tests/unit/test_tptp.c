@@ -2060,6 +2060,43 @@ static void bin_extra_bytes_counted(void)
 	T_EQ_U64(run_unmapped(&res, "tptp binary gcFinish messages with bytes past"), 0);
 }
 
+/* A frequency message of 0, or too short for a frequency, sets none:
+ * ignored (times stay ns) and counted. */
+static void bin_bad_frequency_counted(void)
+{
+	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
+
+	for (int shortmsg = 0; shortmsg <= 1; shortmsg++) {
+		uint8_t f[128], *p = f;
+		char path[] = "/tmp/test_tptp_XXXXXX";
+		struct run res;
+		int fd;
+
+		memcpy(p, head, sizeof head);
+		p += sizeof head;
+		*p++ = 2; *p++ = 0; *p++ = shortmsg ? 4 : 8; *p++ = 0; *p++ = 0; *p++ = 0;
+		memset(p, 0, 8);
+		p += shortmsg ? 4 : 8;
+		/* gcStart (1023) at 0x1000 */
+		*p++ = 0xff; *p++ = 0x03; *p++ = 26; *p++ = 0; *p++ = 0; *p++ = 0;
+		memset(p, 0, 26);
+		p[17] = 0x10;
+		p += 26;
+		fd = mkstemp(path);
+		T_ASSERT(fd >= 0);
+		T_ASSERT(write(fd, f, (size_t)(p - f)) == p - f);
+		close(fd);
+		run_reader(&apc_format_tptp_bin, path, 0, &res);
+		unlink(path);
+		T_EQ_INT(res.last_rc, APC_END);
+		T_EQ_U64(res.markers, 1);
+		T_EQ_U64(res.t0, 0x1000);
+		T_EQ_U64(run_unmapped(&res, "tptp binary frequencies of 0"), !shortmsg);
+		T_EQ_U64(run_unmapped(&res, "tptp binary frequency messages shorter than 8 bytes"),
+			 shortmsg);
+	}
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -2100,4 +2137,5 @@ void run_tests(void)
 	T_RUN(xml_reason_is_the_fatal_error);
 	T_RUN(bin_damaged_length_not_a_cut);
 	T_RUN(bin_extra_bytes_counted);
+	T_RUN(bin_bad_frequency_counted);
 }
