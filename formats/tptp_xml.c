@@ -80,7 +80,8 @@ enum { XS_ELEM, XS_NAME, XS_SIGNATURE, XS_HOSTNAME, XS_KEY, XS_VALUE, XS_GROUP, 
 struct xml_qrec {
 	struct tptp_rec rec;
 	uint32_t str[XS_COUNT];
-	int bad_time;          /* "time" that does not parse: counted at the pull */
+	unsigned bad;          /* 1 << XA_*: values that do not parse, counted
+				* at the pull (a record taken back is not) */
 };
 
 /* Name pointer (from the parser's dictionary) -> code, filled on first
@@ -416,9 +417,9 @@ static int parse_u64(const xmlChar *s, const xmlChar *e, uint64_t *v)
 	if (s == e)
 		return -1;
 	for (; s < e; s++) {
-		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
+		if (*s < '0' || *s > '9' || __builtin_mul_overflow(x, 10, &x) ||
+		    __builtin_add_overflow(x, (uint64_t)(*s - '0'), &x))
 			return -1;
-		x = x * 10 + (uint64_t)(*s - '0');
 	}
 	*v = x;
 	return 0;
@@ -565,9 +566,20 @@ static uint32_t xml_keep_value(struct tptp_xml *x, const xmlChar *v, const xmlCh
 	return off;
 }
 
+/* A number attribute (code a) into *u, or a mark in q->bad if it is
+ * not a decimal number that fits in 64 bits: 1 if it is. */
+static int xml_number(struct xml_qrec *q, int a, const xmlChar *v, const xmlChar *e, uint64_t *u)
+{
+	if (parse_u64(v, e, u) == 0)
+		return 1;
+	q->bad |= 1u << a;
+	return 0;
+}
+
 /* Fill q from the element's attributes (SAX2 layout: localname, prefix,
  * URI, value, end; five pointers each).  Later attributes win, as they
- * did when the reader walked them in document order. */
+ * did when the reader walked them in document order.  A number that
+ * does not parse leaves its field unset, as if absent, and is counted. */
 static void xml_read_attrs(struct tptp_xml *x, struct xml_qrec *q, int nattr,
 			   const xmlChar **at)
 {
@@ -576,57 +588,59 @@ static void xml_read_attrs(struct tptp_xml *x, struct xml_qrec *q, int nattr,
 	for (int i = 0; i < nattr; i++, at += 5) {
 		const xmlChar *v = at[3], *e = at[4];
 		uint64_t u;
+		int a;
 
 		/* A prefixed name ("p:time") is none of ours. */
 		if (at[1] || !v || !e)
 			continue;
-		switch (xml_cache_get(&x->attrs, at[0], xml_attr_code)) {
+		switch ((a = xml_cache_get(&x->attrs, at[0], xml_attr_code))) {
 		case XA_TIME:
-			if (tptp_parse_time_n((const char *)v, (size_t)(e - v), &rec->time) == 0) {
+			if (tptp_parse_time_n((const char *)v, (size_t)(e - v), &rec->time) == 0)
 				rec->has |= TPTP_HAS_TIME;
-			} else {
-				q->bad_time = 1;
-			}
+			else
+				q->bad |= 1u << a;
 			break;
 		case XA_THREAD:
-			if (parse_u64(v, e, &rec->thread_id) == 0)
+			if (xml_number(q, a, v, e, &rec->thread_id))
 				rec->has |= TPTP_HAS_THREAD;
 			break;
 		case XA_METHOD:
-			if (parse_u64(v, e, &rec->method_id) == 0)
+			if (xml_number(q, a, v, e, &rec->method_id))
 				rec->has |= TPTP_HAS_METHOD;
 			break;
 		case XA_CLASS:
-			if (parse_u64(v, e, &rec->class_id) == 0)
+			if (xml_number(q, a, v, e, &rec->class_id))
 				rec->has |= TPTP_HAS_CLASS;
 			break;
 		case XA_OBJECT:
-			if (parse_u64(v, e, &rec->object_id) == 0)
+			if (xml_number(q, a, v, e, &rec->object_id))
 				rec->has |= TPTP_HAS_OBJECT;
 			break;
 		case XA_TICKET:
-			if (parse_u64(v, e, &rec->ticket) == 0)
+			if (xml_number(q, a, v, e, &rec->ticket))
 				rec->has |= TPTP_HAS_TICKET;
 			break;
 		case XA_DEPTH:
-			if (parse_u64(v, e, &rec->depth) == 0)
+			if (xml_number(q, a, v, e, &rec->depth))
 				rec->has |= TPTP_HAS_DEPTH;
 			break;
 		case XA_SIZE:
-			if (parse_u64(v, e, &rec->size) == 0)
+			if (xml_number(q, a, v, e, &rec->size))
 				rec->has |= TPTP_HAS_SIZE;
 			break;
 		case XA_PID:
-			if (parse_u64(v, e, &u) == 0 && u <= INT64_MAX) {
-				rec->pid = (int64_t)u;
+			/* One past int64 is out of range like any pid above
+			 * 2^31: the map says so (INT64_MAX stands for it). */
+			if (xml_number(q, a, v, e, &u)) {
+				rec->pid = u <= INT64_MAX ? (int64_t)u : INT64_MAX;
 				rec->has |= TPTP_HAS_PID;
 			}
 			break;
 		case XA_TIMEOUT:
-			parse_u64(v, e, &rec->timeout);
+			xml_number(q, a, v, e, &rec->timeout);
 			break;
 		case XA_OWNER:
-			parse_u64(v, e, &rec->owner_id);
+			xml_number(q, a, v, e, &rec->owner_id);
 			break;
 		case XA_NAME:
 			q->str[XS_NAME] = xml_keep_value(x, v, e);
@@ -931,6 +945,28 @@ static int xml_cut_plausible(struct tptp_xml *x, int64_t off)
 	return x->stream_eof || apc_stream_peek(x->s, &p, 1, &err) == 0;
 }
 
+/* Count a record's attribute values that do not parse (bits 1 << XA_*). */
+static void xml_count_bad(struct tptp_xml *x, unsigned bad)
+{
+	static const char *const what[] = {
+		[XA_TIME] = "tptp times that do not parse",
+		[XA_THREAD] = "tptp thread ids that do not parse (ignored)",
+		[XA_METHOD] = "tptp method ids that do not parse (ignored)",
+		[XA_CLASS] = "tptp class ids that do not parse (ignored)",
+		[XA_OBJECT] = "tptp object ids that do not parse (ignored)",
+		[XA_TICKET] = "tptp tickets that do not parse (ignored)",
+		[XA_DEPTH] = "tptp stack depths that do not parse (ignored)",
+		[XA_SIZE] = "tptp sizes that do not parse (ignored)",
+		[XA_PID] = "tptp pids that do not parse (ignored)",
+		[XA_TIMEOUT] = "tptp timeouts that do not parse (ignored)",
+		[XA_OWNER] = "tptp owner thread ids that do not parse (ignored)",
+	};
+
+	for (unsigned a = 0; a < sizeof what / sizeof what[0]; a++)
+		if ((bad & (1u << a)) && what[a])
+			apc_model_unmapped(x->r->model, what[a], 1);
+}
+
 /*
  * Read the next top-level element into rec.  1 = got one, 0 = end of
  * input, <0 = damage or I/O failure (r->err set).
@@ -999,8 +1035,8 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 		rec->value = strs[XS_VALUE];
 		rec->group = strs[XS_GROUP];
 		x->r->model->records_read++;
-		if (q->bad_time)
-			apc_model_unmapped(x->r->model, "tptp times that do not parse", 1);
+		if (q->bad)
+			xml_count_bad(x, q->bad);
 		return 1;
 	}
 }

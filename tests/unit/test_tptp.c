@@ -2060,6 +2060,74 @@ static void bin_extra_bytes_counted(void)
 	T_EQ_U64(run_unmapped(&res, "tptp binary gcFinish messages with bytes past"), 0);
 }
 
+/*
+ * Numbers that do not parse (not decimal, negative, past 64 bits, empty)
+ * are taken as absent, as before, and now counted per attribute; a pid
+ * out of range (negative, past 2^31) is counted and the capture's own
+ * pid used, in both readers.  The records themselves are still mapped.
+ */
+static void xml_bad_numbers_counted(void)
+{
+	static const struct tptp_rec recs[] = {
+		{.kind = TPTP_PROCESS_CREATE, .has = TPTP_HAS_TIME | TPTP_HAS_PID, .time = 100 * S_NS,
+		 .pid = (int64_t)0xfffffffful},
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 1, .name = "main"},
+	};
+	static const char *const pids[] = {"3000000000", "-5", "18446744073709551615"};
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<threadStart threadId=\"x2\" time=\"100.0\" threadName=\"two\"/>\n"
+		     "<classDef name=\"A\" classId=\"99999999999999999999999\" time=\"100.0\"/>\n"
+		     "<methodDef name=\"run\" methodId=\"1\" classIdRef=\"\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.1\" methodIdRef=\"-3\" ticket=\"1e3\""
+		     " stackDepth=\"one\"/>\n"
+		     "<methodExit threadIdRef=\"1\" time=\"100.2\" methodIdRef=\"1\" ticket=\" 7\"/>\n"
+		     "<objAlloc threadIdRef=\"1\" time=\"100.3\" objId=\"0x10\" size=\"12kb\"/>\n"
+		     "<monWait threadIdRef=\"1\" time=\"100.4\" objIdRef=\"5\" timeout=\"soon\"/>\n"
+		     "<monContendedEnter threadIdRef=\"1\" time=\"100.5\" objIdRef=\"5\""
+		     " threadOwner=\"?\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.records, 10);
+	T_EQ_U64(res.thread_names, 2);
+	T_EQ_U64(res.method_jobs, 1);
+	T_EQ_U64(run_unmapped(&res, "tptp thread ids that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp class ids that do not parse"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp method ids that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp tickets that do not parse"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp stack depths that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp object ids that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp sizes that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp timeouts that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp owner thread ids that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), 0);
+
+	for (size_t i = 0; i < sizeof pids / sizeof pids[0]; i++) {
+		char text[512];
+
+		snprintf(text, sizeof text,
+			 "<TRACE>\n<processCreate pid=\"%s\" time=\"100.0\"/>\n"
+			 "<traceStart time=\"100.0\"/>\n"
+			 "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n</TRACE>\n",
+			 pids[i]);
+		run_xml_text(text, &res);
+		T_EQ_INT(res.last_rc, APC_END);
+		T_EQ_U64(res.links, 1);
+		T_ASSERT(res.link_pid[0] >= 0x40000000);
+		T_EQ_U64(run_unmapped(&res, "tptp processCreate pids out of range"), i != 1);
+		T_EQ_U64(run_unmapped(&res, "tptp pids that do not parse"), i == 1);
+	}
+	run_bin_recs(recs, NRECS(recs), &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.links, 1);
+	T_ASSERT(res.link_pid[0] >= 0x40000000);
+	T_EQ_U64(run_unmapped(&res, "tptp processCreate pids out of range"), 1);
+}
+
 /* A frequency message of 0, or too short for a frequency, sets none:
  * ignored (times stay ns) and counted. */
 static void bin_bad_frequency_counted(void)
@@ -2137,5 +2205,6 @@ void run_tests(void)
 	T_RUN(xml_reason_is_the_fatal_error);
 	T_RUN(bin_damaged_length_not_a_cut);
 	T_RUN(bin_extra_bytes_counted);
+	T_RUN(xml_bad_numbers_counted);
 	T_RUN(bin_bad_frequency_counted);
 }
