@@ -21,12 +21,19 @@
  *   the end of the file or a message with a known id wins (excluded when
  *   both do).  The choice then holds for the whole file.  A later message
  *   whose attributes need more bytes than its length is counted and
- *   skipped by length; extra bytes after the attributes are ignored.
+ *   skipped by length.
+ * - Bytes after the attributes: the spec fixes each message's attributes
+ *   ("constant number and order") and gives every message a length so a
+ *   reader can skip it, but nowhere says the two must agree; a newer
+ *   writer may append attributes.  Such bytes are legal: skipped by the
+ *   length and counted per message kind, so the summary shows that part
+ *   of the file was not read.
  * - Time: Timestamp attributes are ticks at the frequency of system
  *   message 2 (8-byte unsigned), counted from the epoch, so
  *   ns = ticks * 1e9 / f (128-bit, exact floor).  A frequency below 1e6 is
  *   taken as MHz (CPUID reports MHz; a real clock is never under 1 MHz).
- *   Without message 2, timestamps are taken as ns.  A timestamp of 0
+ *   Without message 2, timestamps are taken as ns; a frequency of 0 (or
+ *   a message 2 too short for one) is ignored and counted.  A timestamp of 0
  *   (the spec's default for an unused attribute) is no time; one past
  *   2^64 ns (year 2554) is no time either, counted as the XML reader
  *   counts one.
@@ -526,6 +533,17 @@ static int bin_decide(struct tptp_bin *x, int id, uint64_t len)
 	return LEN_EXCLUDES_HEADER;
 }
 
+/* A message of kind `what` held bytes past the attributes it is known
+ * to have (see the top of the file): skipped, and counted. */
+static void bin_extra_bytes(struct tptp_bin *x, const char *what)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof buf, "tptp binary %s messages with bytes past the known fields (not read)",
+		 what ? what : "unknown");
+	apc_model_unmapped(x->r->model, buf, 1);
+}
+
 /*
  * Read the next message.  1 = a record in *rec (valid until the next
  * call), 2 = a message handled or skipped, 0 = end, <0 = damage/failure.
@@ -538,6 +556,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	const char *lay;
 	const struct bin_plan *plan = NULL;
 	int id, kind = TPTP_UNKNOWN;
+	long used;
 
 	if (n < 0)
 		return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
@@ -579,7 +598,19 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	if (n < 0)
 		return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
 	if ((uint64_t)n < 6 + body) {
+		long c = bin_body_size(x, id, x->buf + x->start + 6, (size_t)n - 6);
 		x->r->damaged = 1;
+		/* A cut is the likely reason, unless the attributes end
+		 * before the file does and another message follows them:
+		 * then the length is what is damaged. */
+		if (c >= 0 && (size_t)n >= 6 + (size_t)c + 6 &&
+		    bin_known((int)bin_get(x, x->buf + x->start + 6 + c, 2)))
+			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+					   "message %d length %llu runs past the end of the file, but "
+					   "another message follows its attributes at offset 0x%llx "
+					   "(damaged length?); kept everything before it",
+					   id, (unsigned long long)len,
+					   (unsigned long long)(off + 6 + (uint64_t)c));
 		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
 				   "message %d of %llu bytes runs past the end of the file "
 				   "(truncated trace?); kept everything before it",
@@ -598,9 +629,21 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 			size_t k = z ? (size_t)(z - p) : (size_t)body;
 			snprintf(enc, sizeof enc, "%.*s", (int)(k < 63 ? k : 63), (const char *)p);
 			apc_model_add_attr(x->r->model, "tptp.bin.encoding", enc);
+			if (z && k + 1 < body)
+				bin_extra_bytes(x, "encoding");
 		} else if (id == 2 && body >= 8) {
 			uint64_t f = bin_get(x, p, 8);
-			bin_set_freq(x, f && f < 1000000 ? f * 1000000 : f);
+			/* 0 is no frequency: times stay as they were taken
+			 * (ns, or ticks at an earlier frequency) */
+			if (f)
+				bin_set_freq(x, f < 1000000 ? f * 1000000 : f);
+			else
+				apc_model_unmapped(x->r->model, "tptp binary frequencies of 0 (ignored)", 1);
+			if (body > 8)
+				bin_extra_bytes(x, "frequency");
+		} else if (id == 2) {
+			apc_model_unmapped(x->r->model,
+					   "tptp binary frequency messages shorter than 8 bytes (ignored)", 1);
 		} else {
 			char what[64];
 			snprintf(what, sizeof what, "tptp binary system message %d", id);
@@ -626,11 +669,14 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	rec->elem = plan ? plan->elem : tptp_kind_name(kind);
 	x->bad_time = 0;
 	x->stack = 0;
-	if ((plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
-		  : bin_parse(x, lay, p, (size_t)body, rec)) < 0) {
+	used = plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
+		    : bin_parse(x, lay, p, (size_t)body, rec);
+	if (used < 0) {
 		apc_model_unmapped(x->r->model, "tptp binary messages shorter than their attributes (skipped)", 1);
 		return 2;
 	}
+	if ((uint64_t)used < body)
+		bin_extra_bytes(x, rec->elem);
 	/* Counted once the message is one: a skipped one is counted above. */
 	if (x->bad_time)
 		apc_model_unmapped(x->r->model, "tptp times that do not parse", 1);

@@ -771,6 +771,11 @@ static void header_record(struct tptp_map *m, const struct tptp_rec *r)
 			m->pid = (int32_t)r->pid;
 			snprintf(num, sizeof num, "%" PRId64, r->pid);
 			apc_model_add_attr(model, "tptp.pid", num);
+		} else if ((r->has & TPTP_HAS_PID) && r->pid != 0) {
+			/* 0 is the binary format's "unused"; a negative pid
+			 * or one past 2^31 is no process's: the capture's own
+			 * pid is used, as without one (see tptp_map_begin) */
+			apc_model_unmapped(model, "tptp processCreate pids out of range (ignored)", 1);
 		}
 		break;
 	case TPTP_AGENT_CREATE:

@@ -28,6 +28,8 @@
  * one comment, PI or DOCTYPE to 10 MB: damage at its start).  A trace
  * that breaks off (truncated file, killed profiler) keeps every element
  * before the break; the cut is reported as damage with its byte offset.
+ * So is damage in the middle (XML that is not well-formed), which is not
+ * called a cut: see xml_cut_plausible().
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +80,8 @@ enum { XS_ELEM, XS_NAME, XS_SIGNATURE, XS_HOSTNAME, XS_KEY, XS_VALUE, XS_GROUP, 
 struct xml_qrec {
 	struct tptp_rec rec;
 	uint32_t str[XS_COUNT];
-	int bad_time;          /* "time" that does not parse: counted at the pull */
+	unsigned bad;          /* 1 << XA_*: values that do not parse, counted
+				* at the pull (a record taken back is not) */
 };
 
 /* Name pointer (from the parser's dictionary) -> code, filled on first
@@ -121,8 +124,9 @@ struct tptp_xml {
 	 * what it holds that is counted). */
 	const xmlChar *rec_prefix, *rec_local;
 	int text_counted;     /* the current text node is counted already */
-	char xml_msg[256];    /* first libxml2 message */
-	int xml_line;
+	char xml_msg[256];    /* first libxml2 message (a fatal one wins) */
+	int xml_line, xml_code, xml_fatal;
+	int failed_at_end;    /* the parse failed once told the input ended */
 	int have_pending;     /* damage met in open(), reported by next() */
 	int finished;
 };
@@ -163,14 +167,18 @@ static void xml_error(void *ctx, TPTP_XML_ERR e)
 	}
 	if (!e->message)
 		return;
-	/* Keep the first error: later ones are consequences of it. */
-	if (x->xml_msg[0])
+	/* Keep the first error: later ones are consequences of it.  But
+	 * the first fatal one is what ends the parse: an earlier error
+	 * that did not (an undefined namespace prefix) is not the reason. */
+	if (x->xml_msg[0] && (x->xml_fatal || e->level != XML_ERR_FATAL))
 		return;
 	snprintf(x->xml_msg, sizeof x->xml_msg, "%s", e->message);
 	n = strlen(x->xml_msg);
 	while (n && (x->xml_msg[n - 1] == '\n' || x->xml_msg[n - 1] == '.'))
 		x->xml_msg[--n] = '\0';
 	x->xml_line = e->line;
+	x->xml_code = e->code;
+	x->xml_fatal = e->level == XML_ERR_FATAL;
 }
 
 /* ---- bidding and wrapping --------------------------------------------- */
@@ -409,9 +417,9 @@ static int parse_u64(const xmlChar *s, const xmlChar *e, uint64_t *v)
 	if (s == e)
 		return -1;
 	for (; s < e; s++) {
-		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
+		if (*s < '0' || *s > '9' || __builtin_mul_overflow(x, 10, &x) ||
+		    __builtin_add_overflow(x, (uint64_t)(*s - '0'), &x))
 			return -1;
-		x = x * 10 + (uint64_t)(*s - '0');
 	}
 	*v = x;
 	return 0;
@@ -558,9 +566,20 @@ static uint32_t xml_keep_value(struct tptp_xml *x, const xmlChar *v, const xmlCh
 	return off;
 }
 
+/* A number attribute (code a) into *u, or a mark in q->bad if it is
+ * not a decimal number that fits in 64 bits: 1 if it is. */
+static int xml_number(struct xml_qrec *q, int a, const xmlChar *v, const xmlChar *e, uint64_t *u)
+{
+	if (parse_u64(v, e, u) == 0)
+		return 1;
+	q->bad |= 1u << a;
+	return 0;
+}
+
 /* Fill q from the element's attributes (SAX2 layout: localname, prefix,
  * URI, value, end; five pointers each).  Later attributes win, as they
- * did when the reader walked them in document order. */
+ * did when the reader walked them in document order.  A number that
+ * does not parse leaves its field unset, as if absent, and is counted. */
 static void xml_read_attrs(struct tptp_xml *x, struct xml_qrec *q, int nattr,
 			   const xmlChar **at)
 {
@@ -569,57 +588,59 @@ static void xml_read_attrs(struct tptp_xml *x, struct xml_qrec *q, int nattr,
 	for (int i = 0; i < nattr; i++, at += 5) {
 		const xmlChar *v = at[3], *e = at[4];
 		uint64_t u;
+		int a;
 
 		/* A prefixed name ("p:time") is none of ours. */
 		if (at[1] || !v || !e)
 			continue;
-		switch (xml_cache_get(&x->attrs, at[0], xml_attr_code)) {
+		switch ((a = xml_cache_get(&x->attrs, at[0], xml_attr_code))) {
 		case XA_TIME:
-			if (tptp_parse_time_n((const char *)v, (size_t)(e - v), &rec->time) == 0) {
+			if (tptp_parse_time_n((const char *)v, (size_t)(e - v), &rec->time) == 0)
 				rec->has |= TPTP_HAS_TIME;
-			} else {
-				q->bad_time = 1;
-			}
+			else
+				q->bad |= 1u << a;
 			break;
 		case XA_THREAD:
-			if (parse_u64(v, e, &rec->thread_id) == 0)
+			if (xml_number(q, a, v, e, &rec->thread_id))
 				rec->has |= TPTP_HAS_THREAD;
 			break;
 		case XA_METHOD:
-			if (parse_u64(v, e, &rec->method_id) == 0)
+			if (xml_number(q, a, v, e, &rec->method_id))
 				rec->has |= TPTP_HAS_METHOD;
 			break;
 		case XA_CLASS:
-			if (parse_u64(v, e, &rec->class_id) == 0)
+			if (xml_number(q, a, v, e, &rec->class_id))
 				rec->has |= TPTP_HAS_CLASS;
 			break;
 		case XA_OBJECT:
-			if (parse_u64(v, e, &rec->object_id) == 0)
+			if (xml_number(q, a, v, e, &rec->object_id))
 				rec->has |= TPTP_HAS_OBJECT;
 			break;
 		case XA_TICKET:
-			if (parse_u64(v, e, &rec->ticket) == 0)
+			if (xml_number(q, a, v, e, &rec->ticket))
 				rec->has |= TPTP_HAS_TICKET;
 			break;
 		case XA_DEPTH:
-			if (parse_u64(v, e, &rec->depth) == 0)
+			if (xml_number(q, a, v, e, &rec->depth))
 				rec->has |= TPTP_HAS_DEPTH;
 			break;
 		case XA_SIZE:
-			if (parse_u64(v, e, &rec->size) == 0)
+			if (xml_number(q, a, v, e, &rec->size))
 				rec->has |= TPTP_HAS_SIZE;
 			break;
 		case XA_PID:
-			if (parse_u64(v, e, &u) == 0 && u <= INT64_MAX) {
-				rec->pid = (int64_t)u;
+			/* One past int64 is out of range like any pid above
+			 * 2^31: the map says so (INT64_MAX stands for it). */
+			if (xml_number(q, a, v, e, &u)) {
+				rec->pid = u <= INT64_MAX ? (int64_t)u : INT64_MAX;
 				rec->has |= TPTP_HAS_PID;
 			}
 			break;
 		case XA_TIMEOUT:
-			parse_u64(v, e, &rec->timeout);
+			xml_number(q, a, v, e, &rec->timeout);
 			break;
 		case XA_OWNER:
-			parse_u64(v, e, &rec->owner_id);
+			xml_number(q, a, v, e, &rec->owner_id);
 			break;
 		case XA_NAME:
 			q->str[XS_NAME] = xml_keep_value(x, v, e);
@@ -880,9 +901,70 @@ check:
 	 * ends the stream (what came before it is kept). */
 	if (rc != 0 || !x->ctxt->wellFormed) {
 		x->parse_failed = 1;
+		x->failed_at_end = x->stream_eof;
 		x->terminated = 1;
 	}
 	return 0;
+}
+
+/* Bytes from the end of the file within which a parse error may be a
+ * cut: a character cut in the middle is up to 4 bytes of UTF-8. */
+#define TPTP_XML_NEAR_END 4
+
+/*
+ * Is a cut (a truncated file, a killed profiler) a plausible reason for
+ * the parse error at file offset off?  Only then does the message say
+ * so: an error in the middle of the file is damage there.  Plausible
+ * when the parser took everything before the end without fault and
+ * failed only once told the input had ended (an element, comment or
+ * the root left open: libxml2 waits for more of them until then), when
+ * libxml2 says so itself (a construct not finished), or when the error
+ * is at the very end of the file.
+ */
+static int xml_cut_plausible(struct tptp_xml *x, int64_t off)
+{
+	const uint8_t *p;
+	struct apc_err err;
+
+	if (x->failed_at_end)
+		return 1;
+	switch (x->xml_code) {
+	case XML_ERR_TAG_NOT_FINISHED:
+	case XML_ERR_COMMENT_NOT_FINISHED:
+	case XML_ERR_PI_NOT_FINISHED:
+	case XML_ERR_CDATA_NOT_FINISHED:
+	case XML_ERR_DOCTYPE_NOT_FINISHED:
+		return 1;
+	default:
+		break;
+	}
+	if (x->file_fed - off > TPTP_XML_NEAR_END)
+		return 0;
+	/* At the end of what was fed: is that the end of the file? */
+	apc_err_clear(&err);
+	return x->stream_eof || apc_stream_peek(x->s, &p, 1, &err) == 0;
+}
+
+/* Count a record's attribute values that do not parse (bits 1 << XA_*). */
+static void xml_count_bad(struct tptp_xml *x, unsigned bad)
+{
+	static const char *const what[] = {
+		[XA_TIME] = "tptp times that do not parse",
+		[XA_THREAD] = "tptp thread ids that do not parse (ignored)",
+		[XA_METHOD] = "tptp method ids that do not parse (ignored)",
+		[XA_CLASS] = "tptp class ids that do not parse (ignored)",
+		[XA_OBJECT] = "tptp object ids that do not parse (ignored)",
+		[XA_TICKET] = "tptp tickets that do not parse (ignored)",
+		[XA_DEPTH] = "tptp stack depths that do not parse (ignored)",
+		[XA_SIZE] = "tptp sizes that do not parse (ignored)",
+		[XA_PID] = "tptp pids that do not parse (ignored)",
+		[XA_TIMEOUT] = "tptp timeouts that do not parse (ignored)",
+		[XA_OWNER] = "tptp owner thread ids that do not parse (ignored)",
+	};
+
+	for (unsigned a = 0; a < sizeof what / sizeof what[0]; a++)
+		if ((bad & (1u << a)) && what[a])
+			apc_model_unmapped(x->r->model, what[a], 1);
 }
 
 /*
@@ -920,9 +1002,13 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 				off = x->file_fed;
 			x->parse_failed = 0;
 			x->r->damaged = 1;
+			if (xml_cut_plausible(x, off))
+				return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), off,
+						   "xml breaks off at line %d: %s (truncated trace?); "
+						   "kept everything before it",
+						   x->xml_line, x->xml_msg[0] ? x->xml_msg : "parse error");
 			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), off,
-					   "xml breaks off at line %d: %s (truncated trace?); "
-					   "kept everything before it",
+					   "xml is not well-formed at line %d: %s; kept everything before it",
 					   x->xml_line, x->xml_msg[0] ? x->xml_msg : "parse error");
 		}
 		switch (xml_feed(x)) {
@@ -949,8 +1035,8 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 		rec->value = strs[XS_VALUE];
 		rec->group = strs[XS_GROUP];
 		x->r->model->records_read++;
-		if (q->bad_time)
-			apc_model_unmapped(x->r->model, "tptp times that do not parse", 1);
+		if (q->bad)
+			xml_count_bad(x, q->bad);
 		return 1;
 	}
 }

@@ -296,7 +296,30 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c i
 	run apcconv "$TMP/cut.trcxml" -o "$TMP/cut.apc"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"offset 0x"* ]]
+	[[ "$output" == *"(truncated trace?)"* ]]
 	apcverify -q "$TMP/cut.apc"
+}
+
+@test "TPTP XML: damage in the middle is not called a cut" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	"$G" --seed 3 -o "$TMP/a.trcxml"
+	nl=$(wc -l < "$TMP/a.trcxml")
+	# a comment with "--" in it, halfway
+	{ head -n $((nl / 2)) "$TMP/a.trcxml"
+	  echo '<!-- a -- b -->'
+	  tail -n +$((nl / 2 + 1)) "$TMP/a.trcxml"
+	} > "$TMP/bad.trcxml"
+	at=$(head -n $((nl / 2)) "$TMP/a.trcxml" | wc -c)
+	run apcconv "$TMP/bad.trcxml" -o "$TMP/bad.apc"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"bad.trcxml: offset 0x"* ]]
+	[[ "$output" == *"xml is not well-formed at line $((nl / 2 + 1)): Double hyphen within comment; kept everything before it"* ]]
+	[[ "$output" != *"truncated"* ]]
+	off=$(echo "$output" | sed -n 's/.*offset 0x\([0-9a-f]*\):.*/\1/p' | head -n 1)
+	[ $((16#$off)) -ge "$at" ]
+	[ $((16#$off)) -le $((at + 16)) ]
+	apcverify -q "$TMP/bad.apc"
 }
 
 @test "bytes in: a gzip'd input counts its uncompressed bytes, as plain" {

@@ -1823,6 +1823,348 @@ static void xml_prolog_past_lookahead(void)
 	}
 }
 
+/* The offset an error message names, or -1. */
+static long err_offset(const char *err)
+{
+	const char *p = strstr(err, "offset 0x");
+
+	return p ? strtol(p + 9, NULL, 16) : -1;
+}
+
+/*
+ * A parse error carries "(truncated trace?)" only where a cut is
+ * plausible: the file breaks off inside an element, wrapped or bare.
+ * Damage in the middle of the file (a double hyphen in a comment, a
+ * mismatched tag, a control character, a stray '<', a repeated
+ * attribute, an undeclared entity) is reported as not well-formed at
+ * its offset, without the hint, keeping what came before it: in a small
+ * file (one chunk, whose end the parser sees) and past the first chunks
+ * of a large one.
+ */
+static void xml_damage_not_a_cut(void)
+{
+	static const char *const damage[] = {
+		"<!-- a -- b -->", "<foo></bar>", "<x a=\"\x01\"/>", "<<", "<x a=\"1\" a=\"2\"/>",
+		"&bogus;",
+	};
+	const char *rest = "<threadStart threadId=\"2\" time=\"100.1\" threadName=\"two\"/>\n"
+			   "<threadStart threadId=\"3\" time=\"100.2\" threadName=\"three\"/>\n";
+
+	for (int bare = 0; bare <= 1; bare++) {
+		char head[256], text[1024];
+		size_t k;
+		struct run res;
+
+		k = (size_t)snprintf(head, sizeof head,
+				     "%s<traceStart time=\"100.0\"/>\n"
+				     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n",
+				     bare ? "" : "<TRACE>\n");
+		for (size_t d = 0; d < sizeof damage / sizeof damage[0]; d++) {
+			long off;
+
+			snprintf(text, sizeof text, "%s%s\n%s%s", head, damage[d], rest,
+				 bare ? "" : "</TRACE>\n");
+			run_xml_text(text, &res);
+			off = err_offset(res.err);
+			T_EQ_INT(res.last_rc, APC_EDATA);
+			T_EQ_U64(res.thread_names, 1);
+			if (strstr(res.err, "truncated") || !strstr(res.err, "not well-formed") ||
+			    off < (long)k || off > (long)(k + strlen(damage[d])))
+				T_FAIL("bare %d damage \"%s\": %s", bare, damage[d], res.err);
+		}
+		/* The same file cut inside the element after the first. */
+		snprintf(text, sizeof text, "%s<threadStart threadId=\"2\" ti", head);
+		run_xml_text(text, &res);
+		T_EQ_INT(res.last_rc, APC_EDATA);
+		T_EQ_U64(res.thread_names, 1);
+		if (!strstr(res.err, "(truncated trace?)") || err_offset(res.err) != (long)strlen(text))
+			T_FAIL("bare %d cut: %s", bare, res.err);
+	}
+	/* A large trace, damaged past its first chunks. */
+	for (int bare = 0; bare <= 1; bare++) {
+		struct tptpgen_opts o = {.seed = 3, .threads = 3, .calls = 600, .bare = bare};
+		struct tptpgen_truth t;
+		struct run res;
+		char path[64], *buf = NULL, *nl;
+		long full = gen_file(&o, &t, -1, path, sizeof path, &buf), at;
+		FILE *f;
+
+		unlink(path);
+		T_ASSERT(full > 200000);
+		if (full <= 200000) {
+			free(buf);
+			return;
+		}
+		nl = memchr(buf + 150000, '\n', (size_t)full - 150000);
+		T_ASSERT(nl != NULL);
+		if (!nl) {
+			free(buf);
+			return;
+		}
+		at = nl + 1 - buf;
+		f = fopen(path, "wb");
+		T_ASSERT(f != NULL);
+		if (!f) {
+			free(buf);
+			return;
+		}
+		fwrite(buf, 1, (size_t)at, f);
+		fputs("<!-- x -- y -->\n", f);
+		fwrite(buf + at, 1, (size_t)(full - at), f);
+		fclose(f);
+		run_reader(&apc_format_tptp_xml, path, 0, &res);
+		unlink(path);
+		T_EQ_INT(res.last_rc, APC_EDATA);
+		T_EQ_U64(res.st.records, xml_records_before(buf, at));
+		if (strstr(res.err, "truncated") || err_offset(res.err) < at ||
+		    err_offset(res.err) > at + 15)
+			T_FAIL("large bare %d: %s", bare, res.err);
+		free(buf);
+	}
+}
+
+/*
+ * The message names the error that ended the parse: an earlier one that
+ * did not (an undeclared namespace prefix, which libxml2 reports and
+ * reads on past) is not why the file breaks off.
+ */
+static void xml_reason_is_the_fatal_error(void)
+{
+	const char *text = "<TRACE>\n<traceStart time=\"100.0\"/>\n"
+			   "<p:threadStart threadId=\"9\" time=\"100.0\"/>\n"
+			   "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+			   "<threadStart threadId=\"2\" time=\"100.1\" thr";
+	struct run res;
+
+	run_xml_text(text, &res);
+	T_EQ_INT(res.last_rc, APC_EDATA);
+	T_EQ_U64(res.thread_names, 1);
+	if (!strstr(res.err, "(truncated trace?)") || strstr(res.err, "amespace") ||
+	    !strstr(res.err, "line 5:") || err_offset(res.err) != (long)strlen(text))
+		T_FAIL("%s", res.err);
+}
+
+/*
+ * Binary: a message that runs past the end of the file is a cut
+ * ("(truncated trace?)"), unless its attributes end before the file
+ * does and another message follows them: then it is a damaged length,
+ * said so at the message's offset.
+ */
+static void bin_damaged_length_not_a_cut(void)
+{
+	const struct tptp_rec recs[] = {
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 1, .name = "main"},
+		{.kind = TPTP_GC_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 1000},
+		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 2000},
+		{.kind = TPTP_GC_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 3000},
+		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 4000},
+	};
+	char path[64], want[64];
+	uint8_t f[1024];
+	size_t n, pos = 12, third = 0;
+	struct run res;
+	FILE *fp;
+
+	write_bin(path, sizeof path, recs, NRECS(recs));
+	fp = fopen(path, "rb");
+	T_ASSERT(fp != NULL);
+	if (!fp)
+		return;
+	n = fread(f, 1, sizeof f, fp);
+	fclose(fp);
+	T_ASSERT(n > 12 && n < sizeof f);
+	for (int i = 0; i < 2; i++) /* to the third message */
+		pos += 6 + (size_t)(f[pos + 2] | f[pos + 3] << 8);
+	third = pos;
+	/* Its length 0x10000: past the end, though its attributes are whole
+	 * and the fourth message follows them. */
+	f[third + 2] = 0; f[third + 3] = 0; f[third + 4] = 1; f[third + 5] = 0;
+	fp = fopen(path, "wb");
+	T_ASSERT(fp != NULL && fwrite(f, 1, n, fp) == n);
+	fclose(fp);
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	T_EQ_INT(res.last_rc, APC_EDATA);
+	T_EQ_U64(res.thread_names, 1);
+	T_EQ_U64(res.markers, 0);
+	snprintf(want, sizeof want, "offset 0x%zx:", third);
+	if (strstr(res.err, "truncated") || !strstr(res.err, "damaged length") ||
+	    !strstr(res.err, want))
+		T_FAIL("damaged length: %s", res.err);
+	/* The length put back, the file cut inside the fifth message. */
+	f[third + 2] = 26; f[third + 4] = 0;
+	pos = third;
+	for (int i = 0; i < 2; i++)
+		pos += 6 + (size_t)(f[pos + 2] | f[pos + 3] << 8);
+	fp = fopen(path, "wb");
+	T_ASSERT(fp != NULL && fwrite(f, 1, pos + 20, fp) == pos + 20);
+	fclose(fp);
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	unlink(path);
+	T_EQ_INT(res.last_rc, APC_EDATA);
+	T_EQ_U64(res.markers, 1);
+	snprintf(want, sizeof want, "offset 0x%zx:", pos);
+	if (!strstr(res.err, "(truncated trace?)") || !strstr(res.err, want))
+		T_FAIL("cut: %s", res.err);
+}
+
+/*
+ * Bytes a message holds past its known attributes (a newer writer's
+ * additions: the spec gives every message a length to skip by) are
+ * skipped and counted per message kind; the message itself and those
+ * after it are read as usual.
+ */
+static void bin_extra_bytes_counted(void)
+{
+	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
+	uint8_t f[256], *p = f;
+	char path[] = "/tmp/test_tptp_XXXXXX";
+	struct run res;
+	int fd;
+
+	memcpy(p, head, sizeof head);
+	p += sizeof head;
+	/* frequency 1 GHz (ticks are ns), with 4 bytes more */
+	*p++ = 2; *p++ = 0; *p++ = 12; *p++ = 0; *p++ = 0; *p++ = 0;
+	memset(p, 0, 12);
+	p[0] = 0x00; p[1] = 0xca; p[2] = 0x9a; p[3] = 0x3b; /* 1000000000 */
+	p += 12;
+	/* gcStart (1023) at 100 s, with 5 bytes more; twice */
+	for (int i = 0; i < 2; i++) {
+		*p++ = 0xff; *p++ = 0x03; *p++ = 26 + 5; *p++ = 0; *p++ = 0; *p++ = 0;
+		memset(p, 0, 26 + 5);
+		p[16] = 0x00; p[17] = 0xe8; p[18] = 0x76; p[19] = 0x48; p[20] = 0x17; /* 100e9 */
+		p[16] = (uint8_t)(p[16] + i); /* and 1 ns later */
+		memset(p + 26, 0xee, 5);
+		p += 26 + 5;
+	}
+	/* gcFinish (1027), exact: l-l-lTl-l-l-s-s- = 48 + 2 bytes */
+	*p++ = 0x03; *p++ = 0x04; *p++ = 50; *p++ = 0; *p++ = 0; *p++ = 0;
+	memset(p, 0, 50);
+	p[16] = 0x10; p[17] = 0xe8; p[18] = 0x76; p[19] = 0x48; p[20] = 0x17;
+	p += 50;
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	T_ASSERT(write(fd, f, (size_t)(p - f)) == p - f);
+	close(fd);
+	run_reader(&apc_format_tptp_bin, path, 0, &res);
+	unlink(path);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.kinds[TPTP_GC_START], 2);
+	T_EQ_U64(res.st.kinds[TPTP_GC_FINISH], 1);
+	T_EQ_U64(res.markers, 2);
+	T_EQ_U64(res.t0, 100 * S_NS);
+	T_EQ_U64(run_unmapped(&res, "tptp binary gcStart messages with bytes past the known fields"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp binary frequency messages with bytes past the known fields"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp binary gcFinish messages with bytes past"), 0);
+}
+
+/*
+ * Numbers that do not parse (not decimal, negative, past 64 bits, empty)
+ * are taken as absent, as before, and now counted per attribute; a pid
+ * out of range (negative, past 2^31) is counted and the capture's own
+ * pid used, in both readers.  The records themselves are still mapped.
+ */
+static void xml_bad_numbers_counted(void)
+{
+	static const struct tptp_rec recs[] = {
+		{.kind = TPTP_PROCESS_CREATE, .has = TPTP_HAS_TIME | TPTP_HAS_PID, .time = 100 * S_NS,
+		 .pid = (int64_t)0xfffffffful},
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
+		 .thread_id = 1, .name = "main"},
+	};
+	static const char *const pids[] = {"3000000000", "-5", "18446744073709551615"};
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<threadStart threadId=\"x2\" time=\"100.0\" threadName=\"two\"/>\n"
+		     "<classDef name=\"A\" classId=\"99999999999999999999999\" time=\"100.0\"/>\n"
+		     "<methodDef name=\"run\" methodId=\"1\" classIdRef=\"\"/>\n"
+		     "<methodEntry threadIdRef=\"1\" time=\"100.1\" methodIdRef=\"-3\" ticket=\"1e3\""
+		     " stackDepth=\"one\"/>\n"
+		     "<methodExit threadIdRef=\"1\" time=\"100.2\" methodIdRef=\"1\" ticket=\" 7\"/>\n"
+		     "<objAlloc threadIdRef=\"1\" time=\"100.3\" objId=\"0x10\" size=\"12kb\"/>\n"
+		     "<monWait threadIdRef=\"1\" time=\"100.4\" objIdRef=\"5\" timeout=\"soon\"/>\n"
+		     "<monContendedEnter threadIdRef=\"1\" time=\"100.5\" objIdRef=\"5\""
+		     " threadOwner=\"?\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.records, 10);
+	T_EQ_U64(res.thread_names, 2);
+	T_EQ_U64(res.method_jobs, 1);
+	T_EQ_U64(run_unmapped(&res, "tptp thread ids that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp class ids that do not parse"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp method ids that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp tickets that do not parse"), 2);
+	T_EQ_U64(run_unmapped(&res, "tptp stack depths that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp object ids that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp sizes that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp timeouts that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp owner thread ids that do not parse"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), 0);
+
+	for (size_t i = 0; i < sizeof pids / sizeof pids[0]; i++) {
+		char text[512];
+
+		snprintf(text, sizeof text,
+			 "<TRACE>\n<processCreate pid=\"%s\" time=\"100.0\"/>\n"
+			 "<traceStart time=\"100.0\"/>\n"
+			 "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n</TRACE>\n",
+			 pids[i]);
+		run_xml_text(text, &res);
+		T_EQ_INT(res.last_rc, APC_END);
+		T_EQ_U64(res.links, 1);
+		T_ASSERT(res.link_pid[0] >= 0x40000000);
+		T_EQ_U64(run_unmapped(&res, "tptp processCreate pids out of range"), i != 1);
+		T_EQ_U64(run_unmapped(&res, "tptp pids that do not parse"), i == 1);
+	}
+	run_bin_recs(recs, NRECS(recs), &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.links, 1);
+	T_ASSERT(res.link_pid[0] >= 0x40000000);
+	T_EQ_U64(run_unmapped(&res, "tptp processCreate pids out of range"), 1);
+}
+
+/* A frequency message of 0, or too short for a frequency, sets none:
+ * ignored (times stay ns) and counted. */
+static void bin_bad_frequency_counted(void)
+{
+	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
+
+	for (int shortmsg = 0; shortmsg <= 1; shortmsg++) {
+		uint8_t f[128], *p = f;
+		char path[] = "/tmp/test_tptp_XXXXXX";
+		struct run res;
+		int fd;
+
+		memcpy(p, head, sizeof head);
+		p += sizeof head;
+		*p++ = 2; *p++ = 0; *p++ = shortmsg ? 4 : 8; *p++ = 0; *p++ = 0; *p++ = 0;
+		memset(p, 0, 8);
+		p += shortmsg ? 4 : 8;
+		/* gcStart (1023) at 0x1000 */
+		*p++ = 0xff; *p++ = 0x03; *p++ = 26; *p++ = 0; *p++ = 0; *p++ = 0;
+		memset(p, 0, 26);
+		p[17] = 0x10;
+		p += 26;
+		fd = mkstemp(path);
+		T_ASSERT(fd >= 0);
+		T_ASSERT(write(fd, f, (size_t)(p - f)) == p - f);
+		close(fd);
+		run_reader(&apc_format_tptp_bin, path, 0, &res);
+		unlink(path);
+		T_EQ_INT(res.last_rc, APC_END);
+		T_EQ_U64(res.markers, 1);
+		T_EQ_U64(res.t0, 0x1000);
+		T_EQ_U64(run_unmapped(&res, "tptp binary frequencies of 0"), !shortmsg);
+		T_EQ_U64(run_unmapped(&res, "tptp binary frequency messages shorter than 8 bytes"),
+			 shortmsg);
+	}
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -1859,4 +2201,10 @@ void run_tests(void)
 	T_RUN(xml_nested_counted);
 	T_RUN(bin_monitor_stack_counted);
 	T_RUN(xml_prolog_past_lookahead);
+	T_RUN(xml_damage_not_a_cut);
+	T_RUN(xml_reason_is_the_fatal_error);
+	T_RUN(bin_damaged_length_not_a_cut);
+	T_RUN(bin_extra_bytes_counted);
+	T_RUN(xml_bad_numbers_counted);
+	T_RUN(bin_bad_frequency_counted);
 }
