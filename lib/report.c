@@ -2,6 +2,7 @@
  * report.c - apcconv's summary line and --stats=json object.
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "json.h"
 #include "report.h"
@@ -16,10 +17,13 @@ void apc_report_line(FILE *f, const char *prog, const char *input, const struct 
 		     double seconds)
 {
 	const struct apc_model *m = &r->model;
+	/* "-" as the error messages name it */
+	const char *in = strcmp(input, "-") ? input : "<stdin>";
+	const char *out = !r->output[0] ? "nothing written" : strcmp(r->output, "-") ? r->output : "<stdout>";
 
 	fprintf(f, "%s: %s (%s) -> %s: %" PRIu64 " bytes in, %" PRIu64 " events, %" PRIu64
 		   " frames, %" PRIu64 " bytes written, ",
-		prog, input, r->format ? r->format->name : "?", r->output[0] ? r->output : "nothing written",
+		prog, in, r->format ? r->format->name : "?", out,
 		r->bytes_in,
 		m->events_read, r->wstats.frames, r->wstats.bytes);
 	report_span(f, r);

@@ -63,6 +63,14 @@ print(sum(1 for l in sys.stdin if json.loads(l)["msg"].startswith(want)))' "$2"
 	[ "${#lines[@]}" -eq 1 ]
 }
 
+@test "the summary names standard input and output as the error messages do" {
+	head -c 20000 "$TD/barman/demo.bin" > "$TMP/cut.bin"
+	run sh -c '"$1" - -o - < "$2" 2>&1 >/dev/null' sh "$APC_BIN/apcconv" "$TMP/cut.bin"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: <stdin>: offset 0x"* ]]
+	[[ "${lines[1]}" == "apcconv: <stdin> (barman) -> <stdout>: "* ]]
+}
+
 @test "default output is the input's base name with .apc, in the current directory" {
 	cd "$TMP"
 	run apcconv -q "$TD/barman/demo.bin"
