@@ -691,13 +691,16 @@ int tptp_parse_time_n(const char *s, size_t len, uint64_t *ns)
 				digits++;
 			}
 	}
-	/* Anything after a space is ignored, as it always was. */
+	/* Anything after a space is ignored, as it always was, but said:
+	 * 1 when more than spaces follow, for the caller to count. */
 	if (!any || (s < e && *s != ' '))
 		return -1;
+	while (s < e && *s == ' ')
+		s++;
 	for (; digits < 9; digits++)
 		frac *= 10;
 	*ns = sec * 1000000000ull + frac;
-	return 0;
+	return s < e;
 }
 
 int tptp_parse_time(const char *s, uint64_t *ns)

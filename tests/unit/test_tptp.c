@@ -410,8 +410,12 @@ static void parse_times(void)
 	T_EQ_INT(tptp_parse_time_n("1.5xyz", 3, &ns), 0);
 	T_EQ_U64(ns, 1500000000ull);
 	T_EQ_INT(tptp_parse_time_n("1.5xyz", 4, &ns), -1);
-	T_EQ_INT(tptp_parse_time_n(" 12 junk", 8, &ns), 0);
+	/* After a space: read up to it, and said (1) when more than spaces
+	 * follow, for the reader to count. */
+	T_EQ_INT(tptp_parse_time_n(" 12 junk", 8, &ns), 1);
 	T_EQ_U64(ns, 12000000000ull);
+	T_EQ_INT(tptp_parse_time_n(" 13  ", 5, &ns), 0);
+	T_EQ_U64(ns, 13000000000ull);
 	T_EQ_INT(tptp_parse_time_n("7", 0, &ns), -1);
 }
 
@@ -2165,6 +2169,24 @@ static void bin_bad_frequency_counted(void)
 	}
 }
 
+/* A time with characters after a space is read up to them, as it always
+ * was, and counted; spaces around the number alone are not counted. */
+static void xml_time_trailing_counted(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<gcStart time=\"100.5 junk\"/>\n<gcFinish time=\" 100.7 \"/>\n"
+		     "<gcStart time=\"101.0 \"/>\n<gcFinish time=\"101.5 1 2\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.gc_count, 2);
+	T_EQ_U64(res.first_marker_ts, 100 * S_NS + S_NS / 2);
+	T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), 0);
+	T_EQ_U64(run_unmapped(&res, "tptp times with characters after the number (read up to them)"),
+		 2);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -2207,4 +2229,5 @@ void run_tests(void)
 	T_RUN(bin_extra_bytes_counted);
 	T_RUN(xml_bad_numbers_counted);
 	T_RUN(bin_bad_frequency_counted);
+	T_RUN(xml_time_trailing_counted);
 }
