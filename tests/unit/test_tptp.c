@@ -2169,6 +2169,56 @@ static void bin_bad_frequency_counted(void)
 	}
 }
 
+/* A second frequency message that differs, after data, is ignored and
+ * counted: times stay on the first one's scale (at 4 GHz the second
+ * gcStart would fall before the first and be clamped).  The same
+ * frequency again (1000 MHz is 1 GHz) changes nothing and is not counted. */
+static void bin_frequency_change_counted(void)
+{
+	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
+	static const uint64_t second[] = {4000000000ull, 1000};
+
+	for (int i = 0; i < 2; i++) {
+		uint8_t f[128], *p = f;
+		char path[] = "/tmp/test_tptp_XXXXXX";
+		struct run res;
+		int fd;
+
+		memcpy(p, head, sizeof head);
+		p += sizeof head;
+		for (int k = 0; k < 2; k++) {
+			uint64_t hz = k ? second[i] : 1000000000ull;
+			if (k) {
+				/* gcStart (1023) at tick 0x1000 between the two */
+				*p++ = 0xff; *p++ = 0x03; *p++ = 26; *p++ = 0; *p++ = 0; *p++ = 0;
+				memset(p, 0, 26);
+				p[17] = 0x10;
+				p += 26;
+			}
+			*p++ = 2; *p++ = 0; *p++ = 8; *p++ = 0; *p++ = 0; *p++ = 0;
+			for (int b = 0; b < 8; b++)
+				*p++ = (uint8_t)(hz >> (8 * b));
+		}
+		/* gcStart at tick 0x3000 */
+		*p++ = 0xff; *p++ = 0x03; *p++ = 26; *p++ = 0; *p++ = 0; *p++ = 0;
+		memset(p, 0, 26);
+		p[17] = 0x30;
+		p += 26;
+		fd = mkstemp(path);
+		T_ASSERT(fd >= 0);
+		T_ASSERT(write(fd, f, (size_t)(p - f)) == p - f);
+		close(fd);
+		run_reader(&apc_format_tptp_bin, path, 0, &res);
+		unlink(path);
+		T_EQ_INT(res.last_rc, APC_END);
+		T_EQ_U64(res.markers, 2);
+		T_EQ_U64(res.t0, 0x1000);
+		T_EQ_U64(run_unmapped(&res, "tptp times before the trace start"), 0);
+		T_EQ_U64(run_unmapped(&res, "tptp binary frequency changes mid-trace "
+					    "(ignored, the first one holds)"), i == 0);
+	}
+}
+
 /* A time with characters after a space is read up to them, as it always
  * was, and counted; spaces around the number alone are not counted. */
 static void xml_time_trailing_counted(void)
@@ -2230,4 +2280,5 @@ void run_tests(void)
 	T_RUN(xml_bad_numbers_counted);
 	T_RUN(bin_bad_frequency_counted);
 	T_RUN(xml_time_trailing_counted);
+	T_RUN(bin_frequency_change_counted);
 }
