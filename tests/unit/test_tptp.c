@@ -2219,6 +2219,30 @@ static void bin_frequency_change_counted(void)
 	}
 }
 
+/* Thread ids that cannot be the tid (0 or none, 2^30 or more, reused, the
+ * pid) get synthetic tids, counted by reason; a fresh small one is kept. */
+static void synthetic_tids_counted(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<processCreate pid=\"42\" time=\"100.0\"/>\n"
+		     "<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<threadStart threadId=\"0\" time=\"100.0\" threadName=\"zero\"/>\n"
+		     "<threadStart threadId=\"1073741824\" time=\"100.0\" threadName=\"big\"/>\n"
+		     "<threadStart threadId=\"42\" time=\"100.0\" threadName=\"pid\"/>\n"
+		     "<threadEnd threadIdRef=\"1\" time=\"100.1\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.2\" threadName=\"again\"/>\n"
+		     "<gcStart time=\"100.3\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.thread_names, 5);
+	T_EQ_U64(run_unmapped(&res, "tptp thread ids of 0 or none (given synthetic tids)"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp thread ids of 2^30 or more (given synthetic tids)"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp thread ids reused or equal to the pid (given synthetic tids)"),
+		 2);
+}
+
 /* A time with characters after a space is read up to them, as it always
  * was, and counted; spaces around the number alone are not counted. */
 static void xml_time_trailing_counted(void)
@@ -2281,4 +2305,5 @@ void run_tests(void)
 	T_RUN(bin_bad_frequency_counted);
 	T_RUN(xml_time_trailing_counted);
 	T_RUN(bin_frequency_change_counted);
+	T_RUN(synthetic_tids_counted);
 }
