@@ -180,7 +180,9 @@ const char *tptp_kind_name(int kind);
 
 /* tptp_parse_time() : "1185890426.304424453" -> ns since the epoch,
  * exactly (integer arithmetic; fewer than 9 fraction digits are scaled,
- * more are truncated).  0 on success, -1 if not a time. */
+ * more are truncated).  0 on success, -1 if not a time; 1 when the
+ * number is followed by a space and more characters: read up to them,
+ * the caller counts it.  Spaces before or after the number are fine. */
 int tptp_parse_time(const char *s, uint64_t *ns);
 /* tptp_parse_time_n() : the same on len bytes that need no NUL (XML
  * attribute values arrive as pointer pairs into the parser's buffer). */

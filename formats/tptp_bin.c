@@ -33,7 +33,11 @@
  *   ns = ticks * 1e9 / f (128-bit, exact floor).  A frequency below 1e6 is
  *   taken as MHz (CPUID reports MHz; a real clock is never under 1 MHz).
  *   Without message 2, timestamps are taken as ns; a frequency of 0 (or
- *   a message 2 too short for one) is ignored and counted.  A timestamp of 0
+ *   a message 2 too short for one) is ignored and counted.  The spec
+ *   calls it the CPU's max qualified frequency, a constant of the
+ *   machine, with no word of it changing: a later message 2 with another
+ *   frequency is ignored (the first holds) and counted; the same one
+ *   again is harmless.  A timestamp of 0
  *   (the spec's default for an unused attribute) is no time; one past
  *   2^64 ns (year 2554) is no time either, counted as the XML reader
  *   counts one.
@@ -635,8 +639,17 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 			uint64_t f = bin_get(x, p, 8);
 			/* 0 is no frequency: times stay as they were taken
 			 * (ns, or ticks at an earlier frequency) */
-			if (f)
-				bin_set_freq(x, f < 1000000 ? f * 1000000 : f);
+			if (f && f < 1000000)
+				f *= 1000000;
+			/* One frequency per trace: the CPU's max qualified
+			 * one, a property of the machine.  A different one
+			 * later would put times on two scales: ignored. */
+			if (f && x->freq_hz && f != x->freq_hz)
+				apc_model_unmapped(x->r->model,
+						   "tptp binary frequency changes mid-trace "
+						   "(ignored, the first one holds)", 1);
+			else if (f)
+				bin_set_freq(x, f);
 			else
 				apc_model_unmapped(x->r->model, "tptp binary frequencies of 0 (ignored)", 1);
 			if (body > 8)

@@ -691,13 +691,16 @@ int tptp_parse_time_n(const char *s, size_t len, uint64_t *ns)
 				digits++;
 			}
 	}
-	/* Anything after a space is ignored, as it always was. */
+	/* Anything after a space is ignored, as it always was, but said:
+	 * 1 when more than spaces follow, for the caller to count. */
 	if (!any || (s < e && *s != ' '))
 		return -1;
+	while (s < e && *s == ' ')
+		s++;
 	for (; digits < 9; digits++)
 		frac *= 10;
 	*ns = sec * 1000000000ull + frac;
-	return 0;
+	return s < e;
 }
 
 int tptp_parse_time(const char *s, uint64_t *ns)
@@ -1013,10 +1016,18 @@ static struct tptp_thread *thread_get(struct tptp_map *m, uint64_t id, int creat
 	}
 	/* The TPTP id when it fits and is fresh: users can match it with the
 	 * profiler's views; otherwise a synthetic one. */
-	if (id > 0 && id < TPTP_SYNTH_TID && !hmap_find(&m->used_tids, id, NULL))
+	if (id > 0 && id < TPTP_SYNTH_TID && !hmap_find(&m->used_tids, id, NULL)) {
 		tid = (int32_t)id;
-	else
+	} else {
 		tid = m->next_synth_tid < INT32_MAX ? m->next_synth_tid++ : INT32_MAX;
+		/* The tid shown is not the TPTP id: say so, by reason. */
+		apc_model_unmapped(m->model,
+				   id == 0 ? "tptp thread ids of 0 or none (given synthetic tids)"
+				   : id >= TPTP_SYNTH_TID
+					   ? "tptp thread ids of 2^30 or more (given synthetic tids)"
+					   : "tptp thread ids reused or equal to the pid (given synthetic tids)",
+				   1);
+	}
 	if (hmap_put(&m->used_tids, (uint64_t)tid, 1) < 0 ||
 	    hmap_put(&m->thread_ids, id, m->nthreads) < 0)
 		return NULL;

@@ -82,6 +82,7 @@ struct xml_qrec {
 	uint32_t str[XS_COUNT];
 	unsigned bad;          /* 1 << XA_*: values that do not parse, counted
 				* at the pull (a record taken back is not) */
+	unsigned time_trail;   /* time read up to characters after it */
 };
 
 /* Name pointer (from the parser's dictionary) -> code, filled on first
@@ -595,10 +596,16 @@ static void xml_read_attrs(struct tptp_xml *x, struct xml_qrec *q, int nattr,
 			continue;
 		switch ((a = xml_cache_get(&x->attrs, at[0], xml_attr_code))) {
 		case XA_TIME:
-			if (tptp_parse_time_n((const char *)v, (size_t)(e - v), &rec->time) == 0)
+			switch (tptp_parse_time_n((const char *)v, (size_t)(e - v), &rec->time)) {
+			case 1:
+				q->time_trail = 1;
+				/* fall through */
+			case 0:
 				rec->has |= TPTP_HAS_TIME;
-			else
+				break;
+			default:
 				q->bad |= 1u << a;
+			}
 			break;
 		case XA_THREAD:
 			if (xml_number(q, a, v, e, &rec->thread_id))
@@ -1037,6 +1044,9 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 		x->r->model->records_read++;
 		if (q->bad)
 			xml_count_bad(x, q->bad);
+		if (q->time_trail)
+			apc_model_unmapped(x->r->model,
+					   "tptp times with characters after the number (read up to them)", 1);
 		return 1;
 	}
 }

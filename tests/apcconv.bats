@@ -435,6 +435,24 @@ PY
 	[[ "$output" == *"leading"* ]]
 }
 
+@test "TPTP XML: the summary counts synthetic tids and times with trailing characters" {
+	cat > "$TMP/t.trcxml" <<'XML'
+<TRACE>
+<traceStart time="100.0"/>
+<threadStart threadId="0" time="100.0" threadName="zero"/>
+<threadStart threadId="1073741824" time="100.0" threadName="big"/>
+<gcStart time="100.5 junk"/>
+<gcFinish time="100.7"/>
+</TRACE>
+XML
+	run apcconv "$TMP/t.trcxml" -o "$TMP/t.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"tptp thread ids of 0 or none (given synthetic tids): 1"* ]]
+	[[ "$output" == *"tptp thread ids of 2^30 or more (given synthetic tids): 1"* ]]
+	[[ "$output" == *"tptp times with characters after the number (read up to them): 1"* ]]
+	apcverify -q "$TMP/t.apc"
+}
+
 @test "SIGTERM while reading leaves no output behind" {
 	# apcconv reads a pipe whose writer stays open: it is blocked in
 	# read() when the signal comes.  Only our own processes are signalled.

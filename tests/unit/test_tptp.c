@@ -410,8 +410,12 @@ static void parse_times(void)
 	T_EQ_INT(tptp_parse_time_n("1.5xyz", 3, &ns), 0);
 	T_EQ_U64(ns, 1500000000ull);
 	T_EQ_INT(tptp_parse_time_n("1.5xyz", 4, &ns), -1);
-	T_EQ_INT(tptp_parse_time_n(" 12 junk", 8, &ns), 0);
+	/* After a space: read up to it, and said (1) when more than spaces
+	 * follow, for the reader to count. */
+	T_EQ_INT(tptp_parse_time_n(" 12 junk", 8, &ns), 1);
 	T_EQ_U64(ns, 12000000000ull);
+	T_EQ_INT(tptp_parse_time_n(" 13  ", 5, &ns), 0);
+	T_EQ_U64(ns, 13000000000ull);
 	T_EQ_INT(tptp_parse_time_n("7", 0, &ns), -1);
 }
 
@@ -2165,6 +2169,98 @@ static void bin_bad_frequency_counted(void)
 	}
 }
 
+/* A second frequency message that differs, after data, is ignored and
+ * counted: times stay on the first one's scale (at 4 GHz the second
+ * gcStart would fall before the first and be clamped).  The same
+ * frequency again (1000 MHz is 1 GHz) changes nothing and is not counted. */
+static void bin_frequency_change_counted(void)
+{
+	static const uint8_t head[] = {'0', 'T', 'B', 'F', 1, 0, 1, 1, 12, 0, 0, 0};
+	static const uint64_t second[] = {4000000000ull, 1000};
+
+	for (int i = 0; i < 2; i++) {
+		uint8_t f[128], *p = f;
+		char path[] = "/tmp/test_tptp_XXXXXX";
+		struct run res;
+		int fd;
+
+		memcpy(p, head, sizeof head);
+		p += sizeof head;
+		for (int k = 0; k < 2; k++) {
+			uint64_t hz = k ? second[i] : 1000000000ull;
+			if (k) {
+				/* gcStart (1023) at tick 0x1000 between the two */
+				*p++ = 0xff; *p++ = 0x03; *p++ = 26; *p++ = 0; *p++ = 0; *p++ = 0;
+				memset(p, 0, 26);
+				p[17] = 0x10;
+				p += 26;
+			}
+			*p++ = 2; *p++ = 0; *p++ = 8; *p++ = 0; *p++ = 0; *p++ = 0;
+			for (int b = 0; b < 8; b++)
+				*p++ = (uint8_t)(hz >> (8 * b));
+		}
+		/* gcStart at tick 0x3000 */
+		*p++ = 0xff; *p++ = 0x03; *p++ = 26; *p++ = 0; *p++ = 0; *p++ = 0;
+		memset(p, 0, 26);
+		p[17] = 0x30;
+		p += 26;
+		fd = mkstemp(path);
+		T_ASSERT(fd >= 0);
+		T_ASSERT(write(fd, f, (size_t)(p - f)) == p - f);
+		close(fd);
+		run_reader(&apc_format_tptp_bin, path, 0, &res);
+		unlink(path);
+		T_EQ_INT(res.last_rc, APC_END);
+		T_EQ_U64(res.markers, 2);
+		T_EQ_U64(res.t0, 0x1000);
+		T_EQ_U64(run_unmapped(&res, "tptp times before the trace start"), 0);
+		T_EQ_U64(run_unmapped(&res, "tptp binary frequency changes mid-trace "
+					    "(ignored, the first one holds)"), i == 0);
+	}
+}
+
+/* Thread ids that cannot be the tid (0 or none, 2^30 or more, reused, the
+ * pid) get synthetic tids, counted by reason; a fresh small one is kept. */
+static void synthetic_tids_counted(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<processCreate pid=\"42\" time=\"100.0\"/>\n"
+		     "<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<threadStart threadId=\"0\" time=\"100.0\" threadName=\"zero\"/>\n"
+		     "<threadStart threadId=\"1073741824\" time=\"100.0\" threadName=\"big\"/>\n"
+		     "<threadStart threadId=\"42\" time=\"100.0\" threadName=\"pid\"/>\n"
+		     "<threadEnd threadIdRef=\"1\" time=\"100.1\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.2\" threadName=\"again\"/>\n"
+		     "<gcStart time=\"100.3\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.thread_names, 5);
+	T_EQ_U64(run_unmapped(&res, "tptp thread ids of 0 or none (given synthetic tids)"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp thread ids of 2^30 or more (given synthetic tids)"), 1);
+	T_EQ_U64(run_unmapped(&res, "tptp thread ids reused or equal to the pid (given synthetic tids)"),
+		 2);
+}
+
+/* A time with characters after a space is read up to them, as it always
+ * was, and counted; spaces around the number alone are not counted. */
+static void xml_time_trailing_counted(void)
+{
+	struct run res;
+
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<gcStart time=\"100.5 junk\"/>\n<gcFinish time=\" 100.7 \"/>\n"
+		     "<gcStart time=\"101.0 \"/>\n<gcFinish time=\"101.5 1 2\"/>\n"
+		     "</TRACE>\n", &res);
+	T_EQ_INT(res.last_rc, APC_END);
+	T_EQ_U64(res.st.gc_count, 2);
+	T_EQ_U64(res.first_marker_ts, 100 * S_NS + S_NS / 2);
+	T_EQ_U64(run_unmapped(&res, "tptp times that do not parse"), 0);
+	T_EQ_U64(run_unmapped(&res, "tptp times with characters after the number (read up to them)"),
+		 2);
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -2207,4 +2303,7 @@ void run_tests(void)
 	T_RUN(bin_extra_bytes_counted);
 	T_RUN(xml_bad_numbers_counted);
 	T_RUN(bin_bad_frequency_counted);
+	T_RUN(xml_time_trailing_counted);
+	T_RUN(bin_frequency_change_counted);
+	T_RUN(synthetic_tids_counted);
 }
