@@ -401,6 +401,9 @@ static int ltt_control(struct apc_reader *r, struct ltt_priv *p, const char *rel
 		    ev.id != APC_LTT_ID_HEARTBEAT)
 			st = fn(r, p, &ev);
 	}
+	if (s.w.undefined)
+		apc_model_unmapped(r->model, "ltt undefined event id in a control file (rest of its block skipped)",
+				   s.w.undefined);
 	apc_ltt_cpu_free(&s.w);
 	apc_stream_close(s.s);
 	if (st == APC_EDATA) {
@@ -417,13 +420,26 @@ static int ltt_on_facility(struct apc_reader *r, struct ltt_priv *p, const struc
 	size_t n;
 	uint64_t base;
 
-	if (ev->id != APC_LTT_ID_FACILITY_LOAD || !ev->def)
+	if (ev->id != APC_LTT_ID_FACILITY_LOAD || !ev->def) {
+		apc_model_unmapped(r->model, "ltt control/facilities event other than facility_load (ignored)", 1);
 		return APC_OK;
+	}
 	if (apc_ltt_field_str(ev->def, ev->payload, ev->len, p->arch.big_endian, "name", &name, &n) ||
-	    apc_ltt_field_u64(ev->def, ev->payload, ev->len, p->arch.big_endian, "base_code", &base))
+	    apc_ltt_field_u64(ev->def, ev->payload, ev->len, p->arch.big_endian, "base_code", &base)) {
+		apc_model_unmapped(r->model, "ltt facility_load without a name or base_code (ignored)", 1);
 		return APC_OK;
-	if (base < APC_LTT_MAX_IDS && apc_ltt_facility_load(&p->defs, name, n, (uint32_t)base))
+	}
+	if (base >= APC_LTT_MAX_IDS) {
+		apc_model_unmapped(r->model, "ltt facility_load with base_code over 65535 (ignored)", 1);
+		return APC_OK;
+	}
+	int got = apc_ltt_facility_load(&p->defs, name, n, (uint32_t)base);
+	if (got < 0)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	if (got > 0)
+		apc_model_unmapped(r->model,
+				   "ltt facility_load of a facility no eventdefs file describes (its events stay undefined)",
+				   1);
 	return APC_OK;
 }
 
@@ -454,8 +470,10 @@ static int ltt_on_process(struct apc_reader *r, struct ltt_priv *p, const struct
 	uint64_t pid;
 
 	if (apc_ltt_field_str(ev->def, ev->payload, ev->len, p->arch.big_endian, "name", &name, &n) ||
-	    apc_ltt_field_u64(ev->def, ev->payload, ev->len, p->arch.big_endian, "pid", &pid))
+	    apc_ltt_field_u64(ev->def, ev->payload, ev->len, p->arch.big_endian, "pid", &pid)) {
+		apc_model_unmapped(r->model, "ltt control/processes entry without a name or pid (ignored)", 1);
 		return APC_OK;
+	}
 	struct ltt_proc *np = realloc(p->procs, (p->nprocs + 1) * sizeof *np);
 	if (!np)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");

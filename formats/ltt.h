@@ -148,7 +148,8 @@ struct apc_ltt_defs {
  * control/facilities).  Same-named versions take the loads in order
  * (the first load the first definition, ...: the checksum that tells
  * them apart is not computable here); a load past the last version, a
- * reload, adds a base to it.  Returns 0, or -1 on allocation failure.
+ * reload, adds a base to it.  Returns 0, 1 when no eventdefs file
+ * describes the facility (nothing to load), or -1 on allocation failure.
  */
 int apc_ltt_facility_load(struct apc_ltt_defs *d, const char *name, size_t n, uint32_t base);
 

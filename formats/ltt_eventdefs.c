@@ -1333,7 +1333,7 @@ int apc_ltt_facility_load(struct apc_ltt_defs *d, const char *name, size_t n, ui
 		last = f;
 	}
 	if (!last)
-		return 0; /* a facility the eventdefs do not describe */
+		return 1; /* a facility the eventdefs do not describe */
 	uint32_t *nb = realloc(last->more_bases, (last->nmore + 1) * sizeof *nb);
 	if (!nb)
 		return -1;

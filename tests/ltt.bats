@@ -123,6 +123,33 @@ EOF2
 	grep -Eq 'core\.irq_entry +1 +-> counter' <<<"$output"
 }
 
+@test "LTT: control/facilities entries it cannot apply are counted" {
+	trace "$TMP/t" <<'EOF2'
+net = '<facility name=net><event name=pkt><uint size=2/></event></facility>\n'
+loads = Block()
+def load(name, base):
+    loads.ev(0, 1100, name + b"\0" + struct.pack("<II", 0, base))
+load(b"net", 30)                      # applied: net.pkt at 30
+load(b"gpu", 40)                      # no eventdefs file describes gpu
+load(b"net", 70000)                   # base over the 16-bit ids
+loads.ev(IRQ_ENTRY, 1200, b"\x01\x00")  # not a facility_load
+loads.ev(99, 1300)                    # undefined: the rest is lost
+load(b"net", 80)
+b = Block()
+b.ev(30, 2000, struct.pack("<H", 7))
+b.ev(IRQ_ENTRY, 4000, b"\x01\x00")
+write_trace(D, CORE, {0: [b.finish()]}, facilities=loads.finish(), extra_defs={"net.xml": net})
+EOF2
+	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -Eq 'net\.pkt +1 +-> counter' <<<"$output"
+	grep -q 'ltt facility_load of a facility no eventdefs file describes (its events stay undefined): 1' <<<"$output"
+	grep -q 'ltt facility_load with base_code over 65535 (ignored): 1' <<<"$output"
+	grep -q 'ltt control/facilities event other than facility_load (ignored): 1' <<<"$output"
+	grep -q 'ltt undefined event id in a control file (rest of its block skipped): 1' <<<"$output"
+}
+
 @test "LTT: a damaged control file keeps what came before it and the CPU files" {
 	trace "$TMP/t" <<'EOF2'
 b = Block()
