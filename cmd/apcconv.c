@@ -100,6 +100,8 @@ int main(int argc, char **argv)
 	double t0;
 
 	o.write.created = -1;
+	/* getopt's messages start with argv[0]: the name, not the path */
+	argv[0] = (char *)PROG;
 	while ((c = getopt_long(argc, argv, "o:f:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
@@ -131,7 +133,7 @@ int main(int argc, char **argv)
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " (apctools) %s\n", APC_VERSION); return 0;
-		default: usage(stderr); return 2;
+		default: fputs("Try '" PROG " --help' for more information.\n", stderr); return 2;
 		}
 	}
 	if (optind >= argc) {

@@ -91,6 +91,8 @@ int main(int argc, char **argv)
 
 	apc_dump_opts_init(&o);
 	o.report = report;
+	/* getopt's messages start with argv[0]: the name, not the path */
+	argv[0] = (char *)"apcdump";
 	while ((c = getopt_long(argc, argv, "jxc:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o.json = 1; break;
@@ -130,7 +132,7 @@ int main(int argc, char **argv)
 		case 'v': o.verbose++; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("apcdump %s\n", APC_VERSION); return 0;
-		default: return bad_usage("%s", "bad option");
+		default: fputs("Try 'apcdump --help' for more information.\n", stderr); return 2;
 		}
 	}
 	if (optind >= argc)

@@ -150,6 +150,8 @@ int main(int argc, char **argv)
 	unsigned timeout_s = 10;
 	int c, quiet = 0, list = 0, progress = -1, rc, status;
 
+	/* getopt's messages start with argv[0]: the name, not the path */
+	argv[0] = (char *)PROG;
 	while ((c = getopt_long(argc, argv, "o:d:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
@@ -177,7 +179,7 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " (apctools) %s\n", APC_VERSION); return 0;
-		default: usage(stderr); return 2;
+		default: fputs("Try '" PROG " --help' for more information.\n", stderr); return 2;
 		}
 	}
 	if (optind != argc - 1) {

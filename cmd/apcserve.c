@@ -68,6 +68,8 @@ int main(int argc, char **argv)
 	int c, once = 0, quiet = 0, verbose = 0, lfd, status = 0;
 	unsigned long v;
 
+	/* getopt's messages start with argv[0]: the name, not the path */
+	argv[0] = (char *)PROG;
 	while ((c = getopt_long(argc, argv, "p:l:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -93,7 +95,7 @@ int main(int argc, char **argv)
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " (apctools) %s\n", APC_VERSION); return 0;
-		default: usage(stderr); return 2;
+		default: fputs("Try '" PROG " --help' for more information.\n", stderr); return 2;
 		}
 	}
 	if (optind != argc - 1) {

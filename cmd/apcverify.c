@@ -145,6 +145,8 @@ int main(int argc, char **argv)
 	long max_errors = -1;
 	char *end;
 
+	/* getopt's messages start with argv[0]: the name, not the path */
+	argv[0] = (char *)PROG;
 	while ((c = getopt_long(argc, argv, "qvhV", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON: json = 1; break;
@@ -165,12 +167,11 @@ int main(int argc, char **argv)
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " " APC_VERSION "\n"); return 0;
-		default: usage(stderr); return 2;
+		default: fputs("Try '" PROG " --help' for more information.\n", stderr); return 2;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, PROG ": no capture given\n");
-		usage(stderr);
+		fprintf(stderr, PROG ": no capture given (try --help)\n");
 		return 2;
 	}
 	if (verbose && !quiet)

@@ -37,6 +37,13 @@ print(sum(1 for l in sys.stdin if json.loads(l)["msg"].startswith(want)))' "$2"
 	[[ "$output" == *"no input given"* ]]
 	run apcconv --bogus x
 	[ "$status" -eq 2 ]
+	# getopt's reason under the command's name, a hint, not the whole help
+	[ "$output" = "apcconv: unrecognized option '--bogus'
+Try 'apcconv --help' for more information." ]
+	run apcconv -o
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "apcconv: option requires an argument -- 'o'" ]
+	[ "${#lines[@]}" -eq 2 ]
 	run apcconv --begin=soon "$TD/barman/demo.bin"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"invalid time"* ]]

@@ -234,6 +234,10 @@ assert o["frame_types"]["summary"]["frames"] == 1'
 	[ "$status" -eq 2 ]
 	run apcdump
 	[ "$status" -eq 2 ]
+	run apcdump -Z x
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcdump: invalid option -- 'Z'
+Try 'apcdump --help' for more information." ]
 }
 
 @test "-h and -V" {

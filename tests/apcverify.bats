@@ -337,8 +337,11 @@ for l in sys.stdin:
 @test "usage: no capture, unknown option exit 2; -h, -V, --list-checks exit 0" {
 	run apcverify
 	[ "$status" -eq 2 ]
+	[ "$output" = "apcverify: no capture given (try --help)" ]
 	run apcverify --bogus x
 	[ "$status" -eq 2 ]
+	[ "$output" = "apcverify: unrecognized option '--bogus'
+Try 'apcverify --help' for more information." ]
 	run apcverify -h
 	[ "$status" -eq 0 ]
 	[[ "$output" == usage:* ]]

@@ -122,6 +122,10 @@ serve_wait() {
 	[ "$output" = "apcrecord: $TMP/exists.apc: output exists (use --overwrite to replace it)" ]
 	run apcrecord
 	[ "$status" -eq 2 ]
+	run apcrecord --bogus
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcrecord: unrecognized option '--bogus'
+Try 'apcrecord --help' for more information." ]
 }
 
 @test "--duration stops a paced capture early; it still ends with End of Sequence" {
@@ -241,6 +245,10 @@ EOF
 	[ "$status" -eq 2 ]
 	run apcserve
 	[ "$status" -eq 2 ]
+	run apcserve -Z x
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcserve: invalid option -- 'Z'
+Try 'apcserve --help' for more information." ]
 }
 
 @test "apcserve: a port in use is named as the FILE of a lowercase system error, exit 2" {
