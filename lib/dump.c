@@ -175,7 +175,7 @@ static char *dup_bytes(const void *s, size_t n)
 /* ---- per-input state --------------------------------------------------- */
 
 struct sum_counter { int32_t key; int declared; uint64_t values; char *name; };
-struct sum_thread { int32_t tid; char *name; };
+struct sum_thread { int32_t tid; uint64_t msgs; char *name; };
 struct sum_core { int32_t core; int named; int32_t cpuid; uint64_t msgs; char *name; };
 struct sum_chan { int32_t channel, group; uint64_t count; char *name; };
 struct sum_kind { const char *ptr; char *name; uint64_t n; };
@@ -834,6 +834,25 @@ static int set_name(char **dst, const uint8_t *s, size_t n)
 	return APC_OK;
 }
 
+/* The thread of a message's tid field, added when new (NULL when out
+ * of memory, or when the message has no tid). */
+static struct sum_thread *sum_thread(struct dump *d, const struct apc_msg *m)
+{
+	const struct apc_field *tid = apc_msg_field(m, "tid");
+	struct sum_thread *th;
+	size_t i;
+
+	if (!tid)
+		return NULL;
+	if ((i = map_get(&d->thr_map, (uint64_t)tid->i)) != (size_t)-1)
+		return &d->thr[i];
+	th = table_add((void **)&d->thr, &d->nthr, &d->cthr, sizeof *th);
+	if (!th || map_put(&d->thr_map, (uint64_t)tid->i, d->nthr - 1) < 0)
+		return NULL;
+	th->tid = (int32_t)tid->i;
+	return th;
+}
+
 /* Last ts in an order table; returns the slot to update. */
 static struct sum_order *order_slot(struct dump_map *map, struct sum_order **tab, size_t *n,
 				    size_t *cap, uint64_t key, int *fresh)
@@ -920,6 +939,13 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 				o->last = m->ts;
 		}
 	}
+	/* (block counter messages, most of a capture, have no tid) */
+	if (m->frame_type != APC_FRAME_BLOCK_COUNTER && apc_msg_field(m, "tid")) {
+		struct sum_thread *th = sum_thread(d, m);
+		if (!th)
+			return APC_ENOMEM;
+		th->msgs++;
+	}
 	if (!strcmp(m->name, "counter") || !strcmp(m->name, "block_counter") ||
 	    !strcmp(m->name, "perf_counter") || !strcmp(m->name, "activity_switch")) {
 		struct sum_counter *c;
@@ -929,22 +955,11 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 			c->values++;
 		}
 	} else if (!strcmp(m->name, "thread_name") || !strcmp(m->name, "proc")) {
-		const struct apc_field *tid = apc_msg_field(m, "tid");
 		const struct apc_field *nm = apc_msg_field(m, m->name[0] == 't' ? "name" : "comm");
-		if (tid && nm) {
-			size_t i = map_get(&d->thr_map, (uint64_t)tid->i);
-			struct sum_thread *th;
-			if (i == (size_t)-1) {
-				th = table_add((void **)&d->thr, &d->nthr, &d->cthr, sizeof *th);
-				if (!th || map_put(&d->thr_map, (uint64_t)tid->i, d->nthr - 1) < 0)
-					return APC_ENOMEM;
-				th->tid = (int32_t)tid->i;
-			} else {
-				th = &d->thr[i];
-			}
-			if (set_name(&th->name, nm->s, nm->len) < 0)
-				return APC_ENOMEM;
-		}
+		struct sum_thread *th;
+		if (nm && (th = sum_thread(d, m)) &&
+		    set_name(&th->name, nm->s, nm->len) < 0)
+			return APC_ENOMEM;
 	} else if (!strcmp(m->name, "core_name")) {
 		const struct apc_field *core = apc_msg_field(m, "core");
 		const struct apc_field *nm = apc_msg_field(m, "name");
@@ -1291,8 +1306,12 @@ static void summary_json(struct dump *d)
 	json_key(f, &first, "threads");
 	putc('[', f);
 	for (size_t i = 0; i < d->nthr; i++) {
-		fprintf(f, "%s{\"tid\":%" PRId32 ",\"name\":", i ? "," : "", d->thr[i].tid);
-		apc_json_cstr(f, d->thr[i].name);
+		fprintf(f, "%s{\"tid\":%" PRId32 ",\"messages\":%" PRIu64 ",\"name\":", i ? "," : "",
+			d->thr[i].tid, d->thr[i].msgs);
+		if (d->thr[i].name)
+			apc_json_cstr(f, d->thr[i].name);
+		else
+			fputs("null", f);
 		putc('}', f);
 	}
 	putc(']', f);
@@ -1368,10 +1387,16 @@ static void summary_text(struct dump *d)
 		}
 		putc('\n', f);
 	}
-	fprintf(f, "Threads:             %zu\n", d->nthr);
+	size_t named = 0;
+	for (size_t i = 0; i < d->nthr; i++)
+		named += d->thr[i].name != NULL;
+	fprintf(f, "Threads:             %zu (%zu named)\n", d->nthr, named);
 	for (size_t i = 0; i < d->nthr; i++) {
-		fprintf(f, "  tid %-8" PRId32 " ", d->thr[i].tid);
-		text_str(f, (const uint8_t *)d->thr[i].name, strlen(d->thr[i].name));
+		fprintf(f, "  tid %-8" PRId32 " %10" PRIu64 " messages  ", d->thr[i].tid, d->thr[i].msgs);
+		if (d->thr[i].name)
+			text_str(f, (const uint8_t *)d->thr[i].name, strlen(d->thr[i].name));
+		else
+			fputs("(no name)", f);
 		putc('\n', f);
 	}
 	if (d->have_ts) {

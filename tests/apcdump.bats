@@ -129,6 +129,34 @@ EOF2
 	apcdump --summary --json "$TMP/back.apc" | grep -q '"in_order":false'
 }
 
+@test "--summary lists every thread a message names, with or without a name" {
+	need_python
+	mkdir -p "$TMP/t.apc"
+	python3 - "$TMP/t.apc" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, s, summary, frames, write_cap
+write_cap(sys.argv[1], frames([
+    summary(),
+    p(3) + p(0) + p(2) + p(10) + p(42) + s(b"main"),          # Name: tid 42
+    p(7) + p(0) + p(2) + p(20) + p(42) + p(1) + p(30) + p(43) + p(0),
+]))
+EOF2
+	run apcdump "$TMP/t.apc"
+	echo "$output"
+	run apcdump --summary "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^Threads: *2 (1 named)$' <<<"$output"
+	grep -q '^  tid 42  *2 messages  "main"$' <<<"$output"
+	grep -q '^  tid 43  *1 messages  (no name)$' <<<"$output"
+	apcdump --summary --json "$TMP/t.apc" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["threads"]
+assert t == [{"tid": 42, "messages": 2, "name": "main"},
+             {"tid": 43, "messages": 1, "name": None}], t'
+}
+
 @test "--summary --json is one object with the counters" {
 	need_shared
 	need_python
