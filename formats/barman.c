@@ -178,6 +178,9 @@ struct barman {
 	int32_t ann_tid;     /* core 0's annotation connection; core N's is ann_tid + N */
 	struct barman_map *maps;
 	uint32_t nmaps;
+	uint32_t exec_task;  /* the task whose process cookie is exec_cookie */
+	int32_t exec_cookie; /* (a one-entry cache of barman_task_cookie) */
+	int have_exec;
 	struct barman_series *series;
 	uint32_t act_counter;
 	int32_t ncookies;
@@ -996,6 +999,24 @@ static int barman_short(struct apc_reader *r, struct barman *b, uint64_t off, ui
 			   (unsigned long long)need, (unsigned long long)have);
 }
 
+/*
+ * The cookie of a task's process image, its Link's and its samples' Exec
+ * Cookie: the image last mapped for the task, else the first global one
+ * (task 0), else -1.  Mappings' times do not matter: a Link has none.
+ */
+static int32_t barman_task_cookie(const struct barman *b, uint32_t task)
+{
+	int32_t own = -1, global = -1;
+
+	for (uint32_t j = 0; j < b->nmaps; j++) {
+		if (task && b->maps[j].task == task)
+			own = b->maps[j].cookie;
+		else if (b->maps[j].task == 0 && global < 0)
+			global = b->maps[j].cookie;
+	}
+	return own >= 0 ? own : global;
+}
+
 static int32_t barman_pid(const struct barman *b, uint32_t task)
 {
 	return b->max_tasks > 0 ? (int32_t)task : APC_NO_PID;
@@ -1160,7 +1181,14 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 		pcs->cookie = hit ? hit->cookie : -1;
 		pcs->offset = hit ? (int64_t)(pc - hit->base + hit->off) : (int64_t)pc;
 		e->u.sample.pid = e->u.sample.tid = (int32_t)task;
-		e->u.sample.cookie = pcs->cookie;
+		/* Exec Cookie: the process's image, as its Link says; the PC's
+		 * own image (a library, another task's) is the entry's. */
+		if (!b->have_exec || b->exec_task != task) {
+			b->exec_task = task;
+			b->exec_cookie = barman_task_cookie(b, task);
+			b->have_exec = 1;
+		}
+		e->u.sample.cookie = b->exec_cookie;
 		e->u.sample.depth = 1;
 		e->u.sample.pcs = pcs;
 	}
@@ -1298,21 +1326,17 @@ static int barman_preamble(struct apc_reader *r, struct barman *b, struct apc_ba
 	for (uint32_t i = 0; i < b->ntasks; i++) {
 		struct apc_event *e = apc_batch_add(bt, APC_EV_THREAD_NAME, 0, APC_NO_CORE);
 		const char *nm = b->tasks[i].name ? b->tasks[i].name : "";
-		int32_t cookie = -1;
 
 		if (!e)
 			return barman_nomem(r, b);
 		e->flags = APC_EVF_NO_TS;
 		e->u.name.id = (int32_t)b->tasks[i].id;
 		e->u.name.name = apc_batch_strdup(bt, nm, strlen(nm));
-		for (uint32_t j = 0; j < b->nmaps; j++)
-			if (b->maps[j].task == b->tasks[i].id || (cookie < 0 && b->maps[j].task == 0))
-				cookie = b->maps[j].cookie;
 		e = apc_batch_add(bt, APC_EV_LINK, 0, APC_NO_CORE);
 		if (!e)
 			return barman_nomem(r, b);
 		e->flags = APC_EVF_NO_TS;
-		e->u.link.cookie = cookie;
+		e->u.link.cookie = barman_task_cookie(b, b->tasks[i].id);
 		e->u.link.pid = e->u.link.tid = (int32_t)b->tasks[i].id;
 	}
 	return APC_OK;

@@ -351,6 +351,17 @@ static const char *cookie_name(const struct run *r, int32_t cookie)
 	return NULL;
 }
 
+/* The cookie of task's Link in *cookie; 0 when there is no Link. */
+static int link_cookie(const struct run *r, uint32_t task, int32_t *cookie)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->ev[i].e.type == APC_EV_LINK && r->ev[i].e.u.link.tid == (int32_t)task) {
+			*cookie = r->ev[i].e.u.link.cookie;
+			return 1;
+		}
+	return 0;
+}
+
 /* Custom series counters are the declarations with no event number. */
 static uint32_t series_counter(const struct run *r, uint32_t gid)
 {
@@ -482,6 +493,11 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 				CHECK(ei < r->n, "events end early");
 				x = &r->ev[ei++];
 				CHECK(x->e.type == APC_EV_SAMPLE && x->e.ts == ns, "sample event");
+				/* Exec Cookie: the process's image, its Link's, wherever the PC is */
+				int32_t lk;
+				if (link_cookie(r, tr->task, &lk))
+					CHECK(x->e.u.sample.cookie == lk, "task %u sample exec cookie %d, its link's %d",
+					      (unsigned)tr->task, x->e.u.sample.cookie, lk);
 				hit = tr_map_at(t->maps, t->nmaps, tr->pc, tr->task, tr->ts, NULL);
 				if (hit) {
 					const char *nm = cookie_name(r, x->pc.cookie);
