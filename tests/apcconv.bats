@@ -308,6 +308,23 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c i
 	apcverify -q "$TMP/cut.apc"
 }
 
+@test "TPTP: the process's own tid is named and linked, like its threads" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	# the GC markers and the view are on the connection tid == pid
+	# (tptpgen's pid 4242): without a name Streamline shows it unnamed
+	"$G" --seed 3 -o "$TMP/a.trcxml"
+	"$G" --seed 3 --binary -o "$TMP/c.trcbin"
+	for f in a.trcxml c.trcbin; do
+		apcconv -q "$TMP/$f" -o "$TMP/$f.apc"
+		apcdump "$TMP/$f.apc" > "$TMP/$f.txt"
+		grep -Eq 'annotate_setup +fd=1 version=4 tid=4242 pid=4242' "$TMP/$f.txt"
+		grep -Eq 'thread_name +ts=0 tid=4242 name="java"$' "$TMP/$f.txt"
+		grep -Eq 'link +ts=0 cookie=1 pid=4242 tid=4242$' "$TMP/$f.txt"
+		apcdump --summary "$TMP/$f.apc" | grep -Eq '^  tid 4242 +"java"$'
+	done
+}
+
 @test "TPTP XML: damage in the middle is not called a cut" {
 	G="$APC_TOOLS/tptpgen"
 	[ -x "$G" ] || skip "tptpgen not built"

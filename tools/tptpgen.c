@@ -487,9 +487,9 @@ static int tptpgen_write(FILE *f, const struct tptpgen_opts *o, struct tptpgen_t
 	r.time = t0;
 	r.hostname = "gen-host";
 	r.pid = TPTPGEN_PID;
-	r.name = "org.eclipse.tptp.jvmti";
 	tptpgen_emit(&s, TPTP_NODE, &r);
-	tptpgen_emit(&s, TPTP_PROCESS_CREATE, &r);
+	tptpgen_emit(&s, TPTP_PROCESS_CREATE, &r); /* no name: the TI profiler gives none */
+	r.name = "org.eclipse.tptp.jvmti";
 	tptpgen_emit(&s, TPTP_AGENT_CREATE, &r);
 	tptpgen_emit(&s, TPTP_TRACE_START, &r);
 	r.key = "TICKET";

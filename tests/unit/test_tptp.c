@@ -32,8 +32,18 @@ struct run {
 	uint64_t first_marker_ts;
 	char names[4][64];          /* the first thread names */
 	/* Who is who: the first links' (pid, tid), and the connection
-	 * (tid, pid) of the first marker and of the first string. */
+	 * (tid, pid) of the first marker and of the first string.
+	 * thread_names, names, links and link_* are the threads'; the
+	 * process's own tid (== the pid) is counted apart, below. */
 	int32_t link_pid[4], link_tid[4];
+	uint64_t proc_names, proc_links; /* names and links of tid == pid */
+	char proc_name[64];         /* the name given to tid == pid */
+	uint64_t proc_name_ts;      /* ... and its time */
+	int32_t pid;                /* of the links (-1 without any) */
+	/* Every name and link, in order, sorted into the above at the end. */
+	struct { int32_t id; uint64_t ts; char name[64]; } all_names[64];
+	struct { int32_t pid, tid; } all_links[64];
+	size_t nall_names, nall_links;
 	int32_t marker_tid, marker_pid, str_tid, str_pid;
 	char err[600];
 	uint64_t t0;                /* the model's zero (monotonic_delta) */
@@ -121,6 +131,40 @@ static void note_job(struct run *res, const struct apc_ann *a)
 	res->per[i].calls++;
 }
 
+/* Names and links of the process's own tid (every link carries the pid)
+ * apart from the threads'. */
+static void sort_who(struct run *res)
+{
+	int32_t pid = res->nall_links ? res->all_links[0].pid : -1;
+
+	res->pid = pid;
+	for (size_t i = 0; i < res->nall_links; i++) {
+		if (res->all_links[i].pid != pid)
+			T_FAIL("links with two pids: %d and %d", (int)pid, (int)res->all_links[i].pid);
+		if (res->all_links[i].tid == pid) {
+			res->proc_links++;
+			continue;
+		}
+		if (res->links < 4) {
+			res->link_pid[res->links] = res->all_links[i].pid;
+			res->link_tid[res->links] = res->all_links[i].tid;
+		}
+		res->links++;
+	}
+	for (size_t i = 0; i < res->nall_names; i++) {
+		if (res->all_names[i].id == pid) {
+			res->proc_names++;
+			res->proc_name_ts = res->all_names[i].ts;
+			snprintf(res->proc_name, sizeof res->proc_name, "%s", res->all_names[i].name);
+			continue;
+		}
+		if (res->thread_names < 4)
+			snprintf(res->names[res->thread_names], sizeof res->names[0], "%s",
+				 res->all_names[i].name);
+		res->thread_names++;
+	}
+}
+
 /* Run format f over path, counting what comes out. */
 static void run_reader(const struct apc_format *f, const char *path, uint64_t window, struct run *res)
 {
@@ -173,17 +217,22 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 				prev = e->ts;
 				switch (e->type) {
 				case APC_EV_THREAD_NAME:
-					if (res->thread_names < 4)
-						snprintf(res->names[res->thread_names], sizeof res->names[0],
-							 "%s", e->u.name.name);
-					res->thread_names++;
+					if (res->nall_names == sizeof res->all_names / sizeof res->all_names[0]) {
+						T_FAIL("more than 64 thread names: raise the table");
+						break;
+					}
+					res->all_names[res->nall_names].id = e->u.name.id;
+					res->all_names[res->nall_names].ts = e->ts;
+					snprintf(res->all_names[res->nall_names++].name,
+						 sizeof res->all_names[0].name, "%s", e->u.name.name);
 					break;
 				case APC_EV_LINK:
-					if (res->links < 4) {
-						res->link_pid[res->links] = e->u.link.pid;
-						res->link_tid[res->links] = e->u.link.tid;
+					if (res->nall_links == sizeof res->all_links / sizeof res->all_links[0]) {
+						T_FAIL("more than 64 links: raise the table");
+						break;
 					}
-					res->links++;
+					res->all_links[res->nall_links].pid = e->u.link.pid;
+					res->all_links[res->nall_links++].tid = e->u.link.tid;
 					break;
 				case APC_EV_TASK_EXIT:
 					res->task_exits++;
@@ -235,6 +284,7 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 			}
 		} while (rc == APC_OK);
 		res->last_rc = rc;
+		sort_who(res);
 		if (rc < 0)
 			apc_err_format(&r.err, res->err, sizeof res->err);
 		if (tptp_reader_stats(&r))
@@ -457,6 +507,11 @@ static void check_truth(const struct run *res, const struct tptpgen_truth *t, co
 	if (res->open_rc != APC_OK || res->last_rc != APC_END)
 		T_FAIL("%s: open %d, last %d: %s", what, res->open_rc, res->last_rc, res->err);
 	T_EQ_U64(res->thread_names, (uint64_t)t->threads);
+	/* the process's own tid: named (tptpgen gives no name) and linked */
+	T_EQ_U64(res->proc_names, 1);
+	T_EQ_U64(res->proc_links, 1);
+	T_EQ_STR(res->proc_name, "java");
+	T_EQ_U64(res->proc_name_ts, res->t0);
 	T_EQ_U64(res->method_jobs, t->entries);
 	T_EQ_U64(res->st.calls_matched, t->exits);
 	T_EQ_U64(res->st.calls_open_at_end, t->open_at_end);
@@ -863,9 +918,10 @@ static void reorder_against_reference(uint64_t window, int streams, int per_stre
 	got = calloc(total * 2 + 8, sizeof *got);
 	apc_batch_init(&b, 97);
 	T_EQ_INT(tptp_map_begin(map, t0, &b_err), APC_OK);
-	/* tptp_map_begin queues two events (cookie, view) at t0. */
-	ref_push(&q, t0, -1);
-	ref_push(&q, t0, -1);
+	/* tptp_map_begin queues four events at t0: the cookie, the
+	 * process's name and link, the view. */
+	for (int i = 0; i < 4; i++)
+		ref_push(&q, t0, -1);
 	for (int j = 0; j < per_stream; j++)
 		for (int s = 0; s < streams; s++) {
 			struct tptp_rec rec;
@@ -1657,6 +1713,83 @@ static void process_and_threads_apart(void)
 }
 
 /*
+ * The process's own tid (== the pid) carries its annotations (the GC and
+ * JVM markers, the view): it is named and linked at the start like every
+ * thread, or Streamline shows an unnamed thread.  The name is
+ * processCreate's, else "java"; both readers alike.  A processCreate too
+ * late to give the pid gives no name either (it is counted).
+ */
+static void process_named(void)
+{
+	static const struct tptp_rec recs[] = {
+		{.kind = TPTP_PROCESS_CREATE, .has = TPTP_HAS_TIME | TPTP_HAS_PID, .time = 100 * S_NS,
+		 .pid = 5, .name = "MyApp"},
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS + 10,
+		 .thread_id = 1, .name = "main"},
+		{.kind = TPTP_GC_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 2000},
+		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 3000},
+	};
+	struct run res[5];
+
+	/* processCreate with a name (and pid 5): XML and binary */
+	run_xml_text("<TRACE>\n<processCreate processId=\"p\" name=\"MyApp\" pid=\"5\" time=\"100.0\"/>\n"
+		     "<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.00000001\" threadName=\"main\"/>\n"
+		     "<gcStart time=\"100.000002\"/>\n<gcFinish time=\"100.000003\"/>\n"
+		     "</TRACE>\n", &res[0]);
+	run_bin_recs(recs, NRECS(recs), &res[1]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_INT(res[i].pid, 5);
+		T_EQ_U64(res[i].proc_names, 1);
+		T_EQ_U64(res[i].proc_links, 1);
+		T_EQ_STR(res[i].proc_name, "MyApp");
+		T_EQ_U64(res[i].proc_name_ts, 100 * S_NS);
+		/* the GC marker is on that connection */
+		T_EQ_INT(res[i].marker_tid, 5);
+		T_EQ_U64(res[i].thread_names, 1);
+		T_EQ_STR(res[i].names[0], "main");
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+
+	/* No processCreate: a synthetic pid, named "java" */
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.00000001\" threadName=\"main\"/>\n"
+		     "</TRACE>\n", &res[2]);
+	/* A processCreate without a name, and one whose pid is not used:
+	 * the name still names the process. */
+	run_xml_text("<TRACE>\n<processCreate pid=\"5\" time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "</TRACE>\n", &res[3]);
+	run_xml_text("<TRACE>\n<processCreate name=\"neg\" pid=\"-5\" time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "</TRACE>\n", &res[4]);
+	T_EQ_INT(res[2].pid, 0x40000000);
+	T_EQ_STR(res[2].proc_name, "java");
+	T_EQ_INT(res[3].pid, 5);
+	T_EQ_STR(res[3].proc_name, "java");
+	T_EQ_INT(res[4].pid, 0x40000000);
+	T_EQ_STR(res[4].proc_name, "neg");
+	for (int i = 2; i < 5; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].proc_names, 1);
+		T_EQ_U64(res[i].proc_links, 1);
+		T_EQ_U64(res[i].proc_name_ts, 100 * S_NS);
+		T_EQ_U64(res[i].thread_names, 1);
+	}
+
+	/* Too late for the pid, too late for the name. */
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<processCreate name=\"late\" pid=\"5\" time=\"100.0\"/>\n"
+		     "</TRACE>\n", &res[0]);
+	T_EQ_INT(res[0].last_rc, APC_END);
+	T_EQ_STR(res[0].proc_name, "java");
+	T_EQ_U64(run_unmapped(&res[0], "tptp processCreate after the first data record"), 1);
+}
+
+/*
  * What sits inside records, or between them, is not mapped: elements
  * (the XML form of the monitor stacks the binary format carries as
  * arrays, or anything a writer adds), text, CDATA, and references to
@@ -2294,6 +2427,7 @@ void run_tests(void)
 	T_RUN(thread_restart_exits);
 	T_RUN(xml_long_prolog);
 	T_RUN(process_and_threads_apart);
+	T_RUN(process_named);
 	T_RUN(xml_nested_counted);
 	T_RUN(bin_monitor_stack_counted);
 	T_RUN(xml_prolog_past_lookahead);
