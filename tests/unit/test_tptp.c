@@ -507,11 +507,20 @@ static void check_truth(const struct run *res, const struct tptpgen_truth *t, co
 	if (res->open_rc != APC_OK || res->last_rc != APC_END)
 		T_FAIL("%s: open %d, last %d: %s", what, res->open_rc, res->last_rc, res->err);
 	T_EQ_U64(res->thread_names, (uint64_t)t->threads);
-	/* the process's own tid: named (tptpgen gives no name) and linked */
+	/* the process's own tid: named and linked; its pid processCreate's,
+	 * else the first synthetic id */
 	T_EQ_U64(res->proc_names, 1);
 	T_EQ_U64(res->proc_links, 1);
-	T_EQ_STR(res->proc_name, "java");
+	T_EQ_STR(res->proc_name, t->process_name ? t->process_name : "java");
 	T_EQ_U64(res->proc_name_ts, res->t0);
+	T_EQ_INT(res->pid, t->pid ? (int32_t)t->pid : 0x40000000);
+	/* every monitor record a string on its thread's connection; the
+	 * stacks of the binary ones counted, the empty ones not */
+	T_EQ_U64(res->strs, t->monitor_events);
+	T_EQ_U64(res->st.kinds[TPTP_MON_WAIT] + res->st.kinds[TPTP_MON_WAITED] +
+			 res->st.kinds[TPTP_MON_CONTENDED_ENTER] + res->st.kinds[TPTP_MON_CONTENDED_ENTERED],
+		 t->monitor_events);
+	T_EQ_U64(run_unmapped(res, "tptp monitor stacks"), t->monitor_stacks);
 	T_EQ_U64(res->method_jobs, t->entries);
 	T_EQ_U64(res->st.calls_matched, t->exits);
 	T_EQ_U64(res->st.calls_open_at_end, t->open_at_end);
@@ -597,6 +606,50 @@ static void gen_bin(void)
 		check_truth(&res, &t, what);
 		unlink(path);
 	}
+}
+
+/*
+ * The generator's trace shapes: without processCreate, with a process
+ * name, with monitor records (binary: with stacks, some empty), and all
+ * at once; both encodings, against the truth.
+ */
+static void gen_shapes(void)
+{
+	for (int binary = 0; binary <= 1; binary++)
+		for (int shape = 0; shape < 4; shape++) {
+			struct tptpgen_opts o = {.seed = 21 + (uint64_t)shape, .threads = 3, .calls = 150,
+						 .binary = binary};
+			struct tptpgen_truth t;
+			struct run res;
+			char path[64], what[64];
+
+			o.no_process = shape == 0 || shape == 3;
+			o.process_name = shape == 1 || shape == 3 ? "JVM <main> & co" : NULL;
+			o.monitor_stacks = shape >= 2;
+			if (gen_file(&o, &t, -1, path, sizeof path, NULL) < 0) {
+				T_FAIL("cannot write a generated trace");
+				return;
+			}
+			snprintf(what, sizeof what, "shape %d binary %d", shape, binary);
+			run_reader(binary ? &apc_format_tptp_bin : &apc_format_tptp_xml, path, 0, &res);
+			check_truth(&res, &t, what);
+			T_EQ_U64(res.st.kinds[TPTP_PROCESS_CREATE], !o.no_process);
+			if (o.no_process) /* a name needs a processCreate to carry it */
+				T_EQ_STR(res.proc_name, "java");
+			if (o.monitor_stacks) {
+				/* a wait per thread before its first call (empty
+				 * stack), more inside calls */
+				T_ASSERT(t.monitor_events > 2 * (uint64_t)t.threads);
+				if (binary)
+					T_ASSERT(t.monitor_stacks > 0 &&
+						 t.monitor_stacks == t.monitor_events - 2 * (uint64_t)t.threads);
+				else
+					T_EQ_U64(t.monitor_stacks, 0); /* no XML form */
+			} else {
+				T_EQ_U64(t.monitor_events, 0);
+			}
+			unlink(path);
+		}
 }
 
 /* Calls left open at the end are closed, counted and still one job each. */
@@ -2402,6 +2455,7 @@ void run_tests(void)
 	T_RUN(gen_xml);
 	T_RUN(gen_bin);
 	T_RUN(gen_open_at_end);
+	T_RUN(gen_shapes);
 	T_RUN(gen_truncated);
 	T_RUN(small_window);
 	T_RUN(bin_unknown_and_bad);
