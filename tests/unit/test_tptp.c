@@ -1723,24 +1723,31 @@ static void process_and_threads_apart(void)
 		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 3000},
 	};
 	struct run res[3];
+	struct tptpgen_opts o = {.seed = 4, .threads = 2, .calls = 100, .no_process = 1,
+				 .monitor_stacks = 1};
+	struct tptpgen_truth t;
+	char path[64];
 
-	/* No pid in the trace, thread ids 1 and 2. */
-	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
-		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
-		     "<threadStart threadId=\"2\" time=\"100.0\" threadName=\"worker\"/>\n"
-		     "<monWait threadIdRef=\"1\" time=\"100.000001\" objIdRef=\"9\"/>\n"
-		     "<gcStart time=\"100.000002\"/>\n<gcFinish time=\"100.000003\"/>\n"
-		     "</TRACE>\n", &res[0]);
+	/* No pid in the trace (tptpgen --no-process), thread ids 11 and 12;
+	 * thread 11 waits on a monitor first, thread 0 runs the GCs. */
+	if (gen_file(&o, &t, -1, path, sizeof path, NULL) < 0) {
+		T_FAIL("cannot write a generated trace");
+		return;
+	}
+	run_reader(&apc_format_tptp_xml, path, 0, &res[0]);
+	unlink(path);
+	T_ASSERT(t.gc_count > 0 && t.monitor_events > 0);
 	T_EQ_INT(res[0].last_rc, APC_END);
 	T_EQ_U64(res[0].links, 2);
-	T_EQ_INT(res[0].link_tid[0], 1); /* the profiler's thread numbers stay */
-	T_EQ_INT(res[0].link_tid[1], 2);
-	T_ASSERT(res[0].link_pid[0] != 1 && res[0].link_pid[0] != 2);
+	T_EQ_INT(res[0].link_tid[0], 11); /* the profiler's thread numbers stay */
+	T_EQ_INT(res[0].link_tid[1], 12);
+	T_ASSERT(res[0].link_pid[0] != 11 && res[0].link_pid[0] != 12);
 	T_EQ_INT(res[0].link_pid[1], res[0].link_pid[0]);
-	/* the GC marker is the process's; the monitor wait thread 1's */
+	/* the GC marker is the process's; the monitor wait thread 11's */
 	T_EQ_INT(res[0].marker_pid, res[0].link_pid[0]);
 	T_EQ_INT(res[0].marker_tid, res[0].link_pid[0]);
-	T_EQ_INT(res[0].str_tid, 1);
+	T_EQ_INT(res[0].str_tid, 11);
+	T_EQ_INT(res[0].str_pid, res[0].link_pid[0]);
 
 	/* pid 5, and a thread whose id is 5: both readers alike. */
 	run_xml_text("<TRACE>\n<processCreate pid=\"5\" time=\"100.0\"/>\n"
@@ -1886,48 +1893,35 @@ static void xml_nested_counted(void)
  * A monitor record's stack (binary: a depth, then that many method names
  * and line numbers, in place of the XML's annotations) is not mapped: a
  * record that carries one is counted; one with an empty stack is not.
+ * tptpgen's thread waits once before its first call (empty stacks), then
+ * contends for a lock inside its first call (a stack of one).
  */
 static void bin_monitor_stack_counted(void)
 {
-	const struct tptp_rec recs[] = {
-		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
-		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
-		 .thread_id = 7, .name = "main"},
-		{.kind = TPTP_MON_WAIT, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_OBJECT,
-		 .time = 100 * S_NS + 1000, .thread_id = 7, .object_id = 9},
-	};
-	/* monWait (1032) "lhlTlolwiNS-L-": thread, time, object, timeout,
-	 * stack depth 2, the names "a.b" and "c.d", lines 10 and 20. */
-	uint8_t m[6 + 36 + 8 + 16], *q = m + 6;
-	const uint64_t fields[4] = {7, 100 * S_NS + 2000, 9, 0};
-	char path[64];
+	struct tptpgen_opts o = {.seed = 1, .threads = 1, .calls = 2, .binary = 1, .monitor_stacks = 1};
+	struct tptpgen_truth t;
 	struct run res;
-	FILE *f;
+	char path[64];
 
-	m[0] = 0x08; m[1] = 0x04;
-	m[2] = (uint8_t)(sizeof m - 6); m[3] = m[4] = m[5] = 0;
-	for (int i = 0; i < 4; i++, q += 8)
-		for (int b = 0; b < 8; b++)
-			q[b] = (uint8_t)(fields[i] >> (8 * b));
-	*q++ = 2; *q++ = 0; *q++ = 0; *q++ = 0;
-	memcpy(q, "a.b\0c.d", 8);
-	q += 8;
-	memset(q, 0, 16);
-	q[0] = 10;
-	q[8] = 20;
-	write_bin(path, sizeof path, recs, NRECS(recs));
-	f = fopen(path, "ab");
-	T_ASSERT(f != NULL);
-	if (!f)
+	if (gen_file(&o, &t, -1, path, sizeof path, NULL) < 0) {
+		T_FAIL("cannot write a generated trace");
 		return;
-	T_ASSERT(fwrite(m, 1, sizeof m, f) == sizeof m);
-	T_ASSERT(fclose(f) == 0);
+	}
 	run_reader(&apc_format_tptp_bin, path, 0, &res);
 	unlink(path);
 	T_EQ_INT(res.last_rc, APC_END);
-	T_EQ_U64(res.st.kinds[TPTP_MON_WAIT], 2);
-	T_EQ_U64(res.strs, 2);
-	T_EQ_U64(run_unmapped(&res, "tptp monitor stacks"), 1);
+	T_EQ_U64(t.monitor_events, 4);
+	T_EQ_U64(t.monitor_stacks, 2);
+	T_EQ_U64(res.st.kinds[TPTP_MON_WAIT], 1);
+	T_EQ_U64(res.st.kinds[TPTP_MON_WAITED], 1);
+	T_EQ_U64(res.st.kinds[TPTP_MON_CONTENDED_ENTER], 1);
+	T_EQ_U64(res.st.kinds[TPTP_MON_CONTENDED_ENTERED], 1);
+	T_EQ_U64(res.strs, 4);
+	T_EQ_U64(run_unmapped(&res, "tptp monitor stacks"), 2);
+	/* the stacks are read past, not taken for damage or extra bytes */
+	T_EQ_U64(run_unmapped(&res, "tptp binary monWait messages with bytes past"), 0);
+	T_EQ_U64(run_unmapped(&res, "tptp binary monContendedEnter messages with bytes past"), 0);
+	T_EQ_U64(run_unmapped(&res, "tptp binary messages shorter"), 0);
 }
 
 /*
