@@ -321,7 +321,7 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c i
 		grep -Eq 'annotate_setup +fd=1 version=4 tid=4242 pid=4242' "$TMP/$f.txt"
 		grep -Eq 'thread_name +ts=0 tid=4242 name="java"$' "$TMP/$f.txt"
 		grep -Eq 'link +ts=0 cookie=1 pid=4242 tid=4242$' "$TMP/$f.txt"
-		apcdump --summary "$TMP/$f.apc" | grep -Eq '^  tid 4242 +"java"$'
+		apcdump --summary "$TMP/$f.apc" | grep -Eq '^  tid 4242 .*"java"$'
 	done
 }
 
