@@ -12,7 +12,14 @@
  *   takes the pid as its tid: TPTP thread ids are the profiler's numbers
  *   (often from 1), and a thread with tid == pid would be the process's
  *   main thread in Streamline, carrying the process's own annotations
- *   (GC, JVM markers: connection tid == pid) and naming the process;
+ *   (GC, JVM markers: connection tid == pid) and naming the process.
+ *   That tid is the process's own: at the start it gets a name and a
+ *   link like every thread, so its connection is not an unnamed thread.
+ *   The name is processCreate's Name when there is one (the spec has
+ *   the attribute; the TI profiler and the converters leave it out),
+ *   else "java", what a JVM's main thread is called on Linux.  Not the
+ *   agentCreate name: that names the profiling agent
+ *   ("org.eclipse.tptp.jvmti"), not the program;
  * - method calls: a custom activity map view "Java methods" with one root
  *   track per thread and one child track per call depth under it; every
  *   call is one job named "Class.method" on its depth's track (the
@@ -45,6 +52,7 @@
 #define TPTP_TRACK_STRIDE 1024 /* thread i: track (i+1)*stride, depth d: + d */
 #define TPTP_COOKIE 1
 #define TPTP_EARLY_MAX 4096    /* records kept waiting for the first time */
+#define TPTP_PROCESS_NAME "java" /* the process's name when processCreate gives none */
 
 /* ---- a u64 -> u64 hash map (linear probing, backward-shift delete) ---- */
 
@@ -302,6 +310,7 @@ struct tptp_map {
 	uint64_t trace_start, last_ts, newest, last_emitted;
 	int have_trace_start, have_emitted;
 	int32_t pid;            /* 0 until processCreate gives one or begin picks one */
+	const char *process_name; /* processCreate's name (interned), or NULL */
 	uint32_t c_live, c_rate;
 	struct tptp_strpool pool;
 	struct tptp_hmap thread_ids, class_ids, method_ids, objects, used_tids;
@@ -715,7 +724,7 @@ static const struct {
 	const char *layout;
 } bin_layouts[] = {
 	{1001, TPTP_NODE, "s-sHs-i-lT"},
-	{1002, TPTP_PROCESS_CREATE, "s-s-ips-lTs-"},
+	{1002, TPTP_PROCESS_CREATE, "s-snips-lTs-"},
 	{1003, TPTP_AGENT_CREATE, "s-s-sns-lTs-s-"},
 	{1004, TPTP_AGENT_DESTROY, "s-lT"},
 	{1005, TPTP_TRACE_START, "s-s-lTs-"},
@@ -759,7 +768,8 @@ const char *tptp_bin_layout(int id, int *kind)
 
 /* ---- metadata ------------------------------------------------------------- */
 
-static void header_record(struct tptp_map *m, const struct tptp_rec *r)
+/* A header record fills the metadata.  0, or -1 on allocation failure. */
+static int header_record(struct tptp_map *m, const struct tptp_rec *r)
 {
 	struct apc_model *model = m->model;
 	char num[32];
@@ -780,6 +790,10 @@ static void header_record(struct tptp_map *m, const struct tptp_rec *r)
 			 * pid is used, as without one (see tptp_map_begin) */
 			apc_model_unmapped(model, "tptp processCreate pids out of range (ignored)", 1);
 		}
+		/* the name names the process whatever its pid */
+		if (r->name && *r->name &&
+		    !(m->process_name = pool_intern(&m->pool, r->name, strlen(r->name))))
+			return -1;
 		break;
 	case TPTP_AGENT_CREATE:
 		if (r->name)
@@ -805,6 +819,7 @@ static void header_record(struct tptp_map *m, const struct tptp_rec *r)
 	default:
 		break;
 	}
+	return 0;
 }
 
 static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err *err);
@@ -843,6 +858,19 @@ int tptp_map_begin(struct tptp_map *m, uint64_t first_time, struct apc_err *err)
 	o.text = pool_intern(&m->pool, "java", 4);
 	if (o.text)
 		heap_push(m, &o);
+	/* The process's own tid (the connection of its annotations): named
+	 * and linked like a thread's, or Streamline shows it unnamed. */
+	memset(&o, 0, sizeof o);
+	o.ts = t0;
+	o.type = APC_EV_THREAD_NAME;
+	o.tid = m->pid;
+	o.text = m->process_name ? m->process_name
+				 : pool_intern(&m->pool, TPTP_PROCESS_NAME, strlen(TPTP_PROCESS_NAME));
+	if (!o.text || heap_push(m, &o) < 0)
+		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	o.type = APC_EV_LINK;
+	if (heap_push(m, &o) < 0)
+		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	memset(&o, 0, sizeof o);
 	o.ts = t0;
 	o.type = APC_EV_ANNOTATION;
@@ -1408,7 +1436,8 @@ int tptp_map_record(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 		m->st.kinds[r->kind]++;
 	if (tptp_map_is_header(r->kind)) {
 		if (!m->begun) {
-			header_record(m, r);
+			if (header_record(m, r) < 0)
+				return map_nomem(err);
 		} else {
 			/* The writer has the metadata by now (the summary goes
 			 * out first), and a pid or a zero that changed midway

@@ -97,14 +97,16 @@ fi
 
 # ---- TPTP ------------------------------------------------------------
 n=0
-for args in "" "--bare" "--threads 3 --calls 20" "--truncate 900" "--leave-open"; do
+for args in "" "--bare" "--threads 3 --calls 20" "--truncate 900" "--leave-open" \
+	"--monitor-stacks --no-process --process-name main"; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086
 	"$TOOLS/tptpgen" --seed $n --threads 2 --calls 10 $args -o "$W/t.xml" >/dev/null
 	cut "$W/t.xml" "$C/tptp_xml/gen$n.xml"
 done
 n=0
-for args in "" "--big-endian" "--platform32" "--len-incl-header" "--mhz" "--big-endian --platform32 --leave-open"; do
+for args in "" "--big-endian" "--platform32" "--len-incl-header" "--mhz" \
+	"--big-endian --platform32 --leave-open" "--monitor-stacks --no-process --process-name main"; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086
 	"$TOOLS/tptpgen" --binary --seed $n --threads 2 --calls 10 $args -o "$W/t.bin" >/dev/null

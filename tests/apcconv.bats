@@ -315,6 +315,58 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c i
 	apcverify -q "$TMP/cut.apc"
 }
 
+@test "TPTP: the process's own tid is named and linked, like its threads" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	# the GC markers and the view are on the connection tid == pid
+	# (tptpgen's pid 4242): without a name Streamline shows it unnamed
+	"$G" --seed 3 -o "$TMP/a.trcxml"
+	"$G" --seed 3 --binary -o "$TMP/c.trcbin"
+	for f in a.trcxml c.trcbin; do
+		apcconv -q "$TMP/$f" -o "$TMP/$f.apc"
+		apcdump "$TMP/$f.apc" > "$TMP/$f.txt"
+		grep -Eq 'annotate_setup +fd=1 version=4 tid=4242 pid=4242' "$TMP/$f.txt"
+		grep -Eq 'thread_name +ts=0 tid=4242 name="java"$' "$TMP/$f.txt"
+		grep -Eq 'link +ts=0 cookie=1 pid=4242 tid=4242$' "$TMP/$f.txt"
+		apcdump --summary "$TMP/$f.apc" | grep -Eq '^  tid 4242 .*"java"$'
+	done
+}
+
+@test "TPTP: tptpgen without processCreate, with a process name, with monitor stacks" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	# no processCreate: the pid is the first synthetic id, named "java"
+	"$G" --seed 3 --no-process -o "$TMP/np.trcxml"
+	! grep -q '<processCreate' "$TMP/np.trcxml" || false
+	apcconv -q "$TMP/np.trcxml" -o "$TMP/np.apc"
+	apcdump "$TMP/np.apc" > "$TMP/np.txt"
+	grep -Eq 'thread_name +ts=0 tid=1073741824 name="java"$' "$TMP/np.txt"
+	grep -Eq 'link +ts=[0-9]+ cookie=1 pid=1073741824 tid=11$' "$TMP/np.txt"
+	# processCreate's name names the process, in both encodings
+	for b in "" --binary; do
+		"$G" --seed 3 $b --process-name 'My App' -o "$TMP/pn"
+		apcconv -q "$TMP/pn" -o "$TMP/pn$b.apc"
+		apcdump "$TMP/pn$b.apc" | grep -Eq 'thread_name +ts=0 tid=4242 name="My App"$'
+	done
+	# monitor records: one string each; the binary stacks are counted
+	# (the empty ones, before a thread's first call, are not)
+	"$G" --seed 3 --binary --monitor-stacks --truth "$TMP/m.truth" -o "$TMP/m.trcbin"
+	"$G" --seed 3 --monitor-stacks --truth "$TMP/mx.truth" -o "$TMP/m.trcxml"
+	events=$(sed -n 's/^monitor_events //p' "$TMP/m.truth")
+	stacks=$(sed -n 's/^monitor_stacks //p' "$TMP/m.truth")
+	[ "$stacks" -gt 0 ] && [ "$stacks" -lt "$events" ]
+	run apcconv "$TMP/m.trcbin" -o "$TMP/mb.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"tptp monitor stacks: $stacks"* ]]
+	[ "$(count_msgs "$TMP/mb.apc" annotate_str)" -eq "$events" ]
+	[ "$(sed -n 's/^monitor_events //p' "$TMP/mx.truth")" -eq "$events" ]
+	run apcconv "$TMP/m.trcxml" -o "$TMP/mx.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"monitor stacks"* ]]
+	[ "$(count_msgs "$TMP/mx.apc" annotate_str)" -eq "$events" ]
+	for f in np pn pn--binary mb mx; do apcverify -q "$TMP/$f.apc"; done
+}
+
 @test "TPTP XML: damage in the middle is not called a cut" {
 	G="$APC_TOOLS/tptpgen"
 	[ -x "$G" ] || skip "tptpgen not built"

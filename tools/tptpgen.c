@@ -11,12 +11,26 @@
  * reader must find: threads, completed calls per thread, inclusive time
  * per method, live heap at the end, allocated bytes, GC count.
  *
+ * Options that change the trace's shape (without them the output is
+ * what it always was, byte for byte: the bench and the tests rely on it):
+ * --no-process leaves processCreate out (the reader then picks a pid of
+ * its own); --process-name NAME gives processCreate that Name attribute
+ * (the TI profiler gives none); --monitor-stacks makes each thread wait
+ * on a monitor before its first call and contend for or wait on one
+ * after some calls, and in binary each of those messages carries the
+ * thread's stack: its open calls, innermost first, as the spec's depth,
+ * method-name and line arrays.  The XML form of a stack (the spec says
+ * only that the binary arrays "replace annotations") is not written:
+ * XML monitor records carry their attributes only.  The truth then
+ * counts the monitor records and those with a non-empty stack.
+ *
  * tests/unit/test_tptp.c includes this file with TPTPGEN_NO_MAIN defined
  * and calls tptpgen_write() directly.
  *
  *   tptpgen [--seed N] [--threads N] [--calls N] [--binary] [--bare]
  *           [--big-endian] [--platform32] [--len-incl-header] [--mhz]
- *           [--leave-open] [--truncate N] [--truth FILE] -o OUT
+ *           [--leave-open] [--no-process] [--process-name NAME]
+ *           [--monitor-stacks] [--truncate N] [--truth FILE] -o OUT
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,6 +53,9 @@ struct tptpgen_opts {
 	int binary, bare;
 	int big_endian, platform32, len_incl_header, freq_mhz;
 	int leave_open;          /* no exits for the calls open at the end */
+	int no_process;          /* no processCreate */
+	const char *process_name; /* processCreate's Name, or NULL for none */
+	int monitor_stacks;      /* monitor records (binary: with stacks) */
 };
 
 struct tptpgen_truth {
@@ -52,12 +69,17 @@ struct tptpgen_truth {
 	uint64_t alloc_bytes, allocs, frees, gc_count;
 	uint64_t first_ns;       /* traceStart time, ns */
 	uint64_t records;        /* elements/messages written */
+	int64_t pid;             /* processCreate's, 0 without one */
+	const char *process_name; /* processCreate's Name, NULL without one */
+	uint64_t monitor_events; /* monWait, monWaited, monContendedEnter(ed) */
+	uint64_t monitor_stacks; /* ... written with a non-empty stack */
 };
 
 /* One simulated event, in its thread's order. */
 struct tptpgen_ev {
 	int kind, th, method;
 	uint64_t ticks, ticket, depth, obj, size;
+	uint64_t timeout, owner; /* monitor records */
 };
 
 struct tptpgen_state {
@@ -69,6 +91,12 @@ struct tptpgen_state {
 	FILE *f;
 	int class_defined[TPTPGEN_NCLASSES], method_defined[TPTPGEN_MAX_METHODS];
 	int thread_started[TPTPGEN_MAX_THREADS];
+	/* Each thread's open calls as written (for monitor stacks), and the
+	 * stack the next binary monitor message carries (NULL: none). */
+	int wstack[TPTPGEN_MAX_THREADS][TPTPGEN_MAX_DEPTH];
+	int wdepth[TPTPGEN_MAX_THREADS];
+	const int *mstack;
+	int mdepth;
 };
 
 static uint64_t tptpgen_rand(struct tptpgen_state *s)
@@ -128,6 +156,33 @@ static int tptpgen_add(struct tptpgen_state *s, int th, const struct tptpgen_ev 
 	return 0;
 }
 
+/* A monitor pair at time *now on: wait/waited, or contended
+ * enter/entered (the owner another thread).  Monitor records change
+ * nothing else of the truth. */
+static int tptpgen_monitor(struct tptpgen_state *s, int th, int contended, uint64_t *now)
+{
+	struct tptpgen_ev e;
+
+	memset(&e, 0, sizeof e);
+	e.th = th;
+	for (int k = 0; k < 2; k++) {
+		*now += 7;
+		e.ticks = *now;
+		if (contended) {
+			e.kind = k ? TPTP_MON_CONTENDED_ENTERED : TPTP_MON_CONTENDED_ENTER;
+			e.obj = 9000; /* one lock all threads share */
+			e.owner = k ? 0 : (uint64_t)((th + 1) % s->t->threads) + 11;
+		} else {
+			e.kind = k ? TPTP_MON_WAITED : TPTP_MON_WAIT;
+			e.obj = 9100 + (uint64_t)th;
+			e.timeout = 1000;
+		}
+		if (tptpgen_add(s, th, &e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Simulate one thread; truth is kept as the events are made. */
 static int tptpgen_thread(struct tptpgen_state *s, int th, uint64_t start)
 {
@@ -139,6 +194,9 @@ static int tptpgen_thread(struct tptpgen_state *s, int th, uint64_t start)
 	uint64_t now = start, ticket = 0, step = o->binary ? 12000 : 5000;
 	struct tptpgen_ev e;
 
+	/* A wait before any call: a monitor record with an empty stack. */
+	if (o->monitor_stacks && tptpgen_monitor(s, th, 0, &now) < 0)
+		return -1;
 	while (entries < o->calls || (depth > 0 && !o->leave_open)) {
 		uint64_t r = tptpgen_rand(s);
 		memset(&e, 0, sizeof e);
@@ -199,6 +257,10 @@ static int tptpgen_thread(struct tptpgen_state *s, int th, uint64_t start)
 		}
 		if (tptpgen_add(s, th, &e) < 0)
 			return -1;
+		/* Inside some calls: contend for the shared lock, or wait. */
+		if (o->monitor_stacks && e.kind == TPTP_METHOD_ENTRY && entries % 2 == 1 &&
+		    tptpgen_monitor(s, th, entries % 4 == 1, &now) < 0)
+			return -1;
 	}
 	t->open_at_end += (uint64_t)depth;
 	if (!o->leave_open) {
@@ -217,6 +279,19 @@ static int tptpgen_thread(struct tptpgen_state *s, int th, uint64_t start)
 static void tptpgen_xtime(struct tptpgen_state *s, uint64_t ns)
 {
 	fprintf(s->f, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
+}
+
+/* s as an XML attribute value. */
+static void tptpgen_xstr(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f); break;
+		}
 }
 
 /* ---- binary ----------------------------------------------------------------- */
@@ -250,6 +325,9 @@ static void tptpgen_msg(struct tptpgen_state *s, int id, const struct tptp_rec *
 		case 'd': v = rec->depth; break;
 		case 'z': v = rec->size; break;
 		case 'p': v = (uint64_t)rec->pid; break;
+		case 'w': v = rec->timeout; break;
+		case 'O': v = rec->owner_id; break;
+		case 'N': v = s->mstack ? (uint64_t)s->mdepth : 0; break;
 		case 'n': str = rec->name; break;
 		case 'g': str = rec->signature; break;
 		case 'H': str = rec->hostname; break;
@@ -269,7 +347,19 @@ static void tptpgen_msg(struct tptpgen_state *s, int id, const struct tptp_rec *
 			*p++ = 0;
 			break;
 		}
-		default: break; /* arrays: count 0 written above, no elements */
+		case 'S': /* the stack's method names (none without a stack) */
+			for (int k = 0; s->mstack && k < s->mdepth; k++) {
+				char jn[64];
+				tptpgen_job_name(s->mstack[k], jn, sizeof jn);
+				memcpy(p, jn, strlen(jn) + 1);
+				p += strlen(jn) + 1;
+			}
+			break;
+		case 'L': /* and their line numbers */
+			for (int k = 0; s->mstack && k < s->mdepth; k++)
+				tptpgen_put(s, &p, 10 * (uint64_t)(s->mstack[k] + 1), 8);
+			break;
+		default: break;
 		}
 	}
 	len = (uint64_t)(p - body) + (s->o->len_incl_header ? 6 : 0);
@@ -291,6 +381,8 @@ static void tptpgen_emit(struct tptpgen_state *s, int kind, const struct tptp_re
 		[TPTP_CLASS_DEF] = 1011, [TPTP_METHOD_DEF] = 1012, [TPTP_OBJ_ALLOC] = 1014,
 		[TPTP_METHOD_ENTRY] = 1015, [TPTP_METHOD_EXIT] = 1016, [TPTP_GC_START] = 1023,
 		[TPTP_OBJ_FREE] = 1024, [TPTP_GC_FINISH] = 1027,
+		[TPTP_MON_WAIT] = 1032, [TPTP_MON_WAITED] = 1033, [TPTP_MON_CONTENDED_ENTER] = 1034,
+		[TPTP_MON_CONTENDED_ENTERED] = 1035,
 	};
 	FILE *f = s->f;
 
@@ -305,7 +397,13 @@ static void tptpgen_emit(struct tptpgen_state *s, int kind, const struct tptp_re
 		fprintf(f, " nodeId=\"\" hostname=\"%s\" ipaddress=\"127.0.0.1\" timezone=\"0\"", r->hostname);
 		break;
 	case TPTP_PROCESS_CREATE:
-		fprintf(f, " processId=\"p1\" pid=\"%" PRId64 "\" nodeIdRef=\"\"", r->pid);
+		fputs(" processId=\"p1\"", f);
+		if (r->name) {
+			fputs(" name=\"", f);
+			tptpgen_xstr(f, r->name);
+			fputc('"', f);
+		}
+		fprintf(f, " pid=\"%" PRId64 "\" nodeIdRef=\"\"", r->pid);
 		break;
 	case TPTP_AGENT_CREATE:
 		fprintf(f, " agentId=\"a1\" version=\"2.000\" processIdRef=\"p1\" agentName=\"%s\""
@@ -334,6 +432,10 @@ static void tptpgen_emit(struct tptpgen_state *s, int kind, const struct tptp_re
 	case TPTP_METHOD_EXIT:
 	case TPTP_THREAD_END:
 	case TPTP_OBJ_ALLOC:
+	case TPTP_MON_WAIT:
+	case TPTP_MON_WAITED:
+	case TPTP_MON_CONTENDED_ENTER:
+	case TPTP_MON_CONTENDED_ENTERED:
 		fprintf(f, " threadIdRef=\"%" PRIu64 "\"", r->thread_id);
 		break;
 	default:
@@ -363,6 +465,16 @@ static void tptpgen_emit(struct tptpgen_state *s, int kind, const struct tptp_re
 		fprintf(f, " isArray=\"0\" objId=\"%" PRIu64 "\" size=\"%" PRIu64 "\"", r->object_id, r->size);
 		break;
 	case TPTP_OBJ_FREE:
+		fprintf(f, " objIdRef=\"%" PRIu64 "\"", r->object_id);
+		break;
+	case TPTP_MON_WAIT:
+	case TPTP_MON_WAITED:
+		fprintf(f, " objIdRef=\"%" PRIu64 "\" timeout=\"%" PRIu64 "\"", r->object_id, r->timeout);
+		break;
+	case TPTP_MON_CONTENDED_ENTER:
+		fprintf(f, " objIdRef=\"%" PRIu64 "\" threadOwner=\"%" PRIu64 "\"", r->object_id, r->owner_id);
+		break;
+	case TPTP_MON_CONTENDED_ENTERED:
 		fprintf(f, " objIdRef=\"%" PRIu64 "\"", r->object_id);
 		break;
 	default:
@@ -425,6 +537,38 @@ static void tptpgen_write_ev(struct tptpgen_state *s, const struct tptpgen_ev *e
 	r.depth = e->depth;
 	r.object_id = e->obj;
 	r.size = e->size;
+	r.timeout = e->timeout;
+	r.owner_id = e->owner;
+	switch (e->kind) {
+	case TPTP_METHOD_ENTRY:
+		if (s->wdepth[e->th] < TPTPGEN_MAX_DEPTH)
+			s->wstack[e->th][s->wdepth[e->th]++] = e->method;
+		break;
+	case TPTP_METHOD_EXIT:
+		if (s->wdepth[e->th] > 0)
+			s->wdepth[e->th]--;
+		break;
+	case TPTP_MON_WAIT:
+	case TPTP_MON_WAITED:
+	case TPTP_MON_CONTENDED_ENTER:
+	case TPTP_MON_CONTENDED_ENTERED: {
+		/* the stack, innermost call first */
+		int st[TPTPGEN_MAX_DEPTH], d = s->wdepth[e->th];
+		for (int k = 0; k < d; k++)
+			st[k] = s->wstack[e->th][d - 1 - k];
+		s->t->monitor_events++;
+		if (s->o->binary && d > 0)
+			s->t->monitor_stacks++;
+		s->mstack = st;
+		s->mdepth = d;
+		tptpgen_emit(s, e->kind, &r);
+		s->mstack = NULL;
+		s->mdepth = 0;
+		return;
+	}
+	default:
+		break;
+	}
 	tptpgen_emit(s, e->kind, &r);
 }
 
@@ -487,9 +631,14 @@ static int tptpgen_write(FILE *f, const struct tptpgen_opts *o, struct tptpgen_t
 	r.time = t0;
 	r.hostname = "gen-host";
 	r.pid = TPTPGEN_PID;
-	r.name = "org.eclipse.tptp.jvmti";
 	tptpgen_emit(&s, TPTP_NODE, &r);
-	tptpgen_emit(&s, TPTP_PROCESS_CREATE, &r);
+	if (!o->no_process) {
+		r.name = o->process_name; /* NULL by default: the TI profiler gives none */
+		tptpgen_emit(&s, TPTP_PROCESS_CREATE, &r);
+		t->pid = TPTPGEN_PID;
+		t->process_name = o->process_name;
+	}
+	r.name = "org.eclipse.tptp.jvmti";
 	tptpgen_emit(&s, TPTP_AGENT_CREATE, &r);
 	tptpgen_emit(&s, TPTP_TRACE_START, &r);
 	r.key = "TICKET";
@@ -538,6 +687,9 @@ static void tptpgen_write_truth(FILE *f, const struct tptpgen_truth *t)
 	fprintf(f, "live_heap %" PRId64 "\nalloc_bytes %" PRIu64 "\nallocs %" PRIu64 "\nfrees %" PRIu64
 		   "\ngc_count %" PRIu64 "\nrecords %" PRIu64 "\n",
 		t->live_heap, t->alloc_bytes, t->allocs, t->frees, t->gc_count, t->records);
+	if (t->monitor_events)
+		fprintf(f, "monitor_events %" PRIu64 "\nmonitor_stacks %" PRIu64 "\n", t->monitor_events,
+			t->monitor_stacks);
 }
 
 #ifndef TPTPGEN_NO_MAIN
@@ -545,7 +697,8 @@ static void tptpgen_usage(void)
 {
 	fputs("usage: tptpgen [--seed N] [--threads N] [--calls N] [--binary] [--bare]\n"
 	      "               [--big-endian] [--platform32] [--len-incl-header] [--mhz]\n"
-	      "               [--leave-open] [--truncate N] [--truth FILE] -o OUT\n", stderr);
+	      "               [--leave-open] [--no-process] [--process-name NAME]\n"
+	      "               [--monitor-stacks] [--truncate N] [--truth FILE] -o OUT\n", stderr);
 	exit(2);
 }
 
@@ -587,6 +740,12 @@ int main(int argc, char **argv)
 			o.freq_mhz = 1;
 		else if (strcmp(a, "--leave-open") == 0)
 			o.leave_open = 1;
+		else if (strcmp(a, "--no-process") == 0)
+			o.no_process = 1;
+		else if (strcmp(a, "--process-name") == 0 && i + 1 < argc)
+			o.process_name = argv[++i];
+		else if (strcmp(a, "--monitor-stacks") == 0)
+			o.monitor_stacks = 1;
 		else
 			tptpgen_usage();
 	}

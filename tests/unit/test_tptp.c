@@ -32,8 +32,18 @@ struct run {
 	uint64_t first_marker_ts;
 	char names[4][64];          /* the first thread names */
 	/* Who is who: the first links' (pid, tid), and the connection
-	 * (tid, pid) of the first marker and of the first string. */
+	 * (tid, pid) of the first marker and of the first string.
+	 * thread_names, names, links and link_* are the threads'; the
+	 * process's own tid (== the pid) is counted apart, below. */
 	int32_t link_pid[4], link_tid[4];
+	uint64_t proc_names, proc_links; /* names and links of tid == pid */
+	char proc_name[64];         /* the name given to tid == pid */
+	uint64_t proc_name_ts;      /* ... and its time */
+	int32_t pid;                /* of the links (-1 without any) */
+	/* Every name and link, in order, sorted into the above at the end. */
+	struct { int32_t id; uint64_t ts; char name[64]; } all_names[64];
+	struct { int32_t pid, tid; } all_links[64];
+	size_t nall_names, nall_links;
 	int32_t marker_tid, marker_pid, str_tid, str_pid;
 	char err[600];
 	uint64_t t0;                /* the model's zero (monotonic_delta) */
@@ -121,6 +131,40 @@ static void note_job(struct run *res, const struct apc_ann *a)
 	res->per[i].calls++;
 }
 
+/* Names and links of the process's own tid (every link carries the pid)
+ * apart from the threads'. */
+static void sort_who(struct run *res)
+{
+	int32_t pid = res->nall_links ? res->all_links[0].pid : -1;
+
+	res->pid = pid;
+	for (size_t i = 0; i < res->nall_links; i++) {
+		if (res->all_links[i].pid != pid)
+			T_FAIL("links with two pids: %d and %d", (int)pid, (int)res->all_links[i].pid);
+		if (res->all_links[i].tid == pid) {
+			res->proc_links++;
+			continue;
+		}
+		if (res->links < 4) {
+			res->link_pid[res->links] = res->all_links[i].pid;
+			res->link_tid[res->links] = res->all_links[i].tid;
+		}
+		res->links++;
+	}
+	for (size_t i = 0; i < res->nall_names; i++) {
+		if (res->all_names[i].id == pid) {
+			res->proc_names++;
+			res->proc_name_ts = res->all_names[i].ts;
+			snprintf(res->proc_name, sizeof res->proc_name, "%s", res->all_names[i].name);
+			continue;
+		}
+		if (res->thread_names < 4)
+			snprintf(res->names[res->thread_names], sizeof res->names[0], "%s",
+				 res->all_names[i].name);
+		res->thread_names++;
+	}
+}
+
 /* Run format f over path, counting what comes out. */
 static void run_reader(const struct apc_format *f, const char *path, uint64_t window, struct run *res)
 {
@@ -173,17 +217,22 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 				prev = e->ts;
 				switch (e->type) {
 				case APC_EV_THREAD_NAME:
-					if (res->thread_names < 4)
-						snprintf(res->names[res->thread_names], sizeof res->names[0],
-							 "%s", e->u.name.name);
-					res->thread_names++;
+					if (res->nall_names == sizeof res->all_names / sizeof res->all_names[0]) {
+						T_FAIL("more than 64 thread names: raise the table");
+						break;
+					}
+					res->all_names[res->nall_names].id = e->u.name.id;
+					res->all_names[res->nall_names].ts = e->ts;
+					snprintf(res->all_names[res->nall_names++].name,
+						 sizeof res->all_names[0].name, "%s", e->u.name.name);
 					break;
 				case APC_EV_LINK:
-					if (res->links < 4) {
-						res->link_pid[res->links] = e->u.link.pid;
-						res->link_tid[res->links] = e->u.link.tid;
+					if (res->nall_links == sizeof res->all_links / sizeof res->all_links[0]) {
+						T_FAIL("more than 64 links: raise the table");
+						break;
 					}
-					res->links++;
+					res->all_links[res->nall_links].pid = e->u.link.pid;
+					res->all_links[res->nall_links++].tid = e->u.link.tid;
 					break;
 				case APC_EV_TASK_EXIT:
 					res->task_exits++;
@@ -235,6 +284,7 @@ static void run_reader(const struct apc_format *f, const char *path, uint64_t wi
 			}
 		} while (rc == APC_OK);
 		res->last_rc = rc;
+		sort_who(res);
 		if (rc < 0)
 			apc_err_format(&r.err, res->err, sizeof res->err);
 		if (tptp_reader_stats(&r))
@@ -457,6 +507,20 @@ static void check_truth(const struct run *res, const struct tptpgen_truth *t, co
 	if (res->open_rc != APC_OK || res->last_rc != APC_END)
 		T_FAIL("%s: open %d, last %d: %s", what, res->open_rc, res->last_rc, res->err);
 	T_EQ_U64(res->thread_names, (uint64_t)t->threads);
+	/* the process's own tid: named and linked; its pid processCreate's,
+	 * else the first synthetic id */
+	T_EQ_U64(res->proc_names, 1);
+	T_EQ_U64(res->proc_links, 1);
+	T_EQ_STR(res->proc_name, t->process_name ? t->process_name : "java");
+	T_EQ_U64(res->proc_name_ts, res->t0);
+	T_EQ_INT(res->pid, t->pid ? (int32_t)t->pid : 0x40000000);
+	/* every monitor record a string on its thread's connection; the
+	 * stacks of the binary ones counted, the empty ones not */
+	T_EQ_U64(res->strs, t->monitor_events);
+	T_EQ_U64(res->st.kinds[TPTP_MON_WAIT] + res->st.kinds[TPTP_MON_WAITED] +
+			 res->st.kinds[TPTP_MON_CONTENDED_ENTER] + res->st.kinds[TPTP_MON_CONTENDED_ENTERED],
+		 t->monitor_events);
+	T_EQ_U64(run_unmapped(res, "tptp monitor stacks"), t->monitor_stacks);
 	T_EQ_U64(res->method_jobs, t->entries);
 	T_EQ_U64(res->st.calls_matched, t->exits);
 	T_EQ_U64(res->st.calls_open_at_end, t->open_at_end);
@@ -542,6 +606,50 @@ static void gen_bin(void)
 		check_truth(&res, &t, what);
 		unlink(path);
 	}
+}
+
+/*
+ * The generator's trace shapes: without processCreate, with a process
+ * name, with monitor records (binary: with stacks, some empty), and all
+ * at once; both encodings, against the truth.
+ */
+static void gen_shapes(void)
+{
+	for (int binary = 0; binary <= 1; binary++)
+		for (int shape = 0; shape < 4; shape++) {
+			struct tptpgen_opts o = {.seed = 21 + (uint64_t)shape, .threads = 3, .calls = 150,
+						 .binary = binary};
+			struct tptpgen_truth t;
+			struct run res;
+			char path[64], what[64];
+
+			o.no_process = shape == 0 || shape == 3;
+			o.process_name = shape == 1 || shape == 3 ? "JVM <main> & co" : NULL;
+			o.monitor_stacks = shape >= 2;
+			if (gen_file(&o, &t, -1, path, sizeof path, NULL) < 0) {
+				T_FAIL("cannot write a generated trace");
+				return;
+			}
+			snprintf(what, sizeof what, "shape %d binary %d", shape, binary);
+			run_reader(binary ? &apc_format_tptp_bin : &apc_format_tptp_xml, path, 0, &res);
+			check_truth(&res, &t, what);
+			T_EQ_U64(res.st.kinds[TPTP_PROCESS_CREATE], !o.no_process);
+			if (o.no_process) /* a name needs a processCreate to carry it */
+				T_EQ_STR(res.proc_name, "java");
+			if (o.monitor_stacks) {
+				/* a wait per thread before its first call (empty
+				 * stack), more inside calls */
+				T_ASSERT(t.monitor_events > 2 * (uint64_t)t.threads);
+				if (binary)
+					T_ASSERT(t.monitor_stacks > 0 &&
+						 t.monitor_stacks == t.monitor_events - 2 * (uint64_t)t.threads);
+				else
+					T_EQ_U64(t.monitor_stacks, 0); /* no XML form */
+			} else {
+				T_EQ_U64(t.monitor_events, 0);
+			}
+			unlink(path);
+		}
 }
 
 /* Calls left open at the end are closed, counted and still one job each. */
@@ -863,9 +971,10 @@ static void reorder_against_reference(uint64_t window, int streams, int per_stre
 	got = calloc(total * 2 + 8, sizeof *got);
 	apc_batch_init(&b, 97);
 	T_EQ_INT(tptp_map_begin(map, t0, &b_err), APC_OK);
-	/* tptp_map_begin queues two events (cookie, view) at t0. */
-	ref_push(&q, t0, -1);
-	ref_push(&q, t0, -1);
+	/* tptp_map_begin queues four events at t0: the cookie, the
+	 * process's name and link, the view. */
+	for (int i = 0; i < 4; i++)
+		ref_push(&q, t0, -1);
 	for (int j = 0; j < per_stream; j++)
 		for (int s = 0; s < streams; s++) {
 			struct tptp_rec rec;
@@ -1614,24 +1723,31 @@ static void process_and_threads_apart(void)
 		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 3000},
 	};
 	struct run res[3];
+	struct tptpgen_opts o = {.seed = 4, .threads = 2, .calls = 100, .no_process = 1,
+				 .monitor_stacks = 1};
+	struct tptpgen_truth t;
+	char path[64];
 
-	/* No pid in the trace, thread ids 1 and 2. */
-	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
-		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
-		     "<threadStart threadId=\"2\" time=\"100.0\" threadName=\"worker\"/>\n"
-		     "<monWait threadIdRef=\"1\" time=\"100.000001\" objIdRef=\"9\"/>\n"
-		     "<gcStart time=\"100.000002\"/>\n<gcFinish time=\"100.000003\"/>\n"
-		     "</TRACE>\n", &res[0]);
+	/* No pid in the trace (tptpgen --no-process), thread ids 11 and 12;
+	 * thread 11 waits on a monitor first, thread 0 runs the GCs. */
+	if (gen_file(&o, &t, -1, path, sizeof path, NULL) < 0) {
+		T_FAIL("cannot write a generated trace");
+		return;
+	}
+	run_reader(&apc_format_tptp_xml, path, 0, &res[0]);
+	unlink(path);
+	T_ASSERT(t.gc_count > 0 && t.monitor_events > 0);
 	T_EQ_INT(res[0].last_rc, APC_END);
 	T_EQ_U64(res[0].links, 2);
-	T_EQ_INT(res[0].link_tid[0], 1); /* the profiler's thread numbers stay */
-	T_EQ_INT(res[0].link_tid[1], 2);
-	T_ASSERT(res[0].link_pid[0] != 1 && res[0].link_pid[0] != 2);
+	T_EQ_INT(res[0].link_tid[0], 11); /* the profiler's thread numbers stay */
+	T_EQ_INT(res[0].link_tid[1], 12);
+	T_ASSERT(res[0].link_pid[0] != 11 && res[0].link_pid[0] != 12);
 	T_EQ_INT(res[0].link_pid[1], res[0].link_pid[0]);
-	/* the GC marker is the process's; the monitor wait thread 1's */
+	/* the GC marker is the process's; the monitor wait thread 11's */
 	T_EQ_INT(res[0].marker_pid, res[0].link_pid[0]);
 	T_EQ_INT(res[0].marker_tid, res[0].link_pid[0]);
-	T_EQ_INT(res[0].str_tid, 1);
+	T_EQ_INT(res[0].str_tid, 11);
+	T_EQ_INT(res[0].str_pid, res[0].link_pid[0]);
 
 	/* pid 5, and a thread whose id is 5: both readers alike. */
 	run_xml_text("<TRACE>\n<processCreate pid=\"5\" time=\"100.0\"/>\n"
@@ -1654,6 +1770,83 @@ static void process_and_threads_apart(void)
 		T_EQ_INT(res[i].str_pid, 5);
 	}
 	T_EQ_U64(res[1].digest, res[2].digest);
+}
+
+/*
+ * The process's own tid (== the pid) carries its annotations (the GC and
+ * JVM markers, the view): it is named and linked at the start like every
+ * thread, or Streamline shows an unnamed thread.  The name is
+ * processCreate's, else "java"; both readers alike.  A processCreate too
+ * late to give the pid gives no name either (it is counted).
+ */
+static void process_named(void)
+{
+	static const struct tptp_rec recs[] = {
+		{.kind = TPTP_PROCESS_CREATE, .has = TPTP_HAS_TIME | TPTP_HAS_PID, .time = 100 * S_NS,
+		 .pid = 5, .name = "MyApp"},
+		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
+		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS + 10,
+		 .thread_id = 1, .name = "main"},
+		{.kind = TPTP_GC_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 2000},
+		{.kind = TPTP_GC_FINISH, .has = TPTP_HAS_TIME, .time = 100 * S_NS + 3000},
+	};
+	struct run res[5];
+
+	/* processCreate with a name (and pid 5): XML and binary */
+	run_xml_text("<TRACE>\n<processCreate processId=\"p\" name=\"MyApp\" pid=\"5\" time=\"100.0\"/>\n"
+		     "<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.00000001\" threadName=\"main\"/>\n"
+		     "<gcStart time=\"100.000002\"/>\n<gcFinish time=\"100.000003\"/>\n"
+		     "</TRACE>\n", &res[0]);
+	run_bin_recs(recs, NRECS(recs), &res[1]);
+	for (int i = 0; i < 2; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_INT(res[i].pid, 5);
+		T_EQ_U64(res[i].proc_names, 1);
+		T_EQ_U64(res[i].proc_links, 1);
+		T_EQ_STR(res[i].proc_name, "MyApp");
+		T_EQ_U64(res[i].proc_name_ts, 100 * S_NS);
+		/* the GC marker is on that connection */
+		T_EQ_INT(res[i].marker_tid, 5);
+		T_EQ_U64(res[i].thread_names, 1);
+		T_EQ_STR(res[i].names[0], "main");
+	}
+	T_EQ_U64(res[0].digest, res[1].digest);
+
+	/* No processCreate: a synthetic pid, named "java" */
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.00000001\" threadName=\"main\"/>\n"
+		     "</TRACE>\n", &res[2]);
+	/* A processCreate without a name, and one whose pid is not used:
+	 * the name still names the process. */
+	run_xml_text("<TRACE>\n<processCreate pid=\"5\" time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "</TRACE>\n", &res[3]);
+	run_xml_text("<TRACE>\n<processCreate name=\"neg\" pid=\"-5\" time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "</TRACE>\n", &res[4]);
+	T_EQ_INT(res[2].pid, 0x40000000);
+	T_EQ_STR(res[2].proc_name, "java");
+	T_EQ_INT(res[3].pid, 5);
+	T_EQ_STR(res[3].proc_name, "java");
+	T_EQ_INT(res[4].pid, 0x40000000);
+	T_EQ_STR(res[4].proc_name, "neg");
+	for (int i = 2; i < 5; i++) {
+		T_EQ_INT(res[i].last_rc, APC_END);
+		T_EQ_U64(res[i].proc_names, 1);
+		T_EQ_U64(res[i].proc_links, 1);
+		T_EQ_U64(res[i].proc_name_ts, 100 * S_NS);
+		T_EQ_U64(res[i].thread_names, 1);
+	}
+
+	/* Too late for the pid, too late for the name. */
+	run_xml_text("<TRACE>\n<traceStart time=\"100.0\"/>\n"
+		     "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+		     "<processCreate name=\"late\" pid=\"5\" time=\"100.0\"/>\n"
+		     "</TRACE>\n", &res[0]);
+	T_EQ_INT(res[0].last_rc, APC_END);
+	T_EQ_STR(res[0].proc_name, "java");
+	T_EQ_U64(run_unmapped(&res[0], "tptp processCreate after the first data record"), 1);
 }
 
 /*
@@ -1700,48 +1893,35 @@ static void xml_nested_counted(void)
  * A monitor record's stack (binary: a depth, then that many method names
  * and line numbers, in place of the XML's annotations) is not mapped: a
  * record that carries one is counted; one with an empty stack is not.
+ * tptpgen's thread waits once before its first call (empty stacks), then
+ * contends for a lock inside its first call (a stack of one).
  */
 static void bin_monitor_stack_counted(void)
 {
-	const struct tptp_rec recs[] = {
-		{.kind = TPTP_TRACE_START, .has = TPTP_HAS_TIME, .time = 100 * S_NS},
-		{.kind = TPTP_THREAD_START, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD, .time = 100 * S_NS,
-		 .thread_id = 7, .name = "main"},
-		{.kind = TPTP_MON_WAIT, .has = TPTP_HAS_TIME | TPTP_HAS_THREAD | TPTP_HAS_OBJECT,
-		 .time = 100 * S_NS + 1000, .thread_id = 7, .object_id = 9},
-	};
-	/* monWait (1032) "lhlTlolwiNS-L-": thread, time, object, timeout,
-	 * stack depth 2, the names "a.b" and "c.d", lines 10 and 20. */
-	uint8_t m[6 + 36 + 8 + 16], *q = m + 6;
-	const uint64_t fields[4] = {7, 100 * S_NS + 2000, 9, 0};
-	char path[64];
+	struct tptpgen_opts o = {.seed = 1, .threads = 1, .calls = 2, .binary = 1, .monitor_stacks = 1};
+	struct tptpgen_truth t;
 	struct run res;
-	FILE *f;
+	char path[64];
 
-	m[0] = 0x08; m[1] = 0x04;
-	m[2] = (uint8_t)(sizeof m - 6); m[3] = m[4] = m[5] = 0;
-	for (int i = 0; i < 4; i++, q += 8)
-		for (int b = 0; b < 8; b++)
-			q[b] = (uint8_t)(fields[i] >> (8 * b));
-	*q++ = 2; *q++ = 0; *q++ = 0; *q++ = 0;
-	memcpy(q, "a.b\0c.d", 8);
-	q += 8;
-	memset(q, 0, 16);
-	q[0] = 10;
-	q[8] = 20;
-	write_bin(path, sizeof path, recs, NRECS(recs));
-	f = fopen(path, "ab");
-	T_ASSERT(f != NULL);
-	if (!f)
+	if (gen_file(&o, &t, -1, path, sizeof path, NULL) < 0) {
+		T_FAIL("cannot write a generated trace");
 		return;
-	T_ASSERT(fwrite(m, 1, sizeof m, f) == sizeof m);
-	T_ASSERT(fclose(f) == 0);
+	}
 	run_reader(&apc_format_tptp_bin, path, 0, &res);
 	unlink(path);
 	T_EQ_INT(res.last_rc, APC_END);
-	T_EQ_U64(res.st.kinds[TPTP_MON_WAIT], 2);
-	T_EQ_U64(res.strs, 2);
-	T_EQ_U64(run_unmapped(&res, "tptp monitor stacks"), 1);
+	T_EQ_U64(t.monitor_events, 4);
+	T_EQ_U64(t.monitor_stacks, 2);
+	T_EQ_U64(res.st.kinds[TPTP_MON_WAIT], 1);
+	T_EQ_U64(res.st.kinds[TPTP_MON_WAITED], 1);
+	T_EQ_U64(res.st.kinds[TPTP_MON_CONTENDED_ENTER], 1);
+	T_EQ_U64(res.st.kinds[TPTP_MON_CONTENDED_ENTERED], 1);
+	T_EQ_U64(res.strs, 4);
+	T_EQ_U64(run_unmapped(&res, "tptp monitor stacks"), 2);
+	/* the stacks are read past, not taken for damage or extra bytes */
+	T_EQ_U64(run_unmapped(&res, "tptp binary monWait messages with bytes past"), 0);
+	T_EQ_U64(run_unmapped(&res, "tptp binary monContendedEnter messages with bytes past"), 0);
+	T_EQ_U64(run_unmapped(&res, "tptp binary messages shorter"), 0);
 }
 
 /*
@@ -2269,6 +2449,7 @@ void run_tests(void)
 	T_RUN(gen_xml);
 	T_RUN(gen_bin);
 	T_RUN(gen_open_at_end);
+	T_RUN(gen_shapes);
 	T_RUN(gen_truncated);
 	T_RUN(small_window);
 	T_RUN(bin_unknown_and_bad);
@@ -2294,6 +2475,7 @@ void run_tests(void)
 	T_RUN(thread_restart_exits);
 	T_RUN(xml_long_prolog);
 	T_RUN(process_and_threads_apart);
+	T_RUN(process_named);
 	T_RUN(xml_nested_counted);
 	T_RUN(bin_monitor_stack_counted);
 	T_RUN(xml_prolog_past_lookahead);
