@@ -10,6 +10,8 @@
  * lib/annotate.c.  Frame types we cannot model (gatord 9.x perf frames)
  * are carried through opaque.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +105,11 @@ static char *apcr_attr(xmlNode *n, const char *name)
 	return c;
 }
 
-/* v as a whole integer (C syntax: 0x.. hex); 0 if it is not one. */
+/*
+ * v as a whole integer (C syntax: 0x.. hex); 0 if it is not one, and
+ * if it does not fit 64 bits (strtoll would clamp it to the nearest
+ * end: two different huge events would then match each other).
+ */
 static int apcr_parse_int(const xmlChar *v, int64_t *out)
 {
 	char *end;
@@ -111,8 +117,9 @@ static int apcr_parse_int(const xmlChar *v, int64_t *out)
 
 	if (!v)
 		return 0;
+	errno = 0;
 	r = strtoll((const char *)v, &end, 0);
-	if (end == (const char *)v || *end)
+	if (end == (const char *)v || *end || errno == ERANGE)
 		return 0;
 	*out = r;
 	return 1;
@@ -157,19 +164,17 @@ static void apcr_not_carried(struct apc_model *m, const char *file, const char *
 
 /*
  * An integer attribute, dflt when absent; one present but not a number
- * (or not all of one) is dflt too, and counted.
+ * (or not all of one, or past 64 bits) is dflt too, and counted.
  */
 static int64_t apcr_num(struct apc_model *m, xmlNode *n, const char *name, int64_t dflt,
 			const char *file, const char *path)
 {
 	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-	char *end;
-	long long r;
+	int64_t r;
 
 	if (!v)
 		return dflt;
-	r = strtoll((const char *)v, &end, 0);
-	if (end == (char *)v || *end) {
+	if (!apcr_parse_int(v, &r)) {
 		apcr_not_carried(m, file, path, (const xmlChar *)name, 1, " (not a number)");
 		r = dflt;
 	}
@@ -645,9 +650,16 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	d->multiplier = 0;
 	if ((v = xmlGetProp(ev, (const xmlChar *)"multiplier"))) {
 		char *end;
+		errno = 0;
 		d->multiplier = strtod((const char *)v, &end);
-		if (end == (char *)v || *end)
+		/* strtod clamps what does not fit a double to inf or 0 (and
+		 * reads "inf" and "nan"): no multiplier, counted */
+		if (end == (char *)v || errno == ERANGE || !isfinite(d->multiplier)) {
 			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1, " (not a number)");
+			d->multiplier = 0;
+		} else if (*end) {
+			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1, " (not a number)");
+		}
 		xmlFree(v);
 	}
 	d->has_color = apcr_color(m, ev, "color", "color", &d->color);

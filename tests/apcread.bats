@@ -665,3 +665,34 @@ EOF2
 	apcconv -q --stats=json "$TMP/in.tar.gz" -o "$TMP/out2.apc" > "$TMP/z.json"
 	grep -q "\"bytes_in\":$size," "$TMP/z.json"
 }
+
+@test "APC: XML numbers past 64 bits are counted as not numbers, not clamped" {
+	# strtoll and strtod clamp what does not fit (to 2^63-1, or inf):
+	# taken as such, two different out-of-range events matched each other
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680" created="99999999999999999999"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="T_cnt0" event="0x10000000000000000"/>
+<counter key="0x12" type="T_cnt1" event="0x8"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="T" counter_set="T_cnt">
+<event event="0x20000000000000000" title="Wrong" name="w"/>
+<event event="0x8" title="Cache" name="Refill" multiplier="1e999" color="0x10000000000000000"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/captured.xml" "$TMP/out.apc/events.xml"
+	for what in 'captured.xml /captured/@created' 'captured.xml /captured/counters/counter/@event' \
+		'events.xml /events/category/event/@event' 'events.xml /events/category/event/@multiplier' \
+		'events.xml /events/category/event/@color'; do
+		grep -qF "$what (not a number): 1" <<<"$output"
+	done
+	! grep -q 'Wrong\|7fffffffffffffff\|9223372036854775807\|inf' "$TMP/out.apc/captured.xml" "$TMP/out.apc/events.xml" || false
+	grep -q '<counter key="0x11" type="T_cnt0"/>' "$TMP/out.apc/captured.xml"
+}
