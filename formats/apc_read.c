@@ -658,7 +658,11 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1, " (not a number)");
 			d->multiplier = 0;
 		} else if (*end) {
-			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1, " (not a number)");
+			/* "0.001x": kept as read up to the x, as TPTP times
+			 * are (a scale off by the default 1 is worse), and
+			 * said so */
+			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1,
+					 " (characters after the number; read up to them)");
 		}
 		xmlFree(v);
 	}

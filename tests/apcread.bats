@@ -696,3 +696,30 @@ EOF2
 	! grep -q 'Wrong\|7fffffffffffffff\|9223372036854775807\|inf' "$TMP/out.apc/captured.xml" "$TMP/out.apc/events.xml" || false
 	grep -q '<counter key="0x11" type="T_cnt0"/>' "$TMP/out.apc/captured.xml"
 }
+
+@test "APC: a multiplier with characters after its number keeps the number, and says so" {
+	# as TPTP times do: "0.001x" is read up to the x, and the summary
+	# says it was read that way (not "not a number", which is left out)
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="A"/><counter key="0x12" type="B"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="L">
+<event counter="A" title="a" name="a" multiplier="0.001x"/>
+<event counter="B" title="b" name="b" multiplier="x0.001"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -q '<event counter="A" .* multiplier="0.001"/>' "$TMP/out.apc/events.xml"
+	! grep -q '<event counter="B" .*multiplier' "$TMP/out.apc/events.xml" || false
+	grep -qF 'events.xml /events/category/event/@multiplier (characters after the number; read up to them): 1' <<<"$output"
+	grep -qF 'events.xml /events/category/event/@multiplier (not a number): 1' <<<"$output"
+}
