@@ -155,9 +155,9 @@ static int apcr_in(const xmlChar *name, const char *const *list)
 static void apcr_not_carried(struct apc_model *m, const char *file, const char *path,
 			     const xmlChar *name, int attr, const char *why)
 {
-	char what[192];
+	char what[256];
 
-	snprintf(what, sizeof what, "%s %s/%s%.64s%s", file, path, attr ? "@" : "",
+	snprintf(what, sizeof what, "%s %.96s/%s%.64s%s", file, path, attr ? "@" : "",
 		 (const char *)name, why ? why : "");
 	apc_model_unmapped(m, what, 1);
 }
@@ -597,18 +597,16 @@ static int apcr_option_delta(xmlNode *opt, int64_t *delta)
 
 /*
  * Fill one declaration from an <event> of events.xml, in category cat
- * (matched through counter set `set` when not by name; through option
- * opt of the event's option_set when that is how the counter was
- * configured: its event is the event's plus the option's event_delta).
+ * (matched through counter set `set` when not by name, perhaps through
+ * an option of the event's option_set: see apcr_events).
  * Attributes no field holds (gatord's derived, proc, advanced ...) are
- * kept verbatim in d->xattrs; option_set on an event matched otherwise
- * (the event is the base of a family the declaration is not), the
- * option's name and description (which Streamline appends to the
- * event's, in a way the spec does not give) and child elements are
- * counted.
+ * kept verbatim in d->xattrs.  What the declaration cannot hold is not
+ * counted here: the event itself is kept in events.xml unless the
+ * writer writes the declaration in its place (apcr_replaced counts what
+ * that loses).
  */
 static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNode *cat,
-			  xmlNode *ev, const char *set, xmlNode *opt)
+			  xmlNode *ev, const char *set)
 {
 	static const char *const classes[] = {"delta", "incident", "absolute", "activity"};
 	static const char *const displays[] = {NULL, "accumulate", "hertz", "maximum", "average", "minimum"};
@@ -619,13 +617,9 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 					    "rendering_type", "multiplier", "color", "per_cpu",
 					    "average_selection", "average_cores", "percentage",
 					    "cores", NULL};
-	static const char *const cat_typed[] = {"name", "counter_set", "per_cpu", NULL};
 	xmlChar *v;
 	char key[32];
-	int64_t event, delta = 0;
 
-	if (opt)
-		apcr_option_delta(opt, &delta); /* it parses: apcr_option matched by it */
 	free(d->category);
 	d->category = apcr_attr(cat, "name");
 	free(d->counter_set);
@@ -707,21 +701,15 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	apc_attrs_free(d->xattrs, d->nxattrs);
 	d->xattrs = NULL;
 	d->nxattrs = 0;
-	event = apcr_attr_int(ev, "event", -1);
 	for (xmlAttr *at = ev->properties; at; at = at->next) {
 		const xmlChar *an = at->name;
 		int keep;
 
-		if (!xmlStrcmp(an, (const xmlChar *)"option_set")) {
-			if (!opt)
-				apcr_not_carried(m, EV_F, EV_PATH, an, 1, NULL);
+		if (!xmlStrcmp(an, (const xmlChar *)"option_set"))
 			continue;
-		}
-		if (!xmlStrcmp(an, (const xmlChar *)"event")) {
+		if (!xmlStrcmp(an, (const xmlChar *)"event"))
 			keep = d->event < 0;
-			if (!keep && event + delta != d->event)
-				apcr_not_carried(m, EV_F, EV_PATH, an, 1, " (not captured.xml's)");
-		} else if (!xmlStrcmp(an, (const xmlChar *)"cores"))
+		else if (!xmlStrcmp(an, (const xmlChar *)"cores"))
 			keep = d->cls != APC_CLASS_ACTIVITY;
 		else
 			keep = !apcr_in(an, typed) && !apcr_numbered(an, "activity", d->nactivities) &&
@@ -730,25 +718,13 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 			return APC_ENOMEM;
 	}
 	/* What the category gives its events (the spec: per_cpu, folded
-	 * above, and supports_event_based_sampling) goes on the event; the
-	 * category's other attributes are nobody's. */
-	for (xmlAttr *at = cat->properties; at; at = at->next) {
-		if (apcr_in(at->name, cat_typed))
-			continue;
-		if (xmlStrcmp(at->name, (const xmlChar *)"supports_event_based_sampling"))
-			apcr_not_carried(m, EV_F, "/events/category", at->name, 1, NULL);
-		else if (!xmlHasProp(ev, at->name) &&
-			 apcr_keep_attr(m, &d->xattrs, &d->nxattrs, at, EV_F, EV_PATH) < 0)
+	 * above, and supports_event_based_sampling) goes on the event too;
+	 * the category keeps all of its attributes in events.xml. */
+	for (xmlAttr *at = cat->properties; at; at = at->next)
+		if (!xmlStrcmp(at->name, (const xmlChar *)"supports_event_based_sampling") &&
+		    !xmlHasProp(ev, at->name) &&
+		    apcr_keep_attr(m, &d->xattrs, &d->nxattrs, at, EV_F, EV_PATH) < 0)
 			return APC_ENOMEM;
-	}
-	for (xmlNode *c = ev->children; c; c = c->next)
-		if (c->type == XML_ELEMENT_NODE)
-			apcr_not_carried(m, EV_F, EV_PATH, c->name, 0, NULL);
-	for (int k = 0; opt && k < 2; k++)
-		if (xmlHasProp(opt, (const xmlChar *)(k ? "description" : "name")))
-			apcr_not_carried(m, EV_F, "/events/category/option_set/option",
-					 (const xmlChar *)(k ? "description" : "name"), 1,
-					 " (appended by Streamline; not carried)");
 	return APC_OK;
 }
 
@@ -801,7 +777,7 @@ static xmlNode *apcr_option(xmlNode *os, int64_t event, int64_t want)
 /*
  * Is a counter of the capture configured with an event in one of these
  * sets?  Where none is, what is wrong with a category's option sets
- * matters to nobody (the rest of events.xml is not carried anyway).
+ * matters to nobody (it describes no counter, and is kept as it is).
  */
 static int apcr_sets_used(const struct apc_model *m, char *const *sets, int nsets)
 {
@@ -837,15 +813,14 @@ static void apcr_check_options(struct apc_model *m, xmlNode *cat)
 /*
  * Describe the declared counters from events.xml: an <event counter=X>
  * names X directly; an <event event=N> in a category with counter sets
- * describes every counter of those sets configured with event N.  A
- * <counter_set> inside a category adds its title and description to its
- * counters' (the spec: "appended"), in a way it does not say: counted.
- * An <event event=N option_set=S> describes the counters of those sets
+ * describes every counter of those sets configured with event N.  An
+ * <event event=N option_set=S> describes the counters of those sets
  * configured with N plus the event_delta of one of S's options (gatord's
  * CCI and other uncore events), not those configured with N itself.
- * described[id] is set for each counter an event describes.
+ * described[id] is set for each counter an event describes, and last[id]
+ * to the last event that did (which the declaration holds).
  */
-static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *described)
+static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *described, xmlNode **last)
 {
 	xmlNode *root = xmlDocGetRootElement(doc);
 
@@ -853,26 +828,20 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 		return APC_OK;
 	for (xmlNode *cat = root->children; cat; cat = cat->next) {
 		char **sets;
-		xmlNode **setnode;
 		int nsets = 0, used, max = 1;
 
 		if (cat->type != XML_ELEMENT_NODE || xmlStrcmp(cat->name, (const xmlChar *)"category"))
 			continue;
 		for (xmlNode *c = cat->children; c; c = c->next)
 			max += c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set");
-		sets = malloc((size_t)max * sizeof *sets);
-		setnode = malloc((size_t)max * sizeof *setnode);
-		if (!sets || !setnode) {
-			free(sets);
-			free(setnode);
+		if (!(sets = malloc((size_t)max * sizeof *sets)))
 			return APC_ENOMEM;
-		}
 		if ((sets[nsets] = apcr_attr(cat, "counter_set")))
-			setnode[nsets++] = NULL;
+			nsets++;
 		for (xmlNode *c = cat->children; c; c = c->next)
 			if (c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set") &&
 			    (sets[nsets] = apcr_attr(c, "name")))
-				setnode[nsets++] = c;
+				nsets++;
 		if ((used = apcr_sets_used(m, sets, nsets)))
 			apcr_check_options(m, cat);
 		for (xmlNode *ev = cat->children; ev; ev = ev->next) {
@@ -887,13 +856,13 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 			counter = apcr_attr(ev, "counter");
 			event = apcr_attr_int(ev, "event", -1);
 			/* an event= on an event named by counter= is
-			 * checked by apcr_fill_decl */
+			 * checked by apcr_replaced */
 			if (event < 0 && !counter && used && xmlHasProp(ev, (const xmlChar *)"event"))
 				apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"event", 1,
 						 apcr_attr_int(ev, "event", 0) < 0 ? " (out of range)"
 										    : " (not a number)");
 			/* an option_set on an event named by counter= is
-			 * counted by apcr_fill_decl */
+			 * counted by apcr_replaced */
 			osname = counter ? NULL : xmlGetProp(ev, (const xmlChar *)"option_set");
 			by_option = osname != NULL;
 			if (osname && !(os = apcr_option_set(cat, osname)) && used)
@@ -904,41 +873,145 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 				struct apc_counter_decl *d = &m->counters[i];
 				int match = counter ? strcmp(d->type, counter) == 0 : 0;
 				const char *set = NULL;
-				xmlNode *sn = NULL, *opt = NULL;
 				for (int s = 0; !match && !counter && s < nsets; s++) {
 					if (event < 0 || d->event < 0 || !apcr_in_set(d->type, sets[s]))
 						continue;
-					if (by_option ? (opt = apcr_option(os, event, d->event)) != NULL
-						   : d->event == event) {
+					if (by_option ? apcr_option(os, event, d->event) != NULL
+						      : d->event == event) {
 						match = 1;
 						set = sets[s];
-						sn = setnode[s];
 					}
 				}
-				if (match)
-					described[i] = 1;
-				if (match && apcr_fill_decl(m, d, cat, ev, set, opt) < 0) {
+				if (!match)
+					continue;
+				described[i] = 1;
+				last[i] = ev;
+				if (apcr_fill_decl(m, d, cat, ev, set) < 0) {
 					free(counter);
 					for (int s = 0; s < nsets; s++)
 						free(sets[s]);
 					free(sets);
-					free(setnode);
 					return APC_ENOMEM;
 				}
-				for (int k = 0; sn && k < 2; k++)
-					if (xmlHasProp(sn, (const xmlChar *)(k ? "description" : "title")))
-						apcr_not_carried(m, EV_F, "/events/category/counter_set",
-								 (const xmlChar *)(k ? "description" : "title"), 1,
-								 NULL);
 			}
 			free(counter);
 		}
 		for (int s = 0; s < nsets; s++)
 			free(sets[s]);
 		free(sets);
-		free(setnode);
 	}
 	return APC_OK;
+}
+
+/*
+ * The writer writes counter id's declaration in place of its events.xml
+ * event ev (an <event counter=X>): count what that loses, which the
+ * declaration does not hold.  An option_set there (a fixed counter is
+ * no family's member), an event= other than the one captured.xml
+ * configured (the writer writes that one), child elements.
+ */
+static void apcr_replaced(struct apc_model *m, xmlNode *ev, xmlNode *const *last)
+{
+	for (size_t i = 0; i < m->ncounters; i++)
+		if (last[i] == ev && m->counters[i].event >= 0 &&
+		    xmlHasProp(ev, (const xmlChar *)"event") &&
+		    apcr_attr_int(ev, "event", -1) != m->counters[i].event)
+			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"event", 1, " (not captured.xml's)");
+	if (xmlHasProp(ev, (const xmlChar *)"option_set"))
+		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"option_set", 1, NULL);
+	for (xmlNode *c = ev->children; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE)
+			apcr_not_carried(m, EV_F, EV_PATH, c->name, 0, NULL);
+}
+
+#define APCR_XML_DEPTH 256 /* libxml2's own limit without XML_PARSE_HUGE */
+
+/*
+ * Copy element n of events.xml (its parent at path) into e: name,
+ * attributes, child elements.  An element marked with a counter id + 1
+ * (in _private) becomes a stand-in for that counter's event.  Comments
+ * and the white space between elements are layout, not kept; text or
+ * anything else inside an element is counted.
+ */
+static int apcr_keep_elem(struct apc_model *m, xmlNode *n, struct apc_xml_elem *e, const char *path,
+			  int depth)
+{
+	char sub[256];
+	size_t nel = 0;
+
+	e->counter = -1;
+	if (n->_private) {
+		e->counter = (int64_t)((uintptr_t)n->_private - 1);
+		return (e->name = strdup("event")) ? APC_OK : APC_ENOMEM;
+	}
+	if (!(e->name = strdup((const char *)n->name)))
+		return APC_ENOMEM;
+	snprintf(sub, sizeof sub, "%s/%s", path, (const char *)n->name);
+	for (xmlAttr *at = n->properties; at; at = at->next)
+		if (apcr_keep_attr(m, &e->attrs, &e->nattrs, at, EV_F, sub) < 0)
+			return APC_ENOMEM;
+	for (xmlNode *c = n->children; c; c = c->next)
+		nel += c->type == XML_ELEMENT_NODE;
+	if (nel && depth >= APCR_XML_DEPTH) {
+		apcr_not_carried(m, EV_F, sub, (const xmlChar *)"*", 0, " (nested too deep)");
+		nel = 0;
+	}
+	if (nel && !(e->children = calloc(nel, sizeof *e->children)))
+		return APC_ENOMEM;
+	for (xmlNode *c = n->children; c; c = c->next) {
+		if (c->type == XML_ELEMENT_NODE) {
+			if (e->nchildren < nel &&
+			    apcr_keep_elem(m, c, &e->children[e->nchildren++], sub, depth + 1) < 0)
+				return APC_ENOMEM;
+		} else if (c->type != XML_COMMENT_NODE && !xmlIsBlankNode(c)) {
+			apcr_not_carried(m, EV_F, sub,
+					 (const xmlChar *)(c->type == XML_TEXT_NODE ||
+							   c->type == XML_CDATA_SECTION_NODE ? "text()" : "node()"),
+					 0, NULL);
+		}
+	}
+	return APC_OK;
+}
+
+/*
+ * Keep events.xml in the model (meta.events_xml) for the writer, with
+ * the capture's counters' own events marked where they were: each
+ * type's first declaration is written in place of the last
+ * <event counter=X> that described it.  A counter an event of a counter
+ * set described last is described by that event, kept as it is
+ * (kept_xml): that is how gatord describes a configured counter, and
+ * Streamline reads it so, option set and all.
+ */
+static int apcr_keep_events(struct apc_model *m, xmlDoc *doc, xmlNode **last)
+{
+	xmlNode *root = xmlDocGetRootElement(doc);
+	struct apc_xml_elem *e;
+	int rc;
+
+	if (!root)
+		return APC_OK;
+	for (size_t i = 0; i < m->ncounters; i++) {
+		struct apc_counter_decl *d = &m->counters[i];
+		int named = last[i] && xmlHasProp(last[i], (const xmlChar *)"counter");
+
+		d->kept_xml = last[i] && !named;
+		if (named && apc_model_find_counter(m, d->type)->id == i) {
+			last[i]->_private = (void *)(uintptr_t)(i + 1);
+			apcr_replaced(m, last[i], last);
+		}
+	}
+	if (xmlStrcmp(root->name, (const xmlChar *)"events"))
+		apcr_not_carried(m, EV_F, "", root->name, 0, " (root written as events)");
+	if (!(e = calloc(1, sizeof *e)))
+		return APC_ENOMEM;
+	apc_xml_elem_free(m->meta.events_xml);
+	free(m->meta.events_xml);
+	m->meta.events_xml = e;
+	rc = apcr_keep_elem(m, root, e, "", 0);
+	for (size_t i = 0; i < m->ncounters; i++)
+		if (last[i])
+			last[i]->_private = NULL;
+	return rc;
 }
 
 static int apcr_streq(const char *a, const char *b)
@@ -974,15 +1047,25 @@ static int apcr_same_description(const struct apc_counter_decl *a, const struct 
 
 /*
  * A type captured.xml gives several keys keeps each key's counter, and
- * events.xml describes the type once (the writer's is by the first):
- * a later one described otherwise (configured with another event, or
- * given another title in captured.xml) loses its description: counted.
+ * the writer writes one <event counter=X> for the type, by the first:
+ * a later one that event describes, described otherwise (configured
+ * with another event, or given another title in captured.xml), loses
+ * its description: counted.  One that a kept event of events.xml
+ * describes (last, when there was an events.xml) keeps that: through
+ * its counter set, or an <event counter=X> other than the one the
+ * writer writes in its place.
  */
-static void apcr_check_same_type(struct apc_model *m)
+static void apcr_check_same_type(struct apc_model *m, xmlNode *const *last)
 {
 	for (size_t i = 1; i < m->ncounters; i++) {
 		const struct apc_counter_decl *first = apc_model_find_counter(m, m->counters[i].type);
-		if (first && first->id != i && !apcr_same_description(first, &m->counters[i]))
+		const struct apc_counter_decl *d = &m->counters[i];
+		if (!first || first->id == i)
+			continue;
+		if (d->kept_xml ||
+		    (last && ((last[i] && last[i] != last[first->id]) || (first->kept_xml && !last[i]))))
+			continue;
+		if (!apcr_same_description(first, d))
 			apc_model_unmapped(m,
 					   "captured.xml counters of a type already declared under another key, described differently (events.xml gives the first description)",
 					   1);
@@ -991,26 +1074,33 @@ static void apcr_check_same_type(struct apc_model *m)
 
 /*
  * events.xml, when the capture has one, describes captured.xml's
- * counters.  One that neither it nor captured.xml itself (gatord 9.x
+ * counters, and is kept whole for the writer (apcr_keep_events).  A
+ * counter that neither it nor captured.xml itself (gatord 9.x
  * constants) describes is written under its type with the default
  * title: counted, as its title, name and units are lost.
  */
 static int apcr_describe(struct apc_reader *r)
 {
 	struct apc_model *m = r->model;
-	unsigned char *described = calloc(m->ncounters ? m->ncounters : 1, 1);
+	size_t n = m->ncounters ? m->ncounters : 1;
+	unsigned char *described = calloc(n, 1);
+	xmlNode **last = calloc(n, sizeof *last);
 	xmlDoc *doc;
 	uint64_t bare = 0;
 	int rc = APC_OK;
 
-	if (!described)
+	if (!described || !last) {
+		free(described);
+		free(last);
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	}
 	for (size_t i = 0; i < m->ncounters; i++)
 		described[i] = m->counters[i].title || m->counters[i].name;
 	doc = apcr_parse_xml(r, "events.xml", 0);
 	if (doc) {
-		rc = apcr_events(m, doc, described);
-		xmlFreeDoc(doc);
+		rc = apcr_events(m, doc, described, last);
+		if (rc == APC_OK)
+			rc = apcr_keep_events(m, doc, last);
 	} else if (r->err.status < 0) {
 		rc = r->err.status;
 	}
@@ -1019,9 +1109,12 @@ static int apcr_describe(struct apc_reader *r)
 	if (bare)
 		apc_model_unmapped(m, "captured.xml counters events.xml does not describe (default title and name)",
 				   bare);
-	free(described);
 	if (rc == APC_OK)
-		apcr_check_same_type(m);
+		apcr_check_same_type(m, doc ? last : NULL);
+	if (doc)
+		xmlFreeDoc(doc);
+	free(described);
+	free(last);
 	return rc;
 }
 
