@@ -1218,11 +1218,17 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 	struct apc_model *m = r->model;
 	struct apc_msg_iter it;
 	struct apc_msg msg;
-	int rc;
+	int rc, seen = 0, more = 0; /* a summary message was read; the attributes after it are its */
 
 	apc_msg_iter_init(&it, f, a->summary_clocks);
 	while ((rc = apc_msg_next(&it, &msg, &r->err)) == APC_OK) {
-		if (!strcmp(msg.name, "summary")) {
+		if (!strcmp(msg.name, "summary") && seen++) {
+			/* Its clocks would move every timestamp: the first
+			 * is the capture's, as the first Summary frame is. */
+			apc_model_unmapped(m, "summary messages after the first (ignored)", 1);
+			more = 1;
+		} else if (!strcmp(msg.name, "summary")) {
+			more = 0;
 			m->meta.wall_clock_ns = (uint64_t)fval(&msg, "timestamp", 0);
 			m->meta.uptime_ns = (uint64_t)fval(&msg, "uptime", 0);
 			m->meta.monotonic_delta = (uint64_t)fval(&msg, "monotonic_delta", 0);
@@ -1235,7 +1241,7 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 				return APC_ENOMEM;
 		} else if (!strcmp(msg.name, "summary_attrs")) {
 			/* the attributes a full message had no room for */
-			if (apcr_summary_attrs(m, &msg) < 0)
+			if (!more && apcr_summary_attrs(m, &msg) < 0)
 				return APC_ENOMEM;
 		} else if (!strcmp(msg.name, "core_name")) {
 			int64_t core = fval(&msg, "core", -1);
@@ -1254,6 +1260,10 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 				m->meta.cores = c;
 				m->meta.ncores = (uint32_t)core + 1;
 			}
+			/* named again (a core brought online again?): the
+			 * last name is the one kept */
+			if (m->meta.cores[core].name)
+				apc_model_unmapped(m, "core names given again for a core (the last kept)", 1);
 			m->meta.cores[core].cpuid = (uint32_t)fval(&msg, "cpuid", 0);
 			free(m->meta.cores[core].name);
 			m->meta.cores[core].name = fstr(&msg, "name");

@@ -858,3 +858,32 @@ EOF2
 	# gatord 6.8's CCI-400 option text is there for its counters
 	grep -q '<event event="0x14" option_set="Master" title="CCI-400" name="Retry fetch" description="RETRY of speculative fetch transaction"/>' "$TMP/v68_nonroot.apc/events.xml"
 }
+
+@test "APC: a core named twice or a second summary message in the Summary frame is counted" {
+	# the first summary message is the capture's (as the first Summary
+	# frame is); a core's last name is kept, the one it replaced counted
+	mkdir "$TMP/in.apc"
+	pack "$TMP/in.apc/0000000000" <<'EOF2'
+core = lambda n, cpuid, name: p(3) + p(n) + p(cpuid) + s(name)
+again = p(1) + s(CANARY) + p(1800000000000000000) + p(900) + p(300) + s(b"late") + s(b"x") + s(b"")
+B = [summary() + core(0, 0x41d03, b"Cortex-A53") + again + core(0, 0x41d07, b"Cortex-A57") + core(1, 0x41d03, b"Cortex-A53"),
+     p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5)]
+EOF2
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'summary messages after the first (ignored): 1' <<<"$output"
+	grep -qF 'core names given again for a core (the last kept): 1' <<<"$output"
+	run apcdump --frame=summary "$TMP/out.apc"
+	echo "$output"
+	grep -q 'timestamp=1700000000000000000 uptime=500 monotonic_delta=100$' <<<"$output"
+	grep -q 'core_name .*core=0 cpuid=0x41d07 name="Cortex-A57"' <<<"$output"
+	grep -q 'core_name .*core=1 cpuid=0x41d03 name="Cortex-A53"' <<<"$output"
+	[ "$(grep -c core_name <<<"$output")" -eq 2 ]
+}
