@@ -436,6 +436,8 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				if (c->type == XML_ELEMENT_NODE)
 					apcr_not_carried(m, F, "/captured/target", c->name, 0, NULL);
 		} else if (!xmlStrcmp(n->name, (const xmlChar *)"counters")) {
+			for (xmlAttr *at = n->properties; at; at = at->next)
+				apcr_not_carried(m, F, "/captured/counters", at->name, 1, NULL);
 			for (xmlNode *c = n->children; c; c = c->next) {
 				char *type;
 				struct apc_counter_decl *d;
@@ -452,6 +454,9 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				type = apcr_attr(c, "type");
 				if (!type) /* gatord 9.x constants: counter= instead of type= */
 					type = apcr_attr(c, "counter");
+				else if (xmlHasProp(c, (const xmlChar *)"counter"))
+					apcr_not_carried(m, F, "/captured/counters/counter", (const xmlChar *)"counter",
+							 1, " (beside type=)");
 				/* INT64_MIN: absent, or not a number (counted) */
 				key = apcr_num(m, c, "key", INT64_MIN, F, "/captured/counters/counter");
 				if (!type || key < 0 || key > INT32_MAX) {
@@ -811,6 +816,35 @@ static void apcr_check_options(struct apc_model *m, xmlNode *cat)
 }
 
 /*
+ * captured.xml described d (gatord 9.x does so for its constants) and
+ * events.xml's event ev describes it too, which the model takes: count
+ * each of captured.xml's title, name, description, units and class
+ * (one not the default) that ev gives otherwise, or not at all.
+ */
+static void apcr_overridden(struct apc_model *m, const struct apc_counter_decl *d, xmlNode *ev)
+{
+	static const char *const fields[] = {"title", "name", "description", "units"};
+	const char *const have[] = {d->title, d->name, d->description, d->units};
+	xmlChar *v;
+
+	for (int i = 0; i < 4; i++) {
+		if (!have[i])
+			continue;
+		v = xmlGetProp(ev, (const xmlChar *)fields[i]);
+		if (!v || xmlStrcmp(v, (const xmlChar *)have[i]))
+			apcr_not_carried(m, "captured.xml", "/captured/counters/counter",
+					 (const xmlChar *)fields[i], 1,
+					 " (events.xml describes the counter otherwise)");
+		xmlFree(v);
+	}
+	v = xmlGetProp(ev, (const xmlChar *)"class");
+	if (d->cls != APC_CLASS_DELTA && (!v || xmlStrcmp(v, (const xmlChar *)apc_class_name(d->cls))))
+		apcr_not_carried(m, "captured.xml", "/captured/counters/counter", (const xmlChar *)"class", 1,
+				 " (events.xml describes the counter otherwise)");
+	xmlFree(v);
+}
+
+/*
  * Describe the declared counters from events.xml: an <event counter=X>
  * names X directly; an <event event=N> in a category with counter sets
  * describes every counter of those sets configured with event N.  An
@@ -818,9 +852,12 @@ static void apcr_check_options(struct apc_model *m, xmlNode *cat)
  * configured with N plus the event_delta of one of S's options (gatord's
  * CCI and other uncore events), not those configured with N itself.
  * described[id] is set for each counter an event describes, and last[id]
- * to the last event that did (which the declaration holds).
+ * to the last event that did (which the declaration holds).  Where
+ * from_captured[id], captured.xml described the counter first: what of
+ * that the event replaces otherwise is counted (apcr_overridden).
  */
-static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *described, xmlNode **last)
+static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *described, xmlNode **last,
+		       unsigned char *from_captured)
 {
 	xmlNode *root = xmlDocGetRootElement(doc);
 
@@ -886,6 +923,10 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 					continue;
 				described[i] = 1;
 				last[i] = ev;
+				if (from_captured[i]) {
+					apcr_overridden(m, d, ev);
+					from_captured[i] = 0;
+				}
 				if (apcr_fill_decl(m, d, cat, ev, set) < 0) {
 					free(counter);
 					for (int s = 0; s < nsets; s++)
@@ -1083,22 +1124,26 @@ static int apcr_describe(struct apc_reader *r)
 {
 	struct apc_model *m = r->model;
 	size_t n = m->ncounters ? m->ncounters : 1;
-	unsigned char *described = calloc(n, 1);
+	unsigned char *described = calloc(n, 1), *from_captured = calloc(n, 1);
 	xmlNode **last = calloc(n, sizeof *last);
 	xmlDoc *doc;
 	uint64_t bare = 0;
 	int rc = APC_OK;
 
-	if (!described || !last) {
+	if (!described || !from_captured || !last) {
 		free(described);
+		free(from_captured);
 		free(last);
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	}
-	for (size_t i = 0; i < m->ncounters; i++)
-		described[i] = m->counters[i].title || m->counters[i].name;
+	for (size_t i = 0; i < m->ncounters; i++) {
+		const struct apc_counter_decl *d = &m->counters[i];
+		described[i] = d->title || d->name;
+		from_captured[i] = described[i] || d->description || d->units || d->cls != APC_CLASS_DELTA;
+	}
 	doc = apcr_parse_xml(r, "events.xml", 0);
 	if (doc) {
-		rc = apcr_events(m, doc, described, last);
+		rc = apcr_events(m, doc, described, last, from_captured);
 		if (rc == APC_OK)
 			rc = apcr_keep_events(m, doc, last);
 	} else if (r->err.status < 0) {
@@ -1114,6 +1159,7 @@ static int apcr_describe(struct apc_reader *r)
 	if (doc)
 		xmlFreeDoc(doc);
 	free(described);
+	free(from_captured);
 	free(last);
 	return rc;
 }

@@ -887,3 +887,38 @@ EOF2
 	grep -q 'core_name .*core=1 cpuid=0x41d03 name="Cortex-A53"' <<<"$output"
 	[ "$(grep -c core_name <<<"$output")" -eq 2 ]
 }
+
+@test "APC: what captured.xml says of a counter that nothing carries is counted" {
+	# counter= beside type= (type names the counter), attributes of
+	# <counters>, and a description captured.xml gives (as gatord 9.x
+	# does for its constants) that events.xml's replaces
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters count="3">
+<counter key="0x11" type="A" counter="B"/>
+<counter key="0x4" counter="C" title="t" name="n" class="absolute" units="u"/>
+<counter key="0x5" counter="D" title="Same" name="d" class="absolute"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="L">
+<event counter="C" title="T2" name="n"/>
+<event counter="D" title="Same" name="d" class="absolute"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -qF 'captured.xml /captured/counters/@count: 1' <<<"$output"
+	grep -qF 'captured.xml /captured/counters/counter/@counter (beside type=): 1' <<<"$output"
+	# C: its title, class and units were captured.xml's, events.xml's
+	# replace them; its name is the same in both, as all of D is
+	for a in title class units; do
+		grep -qF "captured.xml /captured/counters/counter/@$a (events.xml describes the counter otherwise): 1" <<<"$output"
+	done
+	[ "$(grep -o 'describes the counter otherwise' <<<"$output" | wc -l)" -eq 3 ]
+	grep -q '<event counter="C" title="T2" name="n" class="delta"/>' "$TMP/out.apc/events.xml"
+}
