@@ -967,12 +967,21 @@ static void apcr_replaced(struct apc_model *m, xmlNode *ev, xmlNode *const *last
 
 #define APCR_XML_DEPTH 256 /* libxml2's own limit without XML_PARSE_HUGE */
 
+/* Is element or attribute name of n in a namespace by a prefix
+ * ("x:extra")?  Kept without it, it would be another name. */
+static int apcr_prefixed(const xmlNs *ns)
+{
+	return ns && ns->prefix;
+}
+
 /*
  * Copy element n of events.xml (its parent at path) into e: name,
  * attributes, child elements.  An element marked with a counter id + 1
  * (in _private) becomes a stand-in for that counter's event.  Comments
  * and the white space between elements are layout, not kept; text or
- * anything else inside an element is counted.
+ * anything else inside an element is counted, and so are namespace
+ * declarations and what is in a namespace by a prefix (gatord's
+ * events.xml has neither).
  */
 static int apcr_keep_elem(struct apc_model *m, xmlNode *n, struct apc_xml_elem *e, const char *path,
 			  int depth)
@@ -988,11 +997,19 @@ static int apcr_keep_elem(struct apc_model *m, xmlNode *n, struct apc_xml_elem *
 	if (!(e->name = strdup((const char *)n->name)))
 		return APC_ENOMEM;
 	snprintf(sub, sizeof sub, "%s/%s", path, (const char *)n->name);
+	for (xmlNs *ns = n->nsDef; ns; ns = ns->next) {
+		char decl[80];
+		snprintf(decl, sizeof decl, "xmlns%s%.64s", ns->prefix ? ":" : "",
+			 ns->prefix ? (const char *)ns->prefix : "");
+		apcr_not_carried(m, EV_F, sub, (const xmlChar *)decl, 1, " (namespaces not kept)");
+	}
 	for (xmlAttr *at = n->properties; at; at = at->next)
-		if (apcr_keep_attr(m, &e->attrs, &e->nattrs, at, EV_F, sub) < 0)
+		if (apcr_prefixed(at->ns))
+			apcr_not_carried(m, EV_F, sub, at->name, 1, " (in a namespace; not kept)");
+		else if (apcr_keep_attr(m, &e->attrs, &e->nattrs, at, EV_F, sub) < 0)
 			return APC_ENOMEM;
 	for (xmlNode *c = n->children; c; c = c->next)
-		nel += c->type == XML_ELEMENT_NODE;
+		nel += c->type == XML_ELEMENT_NODE && !apcr_prefixed(c->ns);
 	if (nel && depth >= APCR_XML_DEPTH) {
 		apcr_not_carried(m, EV_F, sub, (const xmlChar *)"*", 0, " (nested too deep)");
 		nel = 0;
@@ -1000,7 +1017,9 @@ static int apcr_keep_elem(struct apc_model *m, xmlNode *n, struct apc_xml_elem *
 	if (nel && !(e->children = calloc(nel, sizeof *e->children)))
 		return APC_ENOMEM;
 	for (xmlNode *c = n->children; c; c = c->next) {
-		if (c->type == XML_ELEMENT_NODE) {
+		if (c->type == XML_ELEMENT_NODE && apcr_prefixed(c->ns)) {
+			apcr_not_carried(m, EV_F, sub, c->name, 0, " (in a namespace; not kept)");
+		} else if (c->type == XML_ELEMENT_NODE) {
 			if (e->nchildren < nel &&
 			    apcr_keep_elem(m, c, &e->children[e->nchildren++], sub, depth + 1) < 0)
 				return APC_ENOMEM;

@@ -922,3 +922,38 @@ EOF2
 	[ "$(grep -o 'describes the counter otherwise' <<<"$output" | wc -l)" -eq 3 ]
 	grep -q '<event counter="C" title="T2" name="n" class="delta"/>' "$TMP/out.apc/events.xml"
 }
+
+@test "APC: what a kept events.xml element holds besides elements and attributes is counted" {
+	# text, processing instructions and XML namespaces have no place in
+	# the kept elements (gatord writes none of them); comments and the
+	# white space between elements are layout, left out uncounted
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events xmlns:x="urn:x">
+  <!-- a comment -->
+  <category name="T" x:note="n">text<?pi data?>
+    <event counter="Z" title="z" name="z"/>
+    <x:extra/>
+  </category>
+</events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -qF 'events.xml /events/category/text(): 1' <<<"$output"
+	grep -qF 'events.xml /events/category/node(): 1' <<<"$output"
+	grep -qF 'events.xml /events/@xmlns:x (namespaces not kept): 1' <<<"$output"
+	grep -qF 'events.xml /events/category/@note (in a namespace; not kept): 1' <<<"$output"
+	grep -qF 'events.xml /events/category/extra (in a namespace; not kept): 1' <<<"$output"
+	[ "$(grep -o 'events\.xml /' <<<"$output" | wc -l)" -eq 5 ]
+	grep -q '<event counter="Z" title="z" name="z"/>' "$TMP/out.apc/events.xml"
+	! grep -q 'note\|extra' "$TMP/out.apc/events.xml" || false
+}
