@@ -10,6 +10,8 @@
  * lib/annotate.c.  Frame types we cannot model (gatord 9.x perf frames)
  * are carried through opaque.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +105,11 @@ static char *apcr_attr(xmlNode *n, const char *name)
 	return c;
 }
 
-/* v as a whole integer (C syntax: 0x.. hex); 0 if it is not one. */
+/*
+ * v as a whole integer (C syntax: 0x.. hex); 0 if it is not one, and
+ * if it does not fit 64 bits (strtoll would clamp it to the nearest
+ * end: two different huge events would then match each other).
+ */
 static int apcr_parse_int(const xmlChar *v, int64_t *out)
 {
 	char *end;
@@ -111,8 +117,9 @@ static int apcr_parse_int(const xmlChar *v, int64_t *out)
 
 	if (!v)
 		return 0;
+	errno = 0;
 	r = strtoll((const char *)v, &end, 0);
-	if (end == (const char *)v || *end)
+	if (end == (const char *)v || *end || errno == ERANGE)
 		return 0;
 	*out = r;
 	return 1;
@@ -148,28 +155,26 @@ static int apcr_in(const xmlChar *name, const char *const *list)
 static void apcr_not_carried(struct apc_model *m, const char *file, const char *path,
 			     const xmlChar *name, int attr, const char *why)
 {
-	char what[192];
+	char what[256];
 
-	snprintf(what, sizeof what, "%s %s/%s%.64s%s", file, path, attr ? "@" : "",
+	snprintf(what, sizeof what, "%s %.96s/%s%.64s%s", file, path, attr ? "@" : "",
 		 (const char *)name, why ? why : "");
 	apc_model_unmapped(m, what, 1);
 }
 
 /*
  * An integer attribute, dflt when absent; one present but not a number
- * (or not all of one) is dflt too, and counted.
+ * (or not all of one, or past 64 bits) is dflt too, and counted.
  */
 static int64_t apcr_num(struct apc_model *m, xmlNode *n, const char *name, int64_t dflt,
 			const char *file, const char *path)
 {
 	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-	char *end;
-	long long r;
+	int64_t r;
 
 	if (!v)
 		return dflt;
-	r = strtoll((const char *)v, &end, 0);
-	if (end == (char *)v || *end) {
+	if (!apcr_parse_int(v, &r)) {
 		apcr_not_carried(m, file, path, (const xmlChar *)name, 1, " (not a number)");
 		r = dflt;
 	}
@@ -431,6 +436,8 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				if (c->type == XML_ELEMENT_NODE)
 					apcr_not_carried(m, F, "/captured/target", c->name, 0, NULL);
 		} else if (!xmlStrcmp(n->name, (const xmlChar *)"counters")) {
+			for (xmlAttr *at = n->properties; at; at = at->next)
+				apcr_not_carried(m, F, "/captured/counters", at->name, 1, NULL);
 			for (xmlNode *c = n->children; c; c = c->next) {
 				char *type;
 				struct apc_counter_decl *d;
@@ -447,6 +454,9 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				type = apcr_attr(c, "type");
 				if (!type) /* gatord 9.x constants: counter= instead of type= */
 					type = apcr_attr(c, "counter");
+				else if (xmlHasProp(c, (const xmlChar *)"counter"))
+					apcr_not_carried(m, F, "/captured/counters/counter", (const xmlChar *)"counter",
+							 1, " (beside type=)");
 				/* INT64_MIN: absent, or not a number (counted) */
 				key = apcr_num(m, c, "key", INT64_MIN, F, "/captured/counters/counter");
 				if (!type || key < 0 || key > INT32_MAX) {
@@ -592,18 +602,16 @@ static int apcr_option_delta(xmlNode *opt, int64_t *delta)
 
 /*
  * Fill one declaration from an <event> of events.xml, in category cat
- * (matched through counter set `set` when not by name; through option
- * opt of the event's option_set when that is how the counter was
- * configured: its event is the event's plus the option's event_delta).
+ * (matched through counter set `set` when not by name, perhaps through
+ * an option of the event's option_set: see apcr_events).
  * Attributes no field holds (gatord's derived, proc, advanced ...) are
- * kept verbatim in d->xattrs; option_set on an event matched otherwise
- * (the event is the base of a family the declaration is not), the
- * option's name and description (which Streamline appends to the
- * event's, in a way the spec does not give) and child elements are
- * counted.
+ * kept verbatim in d->xattrs.  What the declaration cannot hold is not
+ * counted here: the event itself is kept in events.xml unless the
+ * writer writes the declaration in its place (apcr_replaced counts what
+ * that loses).
  */
 static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNode *cat,
-			  xmlNode *ev, const char *set, xmlNode *opt)
+			  xmlNode *ev, const char *set)
 {
 	static const char *const classes[] = {"delta", "incident", "absolute", "activity"};
 	static const char *const displays[] = {NULL, "accumulate", "hertz", "maximum", "average", "minimum"};
@@ -614,13 +622,9 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 					    "rendering_type", "multiplier", "color", "per_cpu",
 					    "average_selection", "average_cores", "percentage",
 					    "cores", NULL};
-	static const char *const cat_typed[] = {"name", "counter_set", "per_cpu", NULL};
 	xmlChar *v;
 	char key[32];
-	int64_t event, delta = 0;
 
-	if (opt)
-		apcr_option_delta(opt, &delta); /* it parses: apcr_option matched by it */
 	free(d->category);
 	d->category = apcr_attr(cat, "name");
 	free(d->counter_set);
@@ -645,9 +649,20 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	d->multiplier = 0;
 	if ((v = xmlGetProp(ev, (const xmlChar *)"multiplier"))) {
 		char *end;
+		errno = 0;
 		d->multiplier = strtod((const char *)v, &end);
-		if (end == (char *)v || *end)
+		/* strtod clamps what does not fit a double to inf or 0 (and
+		 * reads "inf" and "nan"): no multiplier, counted */
+		if (end == (char *)v || errno == ERANGE || !isfinite(d->multiplier)) {
 			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1, " (not a number)");
+			d->multiplier = 0;
+		} else if (*end) {
+			/* "0.001x": kept as read up to the x, as TPTP times
+			 * are (a scale off by the default 1 is worse), and
+			 * said so */
+			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"multiplier", 1,
+					 " (characters after the number; read up to them)");
+		}
 		xmlFree(v);
 	}
 	d->has_color = apcr_color(m, ev, "color", "color", &d->color);
@@ -691,21 +706,15 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 	apc_attrs_free(d->xattrs, d->nxattrs);
 	d->xattrs = NULL;
 	d->nxattrs = 0;
-	event = apcr_attr_int(ev, "event", -1);
 	for (xmlAttr *at = ev->properties; at; at = at->next) {
 		const xmlChar *an = at->name;
 		int keep;
 
-		if (!xmlStrcmp(an, (const xmlChar *)"option_set")) {
-			if (!opt)
-				apcr_not_carried(m, EV_F, EV_PATH, an, 1, NULL);
+		if (!xmlStrcmp(an, (const xmlChar *)"option_set"))
 			continue;
-		}
-		if (!xmlStrcmp(an, (const xmlChar *)"event")) {
+		if (!xmlStrcmp(an, (const xmlChar *)"event"))
 			keep = d->event < 0;
-			if (!keep && event + delta != d->event)
-				apcr_not_carried(m, EV_F, EV_PATH, an, 1, " (not captured.xml's)");
-		} else if (!xmlStrcmp(an, (const xmlChar *)"cores"))
+		else if (!xmlStrcmp(an, (const xmlChar *)"cores"))
 			keep = d->cls != APC_CLASS_ACTIVITY;
 		else
 			keep = !apcr_in(an, typed) && !apcr_numbered(an, "activity", d->nactivities) &&
@@ -714,25 +723,13 @@ static int apcr_fill_decl(struct apc_model *m, struct apc_counter_decl *d, xmlNo
 			return APC_ENOMEM;
 	}
 	/* What the category gives its events (the spec: per_cpu, folded
-	 * above, and supports_event_based_sampling) goes on the event; the
-	 * category's other attributes are nobody's. */
-	for (xmlAttr *at = cat->properties; at; at = at->next) {
-		if (apcr_in(at->name, cat_typed))
-			continue;
-		if (xmlStrcmp(at->name, (const xmlChar *)"supports_event_based_sampling"))
-			apcr_not_carried(m, EV_F, "/events/category", at->name, 1, NULL);
-		else if (!xmlHasProp(ev, at->name) &&
-			 apcr_keep_attr(m, &d->xattrs, &d->nxattrs, at, EV_F, EV_PATH) < 0)
+	 * above, and supports_event_based_sampling) goes on the event too;
+	 * the category keeps all of its attributes in events.xml. */
+	for (xmlAttr *at = cat->properties; at; at = at->next)
+		if (!xmlStrcmp(at->name, (const xmlChar *)"supports_event_based_sampling") &&
+		    !xmlHasProp(ev, at->name) &&
+		    apcr_keep_attr(m, &d->xattrs, &d->nxattrs, at, EV_F, EV_PATH) < 0)
 			return APC_ENOMEM;
-	}
-	for (xmlNode *c = ev->children; c; c = c->next)
-		if (c->type == XML_ELEMENT_NODE)
-			apcr_not_carried(m, EV_F, EV_PATH, c->name, 0, NULL);
-	for (int k = 0; opt && k < 2; k++)
-		if (xmlHasProp(opt, (const xmlChar *)(k ? "description" : "name")))
-			apcr_not_carried(m, EV_F, "/events/category/option_set/option",
-					 (const xmlChar *)(k ? "description" : "name"), 1,
-					 " (appended by Streamline; not carried)");
 	return APC_OK;
 }
 
@@ -785,7 +782,7 @@ static xmlNode *apcr_option(xmlNode *os, int64_t event, int64_t want)
 /*
  * Is a counter of the capture configured with an event in one of these
  * sets?  Where none is, what is wrong with a category's option sets
- * matters to nobody (the rest of events.xml is not carried anyway).
+ * matters to nobody (it describes no counter, and is kept as it is).
  */
 static int apcr_sets_used(const struct apc_model *m, char *const *sets, int nsets)
 {
@@ -819,17 +816,48 @@ static void apcr_check_options(struct apc_model *m, xmlNode *cat)
 }
 
 /*
+ * captured.xml described d (gatord 9.x does so for its constants) and
+ * events.xml's event ev describes it too, which the model takes: count
+ * each of captured.xml's title, name, description, units and class
+ * (one not the default) that ev gives otherwise, or not at all.
+ */
+static void apcr_overridden(struct apc_model *m, const struct apc_counter_decl *d, xmlNode *ev)
+{
+	static const char *const fields[] = {"title", "name", "description", "units"};
+	const char *const have[] = {d->title, d->name, d->description, d->units};
+	xmlChar *v;
+
+	for (int i = 0; i < 4; i++) {
+		if (!have[i])
+			continue;
+		v = xmlGetProp(ev, (const xmlChar *)fields[i]);
+		if (!v || xmlStrcmp(v, (const xmlChar *)have[i]))
+			apcr_not_carried(m, "captured.xml", "/captured/counters/counter",
+					 (const xmlChar *)fields[i], 1,
+					 " (events.xml describes the counter otherwise)");
+		xmlFree(v);
+	}
+	v = xmlGetProp(ev, (const xmlChar *)"class");
+	if (d->cls != APC_CLASS_DELTA && (!v || xmlStrcmp(v, (const xmlChar *)apc_class_name(d->cls))))
+		apcr_not_carried(m, "captured.xml", "/captured/counters/counter", (const xmlChar *)"class", 1,
+				 " (events.xml describes the counter otherwise)");
+	xmlFree(v);
+}
+
+/*
  * Describe the declared counters from events.xml: an <event counter=X>
  * names X directly; an <event event=N> in a category with counter sets
- * describes every counter of those sets configured with event N.  A
- * <counter_set> inside a category adds its title and description to its
- * counters' (the spec: "appended"), in a way it does not say: counted.
- * An <event event=N option_set=S> describes the counters of those sets
+ * describes every counter of those sets configured with event N.  An
+ * <event event=N option_set=S> describes the counters of those sets
  * configured with N plus the event_delta of one of S's options (gatord's
  * CCI and other uncore events), not those configured with N itself.
- * described[id] is set for each counter an event describes.
+ * described[id] is set for each counter an event describes, and last[id]
+ * to the last event that did (which the declaration holds).  Where
+ * from_captured[id], captured.xml described the counter first: what of
+ * that the event replaces otherwise is counted (apcr_overridden).
  */
-static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *described)
+static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *described, xmlNode **last,
+		       unsigned char *from_captured)
 {
 	xmlNode *root = xmlDocGetRootElement(doc);
 
@@ -837,26 +865,20 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 		return APC_OK;
 	for (xmlNode *cat = root->children; cat; cat = cat->next) {
 		char **sets;
-		xmlNode **setnode;
 		int nsets = 0, used, max = 1;
 
 		if (cat->type != XML_ELEMENT_NODE || xmlStrcmp(cat->name, (const xmlChar *)"category"))
 			continue;
 		for (xmlNode *c = cat->children; c; c = c->next)
 			max += c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set");
-		sets = malloc((size_t)max * sizeof *sets);
-		setnode = malloc((size_t)max * sizeof *setnode);
-		if (!sets || !setnode) {
-			free(sets);
-			free(setnode);
+		if (!(sets = malloc((size_t)max * sizeof *sets)))
 			return APC_ENOMEM;
-		}
 		if ((sets[nsets] = apcr_attr(cat, "counter_set")))
-			setnode[nsets++] = NULL;
+			nsets++;
 		for (xmlNode *c = cat->children; c; c = c->next)
 			if (c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set") &&
 			    (sets[nsets] = apcr_attr(c, "name")))
-				setnode[nsets++] = c;
+				nsets++;
 		if ((used = apcr_sets_used(m, sets, nsets)))
 			apcr_check_options(m, cat);
 		for (xmlNode *ev = cat->children; ev; ev = ev->next) {
@@ -871,13 +893,13 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 			counter = apcr_attr(ev, "counter");
 			event = apcr_attr_int(ev, "event", -1);
 			/* an event= on an event named by counter= is
-			 * checked by apcr_fill_decl */
+			 * checked by apcr_replaced */
 			if (event < 0 && !counter && used && xmlHasProp(ev, (const xmlChar *)"event"))
 				apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"event", 1,
 						 apcr_attr_int(ev, "event", 0) < 0 ? " (out of range)"
 										    : " (not a number)");
 			/* an option_set on an event named by counter= is
-			 * counted by apcr_fill_decl */
+			 * counted by apcr_replaced */
 			osname = counter ? NULL : xmlGetProp(ev, (const xmlChar *)"option_set");
 			by_option = osname != NULL;
 			if (osname && !(os = apcr_option_set(cat, osname)) && used)
@@ -888,41 +910,168 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 				struct apc_counter_decl *d = &m->counters[i];
 				int match = counter ? strcmp(d->type, counter) == 0 : 0;
 				const char *set = NULL;
-				xmlNode *sn = NULL, *opt = NULL;
 				for (int s = 0; !match && !counter && s < nsets; s++) {
 					if (event < 0 || d->event < 0 || !apcr_in_set(d->type, sets[s]))
 						continue;
-					if (by_option ? (opt = apcr_option(os, event, d->event)) != NULL
-						   : d->event == event) {
+					if (by_option ? apcr_option(os, event, d->event) != NULL
+						      : d->event == event) {
 						match = 1;
 						set = sets[s];
-						sn = setnode[s];
 					}
 				}
-				if (match)
-					described[i] = 1;
-				if (match && apcr_fill_decl(m, d, cat, ev, set, opt) < 0) {
+				if (!match)
+					continue;
+				described[i] = 1;
+				last[i] = ev;
+				if (from_captured[i]) {
+					apcr_overridden(m, d, ev);
+					from_captured[i] = 0;
+				}
+				if (apcr_fill_decl(m, d, cat, ev, set) < 0) {
 					free(counter);
 					for (int s = 0; s < nsets; s++)
 						free(sets[s]);
 					free(sets);
-					free(setnode);
 					return APC_ENOMEM;
 				}
-				for (int k = 0; sn && k < 2; k++)
-					if (xmlHasProp(sn, (const xmlChar *)(k ? "description" : "title")))
-						apcr_not_carried(m, EV_F, "/events/category/counter_set",
-								 (const xmlChar *)(k ? "description" : "title"), 1,
-								 NULL);
 			}
 			free(counter);
 		}
 		for (int s = 0; s < nsets; s++)
 			free(sets[s]);
 		free(sets);
-		free(setnode);
 	}
 	return APC_OK;
+}
+
+/*
+ * The writer writes counter id's declaration in place of its events.xml
+ * event ev (an <event counter=X>): count what that loses, which the
+ * declaration does not hold.  An option_set there (a fixed counter is
+ * no family's member), an event= other than the one captured.xml
+ * configured (the writer writes that one), child elements.
+ */
+static void apcr_replaced(struct apc_model *m, xmlNode *ev, xmlNode *const *last)
+{
+	for (size_t i = 0; i < m->ncounters; i++)
+		if (last[i] == ev && m->counters[i].event >= 0 &&
+		    xmlHasProp(ev, (const xmlChar *)"event") &&
+		    apcr_attr_int(ev, "event", -1) != m->counters[i].event)
+			apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"event", 1, " (not captured.xml's)");
+	if (xmlHasProp(ev, (const xmlChar *)"option_set"))
+		apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"option_set", 1, NULL);
+	for (xmlNode *c = ev->children; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE)
+			apcr_not_carried(m, EV_F, EV_PATH, c->name, 0, NULL);
+}
+
+#define APCR_XML_DEPTH 256 /* libxml2's own limit without XML_PARSE_HUGE */
+
+/* Is element or attribute name of n in a namespace by a prefix
+ * ("x:extra")?  Kept without it, it would be another name. */
+static int apcr_prefixed(const xmlNs *ns)
+{
+	return ns && ns->prefix;
+}
+
+/*
+ * Copy element n of events.xml (its parent at path) into e: name,
+ * attributes, child elements.  An element marked with a counter id + 1
+ * (in _private) becomes a stand-in for that counter's event.  Comments
+ * and the white space between elements are layout, not kept; text or
+ * anything else inside an element is counted, and so are namespace
+ * declarations and what is in a namespace by a prefix (gatord's
+ * events.xml has neither).
+ */
+static int apcr_keep_elem(struct apc_model *m, xmlNode *n, struct apc_xml_elem *e, const char *path,
+			  int depth)
+{
+	char sub[256];
+	size_t nel = 0;
+
+	e->counter = -1;
+	if (n->_private) {
+		e->counter = (int64_t)((uintptr_t)n->_private - 1);
+		return (e->name = strdup("event")) ? APC_OK : APC_ENOMEM;
+	}
+	if (!(e->name = strdup((const char *)n->name)))
+		return APC_ENOMEM;
+	snprintf(sub, sizeof sub, "%s/%s", path, (const char *)n->name);
+	for (xmlNs *ns = n->nsDef; ns; ns = ns->next) {
+		char decl[80];
+		snprintf(decl, sizeof decl, "xmlns%s%.64s", ns->prefix ? ":" : "",
+			 ns->prefix ? (const char *)ns->prefix : "");
+		apcr_not_carried(m, EV_F, sub, (const xmlChar *)decl, 1, " (namespaces not kept)");
+	}
+	for (xmlAttr *at = n->properties; at; at = at->next)
+		if (apcr_prefixed(at->ns))
+			apcr_not_carried(m, EV_F, sub, at->name, 1, " (in a namespace; not kept)");
+		else if (apcr_keep_attr(m, &e->attrs, &e->nattrs, at, EV_F, sub) < 0)
+			return APC_ENOMEM;
+	for (xmlNode *c = n->children; c; c = c->next)
+		nel += c->type == XML_ELEMENT_NODE && !apcr_prefixed(c->ns);
+	if (nel && depth >= APCR_XML_DEPTH) {
+		apcr_not_carried(m, EV_F, sub, (const xmlChar *)"*", 0, " (nested too deep)");
+		nel = 0;
+	}
+	if (nel && !(e->children = calloc(nel, sizeof *e->children)))
+		return APC_ENOMEM;
+	for (xmlNode *c = n->children; c; c = c->next) {
+		if (c->type == XML_ELEMENT_NODE && apcr_prefixed(c->ns)) {
+			apcr_not_carried(m, EV_F, sub, c->name, 0, " (in a namespace; not kept)");
+		} else if (c->type == XML_ELEMENT_NODE) {
+			if (e->nchildren < nel &&
+			    apcr_keep_elem(m, c, &e->children[e->nchildren++], sub, depth + 1) < 0)
+				return APC_ENOMEM;
+		} else if (c->type != XML_COMMENT_NODE && !xmlIsBlankNode(c)) {
+			apcr_not_carried(m, EV_F, sub,
+					 (const xmlChar *)(c->type == XML_TEXT_NODE ||
+							   c->type == XML_CDATA_SECTION_NODE ? "text()" : "node()"),
+					 0, NULL);
+		}
+	}
+	return APC_OK;
+}
+
+/*
+ * Keep events.xml in the model (meta.events_xml) for the writer, with
+ * the capture's counters' own events marked where they were: each
+ * type's first declaration is written in place of the last
+ * <event counter=X> that described it.  A counter an event of a counter
+ * set described last is described by that event, kept as it is
+ * (kept_xml): that is how gatord describes a configured counter, and
+ * Streamline reads it so, option set and all.
+ */
+static int apcr_keep_events(struct apc_model *m, xmlDoc *doc, xmlNode **last)
+{
+	xmlNode *root = xmlDocGetRootElement(doc);
+	struct apc_xml_elem *e;
+	int rc;
+
+	if (!root)
+		return APC_OK;
+	for (size_t i = 0; i < m->ncounters; i++) {
+		struct apc_counter_decl *d = &m->counters[i];
+		int named = last[i] && xmlHasProp(last[i], (const xmlChar *)"counter");
+
+		d->kept_xml = last[i] && !named;
+		if (named && apc_model_find_counter(m, d->type)->id == i) {
+			last[i]->_private = (void *)(uintptr_t)(i + 1);
+			apcr_replaced(m, last[i], last);
+		}
+	}
+	if (xmlStrcmp(root->name, (const xmlChar *)"events"))
+		apcr_not_carried(m, EV_F, "", root->name, 0, " (root written as events)");
+	if (!(e = calloc(1, sizeof *e)))
+		return APC_ENOMEM;
+	apc_xml_elem_free(m->meta.events_xml);
+	free(m->meta.events_xml);
+	m->meta.events_xml = e;
+	rc = apcr_keep_elem(m, root, e, "", 0);
+	for (size_t i = 0; i < m->ncounters; i++)
+		if (last[i])
+			last[i]->_private = NULL;
+	return rc;
 }
 
 static int apcr_streq(const char *a, const char *b)
@@ -958,15 +1107,25 @@ static int apcr_same_description(const struct apc_counter_decl *a, const struct 
 
 /*
  * A type captured.xml gives several keys keeps each key's counter, and
- * events.xml describes the type once (the writer's is by the first):
- * a later one described otherwise (configured with another event, or
- * given another title in captured.xml) loses its description: counted.
+ * the writer writes one <event counter=X> for the type, by the first:
+ * a later one that event describes, described otherwise (configured
+ * with another event, or given another title in captured.xml), loses
+ * its description: counted.  One that a kept event of events.xml
+ * describes (last, when there was an events.xml) keeps that: through
+ * its counter set, or an <event counter=X> other than the one the
+ * writer writes in its place.
  */
-static void apcr_check_same_type(struct apc_model *m)
+static void apcr_check_same_type(struct apc_model *m, xmlNode *const *last)
 {
 	for (size_t i = 1; i < m->ncounters; i++) {
 		const struct apc_counter_decl *first = apc_model_find_counter(m, m->counters[i].type);
-		if (first && first->id != i && !apcr_same_description(first, &m->counters[i]))
+		const struct apc_counter_decl *d = &m->counters[i];
+		if (!first || first->id == i)
+			continue;
+		if (d->kept_xml ||
+		    (last && ((last[i] && last[i] != last[first->id]) || (first->kept_xml && !last[i]))))
+			continue;
+		if (!apcr_same_description(first, d))
 			apc_model_unmapped(m,
 					   "captured.xml counters of a type already declared under another key, described differently (events.xml gives the first description)",
 					   1);
@@ -975,26 +1134,37 @@ static void apcr_check_same_type(struct apc_model *m)
 
 /*
  * events.xml, when the capture has one, describes captured.xml's
- * counters.  One that neither it nor captured.xml itself (gatord 9.x
+ * counters, and is kept whole for the writer (apcr_keep_events).  A
+ * counter that neither it nor captured.xml itself (gatord 9.x
  * constants) describes is written under its type with the default
  * title: counted, as its title, name and units are lost.
  */
 static int apcr_describe(struct apc_reader *r)
 {
 	struct apc_model *m = r->model;
-	unsigned char *described = calloc(m->ncounters ? m->ncounters : 1, 1);
+	size_t n = m->ncounters ? m->ncounters : 1;
+	unsigned char *described = calloc(n, 1), *from_captured = calloc(n, 1);
+	xmlNode **last = calloc(n, sizeof *last);
 	xmlDoc *doc;
 	uint64_t bare = 0;
 	int rc = APC_OK;
 
-	if (!described)
+	if (!described || !from_captured || !last) {
+		free(described);
+		free(from_captured);
+		free(last);
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	for (size_t i = 0; i < m->ncounters; i++)
-		described[i] = m->counters[i].title || m->counters[i].name;
+	}
+	for (size_t i = 0; i < m->ncounters; i++) {
+		const struct apc_counter_decl *d = &m->counters[i];
+		described[i] = d->title || d->name;
+		from_captured[i] = described[i] || d->description || d->units || d->cls != APC_CLASS_DELTA;
+	}
 	doc = apcr_parse_xml(r, "events.xml", 0);
 	if (doc) {
-		rc = apcr_events(m, doc, described);
-		xmlFreeDoc(doc);
+		rc = apcr_events(m, doc, described, last, from_captured);
+		if (rc == APC_OK)
+			rc = apcr_keep_events(m, doc, last);
 	} else if (r->err.status < 0) {
 		rc = r->err.status;
 	}
@@ -1003,9 +1173,13 @@ static int apcr_describe(struct apc_reader *r)
 	if (bare)
 		apc_model_unmapped(m, "captured.xml counters events.xml does not describe (default title and name)",
 				   bare);
-	free(described);
 	if (rc == APC_OK)
-		apcr_check_same_type(m);
+		apcr_check_same_type(m, doc ? last : NULL);
+	if (doc)
+		xmlFreeDoc(doc);
+	free(described);
+	free(from_captured);
+	free(last);
 	return rc;
 }
 
@@ -1109,11 +1283,17 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 	struct apc_model *m = r->model;
 	struct apc_msg_iter it;
 	struct apc_msg msg;
-	int rc;
+	int rc, seen = 0, more = 0; /* a summary message was read; the attributes after it are its */
 
 	apc_msg_iter_init(&it, f, a->summary_clocks);
 	while ((rc = apc_msg_next(&it, &msg, &r->err)) == APC_OK) {
-		if (!strcmp(msg.name, "summary")) {
+		if (!strcmp(msg.name, "summary") && seen++) {
+			/* Its clocks would move every timestamp: the first
+			 * is the capture's, as the first Summary frame is. */
+			apc_model_unmapped(m, "summary messages after the first (ignored)", 1);
+			more = 1;
+		} else if (!strcmp(msg.name, "summary")) {
+			more = 0;
 			m->meta.wall_clock_ns = (uint64_t)fval(&msg, "timestamp", 0);
 			m->meta.uptime_ns = (uint64_t)fval(&msg, "uptime", 0);
 			m->meta.monotonic_delta = (uint64_t)fval(&msg, "monotonic_delta", 0);
@@ -1126,7 +1306,7 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 				return APC_ENOMEM;
 		} else if (!strcmp(msg.name, "summary_attrs")) {
 			/* the attributes a full message had no room for */
-			if (apcr_summary_attrs(m, &msg) < 0)
+			if (!more && apcr_summary_attrs(m, &msg) < 0)
 				return APC_ENOMEM;
 		} else if (!strcmp(msg.name, "core_name")) {
 			int64_t core = fval(&msg, "core", -1);
@@ -1145,6 +1325,10 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 				m->meta.cores = c;
 				m->meta.ncores = (uint32_t)core + 1;
 			}
+			/* named again (a core brought online again?): the
+			 * last name is the one kept */
+			if (m->meta.cores[core].name)
+				apc_model_unmapped(m, "core names given again for a core (the last kept)", 1);
 			m->meta.cores[core].cpuid = (uint32_t)fval(&msg, "cpuid", 0);
 			free(m->meta.cores[core].name);
 			m->meta.cores[core].name = fstr(&msg, "name");

@@ -1485,12 +1485,13 @@ static void apcw_prop(xmlNodePtr n, const char *name, const char *v)
 {
 	const unsigned char *p = (const unsigned char *)v;
 	size_t len, i = 0, o = 0;
-	char *clean;
+	char *clean, small[256];
 
 	if (!v)
 		return;
 	len = strlen(v);
-	clean = malloc(len * 3 + 1);
+	/* most values are short: a kept events.xml has some 80,000 */
+	clean = len * 3 + 1 <= sizeof small ? small : malloc(len * 3 + 1);
 	if (!clean)
 		return;
 	while (i < len) {
@@ -1509,7 +1510,8 @@ static void apcw_prop(xmlNodePtr n, const char *name, const char *v)
 	}
 	clean[o] = '\0';
 	xmlNewProp(n, (const xmlChar *)name, (const xmlChar *)clean);
-	free(clean);
+	if (clean != small)
+		free(clean);
 }
 
 static void apcw_propf(xmlNodePtr n, const char *name, const char *fmt, ...)
@@ -1699,8 +1701,39 @@ static void apcw_event_node(xmlNodePtr e, const struct apc_counter_decl *d)
 }
 
 /*
+ * Remove every <event counter=name> of the categories under root (ours
+ * and those a capture read back kept); the one of ours is nodes[id].
+ */
+static void apcw_drop_named(xmlNodePtr root, const xmlChar *name, xmlNodePtr *nodes,
+			    const struct apc_counter_decl *d)
+{
+	for (xmlNodePtr c = root->children; c; c = c->next) {
+		xmlNodePtr e, next;
+		if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"category"))
+			continue;
+		for (e = c->children; e; e = next) {
+			xmlChar *cn;
+			int same;
+			next = e->next;
+			if (e->type != XML_ELEMENT_NODE || xmlStrcmp(e->name, (const xmlChar *)"event"))
+				continue;
+			cn = xmlGetProp(e, (const xmlChar *)"counter");
+			same = cn && !xmlStrcmp(cn, name);
+			xmlFree(cn);
+			if (!same)
+				continue;
+			if (d && nodes[d->id] == e)
+				nodes[d->id] = NULL;
+			xmlUnlinkNode(e);
+			xmlFreeNode(e);
+		}
+	}
+}
+
+/*
  * Merge --events=FILE into ours: its counter_sets and categories are
- * added, and its events replace ours with the same counter name.
+ * added, and its events replace ours with the same counter name (and
+ * any a capture read back kept with that name).
  */
 static int apcw_merge_events(struct apc_writer *w, xmlNodePtr root, xmlNodePtr *nodes,
 			     struct apc_err *err)
@@ -1732,12 +1765,9 @@ static int apcw_merge_events(struct apc_writer *w, xmlNodePtr root, xmlNodePtr *
 				if (e->type != XML_ELEMENT_NODE)
 					continue;
 				xmlChar *cn = xmlGetProp(e, (const xmlChar *)"counter");
-				struct apc_counter_decl *d = cn ? apc_model_find_counter(w->m, (const char *)cn) : NULL;
-				if (d && nodes[d->id]) {
-					xmlUnlinkNode(nodes[d->id]);
-					xmlFreeNode(nodes[d->id]);
-					nodes[d->id] = NULL;
-				}
+				if (cn)
+					apcw_drop_named(root, cn, nodes,
+							apc_model_find_counter(w->m, (const char *)cn));
 				xmlFree(cn);
 				xmlAddChild(ours, xmlDocCopyNode(e, root->doc, 1));
 			}
@@ -1758,9 +1788,43 @@ static int apcw_merge_events(struct apc_writer *w, xmlNodePtr root, xmlNodePtr *
 	return APC_OK;
 }
 
+/*
+ * Write the children of kept element e (events.xml as a capture read
+ * back had it) under parent, as they were; a stand-in for a counter's
+ * own event becomes that declaration's event (nodes[id]).
+ */
+static void apcw_kept(struct apc_writer *w, xmlNodePtr parent, const struct apc_xml_elem *e,
+		      xmlNodePtr *nodes)
+{
+	for (size_t i = 0; i < e->nchildren; i++) {
+		const struct apc_xml_elem *c = &e->children[i];
+		xmlNodePtr x;
+
+		if (c->counter >= 0) {
+			const struct apc_counter_decl *d;
+			if ((uint64_t)c->counter >= w->m->ncounters)
+				continue;
+			d = &w->m->counters[c->counter];
+			/* one event per type, by the first declaration */
+			d = apc_model_find_counter(w->m, d->type);
+			if (nodes[d->id])
+				continue;
+			nodes[d->id] = xmlNewChild(parent, NULL, (const xmlChar *)"event", NULL);
+			apcw_event_node(nodes[d->id], d);
+			continue;
+		}
+		/* an element's attribute names are unique: no lookups */
+		x = xmlNewChild(parent, NULL, (const xmlChar *)c->name, NULL);
+		for (size_t k = 0; k < c->nattrs; k++)
+			apcw_prop(x, c->attrs[k].key, c->attrs[k].value);
+		apcw_kept(w, x, c, nodes);
+	}
+}
+
 static int apcw_events(struct apc_writer *w, struct apc_err *err)
 {
 	const struct apc_model *m = w->m;
+	const struct apc_xml_elem *kept = m->meta.events_xml;
 	xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
 	xmlNodePtr root, *nodes;
 	int rc = APC_OK;
@@ -1773,7 +1837,15 @@ static int apcw_events(struct apc_writer *w, struct apc_err *err)
 	}
 	root = xmlNewNode(NULL, (const xmlChar *)"events");
 	xmlDocSetRootElement(doc, root);
-	/* Categories in order of first appearance. */
+	/* A capture read back: its events.xml as it was, with the
+	 * counters' own events in their places. */
+	if (kept) {
+		for (size_t k = 0; k < kept->nattrs; k++)
+			if (!xmlHasProp(root, (const xmlChar *)kept->attrs[k].key))
+				apcw_prop(root, kept->attrs[k].key, kept->attrs[k].value);
+		apcw_kept(w, root, kept, nodes);
+	}
+	/* The other counters, in categories in order of first appearance. */
 	for (size_t i = 0; i < m->ncounters; i++) {
 		const struct apc_counter_decl *d = &m->counters[i];
 		const char *cat = d->category ? d->category : "apctools";
@@ -1781,7 +1853,10 @@ static int apcw_events(struct apc_writer *w, struct apc_err *err)
 		/* A type a capture read back gave several keys is one event,
 		 * described by its first declaration (the APC reader counts
 		 * later ones described otherwise). */
-		if (apc_model_find_counter(w->m, d->type)->id != i)
+		if (apc_model_find_counter(w->m, d->type)->id != i || nodes[i])
+			continue;
+		/* described by an event of the kept events.xml */
+		if (kept && d->kept_xml)
 			continue;
 		c = apcw_find_child(root, "category", cat);
 		if (!c) {

@@ -170,6 +170,8 @@ void apc_model_free(struct apc_model *m)
 	apc_attrs_free(m->meta.attrs, m->meta.nattrs);
 	apc_attrs_free(m->meta.target_attrs, m->meta.ntarget_attrs);
 	apc_attrs_free(m->meta.session_attrs, m->meta.nsession_attrs);
+	apc_xml_elem_free(m->meta.events_xml);
+	free(m->meta.events_xml);
 	free(m->meta.target_name);
 	free(m->meta.source_format);
 	free(m->meta.capture_type);
@@ -302,6 +304,21 @@ void apc_attrs_free(struct apc_attr *list, size_t n)
 		free(list[i].value);
 	}
 	free(list);
+}
+
+void apc_xml_elem_free(struct apc_xml_elem *e)
+{
+	if (!e)
+		return;
+	free(e->name);
+	apc_attrs_free(e->attrs, e->nattrs);
+	for (size_t i = 0; i < e->nchildren; i++)
+		apc_xml_elem_free(&e->children[i]);
+	free(e->children);
+	e->name = NULL;
+	e->attrs = NULL;
+	e->children = NULL;
+	e->nattrs = e->nchildren = 0;
 }
 
 int apc_model_add_attr(struct apc_model *m, const char *key, const char *value)

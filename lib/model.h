@@ -35,6 +35,21 @@ struct apc_attr {
 	char *key, *value;
 };
 
+/*
+ * An XML element kept as a capture read back wrote it, to be written
+ * back: its name, attributes (verbatim) and child elements.  One whose
+ * counter is >= 0 stands for that counter's own event: the writer
+ * writes the declaration's event in its place.
+ */
+struct apc_xml_elem {
+	char *name;
+	size_t nattrs;
+	struct apc_attr *attrs;
+	size_t nchildren;
+	struct apc_xml_elem *children;
+	int64_t counter;        /* a counter id, or -1 */
+};
+
 struct apc_meta {
 	char *target_name;      /* captured.xml target name, Summary attribute */
 	uint32_t ncores;
@@ -68,6 +83,14 @@ struct apc_meta {
 	 * writer's own settings give way to them, the others follow. */
 	size_t nsession_attrs;
 	struct apc_attr *session_attrs;
+	/*
+	 * events.xml as a capture read back wrote it (its root element):
+	 * what it says of counters the capture does not use, its counter
+	 * and option sets, gatord 9.x's <spe> ... are written back as they
+	 * were, with the capture's counters' own events in their places.
+	 * NULL: the writer's events.xml describes the counters alone.
+	 */
+	struct apc_xml_elem *events_xml;
 };
 
 /* ---- counter declarations -------------------------------------------- */
@@ -129,6 +152,12 @@ struct apc_counter_decl {
 	 * back wrote them: written back verbatim. */
 	size_t nxattrs;
 	struct apc_attr *xattrs;
+	/* An event of meta.events_xml describes it, through its counter
+	 * set (and option set) and event number, as gatord's events.xml
+	 * describes a configured PMU counter: the writer writes that as
+	 * kept, and no event of this counter's own (the fields above are
+	 * what that event says, for readers of the model). */
+	int kept_xml;
 	uint64_t values;      /* filled by writers: values written */
 };
 
@@ -408,6 +437,9 @@ int apc_model_add_attr(struct apc_model *m, const char *key, const char *value);
 int apc_attrs_add(struct apc_attr **list, size_t *n, const char *key, const char *value);
 const char *apc_attrs_get(const struct apc_attr *list, size_t n, const char *key);
 void apc_attrs_free(struct apc_attr *list, size_t n);
+/* apc_xml_elem_free() : free e's strings and children, and e's own
+ * arrays (not e itself); NULL is fine. */
+void apc_xml_elem_free(struct apc_xml_elem *e);
 
 /*
  * apc_model_unmapped() : count `n` things of kind `what` (copied) that could not be mapped.

@@ -212,6 +212,10 @@ EOF2
 }
 
 @test "APC: events.xml attributes without a field of their own are carried, the rest counted" {
+	# A and B are described by name: the writer writes their
+	# declarations in place of their events, and counts what those
+	# lose; T_cnt0 and U_cnt0 are described through their counter sets,
+	# by events kept as they are (values not understood included)
 	cap "$TMP/in.apc"
 	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
 <?xml version="1.0"?>
@@ -241,16 +245,25 @@ EOF2
 	echo "$output"
 	[ "$status" -eq 0 ]
 	cat "$TMP/out.apc/events.xml"
-	grep -q '<event counter="T_cnt0" event="0x8" title="Cache" name="Refill" description="d" class="delta" per_cpu="yes" derived="yes" proc="no" supports_event_based_sampling="yes"/>' "$TMP/out.apc/events.xml"
+	grep -q '<category name="T" counter_set="T_cnt" per_cpu="yes" supports_event_based_sampling="yes" advanced="yes">' "$TMP/out.apc/events.xml"
+	grep -q '<event event="0x8" title="Cache" name="Refill" description="d" derived="yes" proc="no" class="weird"/>' "$TMP/out.apc/events.xml"
 	grep -q '<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" cores="2" activity3="Gap" derived="yes"/>' "$TMP/out.apc/events.xml"
 	grep -q '<event counter="B" title="x" name="y" class="delta" cores="4" event="0x5" proc="yes"/>' "$TMP/out.apc/events.xml"
-	for what in '/events/category/@advanced' '/events/category/event/@class (value not understood)' \
+	grep -q '<counter_set name="U_cnt" title="U0" count="1"/>' "$TMP/out.apc/events.xml"
+	! grep -q 'counter="[TU]_cnt0"' "$TMP/out.apc/events.xml" || false
+	for what in '/events/category/event/@class (value not understood)' \
 		'/events/category/event/@option_set' /events/category/event/option \
-		'/events/category/counter_set/@title' '/events/category/event/@color (out of range)'; do
+		'/events/category/event/@color (out of range)'; do
 		grep -qF "events.xml $what: 1" <<<"$output"
 	done
+	# kept as they were: the category's own attributes, the counter
+	# set's title
+	! grep -q '@advanced\|counter_set/@title' <<<"$output" || false
 	apcverify -q "$TMP/out.apc"
-	reads_back events.xml
+	# read again, the kept class="weird" is not understood again; the
+	# rest was written in a way that reads back whole
+	reads_back --counts-ok events.xml
+	[ "$(grep -o 'not mapped: .*' <<<"$output")" = 'not mapped: events.xml /events/category/event/@class (value not understood): 1' ]
 }
 
 @test "APC: a gatord 9.x Summary's fourth clock is counted" {
@@ -418,10 +431,12 @@ EOF2
 	reads_back
 }
 
-@test "APC: a counter configured as an option_set event gets its base event's description" {
+@test "APC: a counter configured as an option_set event is described by it, option text and all" {
 	# gatord's CCI-400: the configured event is the base event plus the
 	# option's event_delta; Streamline appends the option's name and
-	# description to the event's, in a way the spec does not give
+	# description to the event's, in a way the spec does not give: the
+	# event and its option set are kept as they were, so Streamline
+	# describes the counter as it did in the capture read
 	cap "$TMP/in.apc"
 	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
 <?xml version="1.0"?>
@@ -458,20 +473,29 @@ EOF2
 	echo "$output"
 	[ "$status" -eq 0 ]
 	cat "$TMP/out.apc/events.xml"
-	grep -q '<event counter="C_cnt0" event="0xb4" title="CCI-400" name="Retry fetch" description="RETRY of speculative fetch transaction" class="delta"/>' "$TMP/out.apc/events.xml"
-	grep -q '<event counter="C_cnt1" event="0xd5" title="CCI-400" name="Read stall" description="Read request stall cycle" class="delta"/>' "$TMP/out.apc/events.xml"
-	grep -q '<event counter="C_cnt2" event="0x0" title="CCI-400" name="Read: any" description="Read request handshake: any" class="delta"/>' "$TMP/out.apc/events.xml"
+	# C_cnt0 (0x14 + M0's 0xa0), C_cnt1 (0x15 + M1's 0xc0) and C_cnt2
+	# (0x0 + S0's 0) are described by the kept events: none of their own
+	! grep -q 'counter="C_cnt[012]"' "$TMP/out.apc/events.xml" || false
+	grep -q '<option event_delta="0xa0" name="M0" description="Master interface 0"/>' "$TMP/out.apc/events.xml"
+	grep -q '<option event_delta="0xc0" name="M1" description="Master interface 1"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event event="0x14" option_set="Master" title="CCI-400" name="Retry fetch" description="RETRY of speculative fetch transaction"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event event="0x15" option_set="Master" title="CCI-400" name="Read stall" description="Read request stall cycle"/>' "$TMP/out.apc/events.xml"
+	grep -q '<option event_delta="0x00" name="S0" description="Slave interface 0"/>' "$TMP/out.apc/events.xml"
 	# 0x14 is the Master base event itself, which no option (no delta 0)
 	# configures; 0x30 = 0x10 + 0x20 belongs to an option_set not there
 	grep -q '<event counter="C_cnt3" event="0x14" title="apctools" name="C_cnt3"' "$TMP/out.apc/events.xml"
 	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 2' <<<"$output"
-	grep -qF 'events.xml /events/category/option_set/option/@name (appended by Streamline; not carried): 3' <<<"$output"
-	grep -qF 'events.xml /events/category/option_set/option/@description (appended by Streamline; not carried): 3' <<<"$output"
+	! grep -q 'appended by Streamline' <<<"$output" || false
 	grep -qF 'events.xml /events/category/option_set/option/@event_delta (not a number): 1' <<<"$output"
 	grep -qF 'events.xml /events/category/event/@option_set (no such option_set in its category): 1' <<<"$output"
 	[ "$(grep -c 'not captured.xml' <<<"$output")" -eq 0 ]
 	apcverify -q "$TMP/out.apc"
-	reads_back events.xml
+	# read again: the same (the kept option with no number and the
+	# option_set that is not there are counted again; C_cnt3 and C_cnt4
+	# have the events written for them now)
+	reads_back --counts-ok events.xml
+	grep -qF 'events.xml /events/category/option_set/option/@event_delta (not a number): 1' <<<"$output"
+	! grep -q 'does not describe' <<<"$output" || false
 }
 
 @test "APC: gatord 6.8's own events.xml describes its CCI and CCN option_set counters" {
@@ -488,10 +512,13 @@ EOF2
 	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grep -q '<event counter="CCI_400_cnt0" event="0xb4" title="CCI-400" name="Retry fetch" ' "$TMP/out.apc/events.xml"
-	grep -q '<event counter="CCN-504_cnt0" event="0x410801" title="CCN-504" name="Bus 0: REQ: H-bit" ' "$TMP/out.apc/events.xml"
-	grep -qF 'events.xml /events/category/option_set/option/@name (appended by Streamline; not carried): 2' <<<"$output"
+	# both described (none of their own written), by gatord's events
+	# and option sets, kept
 	[ "$(grep -c 'does not describe' <<<"$output")" -eq 0 ]
+	! grep -q 'counter="CCI_400_cnt0"\|counter="CCN-504_cnt0"' "$TMP/out.apc/events.xml" || false
+	grep -q '<event event="0x14" option_set="Master" title="CCI-400" name="Retry fetch" ' "$TMP/out.apc/events.xml"
+	grep -q '<event event="0x0801" option_set="XP_Region" title="CCN-504" name="Bus 0: REQ: H-bit" ' "$TMP/out.apc/events.xml"
+	! grep -q 'appended by Streamline' <<<"$output" || false
 }
 
 @test "APC: one counter type under two keys keeps each key's values apart" {
@@ -538,11 +565,13 @@ EOF2
 	for k in 0x12 0x13; do grep -q "<counter key=\"$k\" type=\"L\"/>" "$TMP/out.apc/captured.xml"; done
 	grep -q '<counter key="0x14" type="T_cnt0" event="0x8"/>' "$TMP/out.apc/captured.xml"
 	grep -q '<counter key="0x15" type="T_cnt0" event="0x9"/>' "$TMP/out.apc/captured.xml"
-	# events.xml describes a type once: the first key's description
+	# a type's own event is written once, by the first key; each key of
+	# T_cnt0 keeps its own description, the kept event of its set
 	[ "$(grep -c '<event counter="L" title="Disk" name="Write"' "$TMP/out.apc/events.xml")" -eq 1 ]
-	[ "$(grep -c '<event counter="T_cnt0" event="0x8" title="Cache" name="Refill"' "$TMP/out.apc/events.xml")" -eq 1 ]
-	[ "$(grep -c 'counter="T_cnt0"' "$TMP/out.apc/events.xml")" -eq 1 ]
-	grep -qF 'captured.xml counters of a type already declared under another key, described differently (events.xml gives the first description): 1' <<<"$conv"
+	[ "$(grep -c 'counter="T_cnt0"' "$TMP/out.apc/events.xml")" -eq 0 ]
+	grep -q '<event event="0x8" title="Cache" name="Refill"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event event="0x9" title="Cache" name="Access"/>' "$TMP/out.apc/events.xml"
+	! grep -qF 'described differently' <<<"$conv" || false
 	grep -qF 'captured.xml counters declared twice with the same type and key (the second ignored): 1' <<<"$conv"
 	apcverify -q "$TMP/out.apc"
 	reads_back --counts-ok captured.xml events.xml
@@ -643,7 +672,9 @@ EOF2
 	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grep -q '<event counter="S20_cnt0" event="0x1" title="M" name="m"' "$TMP/out.apc/events.xml"
+	# described by the kept event of its set: no event of its own
+	! grep -q 'counter="S20_cnt0"' "$TMP/out.apc/events.xml" || false
+	grep -q '<event event="0x1" title="M" name="m"/>' "$TMP/out.apc/events.xml"
 	[ "$(grep -c 'does not describe' <<<"$output")" -eq 0 ]
 }
 
@@ -664,4 +695,265 @@ EOF2
 	tar -C "$TMP" -czf "$TMP/in.tar.gz" in.apc
 	apcconv -q --stats=json "$TMP/in.tar.gz" -o "$TMP/out2.apc" > "$TMP/z.json"
 	grep -q "\"bytes_in\":$size," "$TMP/z.json"
+}
+
+@test "APC: XML numbers past 64 bits are counted as not numbers, not clamped" {
+	# strtoll and strtod clamp what does not fit (to 2^63-1, or inf):
+	# taken as such, two different out-of-range events matched each other
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680" created="99999999999999999999"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="T_cnt0" event="0x10000000000000000"/>
+<counter key="0x12" type="T_cnt1" event="0x8"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="T" counter_set="T_cnt">
+<event event="0x20000000000000000" title="Wrong" name="w"/>
+<event event="0x8" title="Cache" name="Refill" multiplier="1e999" color="0x10000000000000000"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/captured.xml" "$TMP/out.apc/events.xml"
+	for what in 'captured.xml /captured/@created' 'captured.xml /captured/counters/counter/@event' \
+		'events.xml /events/category/event/@event' 'events.xml /events/category/event/@multiplier' \
+		'events.xml /events/category/event/@color'; do
+		grep -qF "$what (not a number): 1" <<<"$output"
+	done
+	! grep -q '7fffffffffffffff\|9223372036854775807' "$TMP/out.apc/captured.xml" || false
+	grep -q '<counter key="0x11" type="T_cnt0"/>' "$TMP/out.apc/captured.xml"
+	# T_cnt0 has no event now: not described by "Wrong"
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 1' <<<"$output"
+	! grep -q 'multiplier="inf"\|counter="T_cnt0" .*Wrong' "$TMP/out.apc/events.xml" || false
+}
+
+@test "APC: a multiplier with characters after its number keeps the number, and says so" {
+	# as TPTP times do: "0.001x" is read up to the x, and the summary
+	# says it was read that way (not "not a number", which is left out)
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="A"/><counter key="0x12" type="B"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="L">
+<event counter="A" title="a" name="a" multiplier="0.001x"/>
+<event counter="B" title="b" name="b" multiplier="x0.001"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -q '<event counter="A" .* multiplier="0.001"/>' "$TMP/out.apc/events.xml"
+	! grep -q '<event counter="B" .*multiplier' "$TMP/out.apc/events.xml" || false
+	grep -qF 'events.xml /events/category/event/@multiplier (characters after the number; read up to them): 1' <<<"$output"
+	grep -qF 'events.xml /events/category/event/@multiplier (not a number): 1' <<<"$output"
+}
+
+# events_kept IN.apc OUT.apc: OUT's events.xml holds IN's elements in
+# their order, attributes as they were (comments and layout aside),
+# but for the events of IN's captured.xml counter types, which the
+# writer writes from their declarations in the same places; after
+# them OUT may have one more category of such events (those IN's
+# events.xml did not describe by name).
+events_kept() {
+	python3 - "$1" "$2" <<'PY'
+import sys, xml.etree.ElementTree as ET
+src, out = sys.argv[1], sys.argv[2]
+types = {c.get("type") or c.get("counter")
+         for c in ET.parse(src + "/captured.xml").getroot().iter("counter")}
+def flat(e, path=""):
+    p = path + "/" + e.tag
+    yield p, dict(e.attrib)
+    for c in e:
+        yield from flat(c, p)
+a = list(flat(ET.parse(src + "/events.xml").getroot()))
+b = list(flat(ET.parse(out + "/events.xml").getroot()))
+bad = 0
+for i, (pa, aa) in enumerate(a):
+    pb, ab = b[i] if i < len(b) else (None, {})
+    own = pa.endswith("/event") and aa.get("counter") in types
+    if pa != pb or (ab != aa and not (own and ab.get("counter") == aa["counter"])):
+        print("element %d: %s %s -> %s %s" % (i, pa, aa, pb, ab))
+        bad += 1
+for pb, ab in b[len(a):]:
+    if not (pb == "/events/category" or (pb == "/events/category/event" and ab.get("counter") in types)):
+        print("added: %s %s" % (pb, ab))
+        bad += 1
+print("%d elements in, %d out, %d differences" % (len(a), len(b), bad))
+sys.exit(bad != 0)
+PY
+}
+
+@test "APC: events.xml keeps what it says of counters the capture does not use" {
+	# gatord writes the target's whole events.xml; a capture uses a few
+	# of its counters.  The rest (counter sets, option sets, other
+	# counters' events, gatord 9.x's spe) is written back as it was;
+	# each counter's own event is written from its declaration, in its
+	# place.  A described twice keeps its first event as it was.
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+<counter key="0x11" type="A"/>
+<counter key="0x12" type="P_cnt0" event="0x2"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<!-- layout: not kept -->
+<events>
+<counter_set name="P_cnt" count="2"/>
+<category name="P" counter_set="P_cnt" per_cpu="yes">
+<event counter="P_ccnt" event="0xff" title="Clock" name="Cycles" display="hertz" units="Hz"/>
+<event event="0x1" title="Cache" name="Miss"/>
+<event event="0x2" title="Cache" name="Hit"/>
+</category>
+<category name="L">
+<event counter="A" title="Old" name="first"/>
+<event counter="Z" title="Other" name="not captured"/>
+<event counter="A" title="Disk" name="Write" units="B"/>
+</category>
+<spe name="S" id="s0"><event id="1" name="x"><valid-op-type class="load"/></event></spe>
+</events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
+	events_kept "$TMP/in.apc" "$TMP/out.apc"
+	grep -q '<event counter="A" title="Old" name="first"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="A" title="Disk" name="Write" units="B" class="delta"/>' "$TMP/out.apc/events.xml"
+	grep -q '<event counter="Z" title="Other" name="not captured"/>' "$TMP/out.apc/events.xml"
+	grep -q '<valid-op-type class="load"/>' "$TMP/out.apc/events.xml"
+	! grep -q 'counter="P_cnt0"' "$TMP/out.apc/events.xml" || false
+	apcverify -q "$TMP/out.apc"
+	reads_back events.xml
+	# --events overrides a kept event by its counter name, as it does
+	# the capture's own
+	cat >"$TMP/ev.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="L"><event counter="Z" title="New" name="z"/></category></events>
+EOF2
+	apcconv -q --events="$TMP/ev.xml" "$TMP/in.apc" -o "$TMP/ov.apc"
+	[ "$(grep -c 'counter="Z"' "$TMP/ov.apc/events.xml")" -eq 1 ]
+	grep -q '<event counter="Z" title="New" name="z"/>' "$TMP/ov.apc/events.xml"
+}
+
+@test "APC: the real gatord captures' events.xml comes out whole" {
+	need_shared
+	for c in v68_nonroot v68_sleep sleep_counters; do
+		apcconv -q "$SHARED/apc/$c.apc" -o "$TMP/$c.apc"
+		events_kept "$SHARED/apc/$c.apc" "$TMP/$c.apc"
+	done
+	# gatord 6.8's CCI-400 option text is there for its counters
+	grep -q '<event event="0x14" option_set="Master" title="CCI-400" name="Retry fetch" description="RETRY of speculative fetch transaction"/>' "$TMP/v68_nonroot.apc/events.xml"
+}
+
+@test "APC: a core named twice or a second summary message in the Summary frame is counted" {
+	# the first summary message is the capture's (as the first Summary
+	# frame is); a core's last name is kept, the one it replaced counted
+	mkdir "$TMP/in.apc"
+	pack "$TMP/in.apc/0000000000" <<'EOF2'
+core = lambda n, cpuid, name: p(3) + p(n) + p(cpuid) + s(name)
+again = p(1) + s(CANARY) + p(1800000000000000000) + p(900) + p(300) + s(b"late") + s(b"x") + s(b"")
+B = [summary() + core(0, 0x41d03, b"Cortex-A53") + again + core(0, 0x41d07, b"Cortex-A57") + core(1, 0x41d03, b"Cortex-A53"),
+     p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5)]
+EOF2
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qF 'summary messages after the first (ignored): 1' <<<"$output"
+	grep -qF 'core names given again for a core (the last kept): 1' <<<"$output"
+	run apcdump --frame=summary "$TMP/out.apc"
+	echo "$output"
+	grep -q 'timestamp=1700000000000000000 uptime=500 monotonic_delta=100$' <<<"$output"
+	grep -q 'core_name .*core=0 cpuid=0x41d07 name="Cortex-A57"' <<<"$output"
+	grep -q 'core_name .*core=1 cpuid=0x41d03 name="Cortex-A53"' <<<"$output"
+	[ "$(grep -c core_name <<<"$output")" -eq 2 ]
+}
+
+@test "APC: what captured.xml says of a counter that nothing carries is counted" {
+	# counter= beside type= (type names the counter), attributes of
+	# <counters>, and a description captured.xml gives (as gatord 9.x
+	# does for its constants) that events.xml's replaces
+	cap "$TMP/in.apc"
+	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680"><target name="t" cores="1"/><counters count="3">
+<counter key="0x11" type="A" counter="B"/>
+<counter key="0x4" counter="C" title="t" name="n" class="absolute" units="u"/>
+<counter key="0x5" counter="D" title="Same" name="d" class="absolute"/>
+</counters></captured>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events><category name="L">
+<event counter="C" title="T2" name="n"/>
+<event counter="D" title="Same" name="d" class="absolute"/>
+</category></events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -qF 'captured.xml /captured/counters/@count: 1' <<<"$output"
+	grep -qF 'captured.xml /captured/counters/counter/@counter (beside type=): 1' <<<"$output"
+	# C: its title, class and units were captured.xml's, events.xml's
+	# replace them; its name is the same in both, as all of D is
+	for a in title class units; do
+		grep -qF "captured.xml /captured/counters/counter/@$a (events.xml describes the counter otherwise): 1" <<<"$output"
+	done
+	[ "$(grep -o 'describes the counter otherwise' <<<"$output" | wc -l)" -eq 3 ]
+	grep -q '<event counter="C" title="T2" name="n" class="delta"/>' "$TMP/out.apc/events.xml"
+}
+
+@test "APC: what a kept events.xml element holds besides elements and attributes is counted" {
+	# text, processing instructions and XML namespaces have no place in
+	# the kept elements (gatord writes none of them); comments and the
+	# white space between elements are layout, left out uncounted
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events xmlns:x="urn:x">
+  <!-- a comment -->
+  <category name="T" x:note="n">text<?pi data?>
+    <event counter="Z" title="z" name="z"/>
+    <x:extra/>
+  </category>
+</events>
+EOF2
+	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$TMP/out.apc/events.xml"
+	grep -qF 'events.xml /events/category/text(): 1' <<<"$output"
+	grep -qF 'events.xml /events/category/node(): 1' <<<"$output"
+	grep -qF 'events.xml /events/@xmlns:x (namespaces not kept): 1' <<<"$output"
+	grep -qF 'events.xml /events/category/@note (in a namespace; not kept): 1' <<<"$output"
+	grep -qF 'events.xml /events/category/extra (in a namespace; not kept): 1' <<<"$output"
+	[ "$(grep -o 'events\.xml /' <<<"$output" | wc -l)" -eq 5 ]
+	grep -q '<event counter="Z" title="z" name="z"/>' "$TMP/out.apc/events.xml"
+	! grep -q 'note\|extra' "$TMP/out.apc/events.xml" || false
 }
