@@ -118,6 +118,19 @@ EOF
 	grep -q 'annotate_str     ts=5000 ' <<<"$output"
 }
 
+@test "annotate: a client's Link gives its image as unknown (-1), not the kernel (0)" {
+	# Cookie 0 is the kernel or idle; an annotate client is a user
+	# process whose image the stream does not name: -1, as gatord links
+	# a thread whose image it does not know
+	stream "$TMP/s.bin" 4 0
+	apcconv -q "$TMP/s.bin" -o "$TMP/s.apc"
+	run apcdump "$TMP/s.apc"
+	echo "$output"
+	[ "$(grep -c ' link ' <<<"$output")" -eq 1 ]
+	grep -Eq ' link +ts=0 cookie=-1 pid=77 tid=77$' <<<"$output"
+	apcverify -q "$TMP/s.apc"
+}
+
 @test "annotate: Barman annotation connections take no task's tid" {
 	apcconv -q "$APC_ROOT/testdata/barman/be32_circular.bin" -o "$TMP/b.apc"
 	apcdump "$TMP/b.apc" > "$TMP/dump"
