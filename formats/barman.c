@@ -1257,8 +1257,13 @@ static int barman_custom(struct apc_reader *r, struct barman *b, const uint8_t *
 		apc_model_unmapped(r->model, "barman custom counter records with a bad series index", 1);
 		return APC_OK;
 	}
-	if (barman_counter(bt, ts, core < b->max_cores ? (int32_t)core : APC_NO_CORE,
-			   b->series[hit].counter, barman_pid(b, task), (int64_t)barman_u64(b, p + q + 4)) < 0)
+	if (core >= b->max_cores) {
+		/* written as any other core's it would be core 0's value */
+		apc_model_unmapped(r->model, "barman custom counter values on a core past the header's core count (dropped)", 1);
+		return APC_OK;
+	}
+	if (barman_counter(bt, ts, (int32_t)core, b->series[hit].counter, barman_pid(b, task),
+			   (int64_t)barman_u64(b, p + q + 4)) < 0)
 		return barman_nomem(r, b);
 	return APC_OK;
 }
@@ -1601,7 +1606,12 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 			apc_model_unmapped(r->model, "barman task switches without a task table", 1);
 			return APC_OK;
 		}
-		e = apc_batch_add(bt, APC_EV_ACTIVITY, ts, core < b->max_cores ? (int32_t)core : APC_NO_CORE);
+		if (core >= b->max_cores) {
+			/* a core without a core field would be core 0 */
+			apc_model_unmapped(r->model, "barman task switches on a core past the header's core count (dropped)", 1);
+			return APC_OK;
+		}
+		e = apc_batch_add(bt, APC_EV_ACTIVITY, ts, (int32_t)core);
 		if (!e)
 			return barman_nomem(r, b);
 		e->u.activity.counter = b->act_counter;

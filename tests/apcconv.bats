@@ -249,6 +249,38 @@ assert o["records_read"] == want, (o["records_read"], want)' "$1" "$2" "${3:-0}"
 	done
 }
 
+@test "a Barman task switch or custom value on a core the header lacks is counted, not put on core 0" {
+	# le64_linear_v3 has 2 cores; the first task switch and the first
+	# custom counter record are moved to core 7 (core is the u32 after
+	# the record type, which follows the 8-byte length word)
+	python3 - "$TD/barman/le64_linear_v3.bin" "$TD/barman/le64_linear_v3.truth" "$TMP/bad.bin" <<'EOF2'
+import re, struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+base, done = 0, set()
+for l in open(sys.argv[2]):
+    if l.startswith("FILE "):
+        base = int(re.search(r"data_area_file_offset=(\d+)", l).group(1))
+    m = re.match(r"R .* st=present off=(\d+) .* type=([34]) core=(\d+) ", l)
+    if m and m.group(2) not in done:
+        at = base + int(m.group(1))
+        assert struct.unpack_from("<I", d, at + 8)[0] == int(m.group(2))
+        struct.pack_into("<I", d, at + 12, 7)
+        done.add(m.group(2))
+assert done == {"3", "4"}
+open(sys.argv[3], "wb").write(d)
+EOF2
+	apcconv -q "$TD/barman/le64_linear_v3.bin" -o "$TMP/ok.apc"
+	run apcconv "$TMP/bad.bin" -o "$TMP/bad.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"barman task switches on a core past the header's core count (dropped): 1"* ]]
+	[[ "$output" == *"barman custom counter values on a core past the header's core count (dropped): 1"* ]]
+	ok=$(apcdump "$TMP/ok.apc" | grep -c ' activity_switch ')
+	bad=$(apcdump "$TMP/bad.apc" | grep -c ' activity_switch ')
+	[ "$bad" -eq $((ok - 1)) ]
+	apcverify -q "$TMP/bad.apc"
+}
+
 @test "gzip-compressed input is read transparently" {
 	gzip -c "$TD/barman/demo.bin" > "$TMP/demo.bin.gz"
 	apcconv -q "$TMP/demo.bin.gz" -o "$TMP/z.apc"
