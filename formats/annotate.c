@@ -306,11 +306,15 @@ static int annr_next(struct apc_reader *r, struct apc_batch *b)
 			 * The connection's thread, as an Activity Link: true of the
 			 * recording, it lets Streamline place the thread, and it
 			 * gives the capture the Activity message a capture needs.
+			 * Its cookie is -1, an image not known: 0 would say the
+			 * thread runs the kernel, and a client is a user process
+			 * whose image the stream does not name (gatord links such
+			 * a thread with -1 too).
 			 */
 			ev = apc_batch_add(b, APC_EV_LINK, ts, APC_NO_CORE);
 			if (!ev)
 				return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-			ev->u.link.cookie = 0;
+			ev->u.link.cookie = -1;
 			ev->u.link.pid = best->head.ann.pid;
 			ev->u.link.tid = best->head.ann.tid;
 			best->linked = 1;

@@ -149,6 +149,31 @@ struct barman_series {
 	int sampled;
 };
 
+/*
+ * Annotation channel and group names.  Barman names a channel or a group
+ * once, for the whole target; the annotate protocol's names belong to
+ * the connection (the thread) that sent them ("Channels and groups are
+ * defined per thread", gator's streamline_annotate.h).  Annotations go
+ * out on one connection per core, so a name declared on one core's is
+ * declared again on another core's before that core's first string on
+ * the channel, and again after a rename (gen counts the versions).
+ */
+enum { BM_NAME_CHANNEL = 0, BM_NAME_GROUP = 1 };
+
+struct barman_name {
+	uint32_t id, group;  /* channel or group id; a channel's group */
+	uint32_t gen;        /* bumped whenever text or group changes */
+	char *text;
+	size_t len;
+};
+
+/* An open-addressing map of u64 keys to u32 values (value 0: absent). */
+struct barman_map64 {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap, n;
+};
+
 /* A piece of the data area to decode: file range, or memory (stash). */
 struct barman_seg {
 	uint64_t file_off, len;
@@ -184,6 +209,10 @@ struct barman {
 	struct barman_series *series;
 	uint32_t act_counter;
 	int32_t ncookies;
+	struct barman_name *names; /* channel and group names, in order of first sight */
+	size_t nnames, names_cap;
+	struct barman_map64 name_at;  /* (kind, id) -> index + 1 in names */
+	struct barman_map64 declared; /* (core, kind, id) -> gen declared on that core's connection */
 
 	/* stream window: win[0..win_len) holds file bytes from win_abs */
 	uint8_t *win;
@@ -791,6 +820,8 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 	}
 
 	b->maxev += b->ncustom + 1; /* counters, sampled series, the PC sample */
+	if (b->maxev < 3)
+		b->maxev = 3; /* an annotation: a group and a channel name, its string */
 
 	/* datastore */
 	{
@@ -1226,8 +1257,13 @@ static int barman_custom(struct apc_reader *r, struct barman *b, const uint8_t *
 		apc_model_unmapped(r->model, "barman custom counter records with a bad series index", 1);
 		return APC_OK;
 	}
-	if (barman_counter(bt, ts, core < b->max_cores ? (int32_t)core : APC_NO_CORE,
-			   b->series[hit].counter, barman_pid(b, task), (int64_t)barman_u64(b, p + q + 4)) < 0)
+	if (core >= b->max_cores) {
+		/* written as any other core's it would be core 0's value */
+		apc_model_unmapped(r->model, "barman custom counter values on a core past the header's core count (dropped)", 1);
+		return APC_OK;
+	}
+	if (barman_counter(bt, ts, (int32_t)core, b->series[hit].counter, barman_pid(b, task),
+			   (int64_t)barman_u64(b, p + q + 4)) < 0)
 		return barman_nomem(r, b);
 	return APC_OK;
 }
@@ -1251,6 +1287,171 @@ static uint32_t barman_color(struct apc_reader *r, uint32_t c)
 	else if (tag != 0x1b)
 		apc_model_unmapped(r->model, "barman annotation colours with an unknown tag byte (kept)", 1);
 	return c << 8 | tag;
+}
+
+static size_t bm64_slot(uint64_t k, size_t cap)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k & (cap - 1);
+}
+
+static uint32_t bm64_get(const struct barman_map64 *m, uint64_t k)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t i = bm64_slot(k, m->cap); m->vals[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == k)
+			return m->vals[i];
+	return 0;
+}
+
+/* Set key k to v (not 0); 0, or -1 on allocation failure. */
+static int bm64_put(struct barman_map64 *m, uint64_t k, uint32_t v)
+{
+	size_t i;
+
+	if ((m->n + 1) * 4 > m->cap * 3) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct barman_map64 nm = {calloc(cap, sizeof *nm.keys), calloc(cap, sizeof *nm.vals), cap, 0};
+		if (!nm.keys || !nm.vals) {
+			free(nm.keys);
+			free(nm.vals);
+			return -1;
+		}
+		for (size_t j = 0; j < m->cap; j++) {
+			if (!m->vals[j])
+				continue;
+			for (i = bm64_slot(m->keys[j], cap); nm.vals[i]; i = (i + 1) & (cap - 1))
+				;
+			nm.keys[i] = m->keys[j];
+			nm.vals[i] = m->vals[j];
+			nm.n++;
+		}
+		free(m->keys);
+		free(m->vals);
+		*m = nm;
+	}
+	for (i = bm64_slot(k, m->cap); m->vals[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == k) {
+			m->vals[i] = v;
+			return 0;
+		}
+	m->keys[i] = k;
+	m->vals[i] = v;
+	m->n++;
+	return 0;
+}
+
+static uint64_t barman_name_key(int kind, uint32_t id)
+{
+	return (uint64_t)kind << 32 | id;
+}
+
+static uint64_t barman_decl_key(uint32_t core, int kind, uint32_t id)
+{
+	return (uint64_t)core << 33 | barman_name_key(kind, id);
+}
+
+/*
+ * A channel's (kind BM_NAME_CHANNEL, in its group) or a group's name,
+ * as a record on `core` declares it: kept for the other cores'
+ * connections, and declared on this core's.  0, or -1 on allocation
+ * failure.
+ */
+static int barman_name_set(struct barman *b, uint32_t core, int kind, uint32_t id, uint32_t group,
+			   const uint8_t *text, size_t len)
+{
+	uint32_t at = bm64_get(&b->name_at, barman_name_key(kind, id));
+	struct barman_name *n;
+
+	if (!at) {
+		struct barman_name *nn = b->names;
+		if (b->nnames == b->names_cap) {
+			size_t cap = b->names_cap ? b->names_cap * 2 : 16;
+			if (!(nn = realloc(b->names, cap * sizeof *nn)))
+				return -1;
+			b->names = nn;
+			b->names_cap = cap;
+		}
+		if (b->nnames >= UINT32_MAX - 1 ||
+		    bm64_put(&b->name_at, barman_name_key(kind, id), (uint32_t)b->nnames + 1) < 0)
+			return -1;
+		n = &b->names[b->nnames++];
+		memset(n, 0, sizeof *n);
+		n->id = id;
+	} else {
+		n = &b->names[at - 1];
+	}
+	if (!n->text || n->len != len || n->group != group || memcmp(n->text, text, len) != 0) {
+		char *t = malloc(len + 1);
+		if (!t)
+			return -1;
+		if (len)
+			memcpy(t, text, len);
+		t[len] = '\0';
+		free(n->text);
+		n->text = t;
+		n->len = len;
+		n->group = group;
+		n->gen = n->gen == UINT32_MAX ? 1 : n->gen + 1;
+	}
+	return bm64_put(&b->declared, barman_decl_key(core, kind, id), n->gen);
+}
+
+/*
+ * Declare name (kind, id) on core's connection `conn` at ts, unless its
+ * latest version is declared there already.  APC_OK, or an error.
+ */
+static int barman_name_declare(struct apc_reader *r, struct barman *b, uint32_t core, int32_t conn,
+			       int kind, uint32_t id, uint64_t ts, struct apc_batch *bt)
+{
+	uint32_t at = bm64_get(&b->name_at, barman_name_key(kind, id));
+	const struct barman_name *n;
+	struct apc_ann *a;
+	struct apc_event *e;
+
+	if (!at)
+		return APC_OK;
+	n = &b->names[at - 1];
+	if (bm64_get(&b->declared, barman_decl_key(core, kind, id)) == n->gen)
+		return APC_OK;
+	a = apc_batch_alloc(bt, sizeof *a);
+	if (!a)
+		return barman_nomem(r, b);
+	APC_ZERO(a);
+	a->tid = a->pid = conn;
+	if (kind == BM_NAME_CHANNEL) {
+		a->code = APC_ANN_CHANNEL;
+		a->channel = (int32_t)id;
+		a->group = (int32_t)n->group;
+	} else {
+		a->code = APC_ANN_GROUP;
+		a->group = (int32_t)id;
+	}
+	a->text = apc_batch_strdup(bt, n->text, n->len);
+	a->text_len = n->len;
+	e = apc_batch_add(bt, APC_EV_ANNOTATION, ts, core < b->max_cores ? (int32_t)core : APC_NO_CORE);
+	if (!e || !a->text || bm64_put(&b->declared, barman_decl_key(core, kind, id), n->gen) < 0)
+		return barman_nomem(r, b);
+	e->u.ann = a;
+	return APC_OK;
+}
+
+/* Before a string on `channel` from core's connection: the channel's
+ * group's name and its own, where that connection lacks them. */
+static int barman_channel_use(struct apc_reader *r, struct barman *b, uint32_t core, int32_t conn,
+			      uint32_t channel, uint64_t ts, struct apc_batch *bt)
+{
+	uint32_t at = bm64_get(&b->name_at, barman_name_key(BM_NAME_CHANNEL, channel));
+	int rc;
+
+	if (!at)
+		return APC_OK;
+	if ((rc = barman_name_declare(r, b, core, conn, BM_NAME_GROUP, b->names[at - 1].group, ts, bt)) < 0)
+		return rc;
+	return barman_name_declare(r, b, core, conn, BM_NAME_CHANNEL, channel, ts, bt);
 }
 
 static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8_t *p, uint64_t len,
@@ -1299,6 +1500,18 @@ static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8
 	}
 	a->text = apc_batch_strdup(bt, (const char *)data, (size_t)dlen);
 	a->text_len = (size_t)dlen;
+	/* Names are the target's, a connection's are its own: see
+	 * struct barman_name. */
+	if (atype >= 2) {
+		if (barman_name_set(b, core, atype == 2 ? BM_NAME_CHANNEL : BM_NAME_GROUP,
+				    atype == 2 ? (uint32_t)a->channel : (uint32_t)a->group,
+				    (uint32_t)a->group, data, (size_t)dlen) < 0)
+			return barman_nomem(r, b);
+	} else if (atype == 0) {
+		int rc = barman_channel_use(r, b, core, conn, (uint32_t)a->channel, ts, bt);
+		if (rc < 0)
+			return rc;
+	}
 	e = apc_batch_add(bt, APC_EV_ANNOTATION, ts, core < b->max_cores ? (int32_t)core : APC_NO_CORE);
 	if (!e || !a->text)
 		return barman_nomem(r, b);
@@ -1393,7 +1606,12 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 			apc_model_unmapped(r->model, "barman task switches without a task table", 1);
 			return APC_OK;
 		}
-		e = apc_batch_add(bt, APC_EV_ACTIVITY, ts, core < b->max_cores ? (int32_t)core : APC_NO_CORE);
+		if (core >= b->max_cores) {
+			/* a core without a core field would be core 0 */
+			apc_model_unmapped(r->model, "barman task switches on a core past the header's core count (dropped)", 1);
+			return APC_OK;
+		}
+		e = apc_batch_add(bt, APC_EV_ACTIVITY, ts, (int32_t)core);
 		if (!e)
 			return barman_nomem(r, b);
 		e->u.activity.counter = b->act_counter;
@@ -1743,6 +1961,13 @@ static void barman_close(struct apc_reader *r)
 	free(b->tasks);
 	free(b->maps);
 	free(b->series);
+	for (size_t i = 0; i < b->nnames; i++)
+		free(b->names[i].text);
+	free(b->names);
+	free(b->name_at.keys);
+	free(b->name_at.vals);
+	free(b->declared.keys);
+	free(b->declared.vals);
 	free(b->strtab);
 	free(b->win);
 	free(b->stash);

@@ -19,7 +19,8 @@
  *     "Running", or 0 = idle when the incoming pid is 0; tid = incoming pid; wait from out_state as gator does:
  *     0 running/preempted -> contention, 2 uninterruptible -> I/O, else
  *     other);
- *   process fork/kthread, process_fork -> APC_EV_LINK for the child;
+ *   process fork/kthread, process_fork -> APC_EV_LINK for the child
+ *     (cookie 0, the kernel, for a kernel thread; -1, not known, else);
  *   process exit, process_exit -> APC_EV_TASK_EXIT of the current pid;
  *   file_system exec -> APC_EV_THREAD_NAME of the current pid;
  *   control/processes -> names and links at the start;
@@ -958,13 +959,19 @@ static int32_t ltt_wait(uint64_t out_state)
 	return APC_WAIT_OTHER;
 }
 
-static int ltt_link(struct apc_batch *b, uint64_t ts, int core, int32_t pid)
+/*
+ * A Link for pid (LTT has no thread groups: pid and tid are the same).
+ * Its cookie is the process image's: 0 says the kernel or idle, right
+ * for the idle task and a kernel thread (kernel != 0), and -1 an image
+ * not known, which is what LTT leaves a forked or listed process.
+ */
+static int ltt_link(struct apc_batch *b, uint64_t ts, int core, int32_t pid, int kernel)
 {
 	struct apc_event *e = apc_batch_add(b, APC_EV_LINK, ts, core);
 
 	if (!e)
 		return -1;
-	e->u.link.cookie = 0;
+	e->u.link.cookie = kernel || pid == 0 ? 0 : -1;
 	e->u.link.pid = pid;
 	e->u.link.tid = pid;
 	return 0;
@@ -1022,7 +1029,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 	}
 	if (role == ROLE_FORK) {
 		if (f && !apc_ltt_ref_u64(&f[0], ev->payload, ev->len, be, &v))
-			return ltt_link(b, ev->ts, core, (int32_t)v);
+			return ltt_link(b, ev->ts, core, (int32_t)v, 0);
 		apc_model_unmapped(r->model, "ltt process_fork without a readable child_pid", 1);
 		return 0;
 	}
@@ -1042,7 +1049,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		 * EXIT 3 is the current process. */
 		if ((v == 1 || v == 2) &&
 		    !apc_ltt_ref_u64(&f[1], ev->payload, ev->len, be, &v1) &&
-		    ltt_link(b, ev->ts, core, (int32_t)v1))
+		    ltt_link(b, ev->ts, core, (int32_t)v1, v == 1))
 			return -1;
 		if (v == 3 && s->current_pid >= 0) {
 			if (!(e = apc_batch_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
@@ -1121,7 +1128,7 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 			e->flags = APC_EVF_NO_TS;
 			e->u.name.id = p->procs[i].pid;
 			e->u.name.name = apc_batch_strdup(b, p->procs[i].name, strlen(p->procs[i].name));
-			if (!e->u.name.name || ltt_link(b, p->first_ts, APC_NO_CORE, p->procs[i].pid))
+			if (!e->u.name.name || ltt_link(b, p->first_ts, APC_NO_CORE, p->procs[i].pid, 0))
 				goto nomem;
 			b->ev[b->n - 1].flags = APC_EVF_NO_TS;
 		}

@@ -50,7 +50,9 @@
 #define TPTP_VIEW_UID 0x5450   /* "TP": any fixed number keeps output deterministic */
 #define TPTP_GC_TRACK 1
 #define TPTP_TRACK_STRIDE 1024 /* thread i: track (i+1)*stride, depth d: + d */
-#define TPTP_COOKIE 1
+/* The JVM's image: APC reserves 0 (kernel or idle), -1 (invalid) and 1
+ * (it reads as a Backtrace's End of Message), so 2 is the first free. */
+#define TPTP_COOKIE 2
 #define TPTP_EARLY_MAX 4096    /* records kept waiting for the first time */
 #define TPTP_PROCESS_NAME "java" /* the process's name when processCreate gives none */
 

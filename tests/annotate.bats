@@ -118,6 +118,19 @@ EOF
 	grep -q 'annotate_str     ts=5000 ' <<<"$output"
 }
 
+@test "annotate: a client's Link gives its image as unknown (-1), not the kernel (0)" {
+	# Cookie 0 is the kernel or idle; an annotate client is a user
+	# process whose image the stream does not name: -1, as gatord links
+	# a thread whose image it does not know
+	stream "$TMP/s.bin" 4 0
+	apcconv -q "$TMP/s.bin" -o "$TMP/s.apc"
+	run apcdump "$TMP/s.apc"
+	echo "$output"
+	[ "$(grep -c ' link ' <<<"$output")" -eq 1 ]
+	grep -Eq ' link +ts=0 cookie=-1 pid=77 tid=77$' <<<"$output"
+	apcverify -q "$TMP/s.apc"
+}
+
 @test "annotate: Barman annotation connections take no task's tid" {
 	apcconv -q "$APC_ROOT/testdata/barman/be32_circular.bin" -o "$TMP/b.apc"
 	apcdump "$TMP/b.apc" > "$TMP/dump"
@@ -126,4 +139,57 @@ EOF
 	echo "tasks: $tasks; connections: $conns"
 	[ -n "$tasks" ] && [ -n "$conns" ]
 	[ -z "$(comm -12 <(echo "$tasks") <(echo "$conns"))" ]
+}
+
+# names_per_connection CAPTURE: a channel named on any connection is
+# named on each connection that writes a string on it after that time,
+# before (or with) the first such string (annotate channels and groups
+# belong to a connection's thread).
+names_per_connection() {
+	apcdump --frame=external "$1" | awk '
+		{ fd = ""; ch = ""; ts = ""
+		  for (i = 1; i <= NF; i++) {
+			if ($i ~ /^fd=/) fd = substr($i, 4)
+			if ($i ~ /^channel=/) ch = substr($i, 9)
+			if ($i ~ /^ts=/) ts = substr($i, 4) + 0
+		  }
+		  k = fd "/" ch }
+		$5 == "annotate_channel" {
+			if (!(ch in named) || ts < named[ch]) named[ch] = ts
+			if (!(k in decl) || ts < decl[k]) decl[k] = ts
+		}
+		($5 == "annotate_str" || $5 == "annotate_color_str") && ch != "" {
+			n++; use_k[n] = k; use_ch[n] = ch; use_ts[n] = ts
+		}
+		END {
+			bad = 0; checked = 0
+			for (i = 1; i <= n; i++) {
+				k = use_k[i]; ch = use_ch[i]
+				if (!(ch in named) || use_ts[i] < named[ch])
+					continue
+				checked++
+				if (!(k in decl) || decl[k] > use_ts[i]) {
+					print "connection/channel " k " written at " use_ts[i] " unnamed"; bad = 1
+				}
+			}
+			if (!checked) { print "no named channel used"; bad = 1 }
+			exit bad
+		}'
+}
+
+@test "annotate: Barman channel names reach every core's connection that writes on them" {
+	# Barman names a channel once for the target; each core has its own
+	# connection, whose thread needs the name (and its group's)
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	names_per_connection "$TMP/d.apc"
+	apcdump --frame=external "$TMP/d.apc" | grep -c 'annotate_setup' | grep -qv '^1$'
+}
+
+@test "annotate: the real Barman capture's channel 3 is named on both cores' connections" {
+	need_shared
+	apcconv -q "$SHARED/barman/capture1_linear64.bin" -o "$TMP/c.apc"
+	names_per_connection "$TMP/c.apc"
+	run apcdump --frame=external "$TMP/c.apc"
+	[ "$(grep -Ec 'annotate_channel .* channel=3 group=1 text="Channel Three"$' <<<"$output")" -eq 2 ]
+	[ "$(grep -Ec 'annotate_group .* group=1 text="Group One"$' <<<"$output")" -eq 2 ]
 }

@@ -249,6 +249,38 @@ assert o["records_read"] == want, (o["records_read"], want)' "$1" "$2" "${3:-0}"
 	done
 }
 
+@test "a Barman task switch or custom value on a core the header lacks is counted, not put on core 0" {
+	# le64_linear_v3 has 2 cores; the first task switch and the first
+	# custom counter record are moved to core 7 (core is the u32 after
+	# the record type, which follows the 8-byte length word)
+	python3 - "$TD/barman/le64_linear_v3.bin" "$TD/barman/le64_linear_v3.truth" "$TMP/bad.bin" <<'EOF2'
+import re, struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+base, done = 0, set()
+for l in open(sys.argv[2]):
+    if l.startswith("FILE "):
+        base = int(re.search(r"data_area_file_offset=(\d+)", l).group(1))
+    m = re.match(r"R .* st=present off=(\d+) .* type=([34]) core=(\d+) ", l)
+    if m and m.group(2) not in done:
+        at = base + int(m.group(1))
+        assert struct.unpack_from("<I", d, at + 8)[0] == int(m.group(2))
+        struct.pack_into("<I", d, at + 12, 7)
+        done.add(m.group(2))
+assert done == {"3", "4"}
+open(sys.argv[3], "wb").write(d)
+EOF2
+	apcconv -q "$TD/barman/le64_linear_v3.bin" -o "$TMP/ok.apc"
+	run apcconv "$TMP/bad.bin" -o "$TMP/bad.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"barman task switches on a core past the header's core count (dropped): 1"* ]]
+	[[ "$output" == *"barman custom counter values on a core past the header's core count (dropped): 1"* ]]
+	ok=$(apcdump "$TMP/ok.apc" | grep -c ' activity_switch ')
+	bad=$(apcdump "$TMP/bad.apc" | grep -c ' activity_switch ')
+	[ "$bad" -eq $((ok - 1)) ]
+	apcverify -q "$TMP/bad.apc"
+}
+
 @test "gzip-compressed input is read transparently" {
 	gzip -c "$TD/barman/demo.bin" > "$TMP/demo.bin.gz"
 	apcconv -q "$TMP/demo.bin.gz" -o "$TMP/z.apc"
@@ -327,9 +359,36 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c i
 		apcdump "$TMP/$f.apc" > "$TMP/$f.txt"
 		grep -Eq 'annotate_setup +fd=1 version=4 tid=4242 pid=4242' "$TMP/$f.txt"
 		grep -Eq 'thread_name +ts=0 tid=4242 name="java"$' "$TMP/$f.txt"
-		grep -Eq 'link +ts=0 cookie=1 pid=4242 tid=4242$' "$TMP/$f.txt"
+		grep -Eq 'link +ts=0 cookie=2 pid=4242 tid=4242$' "$TMP/$f.txt"
 		apcdump --summary "$TMP/$f.apc" | grep -Eq '^  tid 4242 .*"java"$'
 	done
+}
+
+# tptp_cookie_2 TRACE: APC reserves cookie 0 (kernel or idle), -1
+# (invalid) and 1 (it would read as a Backtrace's End of Message): the
+# JVM's image gets the first free one, named, in every link
+tptp_cookie_2() {
+	apcconv -q "$1" -o "$TMP/c.apc" --overwrite
+	apcdump "$TMP/c.apc" > "$TMP/c.txt"
+	grep -Eq 'cookie_name +cookie=2 name="java"$' "$TMP/c.txt"
+	! grep -Eq 'cookie=1( |$)' "$TMP/c.txt" || false
+	links=$(grep -Ec ' link ' "$TMP/c.txt")
+	[ "$links" -gt 1 ]
+	[ "$(grep -Ec ' link +ts=[0-9]+ cookie=2 ' "$TMP/c.txt")" -eq "$links" ]
+}
+
+@test "TPTP: the process image's cookie is not the reserved cookie 1" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	"$G" --seed 3 -o "$TMP/a.trcxml"
+	"$G" --seed 3 --binary -o "$TMP/c.trcbin"
+	tptp_cookie_2 "$TMP/a.trcxml"
+	tptp_cookie_2 "$TMP/c.trcbin"
+}
+
+@test "TPTP: a real trace's process image is cookie 2, not the reserved 1" {
+	need_shared
+	tptp_cookie_2 "$SHARED/tptp/basic.trcxml"
 }
 
 @test "TPTP: tptpgen without processCreate, with a process name, with monitor stacks" {
@@ -341,7 +400,7 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (sum(c for _, c i
 	apcconv -q "$TMP/np.trcxml" -o "$TMP/np.apc"
 	apcdump "$TMP/np.apc" > "$TMP/np.txt"
 	grep -Eq 'thread_name +ts=0 tid=1073741824 name="java"$' "$TMP/np.txt"
-	grep -Eq 'link +ts=[0-9]+ cookie=1 pid=1073741824 tid=11$' "$TMP/np.txt"
+	grep -Eq 'link +ts=[0-9]+ cookie=2 pid=1073741824 tid=11$' "$TMP/np.txt"
 	# processCreate's name names the process, in both encodings
 	for b in "" --binary; do
 		"$G" --seed 3 $b --process-name 'My App' -o "$TMP/pn"

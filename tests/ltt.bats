@@ -424,3 +424,33 @@ EOF2
 	grep -q 'annotate_marker  ts=4000 .* text="c1: whole"' <<<"$output"
 	! grep -q 'text="c0' <<<"$output" || false
 }
+
+@test "LTT: links say kernel (cookie 0) only for the idle task and kernel threads" {
+	# Cookie 0 is the kernel or idle, -1 an image not known.  A kernel
+	# thread (process event 1) runs the kernel; a forked child (process
+	# event 2, process_fork) or a process of control/processes is a
+	# task whose image LTT does not name.
+	trace "$TMP/t" <<'EOF2'
+b = Block()
+b.ev(SCHEDCHANGE, 2000, struct.pack("<III", 0, 5, 0))
+b.ev(10, 3000, struct.pack("<BII", 1, 55, 0))             # kthread 55
+b.ev(10, 4000, struct.pack("<BII", 2, 56, 0))             # fork 56
+b.ev(PROCESS_FORK, 5000, struct.pack("<II", 57, 0))      # fork 57
+procs = Block()
+for name, pid in ((b"swapper", 0), (b"bash", 5)):
+    procs.ev(10, 1500, name + b"\0" + struct.pack("<12I", pid, *[0] * 11))
+write_trace(D, CORE, {0: [b.finish()]}, processes=procs.finish())
+EOF2
+	run apcconv "$TMP/t" -o "$TMP/t.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run apcdump "$TMP/t.apc"
+	echo "$output"
+	[ "$(grep -c ' link ' <<<"$output")" -eq 5 ]
+	grep -Eq ' link +ts=[0-9]+ cookie=0 pid=0 tid=0$' <<<"$output"
+	grep -Eq ' link +ts=[0-9]+ cookie=-1 pid=5 tid=5$' <<<"$output"
+	grep -Eq ' link +ts=[0-9]+ cookie=0 pid=55 tid=55$' <<<"$output"
+	grep -Eq ' link +ts=[0-9]+ cookie=-1 pid=56 tid=56$' <<<"$output"
+	grep -Eq ' link +ts=[0-9]+ cookie=-1 pid=57 tid=57$' <<<"$output"
+	apcverify -q "$TMP/t.apc"
+}

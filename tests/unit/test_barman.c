@@ -415,8 +415,72 @@ static const struct tr_map *tr_map_at(const struct tr_map *maps, uint32_t n, uin
  * compare() : walk the truth's present records in buffer order against
  * the events.  Returns the number of mismatches (each is reported).
  */
+/*
+ * What compare() expects of annotation names, kept from the truth apart
+ * from the reader's own tables: barman names a channel or group for the
+ * whole target, a connection (one per core) needs its own declaration,
+ * so a string is preceded by its channel's group's and its channel's
+ * names where its core's connection lacks their latest version.
+ */
+#define TN_MAX 512
+struct tnames {
+	struct { int kind; uint32_t id, group; const char *text; unsigned gen; } n[TN_MAX];
+	struct { uint32_t core; int kind; uint32_t id; unsigned gen; } d[TN_MAX];
+	size_t nn, nd;
+};
+
+static int tn_find(const struct tnames *tn, int kind, uint32_t id)
+{
+	for (size_t i = 0; i < tn->nn; i++)
+		if (tn->n[i].kind == kind && tn->n[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+/* The version of name i declared on core's connection (0: none). */
+static unsigned *tn_decl(struct tnames *tn, uint32_t core, int kind, uint32_t id)
+{
+	for (size_t i = 0; i < tn->nd; i++)
+		if (tn->d[i].core == core && tn->d[i].kind == kind && tn->d[i].id == id)
+			return &tn->d[i].gen;
+	if (tn->nd == TN_MAX)
+		return NULL;
+	tn->d[tn->nd].core = core;
+	tn->d[tn->nd].kind = kind;
+	tn->d[tn->nd].id = id;
+	tn->d[tn->nd].gen = 0;
+	return &tn->d[tn->nd++].gen;
+}
+
+/* A name record (kind 0 channel, 1 group) on core; 0, -1 if full. */
+static int tn_set(struct tnames *tn, uint32_t core, int kind, uint32_t id, uint32_t group, const char *text)
+{
+	int i = tn_find(tn, kind, id);
+	unsigned *d;
+
+	if (i < 0) {
+		if (tn->nn == TN_MAX)
+			return -1;
+		i = (int)tn->nn++;
+		tn->n[i].kind = kind;
+		tn->n[i].id = id;
+		tn->n[i].text = NULL;
+		tn->n[i].gen = 0;
+	}
+	if (!tn->n[i].text || strcmp(tn->n[i].text, text) || tn->n[i].group != group) {
+		tn->n[i].text = text;
+		tn->n[i].group = group;
+		tn->n[i].gen++;
+	}
+	if (!(d = tn_decl(tn, core, kind, id)))
+		return -1;
+	*d = tn->n[i].gen;
+	return 0;
+}
+
 static int compare(const struct truth *t, const struct run *r, const char *what)
 {
+	struct tnames *tn = calloc(1, sizeof *tn);
 	uint64_t counts[7] = {0};
 	uint64_t *cum = calloc(256 * TR_MAXCNT, sizeof *cum);
 	uint64_t *last_ts = calloc(256, sizeof *last_ts);
@@ -529,6 +593,27 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 			const struct ev *x;
 			static const int codes[4][2] = {{APC_ANN_STR, APC_ANN_COLOR_STR}, {APC_ANN_MARKER, APC_ANN_COLOR_MARKER},
 							{APC_ANN_CHANNEL, APC_ANN_CHANNEL}, {APC_ANN_GROUP, APC_ANN_GROUP}};
+			int ci = tr->atype == 0 ? tn_find(tn, 0, tr->channel) : -1;
+			for (int kind = 1; ci >= 0 && kind >= 0; kind--) {
+				/* the group's name, then the channel's, where missing */
+				uint32_t id = kind ? tn->n[ci].group : tr->channel;
+				int ni = tn_find(tn, kind, id);
+				unsigned *d = ni >= 0 ? tn_decl(tn, tr->core, kind, id) : NULL;
+				if (ni < 0 || (d && *d == tn->n[ni].gen))
+					continue;
+				CHECK(d, "too many names for the test's table");
+				CHECK(ei < r->n, "events end early");
+				x = &r->ev[ei++];
+				CHECK(x->e.type == APC_EV_ANNOTATION && x->e.ts == ns && x->e.core == (int32_t)tr->core,
+				      "%s name before the string", kind ? "group" : "channel");
+				CHECK(x->ann.code == (kind ? APC_ANN_GROUP : APC_ANN_CHANNEL), "code %d, expected the %s name",
+				      x->ann.code, kind ? "group" : "channel");
+				CHECK(x->ann.group == (int32_t)tn->n[ni].group && (kind || x->ann.channel == (int32_t)id) &&
+				      strcmp(x->text, tn->n[ni].text) == 0,
+				      "declared %d/%d \"%s\", expected %u/%u \"%s\"", x->ann.channel, x->ann.group, x->text,
+				      tr->channel, tn->n[ni].group, tn->n[ni].text);
+				*d = tn->n[ni].gen;
+			}
 			CHECK(ei < r->n, "events end early");
 			x = &r->ev[ei++];
 			CHECK(x->e.type == APC_EV_ANNOTATION && x->e.ts == ns, "annotation event");
@@ -545,6 +630,9 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 			} else {
 				CHECK(!x->ann.has_color, "color 0x%08x, expected none", x->ann.color);
 			}
+			if (tr->atype >= 2)
+				CHECK(tn_set(tn, tr->core, tr->atype == 2 ? 0 : 1, tr->atype == 2 ? tr->channel : tr->group,
+					     tr->group, tr->text) == 0, "too many names for the test's table");
 			break;
 		}
 		case 6:
@@ -578,6 +666,7 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 	}
 	free(cum);
 	free(last_ts);
+	free(tn);
 #undef CHECK
 	return bad;
 }
