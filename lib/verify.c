@@ -90,6 +90,11 @@ const struct apc_vcheck apc_verify_checks[] = {
 	{"annotate-decode", APC_V_ERROR, "an annotate stream message that does not decode"},
 	{"annotate-cut", APC_V_WARNING,
 	 "an annotate stream still inside a message when the capture ends"},
+	{"cookie-reserved", APC_V_WARNING,
+	 "cookie 1 (reserved: the End of Message value) in a Cookie Name, Link or Backtrace, or a "
+	 "cookie below -1"},
+	{"cookie-unnamed", APC_V_WARNING,
+	 "a Link or Backtrace cookie (2 or more) that no Cookie Name message names"},
 	{NULL, 0, NULL}
 };
 
@@ -266,6 +271,7 @@ struct verify {
 	struct vtab ts_type;  /* (type, core) -> last */
 	struct vtab ts_core;  /* (0, core) -> last, any type */
 	struct vtab names;    /* tids named so far */
+	struct vtab cookies;  /* code: 1 named, 2 used (first use: frame, ts = offset) */
 	struct vfd *fds;
 	size_t nfds;
 	struct vagg agg[AGG_N];
@@ -786,6 +792,35 @@ static void walk_summary(struct verify *v, struct vcur *c)
 	}
 }
 
+/* Cookies: 0 kernel or idle, -1 invalid, 1 reserved (End of Message). */
+static void v_cookie_reserved(struct verify *v, int64_t cookie, int64_t offset, const char *where)
+{
+	if (cookie == 1)
+		v_prob(v, APC_V_WARNING, "cookie-reserved", v->frame, offset,
+		       "%s cookie 1 is reserved (the End of Message value)", where);
+	else if (cookie < -1)
+		v_prob(v, APC_V_WARNING, "cookie-reserved", v->frame, offset,
+		       "%s cookie %lld is negative (only -1, invalid, is defined)", where,
+		       (long long)cookie);
+}
+
+/* A cookie named (named) or used; a used one is looked for at the end. */
+static void v_cookie(struct verify *v, int64_t cookie, int named, int64_t offset)
+{
+	struct vslot *s;
+	int created;
+
+	if (!named && cookie < 2)
+		return;
+	if (!(s = vtab_get(&v->cookies, (uint64_t)cookie, &created)))
+		return;
+	if (!named && !(s->code & 2)) {
+		s->frame = v->frame;
+		s->ts = offset;
+	}
+	s->code |= named ? 1 : 2;
+}
+
 static void walk_name(struct verify *v, struct vcur *c, int32_t core)
 {
 	while (c->pos < c->len) {
@@ -799,6 +834,8 @@ static void walk_name(struct verify *v, struct vcur *c, int32_t core)
 		if (code == 1) {
 			if (c_p32(v, c, &x, "cookie") < 0 || c_str(v, c, &s, &n, "cookie name") < 0)
 				return;
+			v_cookie_reserved(v, x, c_off(v, at), "Cookie Name");
+			v_cookie(v, x, 1, c_off(v, at));
 		} else if (code == 2) {
 			int created;
 			if (c_p64(v, c, &ts, "timestamp") < 0 || c_p32(v, c, &tid, "tid") < 0 ||
@@ -930,9 +967,12 @@ static void walk_activity(struct verify *v, struct vcur *c)
 		if (c_p64(v, c, &ts, "timestamp") < 0)
 			return;
 		if (code == 1) {
-			if (c_p32(v, c, &x, "cookie") < 0 || c_p32(v, c, &x, "pid") < 0 ||
+			int64_t cookie;
+			if (c_p32(v, c, &cookie, "cookie") < 0 || c_p32(v, c, &x, "pid") < 0 ||
 			    c_p32(v, c, &x, "tid") < 0)
 				return;
+			v_cookie_reserved(v, cookie, c_off(v, at), "Link");
+			v_cookie(v, cookie, 0, c_off(v, at));
 		} else if (code == 2) {
 			if (c_p32(v, c, &core, "core") < 0 || c_p32(v, c, &key, "key") < 0 ||
 			    c_p32(v, c, &x, "activity") < 0 || c_p32(v, c, &x, "tid") < 0 ||
@@ -953,15 +993,20 @@ static void walk_backtrace(struct verify *v, struct vcur *c, int32_t core)
 		size_t at = c->pos;
 		int64_t ts, x, cookie;
 
-		if (c_p64(v, c, &ts, "timestamp") < 0 || c_p32(v, c, &x, "cookie") < 0 ||
+		if (c_p64(v, c, &ts, "timestamp") < 0 || c_p32(v, c, &cookie, "cookie") < 0 ||
 		    c_p32(v, c, &x, "pid") < 0 || c_p32(v, c, &x, "tid") < 0)
 			return;
+		v_cookie_reserved(v, cookie, c_off(v, at), "Backtrace exec");
+		v_cookie(v, cookie, 0, c_off(v, at));
 		/* (cookie, offset) pairs up to the end-of-message cookie 1 */
 		for (;;) {
 			if (c_p32(v, c, &cookie, "backtrace cookie") < 0)
 				return;
 			if (cookie == 1)
 				break;
+			if (cookie < -1)
+				v_cookie_reserved(v, cookie, c_off(v, at), "Backtrace entry");
+			v_cookie(v, cookie, 0, c_off(v, at));
 			if (c_p64(v, c, &x, "backtrace offset") < 0)
 				return;
 		}
@@ -1480,6 +1525,14 @@ static int v_data(struct verify *v, struct apc_stream *s, struct apc_err *err)
 	return rc;
 }
 
+static int vslot_key_cmp(const void *a, const void *b)
+{
+	int64_t x = (int64_t)(*(const struct vslot *const *)a)->key;
+	int64_t y = (int64_t)(*(const struct vslot *const *)b)->key;
+
+	return (x > y) - (x < y);
+}
+
 /* The checks that need the whole file. */
 static void v_finish(struct verify *v)
 {
@@ -1493,6 +1546,20 @@ static void v_finish(struct verify *v)
 			v_prob(v, APC_V_WARNING, "annotate-cut", -1, -1,
 			       "fd %zu ends inside a message at the end of the capture (%zu bytes pending)", i,
 			       apc_ann_decoder_pending(v->fds[i].dec));
+	/* Cookies used and never named, by cookie (the table's order is
+	 * its hash's); a table at its bound has stopped taking cookies. */
+	const struct vslot **un = calloc(v->cookies.n ? v->cookies.n : 1, sizeof *un);
+	size_t nun = 0;
+	for (size_t i = 0; un && i < v->cookies.cap; i++)
+		if (v->cookies.s[i].used && v->cookies.s[i].code == 2)
+			un[nun++] = &v->cookies.s[i];
+	if (nun > 1)
+		qsort(un, nun, sizeof *un, vslot_key_cmp);
+	for (size_t i = 0; i < nun; i++)
+		v_prob(v, APC_V_WARNING, "cookie-unnamed", un[i]->frame, un[i]->ts,
+		       "cookie %lld is used but no Cookie Name names it (Streamline shows no image)",
+		       (long long)(int64_t)un[i]->key);
+	free(un);
 	if (!v->summaries)
 		v_prob(v, APC_V_ERROR, "summary-missing", -1, -1, "no Summary message in %llu frames",
 		       (unsigned long long)v->res->frames);
@@ -1617,6 +1684,7 @@ out:
 	free(v.fds);
 	free(v.keys);
 	free(v.undeclared.s);
+	free(v.cookies.s);
 	free(v.ts_type.s);
 	free(v.ts_core.s);
 	free(v.names.s);

@@ -251,6 +251,37 @@ for l in sys.stdin:
 	[ "$status" -eq 1 ]
 }
 
+@test "cookies: 1 is reserved, a used cookie must be named somewhere" {
+	need_python
+	mkdir -p "$TMP/c.apc"
+	python3 - "$TMP/c.apc" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, s, summary, frames, write_cap
+link = lambda ts, cookie, tid: p(1) + p(ts) + p(cookie) + p(tid) + p(tid)
+write_cap(sys.argv[1], frames([
+    summary(),
+    p(3) + p(0) + p(1) + p(1) + s(b"java"),            # Cookie Name 1: reserved
+    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(6),
+    p(13) + link(30, 2, 40) + link(31, 7, 41) + link(32, -1, 42) + link(33, 0, 43),
+    # Backtrace: exec cookie 7 (named below), entries 9 (never named) and -1
+    p(2) + p(0) + p(40) + p(7) + p(41) + p(41) + p(9) + p(0x100) + p(-1) + p(0x200) + p(1),
+    p(3) + p(0) + p(1) + p(7) + s(b"libz.so"),          # named after its use
+]))
+EOF2
+	run apcverify "$TMP/c.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q 'frame 1 @0x[0-9a-f]*: warning: Cookie Name cookie 1 is reserved (the End of Message value) \[cookie-reserved\]' <<<"$output"
+	grep -q 'frame 3 @0x[0-9a-f]*: warning: cookie 2 is used but no Cookie Name names it (Streamline shows no image) \[cookie-unnamed\]' <<<"$output"
+	grep -q 'frame 4 @0x[0-9a-f]*: warning: cookie 9 is used but no Cookie Name names it .*\[cookie-unnamed\]' <<<"$output"
+	# 7 is named (later), -1 and 0 are the spec's own: nothing said of them
+	! grep -Eq 'cookie (7|-1|0) ' <<<"$output" || false
+	[ "$(grep -c '\[cookie-' <<<"$output")" -eq 3 ]
+	run apcverify --strict "$TMP/c.apc"
+	[ "$status" -eq 1 ]
+}
+
 @test "--strict fails the gatord 9.x capture (Summary after perf frames)" {
 	need_shared
 	run apcverify --strict "$SHARED/apc/sleep_counters.apc"
