@@ -1141,7 +1141,9 @@ static int arc_list(struct apc_input *in, int expect, struct apc_err *err)
 
 		if (r == ARCHIVE_EOF)
 			break;
-		if (r < ARCHIVE_WARN) {
+		/* ARCHIVE_RETRY is a header it could not read (a tar's
+		 * checksum fails): damage like any other, not a member */
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
 			if (index == 0 && expect == ARC_MAYBE) {
 				rc = 1;
 			} else {
@@ -1974,7 +1976,7 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 	for (uint64_t i = 0;; i++) {
 		struct archive_entry *e;
 		int r = archive_read_next_header(s->ar, &e);
-		if (r == ARCHIVE_EOF || r < ARCHIVE_WARN) {
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
 			const char *why = r == ARCHIVE_EOF ? "member not found" : archive_error_string(s->ar);
 			apc_err_set(err, APC_EDATA, s->name, APC_NO_OFFSET, "cannot find member: %s",
 				    why ? why : "archive error");

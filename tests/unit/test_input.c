@@ -823,6 +823,66 @@ static void truncated_tar_keeps_members(void)
 	}
 }
 
+/* Offset of the tar header naming `name` in d (walking the headers), or -1. */
+static long tar_header_at(const uint8_t *d, size_t len, const char *name)
+{
+	size_t off = 0;
+
+	while (off + 512 <= len && d[off]) {
+		unsigned long long size = strtoull((const char *)d + off + 124, NULL, 8);
+		if (strncmp((const char *)d + off, name, 100) == 0)
+			return (long)off;
+		off += 512 + ((size + 511) & ~511ULL);
+	}
+	return -1;
+}
+
+/*
+ * A tar with one header damaged in the middle (its checksum fails):
+ * libarchive says ARCHIVE_RETRY there, which is damage, not a member.
+ * The members before it are kept and the damage is told where it is.
+ */
+static void tar_bad_header_is_damage(void)
+{
+	size_t len, got;
+	uint8_t *d = read_whole(tpath("t.tar"), &len), *b;
+	long at = d ? tar_header_at(d, len, "smp_example/cpu/1") : -1;
+	struct apc_input *in;
+	struct apc_err err;
+	const struct apc_err *dmg;
+	const char *const *names;
+	size_t n;
+	int st;
+
+	T_ASSERT(at > 0);
+	if (at <= 0) {
+		free(d);
+		return;
+	}
+	d[at + 20] ^= 0x55; /* in its name: the checksum no longer holds */
+	write_file(tpath("badhdr.tar"), d, len);
+	free(d);
+	T_EQ_INT(apc_input_open(tpath("badhdr.tar"), &in, &err), APC_OK);
+	if (!in)
+		return;
+	dmg = apc_input_damage(in);
+	T_ASSERT(dmg != NULL);
+	if (dmg) {
+		T_EQ_INT(dmg->status, APC_EDATA);
+		T_EQ_INT(dmg->offset, at);
+		T_ASSERT(strstr(dmg->msg, "damaged tar archive: the header after smp_example/cpu/0 "
+					  "cannot be read") != NULL);
+	}
+	T_EQ_INT(apc_input_members(in, &names, &n), APC_OK);
+	T_EQ_INT(n, 2);
+	T_EQ_INT(apc_input_has(in, "eventdefs/core.xml"), 0);
+	b = drain_member(in, "cpu/0", tree[1].len + 1, &got, &err, &st);
+	T_EQ_INT(st, APC_OK);
+	T_EQ_INT(got, tree[1].len);
+	free(b);
+	apc_input_close(in);
+}
+
 /* A tar whose first header is cut short has nothing to keep: not opened. */
 static void tar_header_cut_is_edata(void)
 {
@@ -1232,6 +1292,7 @@ void run_tests(void)
 	T_RUN(tar_unsafe_members);
 	T_RUN(truncated_tar_keeps_members);
 	T_RUN(tar_header_cut_is_edata);
+	T_RUN(tar_bad_header_is_damage);
 	T_RUN(truncated_tar_gz_keeps_members);
 	T_RUN(truncated_zip_is_damaged);
 	T_RUN(two_members_interleaved);
