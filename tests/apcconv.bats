@@ -653,3 +653,101 @@ conv_cut() {
 	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.tgz: offset 0x"*": truncated gzip stream (the compressed data ends at byte "*")" ]]
 	diff -r "$TMP/l.apc" "$TMP/out/o.apc"
 }
+
+# ltt_compressed "PROG ARGS" EXT NAME: an LTT tarball compressed by PROG
+# (skipped, visibly, when PROG is not installed) converts as the plain
+# tarball does; cut at two thirds, or with bytes flipped half way, the
+# CPU data before the damage is converted and the damage is told, with
+# the compressed stream's first, as for .tgz.  The tarball is made big
+# enough for a cut to keep whole blocks (bzip2 -1: 100 kB, zstd: 128 kB).
+ltt_compressed() {
+	local prog=$1 ext=$2 name=$3 sz n
+	command -v "${prog%% *}" >/dev/null || skip "${prog%% *} is not installed"
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	"$APC_TOOLS/lttgen" --seed 3 --events 30000 -o "$TMP/ltt" >/dev/null
+	tar -C "$TMP" -cf "$TMP/l.tar" ltt/info ltt/eventdefs ltt/control ltt/cpu/0
+	$prog -c "$TMP/l.tar" > "$TMP/l.tar.$ext"
+	apcconv -q "$TMP/l.tar" -o "$TMP/l.apc"
+	apcconv -q "$TMP/l.tar.$ext" -o "$TMP/w.apc"
+	diff -r "$TMP/l.apc" "$TMP/w.apc"
+	whole=$(apcdump "$TMP/l.apc" | wc -l)
+	sz=$(stat -c %s "$TMP/l.tar.$ext")
+	n=$((sz * 2 / 3))
+	conv_cut "$TMP/l.tar.$ext" $n
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.tar.$ext: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); truncated tar archive: it ends inside the data of ltt/cpu/0 ("*" bytes)" ]]
+	apcverify -q "$TMP/out/o.apc"
+	part=$(apcdump "$TMP/out/o.apc" | wc -l)
+	[ "$part" -gt 100 ] && [ "$part" -lt "$whole" ]
+	# the same from a pipe, named <stdin>
+	rm -rf "$TMP/out" && mkdir "$TMP/out"
+	run sh -c 'cat "$1" | "$2" - -o "$3"' sh "$TMP/cut/l.tar.$ext" "$APC_BIN/apcconv" "$TMP/out/p.apc"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: <stdin>: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); truncated tar archive: "* ]]
+	apcverify -q "$TMP/out/p.apc"
+	# bytes flipped half way: found, no crash, no hang, nothing half-written
+	cp "$TMP/l.tar.$ext" "$TMP/bad.tar.$ext"
+	printf '\125\252\125\252\125\252\125\252' | dd of="$TMP/bad.tar.$ext" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
+	rm -rf "$TMP/out" && mkdir "$TMP/out"
+	run timeout 60 "$APC_BIN/apcconv" "$TMP/bad.tar.$ext" -o "$TMP/out/b.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/bad.tar.$ext: offset 0x"*": $name data corrupt before compressed byte "* ]]
+	[ -z "$(ls -A "$TMP/out")" ] || apcverify -q "$TMP/out/b.apc"
+	[ -z "$(ls -A "$TMP/out" | grep -v '^b\.apc$')" ]
+}
+
+@test "a cut or damaged .tar.bz2 LTT tarball: the data before the damage is converted, the damage told" {
+	ltt_compressed "bzip2 -1" bz2 bzip2
+}
+
+@test "a cut or damaged .tar.xz LTT tarball: the data before the damage is converted, the damage told" {
+	ltt_compressed xz xz xz
+}
+
+@test "a cut or damaged .tar.zst LTT tarball: the data before the damage is converted, the damage told" {
+	ltt_compressed "zstd -q" zst zstd
+}
+
+@test "a cut or damaged .tar.lz4 LTT tarball: the data before the damage is converted, the damage told" {
+	# 64 KiB blocks (lz4's default is 4 MiB, more than the whole tarball)
+	ltt_compressed "lz4 -q -B4" lz4 lz4
+}
+
+@test "a Barman dump in bzip2, xz, zstd or lz4 converts as the dump; cut, it keeps what came before" {
+	local found=0
+	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 5 --records 10000 --buffer 1000000
+	apcconv -q "$TMP/b.bin" -o "$TMP/plain.apc"
+	whole=$(count_msgs "$TMP/plain.apc" block_counter)
+	for c in "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"; do
+		IFS=: read -r prog ext name <<<"$c"
+		if ! command -v "${prog%% *}" >/dev/null; then
+			echo "# ${prog%% *} is not installed: $ext not tested" >&3
+			continue
+		fi
+		found=1
+		$prog -c "$TMP/b.bin" > "$TMP/b.bin.$ext"
+		rm -rf "$TMP/w.apc"
+		apcconv -q "$TMP/b.bin.$ext" -o "$TMP/w.apc"
+		diff -r "$TMP/plain.apc" "$TMP/w.apc"
+		n=$(($(stat -c %s "$TMP/b.bin.$ext") * 2 / 3))
+		conv_cut "$TMP/b.bin.$ext" $n
+		[ "$status" -eq 1 ]
+		[[ "${lines[0]}" == "apcconv: $TMP/cut/b.bin.$ext: offset 0x"* ]]
+		apcverify -q "$TMP/out/o.apc"
+		part=$(count_msgs "$TMP/out/o.apc" block_counter)
+		[ "$part" -gt 0 ] && [ "$part" -lt "$whole" ]
+	done
+	[ "$found" -eq 1 ] || skip "none of bzip2, xz, zstd, lz4 is installed"
+}
+
+@test "a compressed input cut before anything could be decoded is told as cut, not an unknown format" {
+	command -v bzip2 >/dev/null || skip "bzip2 is not installed"
+	# one 900 kB bzip2 block: nothing comes out of it until it is whole
+	bzip2 -c "$TD/barman/demo.bin" > "$TMP/d.bin.bz2"
+	n=$(($(stat -c %s "$TMP/d.bin.bz2") / 2))
+	conv_cut "$TMP/d.bin.bz2" $n
+	[ "$status" -eq 1 ]
+	[ "$output" = "apcconv: $TMP/cut/d.bin.bz2: offset 0x0: truncated bzip2 stream (the compressed data ends at byte $n)" ]
+	[ -z "$(ls -A "$TMP/out")" ]
+}

@@ -140,6 +140,44 @@ static void ar_add(struct archive *a, const char *name, const void *data, size_t
 	archive_entry_free(e);
 }
 
+/*
+ * The compressions read besides gzip, as libarchive writes them here,
+ * with a small block size where there is one, so that a cut keeps whole
+ * blocks before it.  checked: damage to the data is always found (by a
+ * checksum); compress has none, and libarchive writes zstd without its
+ * optional one (zstd(1) writes it), so bytes flipped in a stored block
+ * go unseen there.
+ */
+static const struct comp {
+	const char *name, *ext;
+	int filter;
+	const char *opt, *val;
+	int checked;
+} comps[] = {
+	{"bzip2", "bz2", ARCHIVE_FILTER_BZIP2, "compression-level", "1", 1},
+	{"xz", "xz", ARCHIVE_FILTER_XZ, NULL, NULL, 1},
+	{"lzma", "lzma", ARCHIVE_FILTER_LZMA, NULL, NULL, 1},
+	{"zstd", "zst", ARCHIVE_FILTER_ZSTD, NULL, NULL, 0},
+	{"lz4", "lz4", ARCHIVE_FILTER_LZ4, "block-size", "4", 1},
+	{"compress", "Z", ARCHIVE_FILTER_COMPRESS, NULL, NULL, 0},
+};
+enum { NCOMPS = sizeof comps / sizeof comps[0] };
+
+/* Add c's filter to a writer; 0, with a note, when libarchive cannot here. */
+static int comp_filter(struct archive *a, const struct comp *c)
+{
+	if (archive_write_add_filter(a, c->filter) != ARCHIVE_OK) {
+		fprintf(stderr, "  note: libarchive cannot write %s here, not tested: %s\n", c->name,
+			archive_error_string(a));
+		return 0;
+	}
+	if (c->opt && archive_write_set_filter_option(a, NULL, c->opt, c->val) != ARCHIVE_OK)
+		T_FAIL("%s: option %s: %s", c->name, c->opt, archive_error_string(a));
+	/* nothing after the compressed stream */
+	archive_write_set_bytes_in_last_block(a, 1);
+	return 1;
+}
+
 static struct archive *ar_begin(const char *path, const char *kind)
 {
 	struct archive *a = archive_write_new();
@@ -149,6 +187,12 @@ static struct archive *ar_begin(const char *path, const char *kind)
 		archive_write_set_format_pax_restricted(a);
 		if (strcmp(kind, "tar.gz") == 0)
 			archive_write_add_filter_gzip(a);
+		for (int i = 0; i < NCOMPS; i++)
+			if (strncmp(kind, "tar.", 4) == 0 && strcmp(kind + 4, comps[i].ext) == 0 &&
+			    !comp_filter(a, &comps[i])) {
+				archive_write_free(a);
+				return NULL;
+			}
 	}
 	if (archive_write_open_filename(a, path) != ARCHIVE_OK)
 		T_FAIL("open %s: %s", path, archive_error_string(a));
@@ -161,12 +205,15 @@ static void ar_end(struct archive *a)
 	archive_write_free(a);
 }
 
-/* The tree as an archive, every member under `top` (may be ""). */
-static void make_archive(const char *path, const char *kind, const char *top)
+/* The tree as an archive, every member under `top` (may be ""); 0 if
+ * libarchive cannot write that kind here. */
+static int make_archive(const char *path, const char *kind, const char *top)
 {
 	struct archive *a = ar_begin(path, kind);
 	char name[512];
 
+	if (!a)
+		return 0;
 	if (*top)
 		ar_add(a, top, NULL, 0, 1);
 	for (int i = 0; i < NFILES; i++) {
@@ -174,6 +221,31 @@ static void make_archive(const char *path, const char *kind, const char *top)
 		ar_add(a, name, tree[i].data, tree[i].len, 0);
 	}
 	ar_end(a);
+	return 1;
+}
+
+/* data as one stream compressed with c; 0 if libarchive cannot write it. */
+static int write_comp(const char *path, const struct comp *c, const void *data, size_t len)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	int ok = comp_filter(a, c);
+
+	if (ok) {
+		archive_write_set_format_raw(a);
+		if (archive_write_open_filename(a, path) != ARCHIVE_OK)
+			T_FAIL("open %s: %s", path, archive_error_string(a));
+		archive_entry_set_pathname(e, "data");
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_size(e, (la_int64_t)len);
+		if (archive_write_header(a, e) != ARCHIVE_OK ||
+		    archive_write_data(a, data, len) != (la_ssize_t)len)
+			T_FAIL("write %s: %s", path, archive_error_string(a));
+		archive_write_close(a);
+	}
+	archive_entry_free(e);
+	archive_write_free(a);
+	return ok;
 }
 
 static void write_gzip(const char *path, const char *mode, const void *data, size_t len)
@@ -506,6 +578,185 @@ static void gzip_cut_error_held(void)
 		apc_input_close(in);
 	}
 	free(z);
+	free(data);
+}
+
+/*
+ * Every other compression, whole: read back byte for byte, as one stream
+ * named by its compression, and through apc_stream_open_path() (which
+ * --events=FILE uses) too.
+ */
+static void compressed_files_read_back(void)
+{
+	size_t n = 3u << 20;
+	uint8_t *data = gen(n, 21);
+
+	for (int i = 0; i < NCOMPS; i++) {
+		const struct comp *c = &comps[i];
+		char name[32];
+		struct apc_input *in;
+		struct apc_stream *s;
+		struct apc_err err;
+		size_t len;
+		uint8_t *got;
+
+		snprintf(name, sizeof name, "whole.%s", c->ext);
+		if (!write_comp(tpath(name), c, data, n))
+			continue;
+		T_EQ_INT(apc_input_open(tpath(name), &in, &err), APC_OK);
+		if (!in) {
+			T_FAIL("%s: %s", c->name, err.msg);
+			continue;
+		}
+		T_EQ_STR(apc_input_kind(in), c->name);
+		T_EQ_INT(apc_input_is_tree(in), 0);
+		T_ASSERT(apc_input_damage(in) == NULL);
+		got = drain(apc_input_stream(in), 7777, &len, &err);
+		T_ASSERT(got != NULL);
+		T_EQ_INT(len, n);
+		if (got && len == n)
+			T_EQ_MEM(got, data, n);
+		free(got);
+		apc_input_close(in);
+		T_EQ_INT(apc_stream_open_path(tpath(name), &s, &err), APC_OK);
+		if (s) {
+			got = drain(s, 65536, &len, &err);
+			T_EQ_INT(len, n);
+			if (got && len == n)
+				T_EQ_MEM(got, data, n);
+			free(got);
+			apc_stream_close(s);
+		}
+	}
+	free(data);
+}
+
+/*
+ * Read s to its end in chunks of 1000: the bytes, how many, and the
+ * error that ends it (r is -1 then).
+ */
+static uint8_t *drain_err(struct apc_stream *s, size_t cap, size_t *len, ssize_t *r,
+			  struct apc_err *err)
+{
+	uint8_t *buf = malloc(cap);
+
+	*len = 0;
+	*r = 0;
+	apc_err_clear(err);
+	while (*len + 1000 <= cap && (*r = apc_stream_read(s, buf + *len, 1000, err)) > 0)
+		*len += (size_t)*r;
+	return buf;
+}
+
+/*
+ * Cut at two thirds: every byte before the cut's block is delivered and
+ * right, then "truncated X stream" with the decompressed offset where the
+ * data stops and the compressed size.  compress (.Z) has no end marker:
+ * a cut one reads as a shorter stream.
+ */
+static void compressed_files_cut_keep_what_came_before(void)
+{
+	size_t n = 3u << 20;
+	uint8_t *data = gen(n, 22);
+
+	for (int i = 0; i < NCOMPS; i++) {
+		const struct comp *c = &comps[i];
+		char name[32], cut[32], want[128];
+		struct apc_input *in;
+		struct apc_err err;
+		size_t zlen, len;
+		ssize_t r;
+		uint8_t *z, *got;
+
+		snprintf(name, sizeof name, "c.%s", c->ext);
+		snprintf(cut, sizeof cut, "cut.%s", c->ext);
+		if (!write_comp(tpath(name), c, data, n))
+			continue;
+		z = read_whole(tpath(name), &zlen);
+		write_file(tpath(cut), z, zlen * 2 / 3);
+		free(z);
+		T_EQ_INT(apc_input_open(tpath(cut), &in, &err), APC_OK);
+		if (!in) {
+			T_FAIL("%s: %s", c->name, err.msg);
+			continue;
+		}
+		T_EQ_STR(apc_input_kind(in), c->name);
+		got = drain_err(apc_input_stream(in), n + 1000, &len, &r, &err);
+		T_ASSERT(len > n / 3 && len < n);
+		if (len < n)
+			T_EQ_MEM(got, data, len);
+		if (c->filter == ARCHIVE_FILTER_COMPRESS) {
+			T_EQ_INT(r, 0);
+		} else {
+			T_EQ_INT(r, -1);
+			T_EQ_INT(err.status, APC_EDATA);
+			T_EQ_STR(err.file, tpath(cut));
+			T_EQ_INT(err.offset, (int64_t)len);
+			snprintf(want, sizeof want,
+				 "truncated %s stream (the compressed data ends at byte %zu)", c->name,
+				 zlen * 2 / 3);
+			T_EQ_STR(err.msg, want);
+		}
+		free(got);
+		apc_input_close(in);
+	}
+	free(data);
+}
+
+/*
+ * Bytes flipped in the middle: the bytes decoded before the damage is
+ * found, then "X data corrupt", no crash and no hang.  (A check at the
+ * end of a block finds damage only there, so the last bytes delivered
+ * may hold it; the first quarter is sound.)  Without a checksum, damage
+ * may go unseen; the read still ends.
+ */
+static void compressed_files_corrupt_is_edata(void)
+{
+	size_t n = 3u << 20;
+	uint8_t *data = gen(n, 23);
+
+	for (int i = 0; i < NCOMPS; i++) {
+		const struct comp *c = &comps[i];
+		char name[32], bad[32], want[64];
+		struct apc_input *in;
+		struct apc_err err;
+		size_t zlen, len;
+		ssize_t r;
+		uint8_t *z, *got;
+
+		snprintf(name, sizeof name, "k.%s", c->ext);
+		snprintf(bad, sizeof bad, "bad.%s", c->ext);
+		if (!write_comp(tpath(name), c, data, n))
+			continue;
+		z = read_whole(tpath(name), &zlen);
+		for (size_t k = zlen / 2; k < zlen / 2 + 16; k++)
+			z[k] ^= 0x5a;
+		write_file(tpath(bad), z, zlen);
+		free(z);
+		T_EQ_INT(apc_input_open(tpath(bad), &in, &err), APC_OK);
+		if (!in) {
+			T_FAIL("%s: %s", c->name, err.msg);
+			continue;
+		}
+		/* damaged data may decode to more than n bytes of garbage */
+		got = drain_err(apc_input_stream(in), 2 * n, &len, &r, &err);
+		if (r != -1 && c->checked)
+			T_FAIL("%s: the damage was not found", c->name);
+		T_ASSERT(r == -1 || r == 0);
+		if (r == -1) {
+			T_EQ_INT(err.status, APC_EDATA);
+			T_EQ_INT(err.offset, (int64_t)len);
+			snprintf(want, sizeof want, "%s data corrupt before compressed byte ",
+				 c->name);
+			if (strncmp(err.msg, want, strlen(want)) != 0)
+				T_FAIL("%s: %s", c->name, err.msg);
+		}
+		T_ASSERT(len >= n / 4);
+		if (len >= n / 4)
+			T_EQ_MEM(got, data, n / 4);
+		free(got);
+		apc_input_close(in);
+	}
 	free(data);
 }
 
@@ -968,6 +1219,125 @@ static void truncated_tar_gz_keeps_members(void)
 	free(d);
 }
 
+/*
+ * A tar in each other compression: whole, it is listed and read like the
+ * .tar.gz; cut, or with bytes flipped in the middle, the members before
+ * the damage are kept and the stream's damage leads the message, as for
+ * gzip.  Damaged only in the stream's last bytes (its check, its end),
+ * every member is whole and the damage is still told: libarchive, which
+ * reads the members, never looks past the tar's end, so it is decoded
+ * here to the end first.  gzip is in the last test too: libarchive does
+ * not check gzip's CRC.
+ */
+static void compressed_tars(void)
+{
+	for (int i = -1; i < NCOMPS; i++) {
+		const struct comp *c = i < 0 ? NULL : &comps[i];
+		const char *cname = c ? c->name : "gzip";
+		char kind[16], name[32], cut[32], want[256];
+		struct apc_input *in;
+		struct apc_err err;
+		const struct apc_err *dmg;
+		size_t zlen, got;
+		uint8_t *z, *b;
+		int st;
+
+		snprintf(kind, sizeof kind, "tar.%s", c ? c->ext : "gz");
+		snprintf(name, sizeof name, "tc.%s", kind);
+		if (!make_archive(tpath(name), kind, "smp_example/"))
+			continue;
+		z = read_whole(tpath(name), &zlen);
+		if (c) {
+			T_EQ_INT(apc_input_open(tpath(name), &in, &err), APC_OK);
+			if (in) {
+				T_EQ_STR(apc_input_kind(in), kind);
+				T_ASSERT(apc_input_damage(in) == NULL);
+				check_tree(in, 3000);
+				apc_input_close(in);
+			}
+			/* cut half way: in cpu/0 (3 MiB, after system.xml) */
+			snprintf(cut, sizeof cut, "cut.%s", kind);
+			write_file(tpath(cut), z, zlen / 2);
+			T_EQ_INT(apc_input_open(tpath(cut), &in, &err), APC_OK);
+			if (in) {
+				T_EQ_STR(apc_input_kind(in), kind);
+				dmg = apc_input_damage(in);
+				T_ASSERT(dmg != NULL);
+				if (dmg) {
+					T_EQ_STR(dmg->file, tpath(cut));
+					/* (compress has no end: only the tar is seen cut) */
+					if (c->filter == ARCHIVE_FILTER_COMPRESS)
+						want[0] = '\0';
+					else
+						snprintf(want, sizeof want,
+							 "truncated %s stream (the compressed data ends at "
+							 "byte %zu); ", cname, zlen / 2);
+					snprintf(want + strlen(want), sizeof want - strlen(want),
+						 "truncated tar archive: it ends inside the data of "
+						 "smp_example/cpu/0 (");
+					if (strncmp(dmg->msg, want, strlen(want)) != 0)
+						T_FAIL("%s: %s", cname, dmg->msg);
+				}
+				b = drain_member(in, "info/system.xml", 1000, &got, &err, &st);
+				T_EQ_INT(st, APC_OK);
+				T_EQ_INT(got, tree[0].len);
+				free(b);
+				b = drain_member(in, "cpu/0", tree[1].len, &got, &err, &st);
+				T_EQ_INT(st, APC_EDATA);
+				T_ASSERT(got > 0 && got < tree[1].len);
+				if (b && got)
+					T_EQ_MEM(b, tree[1].data, got);
+				free(b);
+				apc_input_close(in);
+			}
+			/* bytes flipped half way */
+			for (size_t k = zlen / 2; k < zlen / 2 + 16; k++)
+				z[k] ^= 0x5a;
+			snprintf(cut, sizeof cut, "bad.%s", kind);
+			write_file(tpath(cut), z, zlen);
+			for (size_t k = zlen / 2; k < zlen / 2 + 16; k++)
+				z[k] ^= 0x5a;
+			T_EQ_INT(apc_input_open(tpath(cut), &in, &err), APC_OK);
+			if (in) {
+				dmg = apc_input_damage(in);
+				if (!dmg && c->checked)
+					T_FAIL("%s: damage half way not found", cname);
+				snprintf(want, sizeof want, "%s data corrupt before compressed byte ",
+					 cname);
+				if (dmg && c->checked && strncmp(dmg->msg, want, strlen(want)) != 0)
+					T_FAIL("%s: %s", cname, dmg->msg);
+				b = drain_member(in, "info/system.xml", 1000, &got, &err, &st);
+				T_EQ_INT(st, APC_OK);
+				T_EQ_INT(got, tree[0].len);
+				free(b);
+				apc_input_close(in);
+			}
+		}
+		/* the last byte's first bit flipped: gzip's size, xz's footer
+		 * magic, the checksum of the others (bzip2's last bits are
+		 * padding, its first is the CRC's) */
+		if (c && !c->checked) {
+			free(z);
+			continue;
+		}
+		z[zlen - 1] ^= 0x80;
+		snprintf(cut, sizeof cut, "end.%s", kind);
+		write_file(tpath(cut), z, zlen);
+		T_EQ_INT(apc_input_open(tpath(cut), &in, &err), APC_OK);
+		if (in) {
+			dmg = apc_input_damage(in);
+			if (!dmg)
+				T_FAIL("%s: damage in the last byte not found", cname);
+			b = drain_member(in, "eventdefs/core.xml", 10000, &got, &err, &st);
+			T_EQ_INT(st, APC_OK);
+			T_EQ_INT(got, tree[4].len);
+			free(b);
+			apc_input_close(in);
+		}
+		free(z);
+	}
+}
+
 /* A zip cut in a member, or only in its central directory. */
 static void truncated_zip_is_damaged(void)
 {
@@ -1283,6 +1653,9 @@ void run_tests(void)
 	T_RUN(gzip_corrupt_is_edata);
 	T_RUN(gzip_truncated_is_edata);
 	T_RUN(gzip_cut_error_held);
+	T_RUN(compressed_files_read_back);
+	T_RUN(compressed_files_cut_keep_what_came_before);
+	T_RUN(compressed_files_corrupt_is_edata);
 	T_RUN(missing_file_names_path);
 	T_RUN(slurp_limit);
 	T_RUN(directory_tree);
@@ -1294,6 +1667,7 @@ void run_tests(void)
 	T_RUN(tar_header_cut_is_edata);
 	T_RUN(tar_bad_header_is_damage);
 	T_RUN(truncated_tar_gz_keeps_members);
+	T_RUN(compressed_tars);
 	T_RUN(truncated_zip_is_damaged);
 	T_RUN(two_members_interleaved);
 	T_RUN(large_member_small_chunks);
