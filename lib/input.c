@@ -936,6 +936,24 @@ int apc_stream_held_error(const struct apc_stream *s, struct apc_err *err)
 	return 1;
 }
 
+int apc_stream_check_end(struct apc_stream *s, struct apc_err *err)
+{
+	if (s->failed || !s->dec) {
+		st_copy_err(s, err);
+		return s->failed ? s->saved.status : APC_OK;
+	}
+	/* the look-ahead holds bytes already decoded: only what is below */
+	s->la_off = s->la_len = 0;
+	while (!s->src_eof && !s->failed) {
+		if (la_alloc(s, err) < 0)
+			return APC_ENOMEM;
+		if (src_read(s, s->la, APC_PEEK_MAX) < 0)
+			break;
+	}
+	st_copy_err(s, err);
+	return s->failed ? s->saved.status : APC_OK;
+}
+
 const char *apc_stream_name(const struct apc_stream *s)
 {
 	return s->name;

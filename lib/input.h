@@ -112,6 +112,14 @@ int apc_stream_skip(struct apc_stream *s, uint64_t n, struct apc_err *err);
  */
 int apc_stream_held_error(const struct apc_stream *s, struct apc_err *err);
 
+/*
+ * apc_stream_check_end() : for a compressed stream whose reader is done
+ * with it, decode what it left unread to the end of the compressed data,
+ * so a cut or a checksum there is found; APC_OK, or the stream's error
+ * (also one already held).  Plain streams: only a held error.
+ */
+int apc_stream_check_end(struct apc_stream *s, struct apc_err *err);
+
 /* Name for messages: "trace.tar.gz:cpu/0" for members, else the path. */
 const char *apc_stream_name(const struct apc_stream *s);
 /* Uncompressed bytes consumed so far (the offset errors refer to). */
