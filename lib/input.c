@@ -1160,14 +1160,62 @@ static int sniff_archive(const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* Value of up to n digits in base 8 or 16, stopping at the first other
+ * character (as libarchive reads cpio headers). */
+static uint64_t cpio_num(const uint8_t *p, size_t n, unsigned base)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned d;
+		if (p[i] >= '0' && p[i] <= '9')
+			d = p[i] - '0';
+		else if (base == 16 && (p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')
+			d = (p[i] | 0x20) - 'a' + 10;
+		else
+			break;
+		if (d >= base)
+			break;
+		v = v * base + d;
+	}
+	return v;
+}
+
+/* Whether all n bytes are digits of base 8 or 16: libarchive takes a
+ * place as a cpio header only then, so member data that merely quotes a
+ * magic is never read as one. */
+static int cpio_digits(const uint8_t *p, size_t n, unsigned base)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = p[i];
+		if (!(c >= '0' && c <= (base == 8 ? '7' : '9')) &&
+		    !(base == 16 && (c | 0x20) >= 'a' && (c | 0x20) <= 'f'))
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * What the first bytes say an input is.  ARC_MAYBE: a magic number that
  * other data may start with too, so an input libarchive cannot read is
  * taken as plain data.  ARC_TAR (a header whose checksum holds, or the
- * ustar magic) and ARC_ZIP (a local file header): an archive for sure, so
- * one libarchive cannot read is a damaged one and is reported as such.
+ * ustar magic), ARC_ZIP (a local file header), ARC_7Z (its 6-byte
+ * signature) and ARC_CPIO (an ASCII header: its magic, then digits to
+ * its end or the file's): an archive for sure, so one libarchive cannot
+ * read is a damaged one and is reported as such.
  */
-enum arc_expect { ARC_MAYBE, ARC_TAR, ARC_ZIP };
+enum arc_expect { ARC_MAYBE, ARC_TAR, ARC_ZIP, ARC_7Z, ARC_CPIO };
+
+/* An ASCII cpio header ("new" 070701/070702, "odc" 070707), maybe cut. */
+static int sniff_cpio(const uint8_t *p, size_t n)
+{
+	size_t hl;
+
+	if (n < 6 || memcmp(p, "07070", 5) != 0 || (p[5] != '1' && p[5] != '2' && p[5] != '7'))
+		return 0;
+	hl = p[5] == '7' ? 76 : 110;
+	return cpio_digits(p + 6, (n < hl ? n : hl) - 6, p[5] == '7' ? 8 : 16);
+}
 
 /* The start of a ustar header cut short before its 512 bytes. */
 static int sniff_tar_cut(const uint8_t *p, size_t n)
@@ -1182,6 +1230,10 @@ static int sniff_expect(const uint8_t *p, size_t n)
 		return ARC_TAR;
 	if (n >= 4 && (memcmp(p, "PK\3\4", 4) == 0 || memcmp(p, "PK\5\6", 4) == 0))
 		return ARC_ZIP;
+	if (n >= 6 && memcmp(p, "7z\xbc\xaf\x27\x1c", 6) == 0)
+		return ARC_7Z;
+	if (sniff_cpio(p, n))
+		return ARC_CPIO;
 	return ARC_MAYBE;
 }
 
@@ -1203,8 +1255,14 @@ static la_ssize_t arc_read_cb(struct archive *a, void *cd, const void **out)
 		*out = src->buf;
 		return r;
 	}
+	/* no further than size: a damaged cpio is listed up to its bad header */
+	if (src->pos >= src->size)
+		return 0;
 	do
-		r = pread(src->fd, src->buf, sizeof src->buf, (off_t)src->pos);
+		r = pread(src->fd, src->buf,
+			  sizeof src->buf < (uint64_t)(src->size - src->pos) ? sizeof src->buf
+									   : (size_t)(src->size - src->pos),
+			  (off_t)src->pos);
 	while (r < 0 && errno == EINTR);
 	if (r < 0) {
 		archive_set_error(a, errno, "read error: %s", strerror(errno));
@@ -1516,6 +1574,7 @@ struct arc_last {
 	char name[256];
 	int64_t off;  /* where its data starts (plain tar), else -1 */
 	int64_t size; /* its size from the header, or -1 */
+	int64_t hdr;  /* where its header starts */
 };
 
 /*
@@ -1524,14 +1583,115 @@ struct arc_last {
  * libarchive says.  The offset is in the archive file (for a .tar.gz
  * whose compressed stream is intact, in the decompressed tar).
  */
+/*
+ * A 7z archive lists its members in a header at its end, at the place
+ * its first 32 bytes give: one cut short has lost it, and with it every
+ * member.  Records that in in->damage; 0 when the file reaches that far
+ * (the damage is elsewhere).
+ */
+static int sevenzip_cut(struct apc_input *in)
+{
+	uint8_t h[32];
+	uint64_t off = 0, len = 0;
+	int64_t size = in->arc_size;
+
+	if (size < 32 || pread(in->arc_fd, h, 32, 0) != 32) {
+		apc_err_set(&in->damage, APC_EDATA, in->path, size,
+			    "truncated 7z archive: it ends inside its signature header (%lld of its 32 "
+			    "bytes)", (long long)(size < 32 ? size : 0));
+		return 1;
+	}
+	for (int i = 7; i >= 0; i--) {
+		off = off << 8 | h[12 + i];
+		len = len << 8 | h[20 + i];
+	}
+	if (off > (uint64_t)INT64_MAX / 2 || len > (uint64_t)INT64_MAX / 2 ||
+	    32 + off + len <= (uint64_t)size)
+		return 0;
+	apc_err_set(&in->damage, APC_EDATA, in->path, size,
+		    "truncated 7z archive: it ends before the header listing its members (bytes "
+		    "%llu to %llu), so none can be read", (unsigned long long)(32 + off),
+		    (unsigned long long)(32 + off + len));
+	return 1;
+}
+
+/*
+ * Where the header after the last member listed is in an ASCII cpio
+ * archive (from that member's own header, as libarchive found it; 0
+ * before the first), and *hl its length; -1 when the headers are not
+ * ASCII cpio's (binary cpio, a compressed one's listing).
+ */
+static int64_t cpio_next(struct apc_input *in, const struct arc_last *last, size_t *hl)
+{
+	uint8_t h[110];
+	uint64_t namesz, filesz;
+	int64_t q;
+	int newc;
+
+	if (pread(in->arc_fd, h, 6, 0) != 6 || !sniff_cpio(h, 6))
+		return -1;
+	newc = h[5] != '7';
+	*hl = newc ? 110 : 76;
+	if (!last->have)
+		return 0;
+	if (last->hdr < 0 || last->hdr > in->arc_size - (int64_t)*hl ||
+	    pread(in->arc_fd, h, *hl, (off_t)last->hdr) != (ssize_t)*hl || !sniff_cpio(h, *hl))
+		return -1;
+	namesz = newc ? cpio_num(h + 94, 8, 16) : cpio_num(h + 59, 6, 8);
+	filesz = newc ? cpio_num(h + 54, 8, 16) : cpio_num(h + 65, 11, 8);
+	/* (8 hex or 11 octal digits at most: no overflow) */
+	q = last->hdr + (int64_t)*hl + (int64_t)namesz;
+	if (newc) /* "new" pads the header with its name, and the data, to 4 bytes */
+		q = (q + 3) & ~(int64_t)3;
+	q += (int64_t)filesz;
+	if (newc)
+		q = (q + 3) & ~(int64_t)3;
+	return q;
+}
+
+/*
+ * Where an ASCII cpio archive's listing stopped: the header after the
+ * last member cut short, or there and unreadable.  0 when the headers
+ * are not ASCII cpio's (libarchive's words only, then).
+ */
+static int cpio_damage(struct apc_input *in, const struct arc_last *last, const char *why)
+{
+	int64_t size = in->arc_size;
+	size_t hl;
+	int64_t q = cpio_next(in, last, &hl);
+
+	if (q < 0)
+		return 0;
+	if (size - q < (int64_t)hl)
+		apc_err_set(&in->damage, APC_EDATA, in->path, size,
+			    "truncated cpio archive: it ends inside the member header after %s (%lld of "
+			    "its %zu bytes)", last->have ? last->name : "its start",
+			    (long long)(size > q ? size - q : 0), hl);
+	else
+		apc_err_set(&in->damage, APC_EDATA, in->path, q,
+			    "damaged cpio archive: the header after %s cannot be read (%s)",
+			    last->have ? last->name : "its start", why);
+	return 1;
+}
+
 static void arc_damage(struct apc_input *in, struct archive *a, int expect,
 		       const struct arc_last *last, const char *why)
 {
-	const char *kind = in->kind ? in->kind : expect == ARC_ZIP ? "zip" : "tar";
+	const char *kind = in->kind ? in->kind
+			 : expect == ARC_ZIP ? "zip"
+			 : expect == ARC_7Z ? "7z"
+			 : expect == ARC_CPIO ? "cpio" : "tar";
 	const char *after = last->have ? last->name : "its start";
 	int64_t size = in->arc_size;
 	int trunc = strstr(why, "runcated") != NULL ||
 		    (a && (int64_t)archive_filter_bytes(a, -1) >= size);
+
+	int fmt = a ? archive_format(a) & ARCHIVE_FORMAT_BASE_MASK : 0;
+
+	if ((expect == ARC_7Z || fmt == ARCHIVE_FORMAT_7ZIP) && sevenzip_cut(in))
+		return;
+	if ((expect == ARC_CPIO || fmt == ARCHIVE_FORMAT_CPIO) && cpio_damage(in, last, why))
+		return;
 
 	if (expect == ARC_TAR && (!last->have || last->off >= 0)) {
 		int64_t end = last->have ? last->off + last->size : 0;
@@ -1602,7 +1762,7 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 	char why[200];
 	struct archive *a = arc_open(in->arc_fd, in->arc_size, dec, &src, why, sizeof why);
 	struct archive_entry *e;
-	struct arc_last last = {.have = 0, .off = -1, .size = -1};
+	struct arc_last last = {.have = 0, .off = -1, .size = -1, .hdr = -1};
 	uint64_t index = 0;
 	int rc = APC_OK;
 
@@ -1635,6 +1795,22 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 		}
 		if (index == 0)
 			in->kind = arc_kind(in, a);
+		/* libarchive skips damage in a cpio to the next header it can
+		 * find, with a mere warning (and the damage's offset as the
+		 * header's): the damage ends the listing */
+		if (!dec && (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_CPIO) {
+			uint8_t h[110];
+			size_t hl;
+			int64_t q = cpio_next(in, &last, &hl);
+			if (q >= 0 && (pread(in->arc_fd, h, hl, (off_t)q) != (ssize_t)hl ||
+				       !sniff_cpio(h, hl))) {
+				arc_why(a, why, sizeof why);
+				apc_err_set(&in->damage, APC_EDATA, in->path, q,
+					    "damaged cpio archive: the header after %s cannot be read (%s)",
+					    last.have ? last.name : "its start", why);
+				break;
+			}
+		}
 		/* A plain tar's data follows its header where libarchive now
 		 * stands: its members are read from there directly. */
 		plain = !dec && (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR &&
@@ -1645,6 +1821,7 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 			 archive_entry_pathname(e) ? archive_entry_pathname(e) : "a nameless member");
 		last.off = plain ? (int64_t)archive_filter_bytes(a, 0) : -1;
 		last.size = archive_entry_size_is_set(e) ? (int64_t)archive_entry_size(e) : -1;
+		last.hdr = dec ? -1 : (int64_t)archive_read_header_position(a);
 		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
 			continue;
 		p = archive_entry_pathname(e);
@@ -1780,41 +1957,6 @@ static int input_set_tree(struct apc_input *in, const char *label, struct apc_er
 	return rc;
 }
 
-/* Value of up to n digits in base 8 or 16, stopping at the first other
- * character (as libarchive reads cpio headers). */
-static uint64_t cpio_num(const uint8_t *p, size_t n, unsigned base)
-{
-	uint64_t v = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned d;
-		if (p[i] >= '0' && p[i] <= '9')
-			d = p[i] - '0';
-		else if (base == 16 && (p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')
-			d = (p[i] | 0x20) - 'a' + 10;
-		else
-			break;
-		if (d >= base)
-			break;
-		v = v * base + d;
-	}
-	return v;
-}
-
-/* Whether all n bytes are digits of base 8 or 16: libarchive takes a
- * place as a cpio header only then, so member data that merely quotes a
- * magic is never read as one. */
-static int cpio_digits(const uint8_t *p, size_t n, unsigned base)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint8_t c = p[i];
-		if (!(c >= '0' && c <= (base == 8 ? '7' : '9')) &&
-		    !(base == 16 && (c | 0x20) >= 'a' && (c | 0x20) <= 'f'))
-			return 0;
-	}
-	return 1;
-}
-
 /*
  * libarchive reads a cpio member's name in one read-ahead, allocating the
  * declared size first: a 111-byte file declaring a 858 MB name cost a
@@ -1822,12 +1964,15 @@ static int cpio_digits(const uint8_t *p, size_t n, unsigned base)
  * "070701" anywhere in the file as a header.  So when fd starts as a
  * "new" (070701/070702) or "odc" (070707) cpio archive, every place
  * libarchive could take for a header (the magic, then hex or octal
- * digits to the header's end) is read as one, and a name or data size
- * running past the end of the file is refused.  (Binary cpio sizes are 16 bits;
- * compressed archives are not scanned.)  APC_OK when fd is not such an
- * archive or every header fits, else APC_EDATA with the header's offset.
+ * digits to the header's end) is read as one, and the first whose name
+ * or data runs past the end of the file is where libarchive must stop:
+ * *limit becomes its offset and *cut says why (status APC_EDATA), so the
+ * members before it are listed and it is the damage.  (Binary cpio
+ * sizes are 16 bits; compressed archives are checked in their decoded
+ * copy.)  APC_OK, or APC_ENOMEM.
  */
-static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_err *err)
+static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_err *cut,
+			  uint64_t *limit)
 {
 	enum { CHUNK = 65536, HDR = 110 };
 	uint8_t *buf;
@@ -1842,7 +1987,7 @@ static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_e
 			return APC_OK;
 	}
 	if (!(buf = malloc(CHUNK + HDR)))
-		return in_nomem(err);
+		return in_nomem(cut);
 	while (rc == APC_OK && base < size && (r = pread(fd, buf, CHUNK + HDR, (off_t)base)) > 0) {
 		size_t n = (size_t)r;
 		for (size_t i = 0; i < CHUNK && i + 6 <= n; i++) {
@@ -1859,21 +2004,37 @@ static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_e
 			left = size - at - hl;
 			/* "new" pads header + name to 4 bytes */
 			npad = newc ? ((hl + namesz + 3) & ~(uint64_t)3) - hl : namesz;
-			if (namesz > left)
-				rc = apc_err_set(err, APC_EDATA, label, (int64_t)at,
+			if (namesz > left) {
+				rc = apc_err_set(cut, APC_EDATA, label, (int64_t)at,
 						 "cpio header: a name of %llu bytes runs past the end of "
 						 "the archive", (unsigned long long)namesz);
-			else if (filesz > left - (npad < left ? npad : left))
-				rc = apc_err_set(err, APC_EDATA, label, (int64_t)at,
-						 "cpio header: %llu bytes of data run past the end of "
-						 "the archive", (unsigned long long)filesz);
-			if (rc != APC_OK)
+			} else if (filesz > left - (npad < left ? npad : left)) {
+				/* its name is there: say which member is cut */
+				char name[128] = "";
+				size_t k = namesz < sizeof name ? (size_t)namesz : 0;
+				if (k && pread(fd, name, k, (off_t)(at + hl)) == (ssize_t)k &&
+				    name[k - 1] == '\0') {
+					for (size_t j = 0; j + 1 < k; j++)
+						if (name[j] < ' ' || name[j] > '~')
+							name[0] = '\0';
+				} else {
+					name[0] = '\0';
+				}
+				rc = apc_err_set(cut, APC_EDATA, label, (int64_t)at,
+						 "cpio header%s%s: %llu bytes of data run past the end of "
+						 "the archive (%llu are there)", *name ? " of " : "", name,
+						 (unsigned long long)filesz,
+						 (unsigned long long)(left > npad ? left - npad : 0));
+			}
+			if (rc != APC_OK) {
+				*limit = at;
 				break;
+			}
 		}
 		base += CHUNK;
 	}
 	free(buf);
-	return rc;
+	return APC_OK;
 }
 
 /* Forget a listing (members, damage), to list the archive another way. */
@@ -1907,6 +2068,8 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label, in
 			     struct apc_stream *dec, struct apc_err *err)
 {
 	struct stat st;
+	struct apc_err cut;
+	uint64_t limit = 0;
 	int rc;
 
 	if (fstat(fd, &st) != 0)
@@ -1916,9 +2079,22 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label, in
 		return apc_err_sys(err, APC_EIO, label, "cannot open", errno);
 	in->arc_size = st.st_size;
 	/* (a compressed archive's data is not there to check) */
-	rc = dec ? APC_OK : arc_cpio_check(fd, (uint64_t)st.st_size, label, err);
-	if (rc == APC_OK)
+	apc_err_clear(&cut);
+	rc = dec ? APC_OK : arc_cpio_check(fd, (uint64_t)st.st_size, label, &cut, &limit);
+	if (rc < 0 && err)
+		*err = cut;
+	if (rc == APC_OK && cut.status < 0) {
+		/* libarchive sees the archive up to the bad header, which
+		 * is the damage */
+		in->arc_size = (int64_t)limit;
+		rc = arc_list(in, dec, ARC_CPIO, err);
+		if (rc == APC_OK || rc == APC_EDATA) {
+			in->damage = cut;
+			rc = in->nmem ? APC_OK : APC_EDATA;
+		}
+	} else if (rc == APC_OK) {
 		rc = arc_list(in, dec, expect, err);
+	}
 	if (in->damage.status < 0) {
 		/* named as its members are ("<stdin>" for "-") */
 		snprintf(in->damage.file, sizeof in->damage.file, "%s", label);
@@ -2104,8 +2280,9 @@ static int input_from_stream(struct apc_input *in, struct apc_stream *s, const c
 		n = apc_stream_peek(s, &p, IN_SNIFF, err);
 		if (n < 0)
 			goto fail;
-		if (sniff_expect(p, (size_t)n) == ARC_TAR)
-			return input_compressed_archive(in, s, ARC_TAR, err);
+		expect = sniff_expect(p, (size_t)n);
+		if (expect != ARC_MAYBE)
+			return input_compressed_archive(in, s, expect, err);
 		in->kind = dec_info[dec].name;
 		in->stream = s;
 		return APC_OK;

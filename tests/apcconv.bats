@@ -775,3 +775,51 @@ ltt_compressed() {
 	[ "$output" = "apcconv: $TMP/cut/d.bin.bz2: offset 0x0: truncated bzip2 stream (the compressed data ends at byte $n)" ]
 	[ -z "$(ls -A "$TMP/out")" ]
 }
+
+@test "a cut or damaged cpio LTT archive: the members before the damage are converted, the damage told" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	"$APC_TOOLS/lttgen" --seed 3 --events 30000 -o "$TMP/ltt" >/dev/null
+	# a "new" (070701) cpio, cpu/0 last, written here; prints cpu/0's header offset
+	at=$(cd "$TMP" && python3 - ltt/info/system.xml ltt/info/bookmarks.xml ltt/eventdefs/core.xml \
+		ltt/eventdefs/extra.xml ltt/control/processes ltt/control/facilities \
+		ltt/control/interrupts ltt/cpu/1 ltt/cpu/0 <<'PY'
+import sys
+out, at = bytearray(), 0
+def member(name, data, mode=0o100644):
+    global out
+    n = name.encode() + b"\0"
+    out += b"070701" + b"".join(b"%08X" % v for v in (0, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(n), 0)) + n
+    out += b"\0" * (-len(out) % 4) + data
+    out += b"\0" * (-len(out) % 4)
+for name in sys.argv[1:]:
+    if name.endswith("cpu/0"):
+        at = len(out)
+    member(name, open(name, "rb").read())
+member("TRAILER!!!", b"", 0)
+open("l.cpio", "wb").write(out)
+print(at)
+PY
+)
+	apcconv -q "$TMP/l.cpio" -o "$TMP/l.apc"
+	whole=$(apcdump "$TMP/l.apc" | wc -l)
+	# cut in cpu/0's data: cpu/0 is left out (libarchive may not read its
+	# header), cpu/1 before it is converted, and the damage names it
+	conv_cut "$TMP/l.cpio" $((at + 100000))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.cpio: offset $(printf 0x%x "$at"): cpio header of ltt/cpu/0: "*" bytes of data run past the end of the archive (99880 are there)" ]]
+	apcverify -q "$TMP/out/o.apc"
+	part=$(apcdump "$TMP/out/o.apc" | wc -l)
+	[ "$part" -gt 100 ] && [ "$part" -lt "$whole" ]
+	# cut in cpu/0's header
+	conv_cut "$TMP/l.cpio" $((at + 50))
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "apcconv: $TMP/cut/l.cpio: offset $(printf 0x%x $((at + 50))): truncated cpio archive: it ends inside the member header after ltt/cpu/1 (50 of its 110 bytes)" ]
+	[ "$(apcdump "$TMP/out/o.apc" | wc -l)" -eq "$part" ]
+	# its magic damaged: not skipped over to the next header
+	cp "$TMP/l.cpio" "$TMP/bad.cpio"
+	printf 'Z' | dd of="$TMP/bad.cpio" bs=1 seek=$((at + 5)) conv=notrunc 2>/dev/null
+	run apcconv "$TMP/bad.cpio" -o "$TMP/bad.apc"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/bad.cpio: offset $(printf 0x%x "$at"): damaged cpio archive: the header after ltt/cpu/1 cannot be read ("* ]]
+}

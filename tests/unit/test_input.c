@@ -183,6 +183,16 @@ static struct archive *ar_begin(const char *path, const char *kind)
 	struct archive *a = archive_write_new();
 	if (strcmp(kind, "zip") == 0) {
 		archive_write_set_format_zip(a);
+	} else if (strcmp(kind, "7z") == 0) {
+		archive_write_set_format_7zip(a);
+	} else if (strncmp(kind, "cpio", 4) == 0) {
+		archive_write_set_format_cpio_newc(a);
+		for (int i = 0; i < NCOMPS; i++)
+			if (kind[4] == '.' && strcmp(kind + 5, comps[i].ext) == 0 &&
+			    !comp_filter(a, &comps[i])) {
+				archive_write_free(a);
+				return NULL;
+			}
 	} else {
 		archive_write_set_format_pax_restricted(a);
 		if (strcmp(kind, "tar.gz") == 0)
@@ -1384,6 +1394,190 @@ static void truncated_zip_is_damaged(void)
 	free(d);
 }
 
+/* Offset of the "new" cpio header naming `name` in d, or -1. */
+static long cpio_header_at(const uint8_t *d, size_t len, const char *name)
+{
+	size_t off = 0;
+
+	while (off + 110 <= len && memcmp(d + off, "070701", 6) == 0) {
+		char f[9] = "";
+		unsigned long namesz, filesz;
+		memcpy(f, d + off + 94, 8);
+		namesz = strtoul(f, NULL, 16);
+		memcpy(f, d + off + 54, 8);
+		filesz = strtoul(f, NULL, 16);
+		if (off + 110 + namesz <= len && strcmp((const char *)d + off + 110, name) == 0)
+			return (long)off;
+		off = ((off + 110 + namesz + 3) & ~(size_t)3) + ((filesz + 3) & ~(size_t)3);
+	}
+	return -1;
+}
+
+/*
+ * A cpio cut short or damaged: the members before the damage are kept.
+ * One whose data the cut goes through is left out (libarchive is shown
+ * the archive up to its header, which it must not read: see
+ * arc_cpio_check()), and the damage names it; a header cut short, or
+ * one whose magic is damaged (libarchive would skip to the next header
+ * it finds, with a mere warning), ends the listing there.
+ */
+static void cpio_damage_keeps_members(void)
+{
+	size_t len, got;
+	uint8_t *d, *b;
+	struct apc_input *in;
+	struct apc_err err;
+	const struct apc_err *dmg;
+	const char *const *names;
+	size_t n;
+	long c0, c1;
+	int st;
+	char want[200];
+
+	T_ASSERT(make_archive(tpath("t.cpio"), "cpio", "smp_example/"));
+	T_EQ_INT(apc_input_open(tpath("t.cpio"), &in, &err), APC_OK);
+	if (in) {
+		T_EQ_STR(apc_input_kind(in), "cpio");
+		T_ASSERT(apc_input_damage(in) == NULL);
+		check_tree(in, 4000);
+		apc_input_close(in);
+	}
+	d = read_whole(tpath("t.cpio"), &len);
+	c0 = d ? cpio_header_at(d, len, "smp_example/cpu/0") : -1;
+	c1 = d ? cpio_header_at(d, len, "smp_example/cpu/1") : -1;
+	T_ASSERT(c0 > 0 && c1 > c0);
+	if (c0 <= 0 || c1 <= c0) {
+		free(d);
+		return;
+	}
+	/* cut in cpu/0's data: system.xml only, the cut named */
+	write_file(tpath("cut.cpio"), d, (size_t)c0 + 1000000);
+	T_EQ_INT(apc_input_open(tpath("cut.cpio"), &in, &err), APC_OK);
+	if (in) {
+		dmg = apc_input_damage(in);
+		T_ASSERT(dmg != NULL);
+		if (dmg) {
+			T_EQ_INT(dmg->offset, c0);
+			snprintf(want, sizeof want, "cpio header of smp_example/cpu/0: %zu bytes of data "
+				 "run past the end of the archive (", tree[1].len);
+			T_ASSERT(strncmp(dmg->msg, want, strlen(want)) == 0);
+		}
+		T_EQ_INT(apc_input_members(in, &names, &n), APC_OK);
+		T_EQ_INT(n, 1);
+		b = drain_member(in, "info/system.xml", 1000, &got, &err, &st);
+		T_EQ_INT(st, APC_OK);
+		T_EQ_INT(got, tree[0].len);
+		free(b);
+		apc_input_close(in);
+	}
+	/* cut 50 bytes into cpu/1's header */
+	write_file(tpath("hcut.cpio"), d, (size_t)c1 + 50);
+	T_EQ_INT(apc_input_open(tpath("hcut.cpio"), &in, &err), APC_OK);
+	if (in) {
+		dmg = apc_input_damage(in);
+		T_ASSERT(dmg != NULL);
+		if (dmg) {
+			T_EQ_INT(dmg->offset, c1 + 50);
+			T_EQ_STR(dmg->msg, "truncated cpio archive: it ends inside the member header "
+					   "after smp_example/cpu/0 (50 of its 110 bytes)");
+		}
+		T_EQ_INT(apc_input_members(in, &names, &n), APC_OK);
+		T_EQ_INT(n, 2);
+		b = drain_member(in, "cpu/0", tree[1].len + 1, &got, &err, &st);
+		T_EQ_INT(st, APC_OK);
+		T_EQ_INT(got, tree[1].len);
+		free(b);
+		apc_input_close(in);
+	}
+	/* cpu/1's magic damaged, the rest whole */
+	d[c1 + 5] = 'Z';
+	write_file(tpath("bad.cpio"), d, len);
+	T_EQ_INT(apc_input_open(tpath("bad.cpio"), &in, &err), APC_OK);
+	if (in) {
+		dmg = apc_input_damage(in);
+		T_ASSERT(dmg != NULL);
+		if (dmg) {
+			T_EQ_INT(dmg->offset, c1);
+			T_ASSERT(strncmp(dmg->msg, "damaged cpio archive: the header after "
+						   "smp_example/cpu/0 cannot be read (", 72) == 0);
+		}
+		T_EQ_INT(apc_input_members(in, &names, &n), APC_OK);
+		T_EQ_INT(n, 2);
+		T_EQ_INT(apc_input_has(in, "eventdefs/core.xml"), 0);
+		apc_input_close(in);
+	}
+	free(d);
+	/* compressed, cut: the stream's cut first, then the cpio's */
+	if (make_archive(tpath("t.cpio.xz"), "cpio.xz", "smp_example/")) {
+		d = read_whole(tpath("t.cpio.xz"), &len);
+		write_file(tpath("cut.cpio.xz"), d, len / 2);
+		T_EQ_INT(apc_input_open(tpath("cut.cpio.xz"), &in, &err), APC_OK);
+		if (in) {
+			T_EQ_STR(apc_input_kind(in), "cpio.xz");
+			dmg = apc_input_damage(in);
+			snprintf(want, sizeof want, "truncated xz stream (the compressed data ends at "
+				 "byte %zu); cpio header of smp_example/cpu/0: ", len / 2);
+			T_ASSERT(dmg && strncmp(dmg->msg, want, strlen(want)) == 0);
+			apc_input_close(in);
+		}
+		free(d);
+	}
+}
+
+/*
+ * A 7z lists its members in a header at its end: cut, it has none left,
+ * and says so with where that header was.  Bytes flipped in its packed
+ * data: listed, and the member they are in fails to read (no crash).
+ */
+static void sevenzip_damage(void)
+{
+	size_t len, got;
+	uint8_t *d, *b;
+	struct apc_input *in = (struct apc_input *)1;
+	struct apc_err err;
+	int st, failed = 0;
+
+	T_ASSERT(make_archive(tpath("t.7z"), "7z", "smp_example/"));
+	T_EQ_INT(apc_input_open(tpath("t.7z"), &in, &err), APC_OK);
+	if (in) {
+		T_EQ_STR(apc_input_kind(in), "7zip");
+		check_tree(in, 4000);
+		apc_input_close(in);
+	}
+	d = read_whole(tpath("t.7z"), &len);
+	if (!d)
+		return;
+	write_file(tpath("cut.7z"), d, len / 2);
+	in = (struct apc_input *)1;
+	T_EQ_INT(apc_input_open(tpath("cut.7z"), &in, &err), APC_EDATA);
+	T_ASSERT(in == NULL);
+	T_EQ_STR(err.file, tpath("cut.7z"));
+	T_EQ_INT(err.offset, (int64_t)(len / 2));
+	T_ASSERT(strncmp(err.msg, "truncated 7z archive: it ends before the header listing its "
+				  "members (bytes ", 72) == 0);
+	write_file(tpath("hcut.7z"), d, 20);
+	T_EQ_INT(apc_input_open(tpath("hcut.7z"), &in, &err), APC_EDATA);
+	T_EQ_STR(err.msg, "truncated 7z archive: it ends inside its signature header (20 of its 32 "
+			  "bytes)");
+	for (size_t k = len / 2; k < len / 2 + 16; k++)
+		d[k] ^= 0x5a;
+	write_file(tpath("bad.7z"), d, len);
+	free(d);
+	T_EQ_INT(apc_input_open(tpath("bad.7z"), &in, &err), APC_OK);
+	if (in) {
+		for (int i = 0; i < NFILES; i++) {
+			b = drain_member(in, tree[i].name, tree[i].len + 1, &got, &err, &st);
+			if (st != APC_OK) {
+				T_EQ_INT(st, APC_EDATA);
+				failed++;
+			}
+			free(b);
+		}
+		T_ASSERT(failed > 0);
+		apc_input_close(in);
+	}
+}
+
 /* Two members of one tar.gz open at once, read in alternation. */
 static void two_members_interleaved(void)
 {
@@ -1668,6 +1862,8 @@ void run_tests(void)
 	T_RUN(tar_bad_header_is_damage);
 	T_RUN(truncated_tar_gz_keeps_members);
 	T_RUN(compressed_tars);
+	T_RUN(cpio_damage_keeps_members);
+	T_RUN(sevenzip_damage);
 	T_RUN(truncated_zip_is_damaged);
 	T_RUN(two_members_interleaved);
 	T_RUN(large_member_small_chunks);
