@@ -1217,10 +1217,71 @@ static int sniff_cpio(const uint8_t *p, size_t n)
 	return cpio_digits(p + 6, (n < hl ? n : hl) - 6, p[5] == '7' ? 8 : 16);
 }
 
-/* The start of a ustar header cut short before its 512 bytes. */
+/*
+ * A tar number field: octal digits after optional spaces, then spaces or
+ * NULs to its end; or (uid, gid, size: base256) GNU's base-256 form.
+ */
+static int tar_number(const uint8_t *p, size_t len, int base256, unsigned long *v)
+{
+	size_t i = 0;
+	int digits = 0;
+
+	*v = 0;
+	if (base256 && (p[0] == 0x80 || p[0] == 0xff))
+		return 1;
+	while (i < len && p[i] == ' ')
+		i++;
+	for (; i < len && p[i] >= '0' && p[i] <= '7'; i++, digits++)
+		*v = *v * 8 + (unsigned long)(p[i] - '0');
+	for (; i < len; i++)
+		if (p[i] != ' ' && p[i] != 0)
+			return 0;
+	return digits > 0;
+}
+
+/*
+ * A tar header cut short before its 512 bytes.  With the ustar magic (at
+ * 257) there is no doubt.  Without it (a cut before byte 262, or an old
+ * v7 header), the 156 bytes up to the checksum are as telling: a name of
+ * printable bytes padded with NULs to 100, then mode, uid, gid, size,
+ * mtime and checksum, each a well-formed number, and a checksum no less
+ * than the sum of the bytes there and no more than the rest could add.
+ * Fewer than 156 bytes are too few to tell a tar from other data.
+ */
 static int sniff_tar_cut(const uint8_t *p, size_t n)
 {
-	return n < 512 && n >= 262 && memcmp(p + 257, "ustar", 5) == 0;
+	static const struct { unsigned char off, len, b256; } field[] = {
+		{100, 8, 0}, {108, 8, 1}, {116, 8, 1}, {124, 12, 1}, {136, 12, 0}, {148, 8, 0},
+	};
+	unsigned long v = 0, sum = 0;
+	size_t i;
+
+	if (n >= 512)
+		return 0;
+	if (n >= 262 && memcmp(p + 257, "ustar", 5) == 0)
+		return 1;
+	if (n < 156 || p[0] == 0)
+		return 0;
+	for (i = 0; i < 100 && p[i]; i++)
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return 0;
+	for (; i < 100; i++)
+		if (p[i])
+			return 0;
+	for (i = 0; i < sizeof field / sizeof field[0]; i++)
+		if (!tar_number(p + field[i].off, field[i].len, field[i].b256, &v))
+			return 0;
+	/* v: the checksum, the last field */
+	for (i = 0; i < n; i++)
+		sum += (i >= 148 && i < 156) ? ' ' : p[i];
+	if (v < sum || v > sum + 255ul * (512 - n))
+		return 0;
+	/* from 257: the start of the ustar magic, or a v7 header's NULs */
+	if (n > 257 && memcmp(p + 257, "ustar", n - 257 < 5 ? n - 257 : 5) != 0)
+		for (i = 257; i < n && i < 263; i++)
+			if (p[i])
+				return 0;
+	return 1;
 }
 
 /* How sure the first bytes are that the data is an archive (enum arc_expect). */

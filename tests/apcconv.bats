@@ -823,3 +823,17 @@ PY
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" == "apcconv: $TMP/bad.cpio: offset $(printf 0x%x "$at"): damaged cpio archive: the header after ltt/cpu/1 cannot be read ("* ]]
 }
+
+@test "a tar cut before its ustar magic is still told as a cut tar, from the header's 156th byte" {
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/c.apc.tar"
+	for n in 156 200 261; do
+		conv_cut "$TMP/c.apc.tar" $n
+		[ "$status" -eq 1 ]
+		[ "$output" = "apcconv: $TMP/cut/c.apc.tar: offset $(printf 0x%x $n): truncated tar archive: it ends inside the member header after its start ($n of its 512 bytes)" ]
+		[ -z "$(ls -A "$TMP/out")" ]
+	done
+	# before the checksum's end: too little to tell a tar from other data
+	conv_cut "$TMP/c.apc.tar" 100
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot tell the input format"* ]]
+}

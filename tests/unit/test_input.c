@@ -1155,13 +1155,42 @@ static void tar_header_cut_is_edata(void)
 	if (!d)
 		return;
 	write_file(tpath("hcut.tar"), d, 300);
-	free(d);
 	T_EQ_INT(apc_input_open(tpath("hcut.tar"), &in, &err), APC_EDATA);
 	T_ASSERT(in == NULL);
 	T_EQ_STR(err.file, tpath("hcut.tar"));
 	T_EQ_INT(err.offset, 300);
 	T_ASSERT(strstr(err.msg, "truncated tar archive: it ends inside the member header after "
 				 "its start (300 of its 512 bytes)") != NULL);
+	/* before the ustar magic at 257 (or in it): told by the header's
+	 * numbers and checksum, from the 156 bytes that end the checksum */
+	for (size_t k = 0; k < 5; k++) {
+		static const size_t cut[] = {156, 200, 257, 258, 261};
+		char want[100];
+		write_file(tpath("hcut.tar"), d, cut[k]);
+		in = (struct apc_input *)1;
+		T_EQ_INT(apc_input_open(tpath("hcut.tar"), &in, &err), APC_EDATA);
+		T_ASSERT(in == NULL);
+		T_EQ_INT(err.offset, (int64_t)cut[k]);
+		snprintf(want, sizeof want, "(%zu of its 512 bytes)", cut[k]);
+		if (!strstr(err.msg, want))
+			T_FAIL("cut at %zu: %s", cut[k], err.msg);
+	}
+	/* fewer: a name and a few numbers could be anything */
+	write_file(tpath("hcut.tar"), d, 155);
+	T_EQ_INT(apc_input_open(tpath("hcut.tar"), &in, &err), APC_OK);
+	if (in) {
+		T_EQ_STR(apc_input_kind(in), "file");
+		apc_input_close(in);
+	}
+	/* a checksum below the sum of the bytes there is no tar header's */
+	memcpy(d + 148, "000001\0 ", 8);
+	write_file(tpath("hcut.tar"), d, 200);
+	T_EQ_INT(apc_input_open(tpath("hcut.tar"), &in, &err), APC_OK);
+	if (in) {
+		T_EQ_STR(apc_input_kind(in), "file");
+		apc_input_close(in);
+	}
+	free(d);
 }
 
 /*
