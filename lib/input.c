@@ -329,8 +329,8 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
  * A compressed stream is decoded between its raw source and the
  * look-ahead: gzip with zlib, bzip2 with libbz2, xz and lzma with
  * liblzma.  Each stops where its data does, so a cut or a corruption
- * keeps every byte decoded before it.  zstd, lz4 and compress (.Z),
- * whose libraries have no headers on a stock system, go through
+ * keeps every byte decoded before it.  zstd, lz4 and compress (.Z), whose
+ * libraries the build does not link (no -dev package needed), go through
  * libarchive's filters and its "raw" format: the zstd filter drops the
  * output buffer it was filling when the data breaks, so there up to
  * 128 KiB before the damage are lost too (lz4 decodes whole blocks

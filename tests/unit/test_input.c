@@ -144,9 +144,10 @@ static void ar_add(struct archive *a, const char *name, const void *data, size_t
  * The compressions read besides gzip, as libarchive writes them here,
  * with a small block size where there is one, so that a cut keeps whole
  * blocks before it.  checked: damage to the data is always found (by a
- * checksum); compress has none, and libarchive writes zstd without its
- * optional one (zstd(1) writes it), so bytes flipped in a stored block
- * go unseen there.
+ * checksum); compress and lzma have none (lzma's decoder finds most
+ * damage all the same), and libarchive writes zstd without its optional
+ * one (zstd(1) writes it), so bytes flipped in a stored block may go
+ * unseen there.
  */
 static const struct comp {
 	const char *name, *ext;
@@ -156,7 +157,7 @@ static const struct comp {
 } comps[] = {
 	{"bzip2", "bz2", ARCHIVE_FILTER_BZIP2, "compression-level", "1", 1},
 	{"xz", "xz", ARCHIVE_FILTER_XZ, NULL, NULL, 1},
-	{"lzma", "lzma", ARCHIVE_FILTER_LZMA, NULL, NULL, 1},
+	{"lzma", "lzma", ARCHIVE_FILTER_LZMA, NULL, NULL, 0},
 	{"zstd", "zst", ARCHIVE_FILTER_ZSTD, NULL, NULL, 0},
 	{"lz4", "lz4", ARCHIVE_FILTER_LZ4, "block-size", "4", 1},
 	{"compress", "Z", ARCHIVE_FILTER_COMPRESS, NULL, NULL, 0},
