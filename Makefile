@@ -23,9 +23,10 @@ BUILD   ?= build/rel
 SANFLAGS :=
 endif
 
-PKGS    := libxml-2.0 zlib libarchive
+PKGS    := libxml-2.0 zlib libarchive liblzma
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+# libbz2 ships no pkg-config file
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lbz2
 
 OPT     ?= -O2 -g
 CFLAGS  ?= $(OPT)

@@ -1,19 +1,22 @@
 /*
- * input.c - the input layer: files, stdin, gzip (zlib), directories and
- * archives (libarchive) behind one stream/tree interface (see input.h).
+ * input.c - the input layer: files, stdin, compressed streams (zlib,
+ * libbz2, liblzma, libarchive's filters), directories and archives
+ * (libarchive) behind one stream/tree interface (see input.h).
  *
  * A stream has three layers: a raw source (a file descriptor read with
  * read(2), a plain tar's member read with pread(2) where its header puts
  * it, or another archive member read with archive_read_data), an
- * optional gzip decoder over it, and a look-ahead buffer on top so format
+ * optional decoder over it, and a look-ahead buffer on top so format
  * bids can peek without consuming.  Every kind of input is decided from
  * its first bytes, never from its name.
  *
  * Damage to an archive ends its listing, not the input: the members
  * before it are kept and the damage is recorded for the commands to
- * report.  libarchive lists nothing of a .tar.gz whose gzip stream is
- * cut, so such a one is decompressed here, as far as it goes, into a
- * temporary file, and listed from there as a plain tar.
+ * report.  A compressed tar is listed as our decoder gives it, which
+ * says where damage lies and checks the stream to its end; libarchive
+ * lists nothing of one whose compressed stream is cut, so a damaged one
+ * is decompressed here, as far as it goes, into a temporary file, and
+ * listed from there as a plain tar.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -27,6 +30,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <bzlib.h>
+#include <lzma.h>
 #include <zlib.h>
 
 #include "input.h"
@@ -34,7 +39,9 @@
 
 /* Bytes peeked at open to decide what an input is (tar magic is at 257). */
 #define IN_SNIFF 512
-/* Compressed input buffer of the gzip decoder and the archive callbacks. */
+/* Bytes that tell a compression (an lzma header is 13, and a byte of data). */
+#define IN_SNIFF_DEC 14
+/* Compressed input buffer of the decoders and the archive callbacks. */
 #define IN_BUFSZ 65536
 /* Bounds on what a tree may hold, so a hostile archive cannot exhaust memory. */
 #define IN_MAX_MEMBERS (1u << 20)
@@ -42,6 +49,8 @@
 #define IN_MAX_DEPTH 64
 /* Largest single read(2)/inflate request, well below SSIZE_MAX and UINT_MAX. */
 #define IN_MAX_IO (1u << 30)
+/* Memory liblzma may take to decode (xz -9 needs 65 MiB): more is refused. */
+#define IN_LZMA_MEMLIMIT (256u << 20)
 
 /*
  * SRC_RANGE is a plain tar's member: its bytes lie at one place in the
@@ -50,11 +59,18 @@
  */
 enum stream_src { SRC_FD, SRC_ARCHIVE, SRC_MEM, SRC_RANGE };
 
-/* What libarchive reads through: pread() on a shared descriptor. */
+/* Compressions a stream is decoded from (see "decoders" below). */
+enum dec_kind { DEC_NONE, DEC_GZIP, DEC_BZIP2, DEC_XZ, DEC_LZMA, DEC_ZSTD, DEC_LZ4, DEC_COMPRESS };
+
+/*
+ * What libarchive reads through: pread() on a shared descriptor, or
+ * (dec) a compressed archive's stream as our decoder gives it.
+ */
 struct arc_src {
 	int fd;
 	int64_t pos;
 	int64_t size;
+	struct apc_stream *dec;
 	uint8_t buf[IN_BUFSZ];
 };
 
@@ -81,12 +97,19 @@ struct apc_stream {
 	const uint8_t *mem;
 	size_t mem_len;
 
-	/* gzip decoder */
-	int gz;
-	int gz_member;     /* input fed since the last member ended */
-	int gz_done;
-	z_stream z;
-	uint8_t *zin;
+	/* decoder of a compressed stream (enum dec_kind), DEC_NONE if none */
+	int dec;
+	int dec_member;    /* input fed since the last member (stream) ended */
+	int dec_done;
+	int raw_eof;       /* the raw source has ended under the decoder */
+	uint8_t *zin;      /* compressed input */
+	size_t zin_pend;   /* libarchive decoders: bytes of zin not handed over yet */
+	z_stream z;        /* DEC_GZIP */
+	bz_stream bz;      /* DEC_BZIP2 */
+	lzma_stream lz;    /* DEC_XZ, DEC_LZMA */
+	struct archive *dar; /* DEC_ZSTD, DEC_LZ4, DEC_COMPRESS: libarchive's raw format */
+	const uint8_t *dar_blk; /* its last block, dar_left bytes not given out yet */
+	size_t dar_left;
 
 	/* look-ahead */
 	uint8_t *la;
@@ -108,6 +131,7 @@ struct in_member {
 struct apc_input {
 	char *path;
 	const char *kind;
+	char kindbuf[16];          /* a kind made up here: "tar.bz2" */
 	int tree;
 	struct apc_stream *stream; /* single-stream inputs */
 	int is_dir;
@@ -119,7 +143,7 @@ struct apc_input {
 	const char **names;
 	size_t skipped;            /* unsafe members left out */
 	int is_mem;                /* a folder of in-memory files */
-	/* An archive (or the gzip stream around it) damaged or cut short:
+	/* An archive (or the compressed stream around it) damaged or cut short:
 	 * the members before the damage are listed, status APC_OK if none. */
 	struct apc_err damage;
 };
@@ -197,8 +221,17 @@ void apc_stream_close(struct apc_stream *s)
 {
 	if (!s)
 		return;
-	if (s->gz)
-		inflateEnd(&s->z);
+	switch (s->dec) {
+	case DEC_NONE: break;
+	case DEC_GZIP: inflateEnd(&s->z); break;
+	case DEC_BZIP2: BZ2_bzDecompressEnd(&s->bz); break;
+	case DEC_XZ:
+	case DEC_LZMA: lzma_end(&s->lz); break;
+	default:
+		if (s->dar)
+			archive_read_free(s->dar);
+		break;
+	}
 	if (s->ar)
 		archive_read_free(s->ar);
 	if (s->asrc && s->asrc->fd >= 0)
@@ -290,73 +323,106 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 }
 
 /* ------------------------------------------------------------------ */
-/* gzip decoder */
+/* decoders of compressed streams */
 
 /*
- * Turn a raw stream into a gzip stream.  Whatever was peeked so far is
- * compressed input: it moves from the look-ahead into the decoder.
+ * A compressed stream is decoded between its raw source and the
+ * look-ahead: gzip with zlib, bzip2 with libbz2, xz and lzma with
+ * liblzma.  Each stops where its data does, so a cut or a corruption
+ * keeps every byte decoded before it.  zstd, lz4 and compress (.Z), whose
+ * libraries the build does not link (no -dev package needed), go through
+ * libarchive's filters and its "raw" format: the zstd filter drops the
+ * output buffer it was filling when the data breaks, so there up to
+ * 128 KiB before the damage are lost too (lz4 decodes whole blocks
+ * anyway; compress data has no end marker nor check, so a cut one
+ * looks whole and only what it holds can show the cut).
+ *
+ * An error's offset is in the decompressed data, as every later error's
+ * is; where the compressed data ends or breaks is in the message.
  */
-static int gz_start(struct apc_stream *s, struct apc_err *err)
-{
-	size_t have = s->la_len - s->la_off;
 
-	s->zin = malloc(IN_BUFSZ > APC_PEEK_MAX ? IN_BUFSZ : APC_PEEK_MAX);
-	if (!s->zin)
-		return in_nomem(err);
-	memset(&s->z, 0, sizeof s->z);
-	/* 15+32: accept gzip (and zlib) headers, full window */
-	if (inflateInit2(&s->z, 15 + 32) != Z_OK)
-		return in_nomem(err);
-	s->gz = 1;
-	if (have)
-		memcpy(s->zin, s->la + s->la_off, have);
-	s->z.next_in = s->zin;
-	s->z.avail_in = (uInt)have;
-	s->la_off = s->la_len = 0;
-	s->size = -1;
-	s->src_eof = 0;
-	s->produced = 0; /* error offsets count decompressed bytes */
-	return APC_OK;
+static const struct {
+	const char *name; /* in messages, and the kind of a single stream */
+	const char *ext;  /* of a compressed archive's kind: "tar.bz2" */
+	int filter;       /* libarchive's code for it */
+} dec_info[] = {
+	[DEC_NONE] = {"", "", ARCHIVE_FILTER_NONE},
+	[DEC_GZIP] = {"gzip", "gz", ARCHIVE_FILTER_GZIP},
+	[DEC_BZIP2] = {"bzip2", "bz2", ARCHIVE_FILTER_BZIP2},
+	[DEC_XZ] = {"xz", "xz", ARCHIVE_FILTER_XZ},
+	[DEC_LZMA] = {"lzma", "lzma", ARCHIVE_FILTER_LZMA},
+	[DEC_ZSTD] = {"zstd", "zst", ARCHIVE_FILTER_ZSTD},
+	[DEC_LZ4] = {"lz4", "lz4", ARCHIVE_FILTER_LZ4},
+	[DEC_COMPRESS] = {"compress", "Z", ARCHIVE_FILTER_COMPRESS},
+};
+
+/* Decompressed bytes so far, counting `pending` given out in this call. */
+static uint64_t dec_at(const struct apc_stream *s, size_t pending)
+{
+	return s->produced + pending;
+}
+
+/* The compressed data ends inside a stream (at `at` decompressed bytes). */
+static void dec_cut(struct apc_stream *s, uint64_t at)
+{
+	st_fail(s, APC_EDATA, (int64_t)at, "truncated %s stream (the compressed data ends at byte %llu)",
+		dec_info[s->dec].name, (unsigned long long)s->raw_pos);
+}
+
+/*
+ * The decoder found bad data, having taken cpos compressed bytes.  zlib
+ * stops at the bad code; the others take input ahead of what they
+ * check, so for them the damage lies somewhere before cpos.
+ */
+static void dec_corrupt(struct apc_stream *s, uint64_t at, uint64_t cpos, const char *why)
+{
+	st_fail(s, APC_EDATA, (int64_t)at, "%s data corrupt %s compressed byte %llu (%s)",
+		dec_info[s->dec].name, s->dec == DEC_GZIP ? "at" : "before",
+		(unsigned long long)cpos, why);
+}
+
+/* The next compressed bytes into zin: their count, 0 at the end, -1 on error. */
+static ssize_t dec_fill(struct apc_stream *s)
+{
+	ssize_t r;
+
+	if (s->raw_eof)
+		return 0;
+	r = raw_read(s, s->zin, IN_BUFSZ);
+	if (r == 0)
+		s->raw_eof = 1;
+	return r;
 }
 
 /*
  * Inflate up to n bytes.  Concatenated gzip members are decoded one
- * after another, as gzip(1) does.  Returns bytes produced; when an error
- * stops decoding after some output, that output is returned and the
- * error (sticky) comes with the next call.
+ * after another, as gzip(1) does.
  */
-static ssize_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
+static size_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
 {
-	if (n > IN_MAX_IO)
-		n = IN_MAX_IO;
 	s->z.next_out = out;
 	s->z.avail_out = (uInt)n;
-	while (s->z.avail_out > 0 && !s->gz_done) {
+	while (s->z.avail_out > 0 && !s->dec_done) {
 		int ret;
 
 		if (s->z.avail_in == 0) {
-			ssize_t r = raw_read(s, s->zin, IN_BUFSZ);
+			ssize_t r = dec_fill(s);
 			if (r < 0)
 				break;
 			if (r == 0) {
-				/* the offset is in the decompressed data, as every
-				 * later error's is; the cut is in the file */
-				if (s->gz_member)
-					st_fail(s, APC_EDATA,
-						(int64_t)(s->produced + (n - s->z.avail_out)),
-						"truncated gzip stream (the compressed data ends at "
-						"byte %llu)", (unsigned long long)s->raw_pos);
-				s->gz_done = 1;
+				if (s->dec_member)
+					dec_cut(s, dec_at(s, n - s->z.avail_out));
+				s->dec_done = 1;
 				break;
 			}
 			s->z.next_in = s->zin;
 			s->z.avail_in = (uInt)r;
 		}
-		s->gz_member = 1;
+		s->dec_member = 1;
 		ret = inflate(&s->z, Z_NO_FLUSH);
 		if (ret == Z_STREAM_END) {
 			/* another member may follow; reset and let the loop refill */
-			s->gz_member = 0;
+			s->dec_member = 0;
 			if (inflateReset(&s->z) != Z_OK) {
 				st_fail(s, APC_ENOMEM, APC_NO_OFFSET, "cannot reset gzip decoder");
 				break;
@@ -365,18 +431,340 @@ static ssize_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
 		}
 		if (ret == Z_BUF_ERROR && s->z.avail_in == 0)
 			continue;
+		if (ret == Z_MEM_ERROR) {
+			st_fail(s, APC_ENOMEM, APC_NO_OFFSET, "out of memory");
+			break;
+		}
 		if (ret != Z_OK) {
-			st_fail(s, APC_EDATA, (int64_t)(s->produced + (n - s->z.avail_out)),
-				"gzip data corrupt at compressed byte %llu (%s)",
-				(unsigned long long)(s->raw_pos - s->z.avail_in),
-				s->z.msg ? s->z.msg : "invalid data");
+			dec_corrupt(s, dec_at(s, n - s->z.avail_out), s->raw_pos - s->z.avail_in,
+				    s->z.msg ? s->z.msg : "invalid data");
 			break;
 		}
 	}
-	size_t got = n - s->z.avail_out;
+	return n - s->z.avail_out;
+}
+
+/*
+ * bunzip2 up to n bytes.  Concatenated bzip2 streams (pbzip2 writes one
+ * per block) are decoded one after another, as bzip2(1) does.
+ */
+static size_t bz_read(struct apc_stream *s, uint8_t *out, size_t n)
+{
+	s->bz.next_out = (char *)out;
+	s->bz.avail_out = (unsigned)n;
+	while (s->bz.avail_out > 0 && !s->dec_done) {
+		int ret;
+
+		if (s->bz.avail_in == 0) {
+			ssize_t r = dec_fill(s);
+			if (r < 0)
+				break;
+			if (r == 0) {
+				if (s->dec_member)
+					dec_cut(s, dec_at(s, n - s->bz.avail_out));
+				s->dec_done = 1;
+				break;
+			}
+			s->bz.next_in = (char *)s->zin;
+			s->bz.avail_in = (unsigned)r;
+		}
+		s->dec_member = 1;
+		ret = BZ2_bzDecompress(&s->bz);
+		if (ret == BZ_STREAM_END) {
+			/* libbz2 has no reset: a fresh decoder for what follows */
+			bz_stream keep = s->bz;
+			BZ2_bzDecompressEnd(&s->bz);
+			memset(&s->bz, 0, sizeof s->bz);
+			if (BZ2_bzDecompressInit(&s->bz, 0, 0) != BZ_OK) {
+				st_fail(s, APC_ENOMEM, APC_NO_OFFSET, "out of memory");
+				break;
+			}
+			s->bz.next_in = keep.next_in;
+			s->bz.avail_in = keep.avail_in;
+			s->bz.next_out = keep.next_out;
+			s->bz.avail_out = keep.avail_out;
+			s->dec_member = 0;
+			continue;
+		}
+		if (ret == BZ_MEM_ERROR) {
+			st_fail(s, APC_ENOMEM, APC_NO_OFFSET, "out of memory");
+			break;
+		}
+		if (ret != BZ_OK) {
+			dec_corrupt(s, dec_at(s, n - s->bz.avail_out), s->raw_pos - s->bz.avail_in,
+				    ret == BZ_DATA_ERROR_MAGIC ? "not bzip2 data"
+				    : ret == BZ_DATA_ERROR ? "data integrity error"
+							   : "decoder error");
+			break;
+		}
+	}
+	return n - s->bz.avail_out;
+}
+
+/* xz(1)'s words for liblzma's errors. */
+static const char *lz_why(lzma_ret ret)
+{
+	switch (ret) {
+	case LZMA_FORMAT_ERROR: return "file format not recognized";
+	case LZMA_OPTIONS_ERROR: return "unsupported options";
+	case LZMA_DATA_ERROR: return "compressed data is corrupt";
+	case LZMA_BUF_ERROR: return "unexpected end of input";
+	default: return "decoder error";
+	}
+}
+
+/*
+ * Decode up to n bytes of xz (concatenated streams, as xz(1) does) or
+ * lzma (one stream).  liblzma is told where the input ends (LZMA_FINISH),
+ * and says a stream is cut by making no more progress.
+ */
+static size_t xz_read(struct apc_stream *s, uint8_t *out, size_t n)
+{
+	s->lz.next_out = out;
+	s->lz.avail_out = n;
+	while (s->lz.avail_out > 0 && !s->dec_done) {
+		size_t in0, out0 = s->lz.avail_out;
+		lzma_ret ret;
+
+		if (s->lz.avail_in == 0 && !s->raw_eof) {
+			ssize_t r = dec_fill(s);
+			if (r < 0)
+				break;
+			s->lz.next_in = s->zin;
+			s->lz.avail_in = (size_t)r;
+		}
+		in0 = s->lz.avail_in;
+		ret = lzma_code(&s->lz, s->raw_eof ? LZMA_FINISH : LZMA_RUN);
+		if (ret == LZMA_STREAM_END) {
+			s->dec_done = 1;
+			/* .lzma holds one stream: what follows it is no part of it */
+			if (s->lz.avail_in > 0 || dec_fill(s) > 0)
+				dec_corrupt(s, dec_at(s, n - s->lz.avail_out),
+					    s->raw_pos - s->lz.avail_in,
+					    "data after the end of the stream");
+			break;
+		}
+		if (ret == LZMA_OK || ret == LZMA_BUF_ERROR) {
+			if (s->raw_eof && s->lz.avail_in == in0 && s->lz.avail_out == out0) {
+				/* all input given and no progress: the stream is cut */
+				dec_cut(s, dec_at(s, n - s->lz.avail_out));
+				break;
+			}
+			continue;
+		}
+		if (ret == LZMA_MEM_ERROR)
+			st_fail(s, APC_ENOMEM, APC_NO_OFFSET, "out of memory");
+		else if (ret == LZMA_MEMLIMIT_ERROR)
+			st_fail(s, APC_EDATA, (int64_t)dec_at(s, n - s->lz.avail_out),
+				"%s data needs %llu MiB of memory to decode, more than the %u MiB "
+				"allowed", dec_info[s->dec].name,
+				(unsigned long long)(lzma_memusage(&s->lz) >> 20), IN_LZMA_MEMLIMIT >> 20);
+		else
+			dec_corrupt(s, dec_at(s, n - s->lz.avail_out), s->raw_pos - s->lz.avail_in,
+				    lz_why(ret));
+		break;
+	}
+	return n - s->lz.avail_out;
+}
+
+/* libarchive's read callback under its decoders: the peeked bytes, then the source. */
+static la_ssize_t dar_read_cb(struct archive *a, void *cd, const void **out)
+{
+	struct apc_stream *s = cd;
+	ssize_t r;
+
+	*out = s->zin;
+	if (s->zin_pend) {
+		r = (ssize_t)s->zin_pend;
+		s->zin_pend = 0;
+		return r;
+	}
+	r = dec_fill(s);
+	if (r < 0) {
+		archive_set_error(a, EIO, "%s", s->saved.msg);
+		return -1;
+	}
+	return r;
+}
+
+/* Why a libarchive decoder stopped: a read error, a cut, or bad data. */
+static void dar_fail(struct apc_stream *s, uint64_t at)
+{
+	char why[200];
+	la_int64_t used;
+
+	if (s->failed) /* the source's own error, already recorded */
+		return;
+	if (s->raw_eof) {
+		dec_cut(s, at);
+		return;
+	}
+	arc_why(s->dar, why, sizeof why);
+	used = archive_filter_bytes(s->dar, -1);
+	dec_corrupt(s, at, used >= 0 ? (uint64_t)used : s->raw_pos, why);
+}
+
+/*
+ * Start a libarchive decoder: the one filter (found by libarchive's own
+ * bid: archive_read_append_filter() crashes on compress in libarchive
+ * 3.6, which reads the header before there is anything to read) with the
+ * raw format over it, and the empty one for a stream that decodes to
+ * nothing.  A filter that breaks before its first byte leaves the empty
+ * format chosen and its error set: that is damage, not an empty stream.
+ */
+static int dar_open(struct apc_stream *s)
+{
+	struct archive_entry *e;
+	int r, filter = dec_info[s->dec].filter;
+
+	s->dar = archive_read_new();
+	if (!s->dar)
+		return st_fail(s, APC_ENOMEM, APC_NO_OFFSET, "out of memory");
+	r = filter == ARCHIVE_FILTER_ZSTD ? archive_read_support_filter_zstd(s->dar)
+	  : filter == ARCHIVE_FILTER_LZ4  ? archive_read_support_filter_lz4(s->dar)
+					  : archive_read_support_filter_compress(s->dar);
+	if (r < ARCHIVE_WARN) { /* (WARN: through an external program) */
+		char why[200];
+		arc_why(s->dar, why, sizeof why);
+		return st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot decode %s data: %s",
+			       dec_info[s->dec].name, why);
+	}
+	archive_read_support_format_raw(s->dar);
+	archive_read_support_format_empty(s->dar);
+	archive_read_set_read_callback(s->dar, dar_read_cb);
+	archive_read_set_callback_data(s->dar, s);
+	if (archive_read_open1(s->dar) != ARCHIVE_OK || archive_errno(s->dar) != 0) {
+		dar_fail(s, 0);
+		return -1;
+	}
+	if (archive_filter_count(s->dar) < 2 || archive_filter_code(s->dar, 0) != filter) {
+		/* its bid wants more than the magic the sniff saw */
+		if (s->raw_eof)
+			dec_cut(s, 0);
+		else
+			dec_corrupt(s, 0, 0, "its header does not hold");
+		return -1;
+	}
+	r = archive_read_next_header(s->dar, &e);
+	if (r == ARCHIVE_EOF) {
+		s->dec_done = 1;
+		return 0;
+	}
+	if (r < ARCHIVE_WARN) {
+		dar_fail(s, 0);
+		return -1;
+	}
+	return 0;
+}
+
+/* Up to n bytes from a libarchive decoder, copied out of its own buffers. */
+static size_t dar_read(struct apc_stream *s, uint8_t *out, size_t n)
+{
+	size_t got = 0;
+
+	if (!s->dar && dar_open(s) < 0)
+		return 0;
+	while (got < n && !s->dec_done) {
+		size_t k;
+
+		if (s->dar_left == 0) {
+			const void *b;
+			size_t len;
+			la_int64_t off;
+			int r = archive_read_data_block(s->dar, &b, &len, &off);
+			if (r == ARCHIVE_EOF) {
+				s->dec_done = 1;
+				break;
+			}
+			if (r < ARCHIVE_WARN) {
+				dar_fail(s, dec_at(s, got));
+				break;
+			}
+			s->dar_blk = b;
+			s->dar_left = len;
+			continue;
+		}
+		k = n - got < s->dar_left ? n - got : s->dar_left;
+		memcpy(out + got, s->dar_blk, k);
+		s->dar_blk += k;
+		s->dar_left -= k;
+		got += k;
+	}
+	return got;
+}
+
+/*
+ * Decode up to n bytes.  Returns bytes produced; when an error stops
+ * decoding after some output, that output is returned and the error
+ * (sticky) comes with the next call.
+ */
+static ssize_t dec_read(struct apc_stream *s, uint8_t *out, size_t n)
+{
+	size_t got;
+
+	if (n > IN_MAX_IO)
+		n = IN_MAX_IO;
+	switch (s->dec) {
+	case DEC_GZIP: got = gz_read(s, out, n); break;
+	case DEC_BZIP2: got = bz_read(s, out, n); break;
+	case DEC_XZ:
+	case DEC_LZMA: got = xz_read(s, out, n); break;
+	default: got = dar_read(s, out, n); break;
+	}
 	if (got == 0 && s->failed)
 		return -1;
 	return (ssize_t)got;
+}
+
+/*
+ * Turn a raw stream into a decoded one.  Whatever was peeked so far is
+ * compressed input: it moves from the look-ahead into the decoder.
+ */
+static int dec_start(struct apc_stream *s, int kind, struct apc_err *err)
+{
+	size_t have = s->la_len - s->la_off;
+	int ok;
+
+	s->zin = malloc(IN_BUFSZ > APC_PEEK_MAX ? IN_BUFSZ : APC_PEEK_MAX);
+	if (!s->zin)
+		return in_nomem(err);
+	if (have)
+		memcpy(s->zin, s->la + s->la_off, have);
+	switch (kind) {
+	case DEC_GZIP:
+		memset(&s->z, 0, sizeof s->z);
+		/* 15+32: accept gzip (and zlib) headers, full window */
+		ok = inflateInit2(&s->z, 15 + 32) == Z_OK;
+		s->z.next_in = s->zin;
+		s->z.avail_in = (uInt)have;
+		break;
+	case DEC_BZIP2:
+		memset(&s->bz, 0, sizeof s->bz);
+		ok = BZ2_bzDecompressInit(&s->bz, 0, 0) == BZ_OK;
+		s->bz.next_in = (char *)s->zin;
+		s->bz.avail_in = (unsigned)have;
+		break;
+	case DEC_XZ:
+	case DEC_LZMA:
+		memset(&s->lz, 0, sizeof s->lz); /* LZMA_STREAM_INIT */
+		ok = (kind == DEC_XZ ? lzma_stream_decoder(&s->lz, IN_LZMA_MEMLIMIT, LZMA_CONCATENATED)
+				     : lzma_alone_decoder(&s->lz, IN_LZMA_MEMLIMIT)) == LZMA_OK;
+		s->lz.next_in = s->zin;
+		s->lz.avail_in = have;
+		break;
+	default: /* libarchive's, opened at the first read */
+		ok = 1;
+		s->zin_pend = have;
+		break;
+	}
+	if (!ok)
+		return in_nomem(err);
+	s->dec = kind;
+	s->la_off = s->la_len = 0;
+	s->size = -1;
+	s->src_eof = 0;
+	s->produced = 0; /* error offsets count decompressed bytes */
+	return APC_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -390,7 +778,7 @@ static ssize_t src_read(struct apc_stream *s, uint8_t *buf, size_t n)
 		return -1;
 	if (s->src_eof || n == 0)
 		return 0;
-	r = s->gz ? gz_read(s, buf, n) : raw_read(s, buf, n);
+	r = s->dec ? dec_read(s, buf, n) : raw_read(s, buf, n);
 	if (r == 0 && !s->failed)
 		s->src_eof = 1;
 	if (r > 0)
@@ -501,7 +889,7 @@ int apc_stream_skip(struct apc_stream *s, uint64_t n, struct apc_err *err)
 	}
 	if (n == 0)
 		return APC_OK;
-	if (s->src == SRC_FD && !s->gz && s->seekable && !s->failed && s->raw_size >= 0) {
+	if (s->src == SRC_FD && !s->dec && s->seekable && !s->failed && s->raw_size >= 0) {
 		off_t cur = lseek(s->fd, 0, SEEK_CUR);
 		if (cur >= 0) {
 			uint64_t left = cur < s->raw_size ? (uint64_t)(s->raw_size - cur) : 0;
@@ -517,7 +905,7 @@ int apc_stream_skip(struct apc_stream *s, uint64_t n, struct apc_err *err)
 			}
 		}
 	}
-	/* not seekable (pipe, gzip, archive member): read and discard */
+	/* not seekable (pipe, compressed, archive member): read and discard */
 	if (la_alloc(s, err) < 0)
 		return APC_ENOMEM;
 	while (n > 0) {
@@ -548,6 +936,24 @@ int apc_stream_held_error(const struct apc_stream *s, struct apc_err *err)
 	return 1;
 }
 
+int apc_stream_check_end(struct apc_stream *s, struct apc_err *err)
+{
+	if (s->failed || !s->dec) {
+		st_copy_err(s, err);
+		return s->failed ? s->saved.status : APC_OK;
+	}
+	/* the look-ahead holds bytes already decoded: only what is below */
+	s->la_off = s->la_len = 0;
+	while (!s->src_eof && !s->failed) {
+		if (la_alloc(s, err) < 0)
+			return APC_ENOMEM;
+		if (src_read(s, s->la, APC_PEEK_MAX) < 0)
+			break;
+	}
+	st_copy_err(s, err);
+	return s->failed ? s->saved.status : APC_OK;
+}
+
 const char *apc_stream_name(const struct apc_stream *s)
 {
 	return s->name;
@@ -563,15 +969,21 @@ int64_t apc_stream_size(const struct apc_stream *s)
 	return s->size;
 }
 
-/* For gzip: compressed bytes fed to the decoder; else what the caller consumed. */
+/* Compressed: bytes taken by the decoder; else what the caller consumed. */
 int64_t apc_stream_raw_offset(const struct apc_stream *s)
 {
 	if (s->src == SRC_ARCHIVE)
 		return s->ar ? (int64_t)archive_filter_bytes(s->ar, -1) : -1;
 	if (s->src == SRC_RANGE)
 		return s->base + (int64_t)s->raw_pos;
-	if (s->gz)
-		return (int64_t)(s->raw_pos - s->z.avail_in);
+	switch (s->dec) {
+	case DEC_NONE: break;
+	case DEC_GZIP: return (int64_t)(s->raw_pos - s->z.avail_in);
+	case DEC_BZIP2: return (int64_t)(s->raw_pos - s->bz.avail_in);
+	case DEC_XZ:
+	case DEC_LZMA: return (int64_t)(s->raw_pos - s->lz.avail_in);
+	default: return (int64_t)(s->raw_pos - s->zin_pend);
+	}
 	return (int64_t)s->offset;
 }
 
@@ -647,9 +1059,65 @@ int apc_stream_slurp(struct apc_stream *s, size_t limit, uint8_t **buf, size_t *
 /* ------------------------------------------------------------------ */
 /* content sniffing */
 
-static int sniff_gzip(const uint8_t *p, size_t n)
+/*
+ * 1 if p starts with magic m (of mlen bytes), or, for data cut short
+ * before its end, with at least min of them: a compressed stream cut in
+ * its magic is still told as what it is, and as cut.
+ */
+static int magic_is(const uint8_t *p, size_t n, const char *m, size_t mlen, size_t min)
 {
-	return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+	return n >= min && memcmp(p, m, n < mlen ? n : mlen) == 0;
+}
+
+/*
+ * An lzma ("alone") header: no magic, so the writers' habits are
+ * checked: properties 0x5d (lc=3 lp=0 pb=2, every tool's default), a
+ * dictionary of 2^k or 3 * 2^(k-1) bytes from 4 KiB, a size that is
+ * unknown (all ones) or below 2^48, and the first byte of the range
+ * coder, which is always 0.
+ */
+static int sniff_lzma(const uint8_t *p, size_t n)
+{
+	uint32_t dict;
+	int unknown = 1, small;
+
+	if (n < 14 || p[0] != 0x5d || p[13] != 0)
+		return 0;
+	small = p[11] == 0 && p[12] == 0;
+	dict = (uint32_t)p[1] | (uint32_t)p[2] << 8 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 24;
+	for (int i = 5; i < 13; i++)
+		unknown &= p[i] == 0xff;
+	if (dict < 4096 || !(unknown || small))
+		return 0;
+	while (!(dict & 1))
+		dict >>= 1;
+	return dict == 1 || dict == 3;
+}
+
+/* The compression the first bytes say the data is in (enum dec_kind). */
+static int sniff_dec(const uint8_t *p, size_t n)
+{
+	if (magic_is(p, n, "\x1f\x8b", 2, 2))
+		return DEC_GZIP;
+	/* "BZh", the block size, then a block's magic or the end's */
+	if (n >= 4 && memcmp(p, "BZh", 3) == 0 && p[3] >= '1' && p[3] <= '9' &&
+	    (magic_is(p + 4, n - 4, "\x31\x41\x59\x26\x53\x59", 6, 0) ||
+	     magic_is(p + 4, n - 4, "\x17\x72\x45\x38\x50\x90", 6, 0)))
+		return DEC_BZIP2;
+	if (magic_is(p, n, "\xfd" "7zXZ\0", 6, 3))
+		return DEC_XZ;
+	if (magic_is(p, n, "\x28\xb5\x2f\xfd", 4, 3))
+		return DEC_ZSTD;
+	/* lz4 frame, and the legacy format lz4 -l writes */
+	if (magic_is(p, n, "\x04\x22\x4d\x18", 4, 3) || magic_is(p, n, "\x02\x21\x4c\x18", 4, 4))
+		return DEC_LZ4;
+	/* compress: its flags byte has bits 5 and 6 clear and 9 to 16 code bits */
+	if (n >= 3 && p[0] == 0x1f && p[1] == 0x9d && !(p[2] & 0x60) && (p[2] & 0x1f) >= 9 &&
+	    (p[2] & 0x1f) <= 16)
+		return DEC_COMPRESS;
+	if (sniff_lzma(p, n))
+		return DEC_LZMA;
+	return DEC_NONE;
 }
 
 /* ustar/gnu magic at 257, or (old v7 tar) a header whose checksum holds. */
@@ -674,7 +1142,7 @@ static int sniff_tar(const uint8_t *p, size_t n)
 	return sum == want;
 }
 
-/* Magic numbers of archives (and compressed tars) libarchive may read. */
+/* Magic numbers of archives libarchive may read (compressions: sniff_dec). */
 static int sniff_archive(const uint8_t *p, size_t n)
 {
 	static const struct { const char *m; size_t n; } magic[] = {
@@ -682,9 +1150,6 @@ static int sniff_archive(const uint8_t *p, size_t n)
 		{"7z\xbc\xaf\x27\x1c", 6},                        /* 7-zip */
 		{"070707", 6}, {"070701", 6}, {"070702", 6},      /* cpio */
 		{"\xc7\x71", 2}, {"\x71\xc7", 2},                 /* binary cpio */
-		{"BZh", 3},                                       /* bzip2 */
-		{"\xfd" "7zXZ\0", 6},                             /* xz */
-		{"\x28\xb5\x2f\xfd", 4},                          /* zstd */
 	};
 
 	if (sniff_tar(p, n))
@@ -695,19 +1160,128 @@ static int sniff_archive(const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* Value of up to n digits in base 8 or 16, stopping at the first other
+ * character (as libarchive reads cpio headers). */
+static uint64_t cpio_num(const uint8_t *p, size_t n, unsigned base)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned d;
+		if (p[i] >= '0' && p[i] <= '9')
+			d = p[i] - '0';
+		else if (base == 16 && (p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')
+			d = (p[i] | 0x20) - 'a' + 10;
+		else
+			break;
+		if (d >= base)
+			break;
+		v = v * base + d;
+	}
+	return v;
+}
+
+/* Whether all n bytes are digits of base 8 or 16: libarchive takes a
+ * place as a cpio header only then, so member data that merely quotes a
+ * magic is never read as one. */
+static int cpio_digits(const uint8_t *p, size_t n, unsigned base)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = p[i];
+		if (!(c >= '0' && c <= (base == 8 ? '7' : '9')) &&
+		    !(base == 16 && (c | 0x20) >= 'a' && (c | 0x20) <= 'f'))
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * What the first bytes say an input is.  ARC_MAYBE: a magic number that
  * other data may start with too, so an input libarchive cannot read is
  * taken as plain data.  ARC_TAR (a header whose checksum holds, or the
- * ustar magic) and ARC_ZIP (a local file header): an archive for sure, so
- * one libarchive cannot read is a damaged one and is reported as such.
+ * ustar magic), ARC_ZIP (a local file header), ARC_7Z (its 6-byte
+ * signature) and ARC_CPIO (an ASCII header: its magic, then digits to
+ * its end or the file's): an archive for sure, so one libarchive cannot
+ * read is a damaged one and is reported as such.
  */
-enum arc_expect { ARC_MAYBE, ARC_TAR, ARC_ZIP };
+enum arc_expect { ARC_MAYBE, ARC_TAR, ARC_ZIP, ARC_7Z, ARC_CPIO };
 
-/* The start of a ustar header cut short before its 512 bytes. */
+/* An ASCII cpio header ("new" 070701/070702, "odc" 070707), maybe cut. */
+static int sniff_cpio(const uint8_t *p, size_t n)
+{
+	size_t hl;
+
+	if (n < 6 || memcmp(p, "07070", 5) != 0 || (p[5] != '1' && p[5] != '2' && p[5] != '7'))
+		return 0;
+	hl = p[5] == '7' ? 76 : 110;
+	return cpio_digits(p + 6, (n < hl ? n : hl) - 6, p[5] == '7' ? 8 : 16);
+}
+
+/*
+ * A tar number field: octal digits after optional spaces, then spaces or
+ * NULs to its end; or (uid, gid, size: base256) GNU's base-256 form.
+ */
+static int tar_number(const uint8_t *p, size_t len, int base256, unsigned long *v)
+{
+	size_t i = 0;
+	int digits = 0;
+
+	*v = 0;
+	if (base256 && (p[0] == 0x80 || p[0] == 0xff))
+		return 1;
+	while (i < len && p[i] == ' ')
+		i++;
+	for (; i < len && p[i] >= '0' && p[i] <= '7'; i++, digits++)
+		*v = *v * 8 + (unsigned long)(p[i] - '0');
+	for (; i < len; i++)
+		if (p[i] != ' ' && p[i] != 0)
+			return 0;
+	return digits > 0;
+}
+
+/*
+ * A tar header cut short before its 512 bytes.  With the ustar magic (at
+ * 257) there is no doubt.  Without it (a cut before byte 262, or an old
+ * v7 header), the 156 bytes up to the checksum are as telling: a name of
+ * printable bytes padded with NULs to 100, then mode, uid, gid, size,
+ * mtime and checksum, each a well-formed number, and a checksum no less
+ * than the sum of the bytes there and no more than the rest could add.
+ * Fewer than 156 bytes are too few to tell a tar from other data.
+ */
 static int sniff_tar_cut(const uint8_t *p, size_t n)
 {
-	return n < 512 && n >= 262 && memcmp(p + 257, "ustar", 5) == 0;
+	static const struct { unsigned char off, len, b256; } field[] = {
+		{100, 8, 0}, {108, 8, 1}, {116, 8, 1}, {124, 12, 1}, {136, 12, 0}, {148, 8, 0},
+	};
+	unsigned long v = 0, sum = 0;
+	size_t i;
+
+	if (n >= 512)
+		return 0;
+	if (n >= 262 && memcmp(p + 257, "ustar", 5) == 0)
+		return 1;
+	if (n < 156 || p[0] == 0)
+		return 0;
+	for (i = 0; i < 100 && p[i]; i++)
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return 0;
+	for (; i < 100; i++)
+		if (p[i])
+			return 0;
+	for (i = 0; i < sizeof field / sizeof field[0]; i++)
+		if (!tar_number(p + field[i].off, field[i].len, field[i].b256, &v))
+			return 0;
+	/* v: the checksum, the last field */
+	for (i = 0; i < n; i++)
+		sum += (i >= 148 && i < 156) ? ' ' : p[i];
+	if (v < sum || v > sum + 255ul * (512 - n))
+		return 0;
+	/* from 257: the start of the ustar magic, or a v7 header's NULs */
+	if (n > 257 && memcmp(p + 257, "ustar", n - 257 < 5 ? n - 257 : 5) != 0)
+		for (i = 257; i < n && i < 263; i++)
+			if (p[i])
+				return 0;
+	return 1;
 }
 
 /* How sure the first bytes are that the data is an archive (enum arc_expect). */
@@ -717,6 +1291,10 @@ static int sniff_expect(const uint8_t *p, size_t n)
 		return ARC_TAR;
 	if (n >= 4 && (memcmp(p, "PK\3\4", 4) == 0 || memcmp(p, "PK\5\6", 4) == 0))
 		return ARC_ZIP;
+	if (n >= 6 && memcmp(p, "7z\xbc\xaf\x27\x1c", 6) == 0)
+		return ARC_7Z;
+	if (sniff_cpio(p, n))
+		return ARC_CPIO;
 	return ARC_MAYBE;
 }
 
@@ -728,8 +1306,24 @@ static la_ssize_t arc_read_cb(struct archive *a, void *cd, const void **out)
 	struct arc_src *src = cd;
 	ssize_t r;
 
+	if (src->dec) {
+		struct apc_err e;
+		r = apc_stream_read(src->dec, src->buf, sizeof src->buf, &e);
+		if (r < 0) {
+			archive_set_error(a, -1, "%s", e.msg);
+			return -1;
+		}
+		*out = src->buf;
+		return r;
+	}
+	/* no further than size: a damaged cpio is listed up to its bad header */
+	if (src->pos >= src->size)
+		return 0;
 	do
-		r = pread(src->fd, src->buf, sizeof src->buf, (off_t)src->pos);
+		r = pread(src->fd, src->buf,
+			  sizeof src->buf < (uint64_t)(src->size - src->pos) ? sizeof src->buf
+									   : (size_t)(src->size - src->pos),
+			  (off_t)src->pos);
 	while (r < 0 && errno == EINTR);
 	if (r < 0) {
 		archive_set_error(a, errno, "read error: %s", strerror(errno));
@@ -766,12 +1360,13 @@ static la_int64_t arc_seek_cb(struct archive *a, void *cd, la_int64_t off, int w
 
 /*
  * Open a libarchive reader on its own duplicate of fd (so handles are
- * independent).  Only real archive formats are enabled, never "raw" or
- * "empty", so arbitrary data is not mistaken for an archive.  On failure
- * libarchive's reason goes to why (when given).
+ * independent), or with dec given, on that decoded stream (no filters:
+ * it is decoded already).  Only real archive formats are enabled, never
+ * "raw" or "empty", so arbitrary data is not mistaken for an archive.
+ * On failure libarchive's reason goes to why (when given).
  */
-static struct archive *arc_open(int fd, int64_t size, struct arc_src **srcp, char *why,
-				size_t whylen)
+static struct archive *arc_open(int fd, int64_t size, struct apc_stream *dec,
+				struct arc_src **srcp, char *why, size_t whylen)
 {
 	struct archive *a = archive_read_new();
 	struct arc_src *src = calloc(1, sizeof *src);
@@ -781,18 +1376,22 @@ static struct archive *arc_open(int fd, int64_t size, struct arc_src **srcp, cha
 		snprintf(why, whylen, "%s", "out of memory");
 	if (!a || !src)
 		goto fail;
-	src->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (src->fd < 0)
+	src->fd = dec ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (src->fd < 0 && !dec)
 		goto fail;
 	src->size = size;
-	archive_read_support_filter_all(a);
+	src->dec = dec;
+	if (!dec)
+		archive_read_support_filter_all(a);
 	archive_read_support_format_tar(a);
 	archive_read_support_format_zip(a);
 	archive_read_support_format_cpio(a);
 	archive_read_support_format_7zip(a);
 	archive_read_set_read_callback(a, arc_read_cb);
-	archive_read_set_skip_callback(a, arc_skip_cb);
-	archive_read_set_seek_callback(a, arc_seek_cb);
+	if (!dec) {
+		archive_read_set_skip_callback(a, arc_skip_cb);
+		archive_read_set_seek_callback(a, arc_seek_cb);
+	}
 	archive_read_set_callback_data(a, src);
 	if (archive_read_open1(a) != ARCHIVE_OK) {
 		if (why)
@@ -821,7 +1420,18 @@ static void arc_close(struct archive *a, struct arc_src *src)
 	}
 }
 
-static const char *arc_kind(struct archive *a)
+/* base, or with a compression around it "tar.bz2" (kept in in->kindbuf). */
+static const char *kind_with(struct apc_input *in, const char *base, int filter)
+{
+	for (size_t i = 1; filter != ARCHIVE_FILTER_NONE && i < sizeof dec_info / sizeof *dec_info; i++)
+		if (dec_info[i].filter == filter) {
+			snprintf(in->kindbuf, sizeof in->kindbuf, "%s.%s", base, dec_info[i].ext);
+			return in->kindbuf;
+		}
+	return base;
+}
+
+static const char *arc_kind(struct apc_input *in, struct archive *a)
 {
 	int fmt = archive_format(a) & ARCHIVE_FORMAT_BASE_MASK;
 	int filt = archive_filter_count(a) > 1 ? archive_filter_code(a, 0) : ARCHIVE_FILTER_NONE;
@@ -829,18 +1439,7 @@ static const char *arc_kind(struct archive *a)
 			 : fmt == ARCHIVE_FORMAT_CPIO ? "cpio"
 			 : fmt == ARCHIVE_FORMAT_7ZIP ? "7zip" : "tar";
 
-	if (fmt == ARCHIVE_FORMAT_TAR) {
-		switch (filt) {
-		case ARCHIVE_FILTER_GZIP: return "tar.gz";
-		case ARCHIVE_FILTER_BZIP2: return "tar.bz2";
-		case ARCHIVE_FILTER_XZ: return "tar.xz";
-		case ARCHIVE_FILTER_ZSTD: return "tar.zst";
-		default: return "tar";
-		}
-	}
-	if (fmt == ARCHIVE_FORMAT_CPIO && filt == ARCHIVE_FILTER_GZIP)
-		return "cpio.gz";
-	return base;
+	return kind_with(in, base, filt);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1036,22 +1635,124 @@ struct arc_last {
 	char name[256];
 	int64_t off;  /* where its data starts (plain tar), else -1 */
 	int64_t size; /* its size from the header, or -1 */
+	int64_t hdr;  /* where its header starts */
 };
 
 /*
  * Record in in->damage why listing stopped: for a plain tar, where the
  * file ends against what the last header promised; otherwise what
  * libarchive says.  The offset is in the archive file (for a .tar.gz
- * whose gzip stream is intact, in the decompressed tar).
+ * whose compressed stream is intact, in the decompressed tar).
  */
+/*
+ * A 7z archive lists its members in a header at its end, at the place
+ * its first 32 bytes give: one cut short has lost it, and with it every
+ * member.  Records that in in->damage; 0 when the file reaches that far
+ * (the damage is elsewhere).
+ */
+static int sevenzip_cut(struct apc_input *in)
+{
+	uint8_t h[32];
+	uint64_t off = 0, len = 0;
+	int64_t size = in->arc_size;
+
+	if (size < 32 || pread(in->arc_fd, h, 32, 0) != 32) {
+		apc_err_set(&in->damage, APC_EDATA, in->path, size,
+			    "truncated 7z archive: it ends inside its signature header (%lld of its 32 "
+			    "bytes)", (long long)(size < 32 ? size : 0));
+		return 1;
+	}
+	for (int i = 7; i >= 0; i--) {
+		off = off << 8 | h[12 + i];
+		len = len << 8 | h[20 + i];
+	}
+	if (off > (uint64_t)INT64_MAX / 2 || len > (uint64_t)INT64_MAX / 2 ||
+	    32 + off + len <= (uint64_t)size)
+		return 0;
+	apc_err_set(&in->damage, APC_EDATA, in->path, size,
+		    "truncated 7z archive: it ends before the header listing its members (bytes "
+		    "%llu to %llu), so none can be read", (unsigned long long)(32 + off),
+		    (unsigned long long)(32 + off + len));
+	return 1;
+}
+
+/*
+ * Where the header after the last member listed is in an ASCII cpio
+ * archive (from that member's own header, as libarchive found it; 0
+ * before the first), and *hl its length; -1 when the headers are not
+ * ASCII cpio's (binary cpio, a compressed one's listing).
+ */
+static int64_t cpio_next(struct apc_input *in, const struct arc_last *last, size_t *hl)
+{
+	uint8_t h[110];
+	uint64_t namesz, filesz;
+	int64_t q;
+	int newc;
+
+	if (pread(in->arc_fd, h, 6, 0) != 6 || !sniff_cpio(h, 6))
+		return -1;
+	newc = h[5] != '7';
+	*hl = newc ? 110 : 76;
+	if (!last->have)
+		return 0;
+	if (last->hdr < 0 || last->hdr > in->arc_size - (int64_t)*hl ||
+	    pread(in->arc_fd, h, *hl, (off_t)last->hdr) != (ssize_t)*hl || !sniff_cpio(h, *hl))
+		return -1;
+	namesz = newc ? cpio_num(h + 94, 8, 16) : cpio_num(h + 59, 6, 8);
+	filesz = newc ? cpio_num(h + 54, 8, 16) : cpio_num(h + 65, 11, 8);
+	/* (8 hex or 11 octal digits at most: no overflow) */
+	q = last->hdr + (int64_t)*hl + (int64_t)namesz;
+	if (newc) /* "new" pads the header with its name, and the data, to 4 bytes */
+		q = (q + 3) & ~(int64_t)3;
+	q += (int64_t)filesz;
+	if (newc)
+		q = (q + 3) & ~(int64_t)3;
+	return q;
+}
+
+/*
+ * Where an ASCII cpio archive's listing stopped: the header after the
+ * last member cut short, or there and unreadable.  0 when the headers
+ * are not ASCII cpio's (libarchive's words only, then).
+ */
+static int cpio_damage(struct apc_input *in, const struct arc_last *last, const char *why)
+{
+	int64_t size = in->arc_size;
+	size_t hl;
+	int64_t q = cpio_next(in, last, &hl);
+
+	if (q < 0)
+		return 0;
+	if (size - q < (int64_t)hl)
+		apc_err_set(&in->damage, APC_EDATA, in->path, size,
+			    "truncated cpio archive: it ends inside the member header after %s (%lld of "
+			    "its %zu bytes)", last->have ? last->name : "its start",
+			    (long long)(size > q ? size - q : 0), hl);
+	else
+		apc_err_set(&in->damage, APC_EDATA, in->path, q,
+			    "damaged cpio archive: the header after %s cannot be read (%s)",
+			    last->have ? last->name : "its start", why);
+	return 1;
+}
+
 static void arc_damage(struct apc_input *in, struct archive *a, int expect,
 		       const struct arc_last *last, const char *why)
 {
-	const char *kind = in->kind ? in->kind : expect == ARC_ZIP ? "zip" : "tar";
+	const char *kind = in->kind ? in->kind
+			 : expect == ARC_ZIP ? "zip"
+			 : expect == ARC_7Z ? "7z"
+			 : expect == ARC_CPIO ? "cpio" : "tar";
 	const char *after = last->have ? last->name : "its start";
 	int64_t size = in->arc_size;
 	int trunc = strstr(why, "runcated") != NULL ||
 		    (a && (int64_t)archive_filter_bytes(a, -1) >= size);
+
+	int fmt = a ? archive_format(a) & ARCHIVE_FORMAT_BASE_MASK : 0;
+
+	if ((expect == ARC_7Z || fmt == ARCHIVE_FORMAT_7ZIP) && sevenzip_cut(in))
+		return;
+	if ((expect == ARC_CPIO || fmt == ARCHIVE_FORMAT_CPIO) && cpio_damage(in, last, why))
+		return;
 
 	if (expect == ARC_TAR && (!last->have || last->off >= 0)) {
 		int64_t end = last->have ? last->off + last->size : 0;
@@ -1113,15 +1814,16 @@ static int zip_has_end(int fd, int64_t size)
  * when expect is ARC_MAYBE), or a negative status.  Damage stops the
  * listing and is recorded in in->damage: the members before it stay
  * (salvage), and with none listed the input cannot be opened (APC_EDATA,
- * err set to the damage).
+ * err set to the damage).  With dec given, the archive is read from that
+ * decoded stream instead (its members are still read from in->arc_fd).
  */
-static int arc_list(struct apc_input *in, int expect, struct apc_err *err)
+static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, struct apc_err *err)
 {
 	struct arc_src *src;
 	char why[200];
-	struct archive *a = arc_open(in->arc_fd, in->arc_size, &src, why, sizeof why);
+	struct archive *a = arc_open(in->arc_fd, in->arc_size, dec, &src, why, sizeof why);
 	struct archive_entry *e;
-	struct arc_last last = {.have = 0, .off = -1, .size = -1};
+	struct arc_last last = {.have = 0, .off = -1, .size = -1, .hdr = -1};
 	uint64_t index = 0;
 	int rc = APC_OK;
 
@@ -1141,7 +1843,9 @@ static int arc_list(struct apc_input *in, int expect, struct apc_err *err)
 
 		if (r == ARCHIVE_EOF)
 			break;
-		if (r < ARCHIVE_WARN) {
+		/* ARCHIVE_RETRY is a header it could not read (a tar's
+		 * checksum fails): damage like any other, not a member */
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
 			if (index == 0 && expect == ARC_MAYBE) {
 				rc = 1;
 			} else {
@@ -1151,10 +1855,26 @@ static int arc_list(struct apc_input *in, int expect, struct apc_err *err)
 			break;
 		}
 		if (index == 0)
-			in->kind = arc_kind(a);
+			in->kind = arc_kind(in, a);
+		/* libarchive skips damage in a cpio to the next header it can
+		 * find, with a mere warning (and the damage's offset as the
+		 * header's): the damage ends the listing */
+		if (!dec && (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_CPIO) {
+			uint8_t h[110];
+			size_t hl;
+			int64_t q = cpio_next(in, &last, &hl);
+			if (q >= 0 && (pread(in->arc_fd, h, hl, (off_t)q) != (ssize_t)hl ||
+				       !sniff_cpio(h, hl))) {
+				arc_why(a, why, sizeof why);
+				apc_err_set(&in->damage, APC_EDATA, in->path, q,
+					    "damaged cpio archive: the header after %s cannot be read (%s)",
+					    last.have ? last.name : "its start", why);
+				break;
+			}
+		}
 		/* A plain tar's data follows its header where libarchive now
 		 * stands: its members are read from there directly. */
-		plain = (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR &&
+		plain = !dec && (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR &&
 			archive_filter_count(a) == 1 && archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE &&
 			archive_entry_sparse_count(e) == 0 && archive_entry_size_is_set(e);
 		last.have = 1;
@@ -1162,6 +1882,7 @@ static int arc_list(struct apc_input *in, int expect, struct apc_err *err)
 			 archive_entry_pathname(e) ? archive_entry_pathname(e) : "a nameless member");
 		last.off = plain ? (int64_t)archive_filter_bytes(a, 0) : -1;
 		last.size = archive_entry_size_is_set(e) ? (int64_t)archive_entry_size(e) : -1;
+		last.hdr = dec ? -1 : (int64_t)archive_read_header_position(a);
 		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
 			continue;
 		p = archive_entry_pathname(e);
@@ -1191,7 +1912,7 @@ static int arc_list(struct apc_input *in, int expect, struct apc_err *err)
 		in->mem[in->nmem - 1].size = last.size;
 	}
 	if (rc == APC_OK && !in->kind)
-		in->kind = arc_kind(a);
+		in->kind = arc_kind(in, a);
 	if (rc == APC_OK && in->damage.status == APC_OK &&
 	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_ZIP &&
 	    !zip_has_end(in->arc_fd, in->arc_size))
@@ -1211,7 +1932,7 @@ static int arc_list(struct apc_input *in, int expect, struct apc_err *err)
 
 /*
  * Copy the rest of s into an unlinked temporary file; returns its fd.
- * With damage given, damaged data (a cut or corrupt gzip stream) ends
+ * With damage given, damaged data (a cut or corrupt compressed stream) ends
  * the copy instead of failing it: what came before is kept, and the
  * error goes to *damage.
  */
@@ -1297,41 +2018,6 @@ static int input_set_tree(struct apc_input *in, const char *label, struct apc_er
 	return rc;
 }
 
-/* Value of up to n digits in base 8 or 16, stopping at the first other
- * character (as libarchive reads cpio headers). */
-static uint64_t cpio_num(const uint8_t *p, size_t n, unsigned base)
-{
-	uint64_t v = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned d;
-		if (p[i] >= '0' && p[i] <= '9')
-			d = p[i] - '0';
-		else if (base == 16 && (p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')
-			d = (p[i] | 0x20) - 'a' + 10;
-		else
-			break;
-		if (d >= base)
-			break;
-		v = v * base + d;
-	}
-	return v;
-}
-
-/* Whether all n bytes are digits of base 8 or 16: libarchive takes a
- * place as a cpio header only then, so member data that merely quotes a
- * magic is never read as one. */
-static int cpio_digits(const uint8_t *p, size_t n, unsigned base)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint8_t c = p[i];
-		if (!(c >= '0' && c <= (base == 8 ? '7' : '9')) &&
-		    !(base == 16 && (c | 0x20) >= 'a' && (c | 0x20) <= 'f'))
-			return 0;
-	}
-	return 1;
-}
-
 /*
  * libarchive reads a cpio member's name in one read-ahead, allocating the
  * declared size first: a 111-byte file declaring a 858 MB name cost a
@@ -1339,12 +2025,15 @@ static int cpio_digits(const uint8_t *p, size_t n, unsigned base)
  * "070701" anywhere in the file as a header.  So when fd starts as a
  * "new" (070701/070702) or "odc" (070707) cpio archive, every place
  * libarchive could take for a header (the magic, then hex or octal
- * digits to the header's end) is read as one, and a name or data size
- * running past the end of the file is refused.  (Binary cpio sizes are 16 bits;
- * compressed archives are not scanned.)  APC_OK when fd is not such an
- * archive or every header fits, else APC_EDATA with the header's offset.
+ * digits to the header's end) is read as one, and the first whose name
+ * or data runs past the end of the file is where libarchive must stop:
+ * *limit becomes its offset and *cut says why (status APC_EDATA), so the
+ * members before it are listed and it is the damage.  (Binary cpio
+ * sizes are 16 bits; compressed archives are checked in their decoded
+ * copy.)  APC_OK, or APC_ENOMEM.
  */
-static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_err *err)
+static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_err *cut,
+			  uint64_t *limit)
 {
 	enum { CHUNK = 65536, HDR = 110 };
 	uint8_t *buf;
@@ -1359,7 +2048,7 @@ static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_e
 			return APC_OK;
 	}
 	if (!(buf = malloc(CHUNK + HDR)))
-		return in_nomem(err);
+		return in_nomem(cut);
 	while (rc == APC_OK && base < size && (r = pread(fd, buf, CHUNK + HDR, (off_t)base)) > 0) {
 		size_t n = (size_t)r;
 		for (size_t i = 0; i < CHUNK && i + 6 <= n; i++) {
@@ -1376,21 +2065,37 @@ static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_e
 			left = size - at - hl;
 			/* "new" pads header + name to 4 bytes */
 			npad = newc ? ((hl + namesz + 3) & ~(uint64_t)3) - hl : namesz;
-			if (namesz > left)
-				rc = apc_err_set(err, APC_EDATA, label, (int64_t)at,
+			if (namesz > left) {
+				rc = apc_err_set(cut, APC_EDATA, label, (int64_t)at,
 						 "cpio header: a name of %llu bytes runs past the end of "
 						 "the archive", (unsigned long long)namesz);
-			else if (filesz > left - (npad < left ? npad : left))
-				rc = apc_err_set(err, APC_EDATA, label, (int64_t)at,
-						 "cpio header: %llu bytes of data run past the end of "
-						 "the archive", (unsigned long long)filesz);
-			if (rc != APC_OK)
+			} else if (filesz > left - (npad < left ? npad : left)) {
+				/* its name is there: say which member is cut */
+				char name[128] = "";
+				size_t k = namesz < sizeof name ? (size_t)namesz : 0;
+				if (k && pread(fd, name, k, (off_t)(at + hl)) == (ssize_t)k &&
+				    name[k - 1] == '\0') {
+					for (size_t j = 0; j + 1 < k; j++)
+						if (name[j] < ' ' || name[j] > '~')
+							name[0] = '\0';
+				} else {
+					name[0] = '\0';
+				}
+				rc = apc_err_set(cut, APC_EDATA, label, (int64_t)at,
+						 "cpio header%s%s: %llu bytes of data run past the end of "
+						 "the archive (%llu are there)", *name ? " of " : "", name,
+						 (unsigned long long)filesz,
+						 (unsigned long long)(left > npad ? left - npad : 0));
+			}
+			if (rc != APC_OK) {
+				*limit = at;
 				break;
+			}
 		}
 		base += CHUNK;
 	}
 	free(buf);
-	return rc;
+	return APC_OK;
 }
 
 /* Forget a listing (members, damage), to list the archive another way. */
@@ -1418,12 +2123,14 @@ static void input_reset_tree(struct apc_input *in)
  * Try fd as an archive; 0 = it is one (tree set up, in->damage set if it
  * is damaged), 1 = not an archive (only when expect is ARC_MAYBE), or a
  * negative status (a damaged archive with nothing before the damage:
- * err and in->damage say why).
+ * err and in->damage say why).  dec: see arc_list().
  */
 static int input_try_archive(struct apc_input *in, int fd, const char *label, int expect,
-			     struct apc_err *err)
+			     struct apc_stream *dec, struct apc_err *err)
 {
 	struct stat st;
+	struct apc_err cut;
+	uint64_t limit = 0;
 	int rc;
 
 	if (fstat(fd, &st) != 0)
@@ -1432,9 +2139,23 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label, in
 	if (in->arc_fd < 0)
 		return apc_err_sys(err, APC_EIO, label, "cannot open", errno);
 	in->arc_size = st.st_size;
-	rc = arc_cpio_check(fd, (uint64_t)st.st_size, label, err);
-	if (rc == APC_OK)
-		rc = arc_list(in, expect, err);
+	/* (a compressed archive's data is not there to check) */
+	apc_err_clear(&cut);
+	rc = dec ? APC_OK : arc_cpio_check(fd, (uint64_t)st.st_size, label, &cut, &limit);
+	if (rc < 0 && err)
+		*err = cut;
+	if (rc == APC_OK && cut.status < 0) {
+		/* libarchive sees the archive up to the bad header, which
+		 * is the damage */
+		in->arc_size = (int64_t)limit;
+		rc = arc_list(in, dec, ARC_CPIO, err);
+		if (rc == APC_OK || rc == APC_EDATA) {
+			in->damage = cut;
+			rc = in->nmem ? APC_OK : APC_EDATA;
+		}
+	} else if (rc == APC_OK) {
+		rc = arc_list(in, dec, expect, err);
+	}
 	if (in->damage.status < 0) {
 		/* named as its members are ("<stdin>" for "-") */
 		snprintf(in->damage.file, sizeof in->damage.file, "%s", label);
@@ -1457,19 +2178,21 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label, in
 }
 
 /*
- * A gzip-compressed tar decompressed by our own decoder into a temporary
- * file, then listed: damage to the gzip stream (a cut download) ends the
- * tar there, and the members before it are kept.  The gzip damage is the
- * cause, so it leads in->damage.  *sp becomes the stream over the copy.
+ * A compressed archive decoded by our own decoder into a temporary file,
+ * then listed: damage to the compressed stream (a cut download) ends the
+ * archive there, and the members before it are kept.  The stream's
+ * damage is the cause, so it leads in->damage.  *sp becomes the stream
+ * over the copy.
  */
-static int input_from_spool(struct apc_input *in, struct apc_stream **sp, struct apc_err *err)
+static int input_from_spool(struct apc_input *in, struct apc_stream **sp, int expect,
+			    struct apc_err *err)
 {
-	struct apc_err gzd;
+	struct apc_err dd;
 	struct apc_stream *t;
-	int fd, rc;
+	int fd, rc, dec = (*sp)->dec;
 
-	apc_err_clear(&gzd);
-	fd = spool(*sp, err, &gzd);
+	apc_err_clear(&dd);
+	fd = spool(*sp, err, &dd);
 	if (fd < 0)
 		return fd;
 	t = stream_new_fd(fd, (*sp)->name, 1);
@@ -1479,26 +2202,121 @@ static int input_from_spool(struct apc_input *in, struct apc_stream **sp, struct
 	}
 	apc_stream_close(*sp);
 	*sp = t;
-	rc = input_try_archive(in, fd, t->name, ARC_TAR, err);
-	if (gzd.status < 0) {
+	rc = input_try_archive(in, fd, t->name, expect, NULL, err);
+	if (dd.status < 0) {
 		if (in->damage.status < 0) {
 			/* "truncated gzip stream (...); truncated tar archive: ..." */
-			size_t k = strlen(gzd.msg), j = strlen(in->damage.msg);
-			if (k + 2 < sizeof gzd.msg) {
-				memcpy(gzd.msg + k, "; ", 2);
+			size_t k = strlen(dd.msg), j = strlen(in->damage.msg);
+			if (k + 2 < sizeof dd.msg) {
+				memcpy(dd.msg + k, "; ", 2);
 				k += 2;
-				if (j > sizeof gzd.msg - 1 - k)
-					j = sizeof gzd.msg - 1 - k;
-				memcpy(gzd.msg + k, in->damage.msg, j);
-				gzd.msg[k + j] = '\0';
+				if (j > sizeof dd.msg - 1 - k)
+					j = sizeof dd.msg - 1 - k;
+				memcpy(dd.msg + k, in->damage.msg, j);
+				dd.msg[k + j] = '\0';
 			}
 		}
-		in->damage = gzd;
+		in->damage = dd;
 		if (rc < 0 && err)
-			*err = gzd;
+			*err = dd;
 	}
-	if (rc == APC_OK)
-		in->kind = "tar.gz";
+	if (rc == APC_OK && in->kind)
+		in->kind = kind_with(in, in->kind, dec_info[dec].filter);
+	return rc;
+}
+
+/*
+ * Read s to its end; APC_OK, or the error that ends it (err set).  A
+ * compressed stream's end and its check (gzip's CRC, lz4's checksum)
+ * come after the archive it holds ends, so the listing never reads them.
+ */
+static int stream_drain(struct apc_stream *s, struct apc_err *err)
+{
+	uint8_t *buf = malloc(IN_BUFSZ);
+	struct apc_err e;
+	ssize_t r;
+
+	if (!buf)
+		return in_nomem(err);
+	apc_err_clear(&e);
+	while ((r = apc_stream_read(s, buf, IN_BUFSZ, &e)) > 0)
+		;
+	free(buf);
+	if (r == 0)
+		return APC_OK;
+	if (err)
+		*err = e;
+	return e.status < 0 ? e.status : APC_EIO;
+}
+
+/*
+ * Start decoding s's file again from the start: a new stream over the
+ * same descriptor, which s gives up.  NULL with err set on failure.
+ */
+static struct apc_stream *stream_restart(struct apc_stream *s, struct apc_err *err)
+{
+	struct apc_stream *t;
+	int fd = s->fd, own = s->own_fd, dec = s->dec;
+
+	if (lseek(fd, -(off_t)s->raw_pos, SEEK_CUR) < 0) {
+		apc_err_sys(err, APC_EIO, s->name, "cannot read it again", errno);
+		apc_stream_close(s);
+		return NULL;
+	}
+	t = stream_new_fd(fd, s->name, own);
+	s->own_fd = 0;
+	apc_stream_close(s);
+	if (!t) {
+		if (own)
+			close(fd);
+		in_nomem(err);
+		return NULL;
+	}
+	if (dec_start(t, dec, err) < 0) {
+		apc_stream_close(t);
+		return NULL;
+	}
+	return t;
+}
+
+/*
+ * A compressed stream (s, decoding from its start) holding an archive.
+ * From a file, the archive is listed as our decoder gives it, which finds
+ * damage where it is and checks the stream to its end, and its members
+ * are read with libarchive's own decoder: no copy of a whole archive is
+ * made.  A damaged one, or one from a pipe, is listed from a decoded copy.
+ */
+static int input_compressed_archive(struct apc_input *in, struct apc_stream *s, int expect,
+				    struct apc_err *err)
+{
+	int rc, filter = dec_info[s->dec].filter;
+
+	if (s->seekable && expect == ARC_TAR) {
+		rc = input_try_archive(in, s->fd, s->name, expect, s, err);
+		if (rc == APC_OK && in->damage.status == APC_OK) {
+			rc = stream_drain(s, err);
+			if (rc == APC_OK) {
+				in->kind = kind_with(in, in->kind, filter);
+				apc_stream_close(s);
+				return APC_OK;
+			}
+			/* with the stream damaged past the archive's end,
+			 * libarchive may fail to read the last members */
+		}
+		if (rc < 0 && rc != APC_EDATA) {
+			input_reset_tree(in);
+			apc_stream_close(s);
+			return rc;
+		}
+		input_reset_tree(in);
+		if (err)
+			apc_err_clear(err);
+		s = stream_restart(s, err);
+		if (!s)
+			return err && err->status < 0 ? err->status : APC_EIO;
+	}
+	rc = input_from_spool(in, &s, expect, err);
+	apc_stream_close(s);
 	return rc;
 }
 
@@ -1511,40 +2329,22 @@ static int input_from_stream(struct apc_input *in, struct apc_stream *s, const c
 {
 	const uint8_t *p;
 	ssize_t n = apc_stream_peek(s, &p, IN_SNIFF, err);
-	int rc, expect;
+	int rc, expect, dec;
 
 	if (n < 0)
 		goto fail;
-	if (sniff_gzip(p, (size_t)n)) {
-		rc = gz_start(s, err);
+	dec = sniff_dec(p, (size_t)n);
+	if (dec != DEC_NONE) {
+		rc = dec_start(s, dec, err);
 		if (rc < 0)
 			goto fail;
 		n = apc_stream_peek(s, &p, IN_SNIFF, err);
 		if (n < 0)
 			goto fail;
-		if (sniff_expect(p, (size_t)n) == ARC_TAR) {
-			if (s->seekable && sniff_tar(p, (size_t)n)) {
-				/* libarchive decompresses the file itself, with
-				 * no copy of the tar, when the archive is whole */
-				rc = input_try_archive(in, s->fd, s->name, ARC_TAR, err);
-				if (rc == APC_OK && in->damage.status == APC_OK) {
-					apc_stream_close(s);
-					return APC_OK;
-				}
-				if (rc < 0 && rc != APC_EDATA)
-					goto fail;
-				/* but it lists nothing of a cut gzip stream */
-				input_reset_tree(in);
-				if (err)
-					apc_err_clear(err);
-			}
-			rc = input_from_spool(in, &s, err);
-			if (rc < 0)
-				goto fail;
-			apc_stream_close(s);
-			return APC_OK;
-		}
-		in->kind = "gzip";
+		expect = sniff_expect(p, (size_t)n);
+		if (expect != ARC_MAYBE)
+			return input_compressed_archive(in, s, expect, err);
+		in->kind = dec_info[dec].name;
 		in->stream = s;
 		return APC_OK;
 	}
@@ -1562,7 +2362,7 @@ static int input_from_stream(struct apc_input *in, struct apc_stream *s, const c
 				return in_nomem(err);
 			}
 		}
-		rc = input_try_archive(in, s->fd, s->name, expect, err);
+		rc = input_try_archive(in, s->fd, s->name, expect, NULL, err);
 		if (rc < 0)
 			goto fail;
 		if (rc == APC_OK) {
@@ -1641,7 +2441,7 @@ static int memfs_enoent(const char *path, struct apc_err *err)
 
 /*
  * apc_input_open() over the in-memory set: a file becomes a stream
- * (gzip and archives detected as for a pipe), a folder a tree of the
+ * (compressions and archives detected as for a pipe), a folder a tree of the
  * files under it.
  */
 static int memfs_open_input(struct apc_input *in, const char *path, struct apc_err *err)
@@ -1685,7 +2485,7 @@ static int memfs_open_stream(const char *path, struct apc_stream **out, struct a
 	struct apc_stream *s;
 	const uint8_t *p;
 	ssize_t n;
-	int rc;
+	int rc, dec;
 
 	if (!f) {
 		if (memfs_is_dir(path, memfs_dirlen(path)))
@@ -1694,12 +2494,13 @@ static int memfs_open_stream(const char *path, struct apc_stream **out, struct a
 	}
 	if (!(s = memfs_stream(f, path)))
 		return in_nomem(err);
-	n = apc_stream_peek(s, &p, 2, err);
+	n = apc_stream_peek(s, &p, IN_SNIFF_DEC, err);
 	if (n < 0) {
 		apc_stream_close(s);
 		return err ? err->status : APC_EIO;
 	}
-	if (sniff_gzip(p, (size_t)n) && (rc = gz_start(s, err)) < 0) {
+	dec = sniff_dec(p, (size_t)n);
+	if (dec != DEC_NONE && (rc = dec_start(s, dec, err)) < 0) {
 		apc_stream_close(s);
 		return rc;
 	}
@@ -1729,7 +2530,7 @@ static int open_file(const char *path, int *fd, struct stat *st, struct apc_err 
 
 /*
  * apc_input_open() : see input.h.  Directories and archives become
- * trees; everything else is one stream, gunzipped if it is gzip.
+ * trees; everything else is one stream, decoded if it is compressed.
  */
 int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err)
 {
@@ -1965,7 +2766,7 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 	}
 	s->src = SRC_ARCHIVE;
 	s->raw_size = in->arc_size;
-	s->ar = arc_open(in->arc_fd, in->arc_size, &s->asrc, NULL, 0);
+	s->ar = arc_open(in->arc_fd, in->arc_size, NULL, &s->asrc, NULL, 0);
 	if (!s->ar) {
 		apc_err_set(err, APC_EIO, s->name, APC_NO_OFFSET, "cannot reopen archive");
 		apc_stream_close(s);
@@ -1974,7 +2775,7 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 	for (uint64_t i = 0;; i++) {
 		struct archive_entry *e;
 		int r = archive_read_next_header(s->ar, &e);
-		if (r == ARCHIVE_EOF || r < ARCHIVE_WARN) {
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
 			const char *why = r == ARCHIVE_EOF ? "member not found" : archive_error_string(s->ar);
 			apc_err_set(err, APC_EDATA, s->name, APC_NO_OFFSET, "cannot find member: %s",
 				    why ? why : "archive error");
@@ -1998,15 +2799,15 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 }
 
 /*
- * apc_stream_open_path() : see input.h.  One stream, gunzipped when the
- * data starts with the gzip magic; archives are not looked into.
+ * apc_stream_open_path() : see input.h.  One stream, decoded when the
+ * data starts with a compression's magic; archives are not looked into.
  */
 int apc_stream_open_path(const char *path, struct apc_stream **out, struct apc_err *err)
 {
 	struct apc_stream *s;
 	const uint8_t *p;
 	ssize_t n;
-	int rc, fd = STDIN_FILENO;
+	int rc, dec, fd = STDIN_FILENO;
 	struct stat st;
 	int is_stdin = strcmp(path, "-") == 0;
 
@@ -2032,13 +2833,14 @@ int apc_stream_open_path(const char *path, struct apc_stream **out, struct apc_e
 			close(fd);
 		return in_nomem(err);
 	}
-	n = apc_stream_peek(s, &p, 2, err);
+	n = apc_stream_peek(s, &p, IN_SNIFF_DEC, err);
 	if (n < 0) {
 		apc_stream_close(s);
 		return err ? err->status : APC_EIO;
 	}
-	if (sniff_gzip(p, (size_t)n)) {
-		rc = gz_start(s, err);
+	dec = sniff_dec(p, (size_t)n);
+	if (dec != DEC_NONE) {
+		rc = dec_start(s, dec, err);
 		if (rc < 0) {
 			apc_stream_close(s);
 			return rc;

@@ -1,18 +1,22 @@
 /*
  * input.h - the input layer: a path becomes a stream or a tree.
  *
- * A plain file, stdin ("-"), or a gzip-compressed file (detected by its
- * magic, not its name) is a single stream.  A directory, or a .tar,
- * .tar.gz or .zip archive (libarchive; detected by content), is a tree of
- * members addressed by relative path ("info/system.xml", "cpu/0").  When
- * every member of an archive sits under one top-level folder (a trace
- * folder or an .apc folder that was archived), that folder is stripped,
- * so a tarball and the directory it came from look the same.  A tar
- * stream on stdin is spooled to an unlinked temporary file first.
+ * A plain file, stdin ("-"), or a file compressed with gzip, bzip2, xz,
+ * lzma, zstd, lz4 or compress (detected by its magic, not its name) is a
+ * single stream, decoded as it is read.  A directory, or a .tar (in any
+ * of those compressions), .zip, .cpio or .7z archive (libarchive;
+ * detected by content), is a tree of members addressed by relative path
+ * ("info/system.xml", "cpu/0").  When every member of an archive sits
+ * under one top-level folder (a trace folder or an .apc folder that was
+ * archived), that folder is stripped, so a tarball and the directory it
+ * came from look the same.  An archive on stdin, and a damaged
+ * compressed tar, are spooled to an unlinked temporary file first.
  *
- * An archive cut short or damaged (or whose gzip stream is) keeps the
- * members before the damage, and says where it is (apc_input_damage());
- * data that starts like a tar or zip is never taken for a plain file.
+ * An archive cut short or damaged (or whose compressed stream is) keeps
+ * the members before the damage, and says where it is
+ * (apc_input_damage()); data that starts like a tar or zip is never taken
+ * for a plain file.  A compressed stream's damage is an error of the
+ * stream, at the decompressed offset where its data stops.
  *
  * Streams are read with read() into the caller's buffer; a small
  * look-ahead (peek) lets format bids see the first bytes.
@@ -35,7 +39,7 @@ struct apc_stream;
  * apc_input_open() : open path ("-" = stdin).  On failure returns a
  * negative status with err set (file "FILE", message "cannot open: no
  * such file or directory"); APC_EDATA when the input is damaged before
- * anything could be read (a gzip or archive header cut short).
+ * anything could be read (a compressed stream or archive header cut short).
  */
 int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err);
 void apc_input_close(struct apc_input *in);
@@ -44,7 +48,7 @@ void apc_input_close(struct apc_input *in);
 const char *apc_input_path(const struct apc_input *in);
 /* 1 for directories and archives, 0 for single streams. */
 int apc_input_is_tree(const struct apc_input *in);
-/* "file", "stdin", "gzip", "directory", "tar", "zip", ... */
+/* "file", "stdin", "gzip", "bzip2", "directory", "tar", "tar.xz", "zip", ... */
 const char *apc_input_kind(const struct apc_input *in);
 /*
  * Archive members left out because their path is absolute or climbs out
@@ -53,7 +57,7 @@ const char *apc_input_kind(const struct apc_input *in);
 size_t apc_input_skipped(const struct apc_input *in);
 /*
  * apc_input_damage() : for an archive that is damaged or cut short
- * (or whose gzip stream is), why and where, with status APC_EDATA; NULL
+ * (or whose compressed stream is), why and where, with status APC_EDATA; NULL
  * when it is whole, and for other inputs.  The members before the damage
  * are listed and readable (one cut by it gives its bytes and then an
  * error); those after it are missing.  An archive with no member before
@@ -78,7 +82,7 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 			  struct apc_err *err);
 
 /*
- * Open a single file as a stream directly (gzip detected), e.g. for
+ * Open a single file as a stream directly (its compression detected), e.g. for
  * --events=FILE.  "-" is stdin.
  */
 int apc_stream_open_path(const char *path, struct apc_stream **out, struct apc_err *err);
@@ -104,9 +108,17 @@ int apc_stream_skip(struct apc_stream *s, uint64_t n, struct apc_err *err);
 /*
  * apc_stream_held_error() : 1 with err set when a read has already met
  * an error that is held back until the bytes before it are consumed (a
- * gzip stream cut inside what a peek looked at), else 0.
+ * compressed stream cut inside what a peek looked at), else 0.
  */
 int apc_stream_held_error(const struct apc_stream *s, struct apc_err *err);
+
+/*
+ * apc_stream_check_end() : for a compressed stream whose reader is done
+ * with it, decode what it left unread to the end of the compressed data,
+ * so a cut or a checksum there is found; APC_OK, or the stream's error
+ * (also one already held).  Plain streams: only a held error.
+ */
+int apc_stream_check_end(struct apc_stream *s, struct apc_err *err);
 
 /* Name for messages: "trace.tar.gz:cpu/0" for members, else the path. */
 const char *apc_stream_name(const struct apc_stream *s);
@@ -130,7 +142,7 @@ int apc_stream_slurp(struct apc_stream *s, size_t limit, uint8_t **buf, size_t *
  * In-memory files, so fuzzers and tests need no file system.  While a
  * set is installed (n > 0), apc_input_open(), apc_input_open_member()
  * and apc_stream_open_path() look every path up in it and nowhere else:
- * a file's path gives a stream over its bytes (gzip and archives
+ * a file's path gives a stream over its bytes (compressions and archives
  * detected as for a pipe), a path that prefixes others at a '/'
  * ("cap.apc" for "cap.apc/captured.xml") a folder tree, anything else
  * "No such file or directory".  An entry with data NULL is a folder

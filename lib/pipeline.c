@@ -515,6 +515,42 @@ static const struct apc_err *inputs_damage(struct apc_input *const *inputs, size
 	return NULL;
 }
 
+/*
+ * The damage of a single-stream input's compressed stream (cut or
+ * corrupt), into *held; 0 if none.  A reader stopping at a short read
+ * ("file ends after 36") never asks for the error its decoder holds, and
+ * one done before the damage never meets it: with to_end, what the
+ * readers left unread is decoded to the stream's end to find it.
+ */
+static int inputs_held(struct apc_input *const *inputs, size_t n, int to_end,
+		       struct apc_err *held)
+{
+	for (size_t i = 0; inputs && i < n; i++) {
+		struct apc_stream *s = inputs[i] ? apc_input_stream(inputs[i]) : NULL;
+		if (!s)
+			continue;
+		if (to_end ? apc_stream_check_end(s, held) == APC_EDATA
+			   : apc_stream_held_error(s, held) && held->status == APC_EDATA)
+			return 1;
+	}
+	return 0;
+}
+
+/* "CAUSE; EFFECT" in cause's message, as much of it as fits. */
+static void err_join(struct apc_err *cause, const char *effect)
+{
+	size_t k = strlen(cause->msg), j = strlen(effect);
+
+	if (k + 2 >= sizeof cause->msg)
+		return;
+	memcpy(cause->msg + k, "; ", 2);
+	k += 2;
+	if (j > sizeof cause->msg - 1 - k)
+		j = sizeof cause->msg - 1 - k;
+	memcpy(cause->msg + k, effect, j);
+	cause->msg[k + j] = '\0';
+}
+
 int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, struct apc_err *err)
 {
 	struct apc_reorder *ro = NULL;
@@ -682,6 +718,17 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		read_rc = APC_EDATA;
 	}
 	rd_finish(&ra); /* the reader is done with the model */
+	/* A compressed input's own damage is the cause of what its reader
+	 * found cut short, and is damage even where the reader found none. */
+	if (!damage && (read_rc == APC_END || read_rc == APC_EDATA)) {
+		struct apc_err held;
+		if (inputs_held(inputs, o->ninputs, read_rc == APC_END, &held)) {
+			if (read_rc == APC_EDATA && strcmp(held.msg, res->data_err.msg) != 0)
+				err_join(&held, res->data_err.msg);
+			res->data_err = held;
+			read_rc = APC_EDATA;
+		}
+	}
 	/* Not one Activity, Counter or Block Counter message (nor perf
 	 * samples): the capture would be one Streamline cannot open, so
 	 * none is written, and the run exits 1. */

@@ -2,7 +2,7 @@
 # deps.sh - check the build and test dependencies; install them as root.
 #
 # Needs: a C compiler, make, pkg-config, the -dev packages of libxml2,
-# zlib and libarchive, and bats for the CLI tests.  As root, missing
+# zlib, libbz2, liblzma and libarchive, and bats for the CLI tests.  As root, missing
 # Debian packages are installed with apt-get (running apt-get update
 # first if the install fails for want of package lists).  Otherwise the
 # exact apt-get line is printed and the script fails.
@@ -34,9 +34,12 @@ base_deps() {
 		pkg-config --exists libxml-2.0 || need libxml2-dev
 		pkg-config --exists zlib || need zlib1g-dev
 		pkg-config --exists libarchive || need libarchive-dev
+		pkg-config --exists liblzma || need liblzma-dev
 	else
-		need libxml2-dev; need zlib1g-dev; need libarchive-dev
+		need libxml2-dev; need zlib1g-dev; need libarchive-dev; need liblzma-dev
 	fi
+	# libbz2 has no pkg-config file
+	[ -e /usr/include/bzlib.h ] || need libbz2-dev
 }
 
 if [ "${1:-}" = "--cross" ]; then cross_deps; else base_deps; fi

@@ -771,3 +771,187 @@ conv_cut() {
 	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.tgz: offset 0x"*": truncated gzip stream (the compressed data ends at byte "*")" ]]
 	diff -r "$TMP/l.apc" "$TMP/out/o.apc"
 }
+
+# ltt_compressed "PROG ARGS" EXT NAME: an LTT tarball compressed by PROG
+# (skipped, visibly, when PROG is not installed) converts as the plain
+# tarball does; cut at two thirds, or with bytes flipped half way, the
+# CPU data before the damage is converted and the damage is told, with
+# the compressed stream's first, as for .tgz.  The tarball is made big
+# enough for a cut to keep whole blocks (bzip2 -1: 100 kB, zstd: 128 kB).
+ltt_compressed() {
+	local prog=$1 ext=$2 name=$3 sz n
+	command -v "${prog%% *}" >/dev/null || skip "${prog%% *} is not installed"
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	"$APC_TOOLS/lttgen" --seed 3 --events 30000 -o "$TMP/ltt" >/dev/null
+	tar -C "$TMP" -cf "$TMP/l.tar" ltt/info ltt/eventdefs ltt/control ltt/cpu/0
+	$prog -c "$TMP/l.tar" > "$TMP/l.tar.$ext"
+	apcconv -q "$TMP/l.tar" -o "$TMP/l.apc"
+	apcconv -q "$TMP/l.tar.$ext" -o "$TMP/w.apc"
+	diff -r "$TMP/l.apc" "$TMP/w.apc"
+	whole=$(apcdump "$TMP/l.apc" | wc -l)
+	sz=$(stat -c %s "$TMP/l.tar.$ext")
+	n=$((sz * 2 / 3))
+	conv_cut "$TMP/l.tar.$ext" $n
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.tar.$ext: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); truncated tar archive: it ends inside the data of ltt/cpu/0 ("*" bytes)" ]]
+	apcverify -q "$TMP/out/o.apc"
+	part=$(apcdump "$TMP/out/o.apc" | wc -l)
+	[ "$part" -gt 100 ] && [ "$part" -lt "$whole" ]
+	# the same from a pipe, named <stdin>
+	rm -rf "$TMP/out" && mkdir "$TMP/out"
+	run sh -c 'cat "$1" | "$2" - -o "$3"' sh "$TMP/cut/l.tar.$ext" "$APC_BIN/apcconv" "$TMP/out/p.apc"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: <stdin>: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); truncated tar archive: "* ]]
+	apcverify -q "$TMP/out/p.apc"
+	# bytes flipped half way: found, no crash, no hang, nothing half-written
+	cp "$TMP/l.tar.$ext" "$TMP/bad.tar.$ext"
+	printf '\125\252\125\252\125\252\125\252' | dd of="$TMP/bad.tar.$ext" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
+	rm -rf "$TMP/out" && mkdir "$TMP/out"
+	run timeout 60 "$APC_BIN/apcconv" "$TMP/bad.tar.$ext" -o "$TMP/out/b.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/bad.tar.$ext: offset 0x"*": $name data corrupt before compressed byte "* ]]
+	[ -z "$(ls -A "$TMP/out")" ] || apcverify -q "$TMP/out/b.apc"
+	[ -z "$(ls -A "$TMP/out" | grep -v '^b\.apc$')" ]
+}
+
+@test "a cut or damaged .tar.bz2 LTT tarball: the data before the damage is converted, the damage told" {
+	ltt_compressed "bzip2 -1" bz2 bzip2
+}
+
+@test "a cut or damaged .tar.xz LTT tarball: the data before the damage is converted, the damage told" {
+	ltt_compressed xz xz xz
+}
+
+@test "a cut or damaged .tar.zst LTT tarball: the data before the damage is converted, the damage told" {
+	ltt_compressed "zstd -q" zst zstd
+}
+
+@test "a cut or damaged .tar.lz4 LTT tarball: the data before the damage is converted, the damage told" {
+	# 64 KiB blocks (lz4's default is 4 MiB, more than the whole tarball)
+	ltt_compressed "lz4 -q -B4" lz4 lz4
+}
+
+@test "a Barman dump in gzip, bzip2, xz, zstd or lz4 converts as the dump; cut, it keeps what came before" {
+	local found=0
+	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 5 --records 10000 --buffer 1000000
+	apcconv -q "$TMP/b.bin" -o "$TMP/plain.apc"
+	whole=$(count_msgs "$TMP/plain.apc" block_counter)
+	for c in "gzip:gz:gzip" "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"; do
+		IFS=: read -r prog ext name <<<"$c"
+		if ! command -v "${prog%% *}" >/dev/null; then
+			echo "# ${prog%% *} is not installed: $ext not tested" >&3
+			continue
+		fi
+		found=1
+		$prog -c "$TMP/b.bin" > "$TMP/b.bin.$ext"
+		rm -rf "$TMP/w.apc"
+		apcconv -q "$TMP/b.bin.$ext" -o "$TMP/w.apc"
+		diff -r "$TMP/plain.apc" "$TMP/w.apc"
+		n=$(($(stat -c %s "$TMP/b.bin.$ext") * 2 / 3))
+		conv_cut "$TMP/b.bin.$ext" $n
+		[ "$status" -eq 1 ]
+		# the reader stops at the short read; the stream's cut is the cause
+		[[ "${lines[0]}" == "apcconv: $TMP/cut/b.bin.$ext: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); data area truncated: "* ]]
+		apcverify -q "$TMP/out/o.apc"
+		part=$(count_msgs "$TMP/out/o.apc" block_counter)
+		[ "$part" -gt 0 ] && [ "$part" -lt "$whole" ]
+	done
+	[ "$found" -eq 1 ] || skip "none of gzip, bzip2, xz, zstd, lz4 is installed"
+}
+
+@test "a compressed Barman dump cut in the bytes its reader never reads: every record, and the cut told" {
+	local found=0 sz
+	# 2000 records in a 1 MB buffer and 200 kB after it: the reader takes
+	# the records and leaves the rest
+	"$APC_TOOLS/barmangen" -o "$TMP/t.bin" --seed 5 --records 2000 --trailing 200000
+	apcconv -q "$TMP/t.bin" -o "$TMP/plain.apc"
+	for c in "gzip:gz:gzip" "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"; do
+		IFS=: read -r prog ext name <<<"$c"
+		if ! command -v "${prog%% *}" >/dev/null; then
+			echo "# ${prog%% *} is not installed: $ext not tested" >&3
+			continue
+		fi
+		found=1
+		$prog -c "$TMP/t.bin" > "$TMP/t.bin.$ext"
+		sz=$(stat -c %s "$TMP/t.bin.$ext")
+		conv_cut "$TMP/t.bin.$ext" $((sz - 3))
+		[ "$status" -eq 1 ]
+		[[ "${lines[0]}" == "apcconv: $TMP/cut/t.bin.$ext: offset 0x"*": truncated $name stream (the compressed data ends at byte $((sz - 3)))" ]]
+		diff -r "$TMP/plain.apc" "$TMP/out/o.apc"
+	done
+	[ "$found" -eq 1 ] || skip "none of gzip, bzip2, xz, zstd, lz4 is installed"
+}
+
+@test "a compressed input cut before anything could be decoded is told as cut, not an unknown format" {
+	command -v bzip2 >/dev/null || skip "bzip2 is not installed"
+	# one 900 kB bzip2 block: nothing comes out of it until it is whole
+	bzip2 -c "$TD/barman/demo.bin" > "$TMP/d.bin.bz2"
+	n=$(($(stat -c %s "$TMP/d.bin.bz2") / 2))
+	conv_cut "$TMP/d.bin.bz2" $n
+	[ "$status" -eq 1 ]
+	[ "$output" = "apcconv: $TMP/cut/d.bin.bz2: offset 0x0: truncated bzip2 stream (the compressed data ends at byte $n)" ]
+	[ -z "$(ls -A "$TMP/out")" ]
+}
+
+@test "a cut or damaged cpio LTT archive: the members before the damage are converted, the damage told" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	"$APC_TOOLS/lttgen" --seed 3 --events 30000 -o "$TMP/ltt" >/dev/null
+	# a "new" (070701) cpio, cpu/0 last, written here; prints cpu/0's header offset
+	at=$(cd "$TMP" && python3 - ltt/info/system.xml ltt/info/bookmarks.xml ltt/eventdefs/core.xml \
+		ltt/eventdefs/extra.xml ltt/control/processes ltt/control/facilities \
+		ltt/control/interrupts ltt/cpu/1 ltt/cpu/0 <<'PY'
+import sys
+out, at = bytearray(), 0
+def member(name, data, mode=0o100644):
+    global out
+    n = name.encode() + b"\0"
+    out += b"070701" + b"".join(b"%08X" % v for v in (0, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(n), 0)) + n
+    out += b"\0" * (-len(out) % 4) + data
+    out += b"\0" * (-len(out) % 4)
+for name in sys.argv[1:]:
+    if name.endswith("cpu/0"):
+        at = len(out)
+    member(name, open(name, "rb").read())
+member("TRAILER!!!", b"", 0)
+open("l.cpio", "wb").write(out)
+print(at)
+PY
+)
+	apcconv -q "$TMP/l.cpio" -o "$TMP/l.apc"
+	whole=$(apcdump "$TMP/l.apc" | wc -l)
+	# cut in cpu/0's data: cpu/0 is left out (libarchive may not read its
+	# header), cpu/1 before it is converted, and the damage names it
+	conv_cut "$TMP/l.cpio" $((at + 100000))
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.cpio: offset $(printf 0x%x "$at"): cpio header of ltt/cpu/0: "*" bytes of data run past the end of the archive (99880 are there)" ]]
+	apcverify -q "$TMP/out/o.apc"
+	part=$(apcdump "$TMP/out/o.apc" | wc -l)
+	[ "$part" -gt 100 ] && [ "$part" -lt "$whole" ]
+	# cut in cpu/0's header
+	conv_cut "$TMP/l.cpio" $((at + 50))
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "apcconv: $TMP/cut/l.cpio: offset $(printf 0x%x $((at + 50))): truncated cpio archive: it ends inside the member header after ltt/cpu/1 (50 of its 110 bytes)" ]
+	[ "$(apcdump "$TMP/out/o.apc" | wc -l)" -eq "$part" ]
+	# its magic damaged: not skipped over to the next header
+	cp "$TMP/l.cpio" "$TMP/bad.cpio"
+	printf 'Z' | dd of="$TMP/bad.cpio" bs=1 seek=$((at + 5)) conv=notrunc 2>/dev/null
+	run apcconv "$TMP/bad.cpio" -o "$TMP/bad.apc"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcconv: $TMP/bad.cpio: offset $(printf 0x%x "$at"): damaged cpio archive: the header after ltt/cpu/1 cannot be read ("* ]]
+}
+
+@test "a tar cut before its ustar magic is still told as a cut tar, from the header's 156th byte" {
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/c.apc.tar"
+	for n in 156 200 261; do
+		conv_cut "$TMP/c.apc.tar" $n
+		[ "$status" -eq 1 ]
+		[ "$output" = "apcconv: $TMP/cut/c.apc.tar: offset $(printf 0x%x $n): truncated tar archive: it ends inside the member header after its start ($n of its 512 bytes)" ]
+		[ -z "$(ls -A "$TMP/out")" ]
+	done
+	# before the checksum's end: too little to tell a tar from other data
+	conv_cut "$TMP/c.apc.tar" 100
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot tell the input format"* ]]
+}

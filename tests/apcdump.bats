@@ -461,3 +461,30 @@ for l in sys.stdin:
 	[ "$status" -eq 1 ]
 	[[ "${lines[-1]}" == "apcdump: $TMP/cut.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte $n)" ]]
 }
+
+@test "a cut .apc.tar.bz2, .xz, .zst or .lz4: the frames before the cut, then the compressed stream named as cut" {
+	local found=0 n whole listed
+	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 5 --records 10000 --buffer 1000000
+	apcconv -q "$TMP/b.bin" -o "$TMP/c.apc.tar"
+	whole=$(apcdump "$TMP/c.apc.tar" | wc -l)
+	for c in "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"; do
+		IFS=: read -r prog ext name <<<"$c"
+		if ! command -v "${prog%% *}" >/dev/null; then
+			echo "# ${prog%% *} is not installed: .tar.$ext not tested" >&3
+			continue
+		fi
+		found=1
+		$prog -c "$TMP/c.apc.tar" > "$TMP/c.apc.tar.$ext"
+		[ "$(apcdump "$TMP/c.apc.tar.$ext" | wc -l)" -eq "$whole" ]
+		n=$(($(stat -c %s "$TMP/c.apc.tar.$ext") * 2 / 3))
+		head -c $n "$TMP/c.apc.tar.$ext" > "$TMP/cut.apc.tar.$ext"
+		run apcdump "$TMP/cut.apc.tar.$ext"
+		[ "$status" -eq 1 ]
+		[[ "${lines[-1]}" == "apcdump: $TMP/cut.apc.tar.$ext: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); truncated tar archive: it ends inside the data of c.apc/0000000000 ("*" of its "*" bytes)" ]]
+		listed=$(apcdump "$TMP/cut.apc.tar.$ext" 2>/dev/null | wc -l)
+		[ "$listed" -gt 100 ] && [ "$listed" -lt "$whole" ]
+		run apcdump --summary "$TMP/cut.apc.tar.$ext"
+		[ "$status" -eq 1 ]
+	done
+	[ "$found" -eq 1 ] || skip "none of bzip2, xz, zstd, lz4 is installed"
+}

@@ -433,3 +433,45 @@ assert o["ok"] is False and o["io_error"] is None, o
 assert [p["check"] for p in o["problems"]] == ["archive"], o
 ' <<<"$output"
 }
+
+@test "a cut or damaged .apc.tar.bz2, .xz, .zst or .lz4, or a .tar.gz with a bad CRC, is an [archive] error" {
+	local found=0 n sz
+	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 5 --records 10000 --buffer 1000000
+	apcconv -q "$TMP/b.bin" -o "$TMP/c.apc.tar"
+	for c in "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"; do
+		IFS=: read -r prog ext name <<<"$c"
+		if ! command -v "${prog%% *}" >/dev/null; then
+			echo "# ${prog%% *} is not installed: .tar.$ext not tested" >&3
+			continue
+		fi
+		found=1
+		$prog -c "$TMP/c.apc.tar" > "$TMP/c.apc.tar.$ext"
+		apcverify -q "$TMP/c.apc.tar.$ext"
+		sz=$(stat -c %s "$TMP/c.apc.tar.$ext")
+		n=$((sz * 2 / 3))
+		head -c $n "$TMP/c.apc.tar.$ext" > "$TMP/cut.apc.tar.$ext"
+		run apcverify "$TMP/cut.apc.tar.$ext"
+		[ "$status" -eq 1 ]
+		[[ "${lines[0]}" == "$TMP/cut.apc.tar.$ext: error: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); truncated tar archive: it ends inside the data of c.apc/0000000000 ("*" bytes) [archive]" ]]
+		# cut in its first kilobyte: in the first block, or just after
+		head -c 1000 "$TMP/c.apc.tar.$ext" > "$TMP/h.apc.tar.$ext"
+		run apcverify "$TMP/h.apc.tar.$ext"
+		[ "$status" -eq 1 ]
+		[[ "${lines[0]}" == "$TMP/h.apc.tar.$ext: error: offset 0x"*": truncated $name stream (the compressed data ends at byte 1000)"*" [archive]" ]]
+		# bytes flipped half way
+		cp "$TMP/c.apc.tar.$ext" "$TMP/bad.apc.tar.$ext"
+		printf '\125\252\125\252\125\252\125\252' | dd of="$TMP/bad.apc.tar.$ext" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
+		run timeout 60 "$APC_BIN/apcverify" "$TMP/bad.apc.tar.$ext"
+		[ "$status" -eq 1 ]
+		[[ "${lines[0]}" == "$TMP/bad.apc.tar.$ext: error: offset 0x"*": $name data corrupt before compressed byte "*" [archive]" ]]
+	done
+	[ "$found" -eq 1 ] || skip "none of bzip2, xz, zstd, lz4 is installed"
+	# gzip's CRC (the 4 bytes before its last 4) is checked: libarchive,
+	# which reads the members, does not
+	gzip -c "$TMP/c.apc.tar" > "$TMP/crc.apc.tar.gz"
+	sz=$(stat -c %s "$TMP/crc.apc.tar.gz")
+	printf '\377' | dd of="$TMP/crc.apc.tar.gz" bs=1 seek=$((sz - 8)) conv=notrunc 2>/dev/null
+	run apcverify "$TMP/crc.apc.tar.gz"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "$TMP/crc.apc.tar.gz: error: offset 0x"*": gzip data corrupt at compressed byte "*" (incorrect data check) [archive]" ]]
+}

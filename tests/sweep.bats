@@ -218,6 +218,28 @@ sweep_tree() {
 	sweep_file "$TMP/gen_src.trcbin"
 }
 
+@test "sweep: an LTT tarball and a Barman dump in every compression installed, cut and flipped" {
+	local n=0
+	# several blocks of each compression (bzip2 -1: 100 kB, zstd: 128 KiB),
+	# so a cut past the middle has whole blocks before it to keep
+	"$APC_TOOLS/lttgen" -o "$TMP/ltt" --seed 3 --events 30000 >/dev/null
+	tar -C "$TMP" -cf "$TMP/l.tar" ltt/info ltt/eventdefs ltt/control ltt/cpu
+	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 5 --records 10000 --buffer 1000000
+	for c in "gzip:gz" "bzip2 -1:bz2" "xz:xz" "xz --format=lzma:lzma" "zstd -q:zst" "lz4 -q -B4:lz4"; do
+		prog=${c%:*} ext=${c##*:}
+		if ! command -v "${prog%% *}" >/dev/null; then
+			echo "# ${prog%% *} is not installed: .$ext not swept" >&3
+			continue
+		fi
+		$prog -c "$TMP/l.tar" >"$TMP/l.tar.$ext"
+		sweep_file "$TMP/l.tar.$ext"
+		$prog -c "$TMP/b.bin" >"$TMP/b.bin.$ext"
+		sweep_file "$TMP/b.bin.$ext"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || skip "no compressor installed"
+}
+
 @test "sweep: shared barman, TPTP and Annotate samples cut and flipped" {
 	need_shared
 	for f in "$SHARED"/barman/*.bin "$SHARED"/tptp/*.trcxml; do
