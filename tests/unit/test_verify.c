@@ -143,6 +143,23 @@ static void add_name(struct cap *c, int core, int64_t ts, int tid, const char *n
 	pstr(b, name);
 }
 
+/* The base capture's Name frame: cookie 2 (its Link's image), then tid
+ * 100's name. */
+static void add_base_names(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_NAME);
+	p32(b, 0);
+	p32(b, 1);
+	p32(b, 2);
+	pstr(b, "app");
+	p32(b, 2);
+	p64(b, 10);
+	p32(b, 100);
+	pstr(b, "main");
+}
+
 static void add_counter(struct cap *c, int64_t ts, int core, int key, int64_t value)
 {
 	struct apc_buf *b = fr(c);
@@ -221,11 +238,11 @@ static void base(struct cap *c, const struct base_opts *o)
 		praw(b, "\x01\x02\x03", 3);
 	}
 	if (o->name_first)
-		add_name(c, 0, 10, 100, "main");
+		add_base_names(c);
 	if (!o->no_summary)
 		add_summary(c, o->canary ? o->canary : APC_NEWLINE_CANARY);
 	if (!o->name_first)
-		add_name(c, 0, 10, 100, "main");
+		add_base_names(c);
 	if (!o->no_data_msgs) {
 		const int64_t blk[] = {0, 30, 0x11, 5, 0, 40, 0x11, 6};
 
@@ -909,6 +926,36 @@ static void add_cut_annotation(struct cap *c)
 }
 static void f_annotate_cut(void) { fault_frames(add_cut_annotation, "annotate-cut", APC_V_WARNING); }
 
+/* Cookie 1 is reserved (it ends a Backtrace); cookies below -1 mean nothing. */
+static void add_cookie_one(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_NAME);
+	p32(b, 0);
+	p32(b, 1);
+	p32(b, 1);
+	pstr(b, "reserved");
+}
+static void f_cookie_reserved(void) { fault_frames(add_cookie_one, "cookie-reserved", APC_V_WARNING); }
+
+/* A Backtrace in image 9, which nothing names (its exec cookie 2 is named). */
+static void add_unnamed_image(struct cap *c)
+{
+	struct apc_buf *b = fr(c);
+
+	p32(b, APC_FRAME_BACKTRACE);
+	p32(b, 0);
+	p64(b, 70);
+	p32(b, 2);
+	p32(b, 100);
+	p32(b, 100);
+	p32(b, 9);
+	p64(b, 0x100);
+	p32(b, 1);
+}
+static void f_cookie_unnamed(void) { fault_frames(add_unnamed_image, "cookie-unnamed", APC_V_WARNING); }
+
 static void f_data_file(void)
 {
 	struct base_opts o = {0};
@@ -1034,7 +1081,7 @@ static void every_check_is_tested(void)
 		"ts-gatord-exit", "key-undeclared", "key-mixed", "block-no-ts",
 		"block-core-reading", "no-data", "captured-xml", "captured-key-dup",
 		"captured-type", "events-xml", "ext-fd", "ext-disconnect", "annotate-setup",
-		"annotate-decode", "annotate-cut", NULL};
+		"annotate-decode", "annotate-cut", "cookie-reserved", "cookie-unnamed", NULL};
 	size_t n = 0;
 
 	for (const struct apc_vcheck *k = apc_verify_checks; k->id; k++, n++) {
@@ -1182,6 +1229,8 @@ void run_tests(void)
 	T_RUN(f_annotate_setup_version);
 	T_RUN(f_annotate_decode);
 	T_RUN(f_annotate_cut);
+	T_RUN(f_cookie_reserved);
+	T_RUN(f_cookie_unnamed);
 	T_RUN(f_data_file);
 	T_RUN(f_archive);
 	T_RUN(every_check_is_tested);
