@@ -164,7 +164,7 @@ struct barman_name {
 	uint32_t id, group;  /* channel or group id; a channel's group */
 	uint32_t gen;        /* bumped whenever text or group changes */
 	char *text;
-	size_t len;
+	size_t len, cap;     /* text's length and allocated size */
 };
 
 /* An open-addressing map of u64 keys to u32 values (value 0: absent). */
@@ -1385,14 +1385,20 @@ static int barman_name_set(struct barman *b, uint32_t core, int kind, uint32_t i
 		n = &b->names[at - 1];
 	}
 	if (!n->text || n->len != len || n->group != group || memcmp(n->text, text, len) != 0) {
-		char *t = malloc(len + 1);
-		if (!t)
-			return -1;
+		/* renamed: in place when it fits (a channel renamed per
+		 * record must not cost an allocation each time) */
+		if (!n->text || len + 1 > n->cap) {
+			size_t cap = len + 1 > 32 ? len + 1 : 32;
+			char *t = malloc(cap);
+			if (!t)
+				return -1;
+			free(n->text);
+			n->text = t;
+			n->cap = cap;
+		}
 		if (len)
-			memcpy(t, text, len);
-		t[len] = '\0';
-		free(n->text);
-		n->text = t;
+			memcpy(n->text, text, len);
+		n->text[len] = '\0';
 		n->len = len;
 		n->group = group;
 		n->gen = n->gen == UINT32_MAX ? 1 : n->gen + 1;
@@ -1401,13 +1407,13 @@ static int barman_name_set(struct barman *b, uint32_t core, int kind, uint32_t i
 }
 
 /*
- * Declare name (kind, id) on core's connection `conn` at ts, unless its
- * latest version is declared there already.  APC_OK, or an error.
+ * Declare name (kind, id), names[at - 1] (none: at 0), on core's
+ * connection `conn` at ts, unless its latest version is declared there
+ * already.  APC_OK, or an error.
  */
-static int barman_name_declare(struct apc_reader *r, struct barman *b, uint32_t core, int32_t conn,
-			       int kind, uint32_t id, uint64_t ts, struct apc_batch *bt)
+static int barman_name_declare_at(struct apc_reader *r, struct barman *b, uint32_t core, int32_t conn,
+				  int kind, uint32_t id, uint32_t at, uint64_t ts, struct apc_batch *bt)
 {
-	uint32_t at = bm64_get(&b->name_at, barman_name_key(kind, id));
 	const struct barman_name *n;
 	struct apc_ann *a;
 	struct apc_event *e;
@@ -1444,14 +1450,17 @@ static int barman_name_declare(struct apc_reader *r, struct barman *b, uint32_t 
 static int barman_channel_use(struct apc_reader *r, struct barman *b, uint32_t core, int32_t conn,
 			      uint32_t channel, uint64_t ts, struct apc_batch *bt)
 {
-	uint32_t at = bm64_get(&b->name_at, barman_name_key(BM_NAME_CHANNEL, channel));
+	uint32_t at = bm64_get(&b->name_at, barman_name_key(BM_NAME_CHANNEL, channel)), group;
 	int rc;
 
 	if (!at)
 		return APC_OK;
-	if ((rc = barman_name_declare(r, b, core, conn, BM_NAME_GROUP, b->names[at - 1].group, ts, bt)) < 0)
+	group = b->names[at - 1].group;
+	if ((rc = barman_name_declare_at(r, b, core, conn, BM_NAME_GROUP, group,
+					 bm64_get(&b->name_at, barman_name_key(BM_NAME_GROUP, group)), ts,
+					 bt)) < 0)
 		return rc;
-	return barman_name_declare(r, b, core, conn, BM_NAME_CHANNEL, channel, ts, bt);
+	return barman_name_declare_at(r, b, core, conn, BM_NAME_CHANNEL, channel, at, ts, bt);
 }
 
 static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8_t *p, uint64_t len,
