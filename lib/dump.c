@@ -835,15 +835,12 @@ static int set_name(char **dst, const uint8_t *s, size_t n)
 }
 
 /* The thread of a message's tid field, added when new (NULL when out
- * of memory, or when the message has no tid). */
-static struct sum_thread *sum_thread(struct dump *d, const struct apc_msg *m)
+ * of memory). */
+static struct sum_thread *sum_thread(struct dump *d, const struct apc_field *tid)
 {
-	const struct apc_field *tid = apc_msg_field(m, "tid");
 	struct sum_thread *th;
 	size_t i;
 
-	if (!tid)
-		return NULL;
 	if ((i = map_get(&d->thr_map, (uint64_t)tid->i)) != (size_t)-1)
 		return &d->thr[i];
 	th = table_add((void **)&d->thr, &d->nthr, &d->cthr, sizeof *th);
@@ -940,8 +937,10 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 		}
 	}
 	/* (block counter messages, most of a capture, have no tid) */
-	if (m->frame_type != APC_FRAME_BLOCK_COUNTER && apc_msg_field(m, "tid")) {
-		struct sum_thread *th = sum_thread(d, m);
+	const struct apc_field *tid =
+		m->frame_type != APC_FRAME_BLOCK_COUNTER ? apc_msg_field(m, "tid") : NULL;
+	if (tid) {
+		struct sum_thread *th = sum_thread(d, tid);
 		if (!th)
 			return APC_ENOMEM;
 		th->msgs++;
@@ -957,7 +956,7 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 	} else if (!strcmp(m->name, "thread_name") || !strcmp(m->name, "proc")) {
 		const struct apc_field *nm = apc_msg_field(m, m->name[0] == 't' ? "name" : "comm");
 		struct sum_thread *th;
-		if (nm && (th = sum_thread(d, m)) &&
+		if (nm && tid && (th = sum_thread(d, tid)) &&
 		    set_name(&th->name, nm->s, nm->len) < 0)
 			return APC_ENOMEM;
 	} else if (!strcmp(m->name, "core_name")) {

@@ -1004,8 +1004,7 @@ static void walk_backtrace(struct verify *v, struct vcur *c, int32_t core)
 				return;
 			if (cookie == 1)
 				break;
-			if (cookie < -1)
-				v_cookie_reserved(v, cookie, c_off(v, at), "Backtrace entry");
+			v_cookie_reserved(v, cookie, c_off(v, at), "Backtrace entry");
 			v_cookie(v, cookie, 0, c_off(v, at));
 			if (c_p64(v, c, &x, "backtrace offset") < 0)
 				return;
