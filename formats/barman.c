@@ -27,6 +27,7 @@
 
 #include "cpu.h"
 #include "format.h"
+#include "map64.h"
 #include "scale.h"
 #include "util.h"
 
@@ -167,13 +168,6 @@ struct barman_name {
 	size_t len, cap;     /* text's length and allocated size */
 };
 
-/* An open-addressing map of u64 keys to u32 values (value 0: absent). */
-struct barman_map64 {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t cap, n;
-};
-
 /* A piece of the data area to decode: file range, or memory (stash). */
 struct barman_seg {
 	uint64_t file_off, len;
@@ -211,8 +205,8 @@ struct barman {
 	int32_t ncookies;
 	struct barman_name *names; /* channel and group names, in order of first sight */
 	size_t nnames, names_cap;
-	struct barman_map64 name_at;  /* (kind, id) -> index + 1 in names */
-	struct barman_map64 declared; /* (core, kind, id) -> gen declared on that core's connection */
+	struct apc_map64 name_at;  /* (kind, id) -> index + 1 in names */
+	struct apc_map64 declared; /* (core, kind, id) -> gen declared on that core's connection */
 
 	/* stream window: win[0..win_len) holds file bytes from win_abs */
 	uint8_t *win;
@@ -1289,59 +1283,12 @@ static uint32_t barman_color(struct apc_reader *r, uint32_t c)
 	return c << 8 | tag;
 }
 
-static size_t bm64_slot(uint64_t k, size_t cap)
+/* The value stored for k; 0 when absent (no value stored is 0). */
+static uint32_t bm64_get(const struct apc_map64 *m, uint64_t k)
 {
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return (size_t)k & (cap - 1);
-}
+	uint64_t v;
 
-static uint32_t bm64_get(const struct barman_map64 *m, uint64_t k)
-{
-	if (!m->cap)
-		return 0;
-	for (size_t i = bm64_slot(k, m->cap); m->vals[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == k)
-			return m->vals[i];
-	return 0;
-}
-
-/* Set key k to v (not 0); 0, or -1 on allocation failure. */
-static int bm64_put(struct barman_map64 *m, uint64_t k, uint32_t v)
-{
-	size_t i;
-
-	if ((m->n + 1) * 4 > m->cap * 3) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct barman_map64 nm = {calloc(cap, sizeof *nm.keys), calloc(cap, sizeof *nm.vals), cap, 0};
-		if (!nm.keys || !nm.vals) {
-			free(nm.keys);
-			free(nm.vals);
-			return -1;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->vals[j])
-				continue;
-			for (i = bm64_slot(m->keys[j], cap); nm.vals[i]; i = (i + 1) & (cap - 1))
-				;
-			nm.keys[i] = m->keys[j];
-			nm.vals[i] = m->vals[j];
-			nm.n++;
-		}
-		free(m->keys);
-		free(m->vals);
-		*m = nm;
-	}
-	for (i = bm64_slot(k, m->cap); m->vals[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == k) {
-			m->vals[i] = v;
-			return 0;
-		}
-	m->keys[i] = k;
-	m->vals[i] = v;
-	m->n++;
-	return 0;
+	return apc_map64_find(m, k, &v) ? (uint32_t)v : 0;
 }
 
 static uint64_t barman_name_key(int kind, uint32_t id)
@@ -1376,7 +1323,7 @@ static int barman_name_set(struct barman *b, uint32_t core, int kind, uint32_t i
 			b->names_cap = cap;
 		}
 		if (b->nnames >= UINT32_MAX - 1 ||
-		    bm64_put(&b->name_at, barman_name_key(kind, id), (uint32_t)b->nnames + 1) < 0)
+		    apc_map64_put(&b->name_at, barman_name_key(kind, id), (uint32_t)b->nnames + 1) < 0)
 			return -1;
 		n = &b->names[b->nnames++];
 		memset(n, 0, sizeof *n);
@@ -1403,7 +1350,7 @@ static int barman_name_set(struct barman *b, uint32_t core, int kind, uint32_t i
 		n->group = group;
 		n->gen = n->gen == UINT32_MAX ? 1 : n->gen + 1;
 	}
-	return bm64_put(&b->declared, barman_decl_key(core, kind, id), n->gen);
+	return apc_map64_put(&b->declared, barman_decl_key(core, kind, id), n->gen);
 }
 
 /*
@@ -1439,7 +1386,7 @@ static int barman_name_declare_at(struct apc_reader *r, struct barman *b, uint32
 	a->text = apc_batch_strdup(bt, n->text, n->len);
 	a->text_len = n->len;
 	e = apc_batch_add(bt, APC_EV_ANNOTATION, ts, core < b->max_cores ? (int32_t)core : APC_NO_CORE);
-	if (!e || !a->text || bm64_put(&b->declared, barman_decl_key(core, kind, id), n->gen) < 0)
+	if (!e || !a->text || apc_map64_put(&b->declared, barman_decl_key(core, kind, id), n->gen) < 0)
 		return barman_nomem(r, b);
 	e->u.ann = a;
 	return APC_OK;
@@ -1973,10 +1920,8 @@ static void barman_close(struct apc_reader *r)
 	for (size_t i = 0; i < b->nnames; i++)
 		free(b->names[i].text);
 	free(b->names);
-	free(b->name_at.keys);
-	free(b->name_at.vals);
-	free(b->declared.keys);
-	free(b->declared.vals);
+	apc_map64_free(&b->name_at);
+	apc_map64_free(&b->declared);
 	free(b->strtab);
 	free(b->win);
 	free(b->stash);

@@ -40,6 +40,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "map64.h"
 #include "runs.h"
 #include "tptp.h"
 #include "util.h"
@@ -55,113 +56,6 @@
 #define TPTP_COOKIE 2
 #define TPTP_EARLY_MAX 4096    /* records kept waiting for the first time */
 #define TPTP_PROCESS_NAME "java" /* the process's name when processCreate gives none */
-
-/* ---- a u64 -> u64 hash map (linear probing, backward-shift delete) ---- */
-
-struct tptp_hmap {
-	uint64_t *keys, *vals;
-	uint8_t *used;
-	size_t cap, n;
-};
-
-static size_t hmap_slot(uint64_t k, size_t cap)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return (size_t)k & (cap - 1);
-}
-
-static int hmap_find(const struct tptp_hmap *h, uint64_t k, uint64_t *v)
-{
-	if (!h->cap)
-		return 0;
-	for (size_t i = hmap_slot(k, h->cap); h->used[i]; i = (i + 1) & (h->cap - 1))
-		if (h->keys[i] == k) {
-			if (v)
-				*v = h->vals[i];
-			return 1;
-		}
-	return 0;
-}
-
-static int hmap_put(struct tptp_hmap *h, uint64_t k, uint64_t v);
-
-static int hmap_grow(struct tptp_hmap *h)
-{
-	struct tptp_hmap nh = {0};
-	size_t cap = h->cap ? h->cap * 2 : 64;
-
-	nh.keys = malloc(cap * sizeof *nh.keys);
-	nh.vals = malloc(cap * sizeof *nh.vals);
-	nh.used = calloc(cap, 1);
-	if (!nh.keys || !nh.vals || !nh.used) {
-		free(nh.keys);
-		free(nh.vals);
-		free(nh.used);
-		return -1;
-	}
-	nh.cap = cap;
-	for (size_t i = 0; i < h->cap; i++)
-		if (h->used[i])
-			hmap_put(&nh, h->keys[i], h->vals[i]);
-	free(h->keys);
-	free(h->vals);
-	free(h->used);
-	*h = nh;
-	return 0;
-}
-
-static int hmap_put(struct tptp_hmap *h, uint64_t k, uint64_t v)
-{
-	size_t i;
-
-	if ((h->n + 1) * 4 > h->cap * 3 && hmap_grow(h) < 0)
-		return -1;
-	for (i = hmap_slot(k, h->cap); h->used[i]; i = (i + 1) & (h->cap - 1))
-		if (h->keys[i] == k) {
-			h->vals[i] = v;
-			return 0;
-		}
-	h->used[i] = 1;
-	h->keys[i] = k;
-	h->vals[i] = v;
-	h->n++;
-	return 0;
-}
-
-static void hmap_del(struct tptp_hmap *h, uint64_t k)
-{
-	size_t i, j, mask = h->cap - 1;
-
-	if (!h->cap)
-		return;
-	for (i = hmap_slot(k, h->cap); h->used[i]; i = (i + 1) & mask)
-		if (h->keys[i] == k)
-			break;
-	if (!h->used[i])
-		return;
-	/* Backward-shift: move later entries of the run into the hole when
-	 * their home slot allows it, so lookups never need tombstones. */
-	for (j = (i + 1) & mask; h->used[j]; j = (j + 1) & mask) {
-		size_t home = hmap_slot(h->keys[j], h->cap);
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			h->keys[i] = h->keys[j];
-			h->vals[i] = h->vals[j];
-			i = j;
-		}
-	}
-	h->used[i] = 0;
-	h->n--;
-}
-
-static void hmap_free(struct tptp_hmap *h)
-{
-	free(h->keys);
-	free(h->vals);
-	free(h->used);
-	memset(h, 0, sizeof *h);
-}
 
 /* ---- interned strings: names live until the map is freed -------------- */
 
@@ -315,7 +209,7 @@ struct tptp_map {
 	const char *process_name; /* processCreate's name (interned), or NULL */
 	uint32_t c_live, c_rate;
 	struct tptp_strpool pool;
-	struct tptp_hmap thread_ids, class_ids, method_ids, objects, used_tids;
+	struct apc_map64 thread_ids, class_ids, method_ids, objects, used_tids;
 	struct tptp_thread *threads;
 	size_t nthreads, threads_cap;
 	struct tptp_method *methods;
@@ -602,11 +496,11 @@ void tptp_map_free(struct tptp_map *m)
 	free(m->methods);
 	free(m->early);
 	queue_free(m);
-	hmap_free(&m->thread_ids);
-	hmap_free(&m->class_ids);
-	hmap_free(&m->method_ids);
-	hmap_free(&m->objects);
-	hmap_free(&m->used_tids);
+	apc_map64_free(&m->thread_ids);
+	apc_map64_free(&m->class_ids);
+	apc_map64_free(&m->method_ids);
+	apc_map64_free(&m->objects);
+	apc_map64_free(&m->used_tids);
 	pool_free(&m->pool);
 	free(m);
 }
@@ -844,7 +738,7 @@ int tptp_map_begin(struct tptp_map *m, uint64_t first_time, struct apc_err *err)
 	 * keep thread tids off it. */
 	if (!m->pid)
 		m->pid = m->next_synth_tid++;
-	if (hmap_put(&m->used_tids, (uint64_t)m->pid, 1) < 0)
+	if (apc_map64_put(&m->used_tids, (uint64_t)m->pid, 1) < 0)
 		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	meta->wall_clock_ns = t0;
 	meta->monotonic_delta = t0;
@@ -1034,7 +928,7 @@ static struct tptp_thread *thread_get(struct tptp_map *m, uint64_t id, int creat
 	char buf[64];
 	int32_t tid;
 
-	if (!create && hmap_find(&m->thread_ids, id, &idx))
+	if (!create && apc_map64_find(&m->thread_ids, id, &idx))
 		return &m->threads[idx];
 	if (m->nthreads == m->threads_cap) {
 		size_t cap = m->threads_cap ? m->threads_cap * 2 : 16;
@@ -1046,7 +940,7 @@ static struct tptp_thread *thread_get(struct tptp_map *m, uint64_t id, int creat
 	}
 	/* The TPTP id when it fits and is fresh: users can match it with the
 	 * profiler's views; otherwise a synthetic one. */
-	if (id > 0 && id < TPTP_SYNTH_TID && !hmap_find(&m->used_tids, id, NULL)) {
+	if (id > 0 && id < TPTP_SYNTH_TID && !apc_map64_find(&m->used_tids, id, NULL)) {
 		tid = (int32_t)id;
 	} else {
 		tid = m->next_synth_tid < INT32_MAX ? m->next_synth_tid++ : INT32_MAX;
@@ -1058,8 +952,8 @@ static struct tptp_thread *thread_get(struct tptp_map *m, uint64_t id, int creat
 					   : "tptp thread ids reused or equal to the pid (given synthetic tids)",
 				   1);
 	}
-	if (hmap_put(&m->used_tids, (uint64_t)tid, 1) < 0 ||
-	    hmap_put(&m->thread_ids, id, m->nthreads) < 0)
+	if (apc_map64_put(&m->used_tids, (uint64_t)tid, 1) < 0 ||
+	    apc_map64_put(&m->thread_ids, id, m->nthreads) < 0)
 		return NULL;
 	th = &m->threads[m->nthreads];
 	memset(th, 0, sizeof *th);
@@ -1100,7 +994,7 @@ static struct tptp_thread *thread_use(struct tptp_map *m, const struct tptp_rec 
 	uint64_t idx;
 	uint64_t id = (r->has & TPTP_HAS_THREAD) ? r->thread_id : 0;
 
-	if (hmap_find(&m->thread_ids, id, &idx))
+	if (apc_map64_find(&m->thread_ids, id, &idx))
 		return &m->threads[idx];
 	apc_model_unmapped(m->model, "tptp threads used before threadStart (named by id)", 1);
 	return thread_get(m, id, 1, (r->has & TPTP_HAS_TIME) ? r->time : m->last_ts, NULL);
@@ -1169,7 +1063,7 @@ static struct tptp_method *method_get(struct tptp_map *m, const struct tptp_rec 
 		}
 		return &m->methods[m->noid];
 	}
-	if (!hmap_find(&m->method_ids, r->method_id, &idx)) {
+	if (!apc_map64_find(&m->method_ids, r->method_id, &idx)) {
 		/* Undefined method: give it a placeholder definition. */
 		snprintf(buf, sizeof buf, "method%" PRIu64, r->method_id);
 		apc_model_unmapped(m->model, "tptp calls of undefined methods (named by id)", 1);
@@ -1177,7 +1071,7 @@ static struct tptp_method *method_get(struct tptp_map *m, const struct tptp_rec 
 			return NULL;
 		idx = (uint64_t)(me - m->methods);
 		me->name = pool_intern(&m->pool, buf, strlen(buf));
-		if (!me->name || hmap_put(&m->method_ids, r->method_id, idx) < 0)
+		if (!me->name || apc_map64_put(&m->method_ids, r->method_id, idx) < 0)
 			return NULL;
 	}
 	me = &m->methods[idx];
@@ -1187,7 +1081,7 @@ static struct tptp_method *method_get(struct tptp_map *m, const struct tptp_rec 
 		uint64_t cv;
 		uint64_t cid = me->has_class ? me->class_id : r->class_id;
 		int have = me->has_class || (r->has & TPTP_HAS_CLASS);
-		if (have && hmap_find(&m->class_ids, cid, &cv))
+		if (have && apc_map64_find(&m->class_ids, cid, &cv))
 			cls = (const char *)(uintptr_t)cv;
 	}
 	if (cls)
@@ -1295,7 +1189,7 @@ static int method_exit(struct tptp_map *m, const struct tptp_rec *r)
 	 */
 	by_ticket = (r->has & TPTP_HAS_TICKET) && r->ticket != 0;
 	by_method = (r->has & TPTP_HAS_METHOD) &&
-		    (r->method_id != 0 || hmap_find(&m->method_ids, 0, NULL));
+		    (r->method_id != 0 || apc_map64_find(&m->method_ids, 0, NULL));
 	for (k = th->depth; k > 0; k--) {
 		struct tptp_call *c = &th->stack[k - 1];
 		if (by_ticket && c->has_ticket) {
@@ -1337,12 +1231,12 @@ static int obj_alloc(struct tptp_map *m, const struct tptp_rec *r)
 		size = 0;
 	}
 	if (r->has & TPTP_HAS_OBJECT) {
-		if (hmap_find(&m->objects, r->object_id, &old)) {
+		if (apc_map64_find(&m->objects, r->object_id, &old)) {
 			apc_model_unmapped(m->model, "tptp objAlloc of a live object id (old one freed)", 1);
 			m->st.live_heap -= (int64_t)old;
 			old_live = old;
 		}
-		if (hmap_put(&m->objects, r->object_id, size) < 0)
+		if (apc_map64_put(&m->objects, r->object_id, size) < 0)
 			return -1;
 	}
 	m->st.live_heap += (int64_t)size;
@@ -1357,11 +1251,11 @@ static int obj_free(struct tptp_map *m, const struct tptp_rec *r)
 {
 	uint64_t t = rec_time(m, r, NULL), size;
 
-	if (!(r->has & TPTP_HAS_OBJECT) || !hmap_find(&m->objects, r->object_id, &size)) {
+	if (!(r->has & TPTP_HAS_OBJECT) || !apc_map64_find(&m->objects, r->object_id, &size)) {
 		apc_model_unmapped(m->model, "tptp objFree of an unknown object", 1);
 		return 0;
 	}
-	hmap_del(&m->objects, r->object_id);
+	apc_map64_del(&m->objects, r->object_id);
 	m->st.live_heap -= (int64_t)size;
 	return push_counter(m, t, m->c_live, -(int64_t)size);
 }
@@ -1501,7 +1395,7 @@ static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 	case TPTP_THREAD_START: {
 		uint64_t t = rec_time(m, r, NULL);
 		uint64_t id = (r->has & TPTP_HAS_THREAD) ? r->thread_id : 0;
-		if (hmap_find(&m->thread_ids, id, &idx)) {
+		if (apc_map64_find(&m->thread_ids, id, &idx)) {
 			/* Started again without threadEnd: the old thread ends
 			 * here, and a new one begins. */
 			if (thread_end(m, &m->threads[idx], t) < 0)
@@ -1513,19 +1407,19 @@ static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 	}
 	case TPTP_THREAD_END: {
 		uint64_t id = (r->has & TPTP_HAS_THREAD) ? r->thread_id : 0;
-		if (!hmap_find(&m->thread_ids, id, &idx)) {
+		if (!apc_map64_find(&m->thread_ids, id, &idx)) {
 			apc_model_unmapped(m->model, "tptp threadEnd of an unknown thread", 1);
 			break;
 		}
 		rc = thread_end(m, &m->threads[idx], rec_time(m, r, &m->threads[idx]));
 		/* The id may be reused by a later threadStart. */
-		hmap_del(&m->thread_ids, id);
+		apc_map64_del(&m->thread_ids, id);
 		break;
 	}
 	case TPTP_CLASS_DEF:
 		if ((r->has & TPTP_HAS_CLASS) && r->name) {
 			const char *n = pool_intern(&m->pool, r->name, strlen(r->name));
-			if (!n || hmap_put(&m->class_ids, r->class_id, (uint64_t)(uintptr_t)n) < 0)
+			if (!n || apc_map64_put(&m->class_ids, r->class_id, (uint64_t)(uintptr_t)n) < 0)
 				rc = -1;
 		} else {
 			apc_model_unmapped(m->model, "tptp classDef without a class id or name (ignored)", 1);
@@ -1535,7 +1429,7 @@ static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 		break;
 	case TPTP_CLASS_UNLOAD:
 		if (r->has & TPTP_HAS_CLASS)
-			hmap_del(&m->class_ids, r->class_id);
+			apc_map64_del(&m->class_ids, r->class_id);
 		break;
 	case TPTP_METHOD_DEF: {
 		struct tptp_method *me;
@@ -1551,7 +1445,7 @@ static int map_data(struct tptp_map *m, const struct tptp_rec *r, struct apc_err
 		me->class_id = r->class_id;
 		me->has_class = !!(r->has & TPTP_HAS_CLASS);
 		me->name = pool_intern(&m->pool, r->name ? r->name : "?", r->name ? strlen(r->name) : 1);
-		if (!me->name || hmap_put(&m->method_ids, r->method_id, (uint64_t)(me - m->methods)) < 0)
+		if (!me->name || apc_map64_put(&m->method_ids, r->method_id, (uint64_t)(me - m->methods)) < 0)
 			return map_nomem(err);
 		break;
 	}

@@ -25,6 +25,7 @@
 #include "frame.h"
 #include "input.h"
 #include "json.h"
+#include "map64.h"
 #include "packed.h"
 #include "util.h"
 
@@ -78,72 +79,14 @@ int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_
 	return APC_OK;
 }
 
-/* ---- a small map from 64-bit keys to table indexes --------------------- */
+/* ---- tables indexed through a map of their keys --------------------- */
 
-struct dump_map {
-	uint64_t *keys;
-	size_t *vals; /* index + 1; 0 = empty slot */
-	size_t cap, n;
-};
-
-static size_t map_hash(uint64_t k, size_t cap)
+/* The index stored for key, or (size_t)-1. */
+static size_t map_get(const struct apc_map64 *m, uint64_t key)
 {
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return (size_t)k & (cap - 1);
-}
+	uint64_t v;
 
-/* Index stored for key, or (size_t)-1. */
-static size_t map_get(const struct dump_map *m, uint64_t key)
-{
-	if (!m->cap)
-		return (size_t)-1;
-	for (size_t i = map_hash(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->vals[i])
-			return (size_t)-1;
-		if (m->keys[i] == key)
-			return m->vals[i] - 1;
-	}
-}
-
-static int map_put(struct dump_map *m, uint64_t key, size_t val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct dump_map nm = {.cap = m->cap ? m->cap * 2 : 64};
-		nm.keys = malloc(nm.cap * sizeof *nm.keys);
-		nm.vals = calloc(nm.cap, sizeof *nm.vals);
-		if (!nm.keys || !nm.vals) {
-			free(nm.keys);
-			free(nm.vals);
-			return APC_ENOMEM;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->vals[i])
-				map_put(&nm, m->keys[i], m->vals[i] - 1);
-		free(m->keys);
-		free(m->vals);
-		*m = nm;
-	}
-	for (size_t i = map_hash(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->vals[i]) {
-			m->keys[i] = key;
-			m->vals[i] = val + 1;
-			m->n++;
-			return APC_OK;
-		}
-		if (m->keys[i] == key) {
-			m->vals[i] = val + 1;
-			return APC_OK;
-		}
-	}
-}
-
-static void map_free(struct dump_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof *m);
+	return apc_map64_find(m, key, &v) ? (size_t)v : (size_t)-1;
 }
 
 /* Grow a table of `size`-byte entries to hold one more. */
@@ -224,12 +167,12 @@ struct dump {
 	uint64_t frames[APC_DUMP_TYPES + 1], fmsgs[APC_DUMP_TYPES + 1];
 	uint64_t nframes, nmsgs, bytes, errors;
 	struct sum_kind *kinds; size_t nkinds, ckinds;
-	struct sum_counter *ctrs; size_t nctrs, cctrs; struct dump_map ctr_map;
-	struct sum_thread *thr; size_t nthr, cthr; struct dump_map thr_map;
-	struct sum_core *cores; size_t ncores, ccores; struct dump_map core_map;
-	struct sum_chan *chans; size_t nchans, cchans; struct dump_map chan_map;
-	struct sum_order *ord; size_t nord, cord; struct dump_map ord_map;
-	struct sum_order *xord; size_t nxord, cxord; struct dump_map xord_map;
+	struct sum_counter *ctrs; size_t nctrs, cctrs; struct apc_map64 ctr_map;
+	struct sum_thread *thr; size_t nthr, cthr; struct apc_map64 thr_map;
+	struct sum_core *cores; size_t ncores, ccores; struct apc_map64 core_map;
+	struct sum_chan *chans; size_t nchans, cchans; struct apc_map64 chan_map;
+	struct sum_order *ord; size_t nord, cord; struct apc_map64 ord_map;
+	struct sum_order *xord; size_t nxord, cxord; struct apc_map64 xord_map;
 	int have_ts;
 	int64_t first_ts, last_ts;
 	uint64_t regressions, x_regressions;
@@ -328,7 +271,7 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 			k = key ? strtol((const char *)key, NULL, 0) : -1;
 			if (key && k >= 0 && k <= INT32_MAX && map_get(&d->ctr_map, (uint64_t)k) == (size_t)-1) {
 				sc = table_add((void **)&d->ctrs, &d->nctrs, &d->cctrs, sizeof *sc);
-				if (!sc || map_put(&d->ctr_map, (uint64_t)k, d->nctrs - 1) < 0) {
+				if (!sc || apc_map64_put(&d->ctr_map, (uint64_t)k, d->nctrs - 1) < 0) {
 					xmlFree(key);
 					xmlFree(name);
 					return APC_ENOMEM;
@@ -804,7 +747,7 @@ static struct sum_counter *sum_counter(struct dump *d, int32_t key)
 	if (i != (size_t)-1)
 		return &d->ctrs[i];
 	c = table_add((void **)&d->ctrs, &d->nctrs, &d->cctrs, sizeof *c);
-	if (!c || map_put(&d->ctr_map, (uint64_t)(uint32_t)key, d->nctrs - 1) < 0)
+	if (!c || apc_map64_put(&d->ctr_map, (uint64_t)(uint32_t)key, d->nctrs - 1) < 0)
 		return NULL;
 	c->key = key;
 	return c;
@@ -818,7 +761,7 @@ static struct sum_core *sum_core(struct dump *d, int32_t core)
 	if (i != (size_t)-1)
 		return &d->cores[i];
 	c = table_add((void **)&d->cores, &d->ncores, &d->ccores, sizeof *c);
-	if (!c || map_put(&d->core_map, (uint64_t)(uint32_t)core, d->ncores - 1) < 0)
+	if (!c || apc_map64_put(&d->core_map, (uint64_t)(uint32_t)core, d->ncores - 1) < 0)
 		return NULL;
 	c->core = core;
 	return c;
@@ -844,14 +787,14 @@ static struct sum_thread *sum_thread(struct dump *d, const struct apc_field *tid
 	if ((i = map_get(&d->thr_map, (uint64_t)tid->i)) != (size_t)-1)
 		return &d->thr[i];
 	th = table_add((void **)&d->thr, &d->nthr, &d->cthr, sizeof *th);
-	if (!th || map_put(&d->thr_map, (uint64_t)tid->i, d->nthr - 1) < 0)
+	if (!th || apc_map64_put(&d->thr_map, (uint64_t)tid->i, d->nthr - 1) < 0)
 		return NULL;
 	th->tid = (int32_t)tid->i;
 	return th;
 }
 
 /* Last ts in an order table; returns the slot to update. */
-static struct sum_order *order_slot(struct dump_map *map, struct sum_order **tab, size_t *n,
+static struct sum_order *order_slot(struct apc_map64 *map, struct sum_order **tab, size_t *n,
 				    size_t *cap, uint64_t key, int *fresh)
 {
 	size_t i = map_get(map, key);
@@ -861,7 +804,7 @@ static struct sum_order *order_slot(struct dump_map *map, struct sum_order **tab
 	if (i != (size_t)-1)
 		return &(*tab)[i];
 	o = table_add((void **)tab, n, cap, sizeof *o);
-	if (!o || map_put(map, key, *n - 1) < 0)
+	if (!o || apc_map64_put(map, key, *n - 1) < 0)
 		return NULL;
 	*fresh = 1;
 	return o;
@@ -989,7 +932,7 @@ static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 	i = map_get(&d->chan_map, (uint64_t)(uint32_t)n->channel);
 	if (i == (size_t)-1) {
 		c = table_add((void **)&d->chans, &d->nchans, &d->cchans, sizeof *c);
-		if (!c || map_put(&d->chan_map, (uint64_t)(uint32_t)n->channel, d->nchans - 1) < 0)
+		if (!c || apc_map64_put(&d->chan_map, (uint64_t)(uint32_t)n->channel, d->nchans - 1) < 0)
 			return APC_ENOMEM;
 		c->channel = n->channel;
 	} else {
@@ -1444,12 +1387,12 @@ static void dump_free(struct dump *d)
 	free(d->chans);
 	free(d->ord);
 	free(d->xord);
-	map_free(&d->ctr_map);
-	map_free(&d->thr_map);
-	map_free(&d->core_map);
-	map_free(&d->chan_map);
-	map_free(&d->ord_map);
-	map_free(&d->xord_map);
+	apc_map64_free(&d->ctr_map);
+	apc_map64_free(&d->thr_map);
+	apc_map64_free(&d->core_map);
+	apc_map64_free(&d->chan_map);
+	apc_map64_free(&d->ord_map);
+	apc_map64_free(&d->xord_map);
 	if (d->doc)
 		xmlFreeDoc(d->doc);
 }
