@@ -49,13 +49,21 @@
 #define IN_MAX_DEPTH 64
 /* Largest single read(2)/inflate request, well below SSIZE_MAX and UINT_MAX. */
 #define IN_MAX_IO (1u << 30)
+
+/* gzip seek points (see "gzip seek points" below) */
+#define IN_GZ_WIN 32768u              /* deflate's history */
+#define IN_GZ_SPAN ((uint64_t)256 << 10) /* decoded bytes between noted points */
+#define IN_GZ_RING 16u                /* points noted, the latest kept */
+#define IN_GZ_SHARE ((uint64_t)1 << 20) /* a member this close to a kept point uses it */
+#define IN_GZ_KEEP 64u                /* points kept for members, at most */
 /* Memory liblzma may take to decode (xz -9 needs 65 MiB): more is refused. */
 #define IN_LZMA_MEMLIMIT (256u << 20)
 
 /*
  * SRC_RANGE is a plain tar's member: its bytes lie at one place in the
  * archive file and are read there with pread(), so a member cut short
- * by the end of the file still gives every byte it has.
+ * by the end of the file still gives every byte it has.  A .tar.gz's
+ * member is read the same way from a seek point on, and decoded.
  */
 enum stream_src { SRC_FD, SRC_ARCHIVE, SRC_MEM, SRC_RANGE };
 
@@ -74,6 +82,25 @@ struct arc_src {
 	uint8_t buf[IN_BUFSZ];
 };
 
+/* Where decoding a gzip file can start: a deflate block's first bit. */
+struct gz_point {
+	uint64_t out;      /* decoded offset of the block */
+	int64_t in;        /* file offset of the first whole byte of it */
+	int bits;          /* 1-7: the block starts in the byte before, this many bits from its end */
+	int hdr;           /* a gzip header starts at in (the file's start): no history */
+	unsigned wlen;     /* bytes of history in win */
+	uint8_t *win;
+};
+
+/* The points a decoder notes while an archive is listed (the last
+ * IN_GZ_RING, at least IN_GZ_SPAN apart). */
+struct gz_rec {
+	int64_t base;      /* file offset of the stream's raw byte 0 */
+	struct gz_point ring[IN_GZ_RING];
+	unsigned next, n;
+	uint64_t last_out;
+};
+
 struct apc_stream {
 	char *name;
 	enum stream_src src;
@@ -86,8 +113,10 @@ struct apc_stream {
 	uint64_t offset;   /* uncompressed bytes handed to the caller */
 	uint64_t produced; /* uncompressed bytes produced by the lower layers */
 
-	/* SRC_RANGE: where the member's data starts in the archive file */
+	/* SRC_RANGE: where the member's data starts in the archive file,
+	 * and how many bytes from there are its (raw) */
 	int64_t base;
+	uint64_t range;
 
 	/* SRC_ARCHIVE */
 	struct archive *ar;
@@ -107,6 +136,9 @@ struct apc_stream {
 	z_stream z;        /* DEC_GZIP */
 	bz_stream bz;      /* DEC_BZIP2 */
 	lzma_stream lz;    /* DEC_XZ, DEC_LZMA */
+	struct gz_rec *gzr; /* DEC_GZIP: seek points to note, or NULL */
+	int gz_raw;        /* DEC_GZIP: started at a seek point, inside a gzip member */
+	unsigned gz_skip;  /* DEC_GZIP: trailer bytes still to pass over */
 	struct archive *dar; /* DEC_ZSTD, DEC_LZ4, DEC_COMPRESS: libarchive's raw format */
 	const uint8_t *dar_blk; /* its last block, dar_left bytes not given out yet */
 	size_t dar_left;
@@ -114,6 +146,10 @@ struct apc_stream {
 	/* look-ahead */
 	uint8_t *la;
 	size_t la_off, la_len;
+
+	/* a member decoded from a seek point: its decoded bytes still to come */
+	int has_left;
+	uint64_t left;
 
 	int src_eof;
 	int failed;        /* sticky: every later read returns saved */
@@ -126,6 +162,8 @@ struct in_member {
 	uint64_t index;/* entry index in the archive */
 	int64_t data_off; /* plain tar: where its data starts in the file, else -1 */
 	int64_t size;  /* its size from the header, or -1 */
+	int64_t zoff;  /* .tar.gz: where its data starts in the decoded tar, else -1 */
+	int zpt;       /* .tar.gz: the seek point to decode it from (index in gzp), or -1 */
 };
 
 struct apc_input {
@@ -140,6 +178,8 @@ struct apc_input {
 	char *label;               /* prefix of member stream names */
 	struct in_member *mem;
 	size_t nmem, capmem;
+	struct gz_point *gzp;      /* .tar.gz: seek points kept for members */
+	size_t ngzp;
 	const char **names;
 	size_t skipped;            /* unsafe members left out */
 	int is_mem;                /* a folder of in-memory files */
@@ -217,6 +257,8 @@ static struct apc_stream *stream_new_fd(int fd, const char *name, int own)
 	return s;
 }
 
+static void gz_rec_free(struct gz_rec *g);
+
 void apc_stream_close(struct apc_stream *s)
 {
 	if (!s)
@@ -239,6 +281,7 @@ void apc_stream_close(struct apc_stream *s)
 	free(s->asrc);
 	if (s->own_fd && s->fd >= 0)
 		close(s->fd);
+	gz_rec_free(s->gzr);
 	free(s->zin);
 	free(s->la);
 	free(s->name);
@@ -286,7 +329,7 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 			return -1;
 		}
 	} else if (s->src == SRC_RANGE) {
-		uint64_t left = (uint64_t)s->size - s->raw_pos;
+		uint64_t left = s->range - s->raw_pos;
 		if (n > left)
 			n = (size_t)left;
 		if (n == 0)
@@ -299,8 +342,9 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 			s->failed = 1;
 			return -1;
 		}
-		/* the header promised more: the archive file is cut short */
-		if (r == 0) {
+		/* the header promised more: the archive file is cut short
+		 * (a compressed member's end is the decoder's to find) */
+		if (r == 0 && !s->dec) {
 			st_fail(s, APC_EDATA, (int64_t)s->raw_pos,
 				"truncated archive: the member ends after %llu of its %lld bytes",
 				(unsigned long long)s->raw_pos, (long long)s->size);
@@ -366,7 +410,7 @@ static uint64_t dec_at(const struct apc_stream *s, size_t pending)
 static void dec_cut(struct apc_stream *s, uint64_t at)
 {
 	st_fail(s, APC_EDATA, (int64_t)at, "truncated %s stream (the compressed data ends at byte %llu)",
-		dec_info[s->dec].name, (unsigned long long)s->raw_pos);
+		dec_info[s->dec].name, (unsigned long long)s->base + s->raw_pos);
 }
 
 /*
@@ -395,6 +439,128 @@ static ssize_t dec_fill(struct apc_stream *s)
 }
 
 /*
+ * gzip seek points.  A member deep in a .tar.gz would be decoded from
+ * the file's start each time it is opened: for LTT, whose per-CPU
+ * members are read side by side, that is a pass over the archive per
+ * CPU.  The listing decodes the whole archive once anyway; meanwhile
+ * the decoder notes where deflate blocks start (IN_GZ_SPAN decoded
+ * bytes apart at least), each with the 32 KiB of history the block may
+ * refer back to, keeping the last IN_GZ_RING.  Each member listed keeps
+ * the last such point before its data (up to IN_GZ_KEEP points, shared
+ * by members close together), and opening the member decodes from
+ * there: zlib's raw inflate, given the bits of the byte the block
+ * starts in and the history, then skips to the member's data.
+ */
+static void gz_rec_free(struct gz_rec *g)
+{
+	if (!g)
+		return;
+	free(g->ring[0].win); /* one allocation for all */
+	free(g);
+}
+
+/* Note seek points while s (a gzip stream over a file) is decoded. */
+static void gz_rec_start(struct apc_stream *s)
+{
+	struct gz_rec *g;
+	uint8_t *wins, magic[2];
+	off_t pos;
+
+	if (s->dec != DEC_GZIP || s->src != SRC_FD || !s->seekable || s->gzr)
+		return;
+	pos = lseek(s->fd, 0, SEEK_CUR);
+	if (pos < 0 || (uint64_t)pos < s->raw_pos)
+		return;
+	/* gzip, not zlib: a point past the end of a member skips gzip's
+	 * 8-byte trailer */
+	if (pread(s->fd, magic, 2, (off_t)((uint64_t)pos - s->raw_pos)) != 2 || magic[0] != 0x1f ||
+	    magic[1] != 0x8b)
+		return;
+	g = calloc(1, sizeof *g);
+	wins = malloc((size_t)IN_GZ_RING * IN_GZ_WIN);
+	if (!g || !wins) {
+		free(g);
+		free(wins);
+		return; /* no points: members are decoded from the start */
+	}
+	for (unsigned i = 0; i < IN_GZ_RING; i++)
+		g->ring[i].win = wins + (size_t)i * IN_GZ_WIN;
+	g->base = (int64_t)((uint64_t)pos - s->raw_pos);
+	/* the stream's first byte starts its first gzip member: members
+	 * listed before the first point noted decode from there */
+	g->ring[0].in = g->base;
+	g->ring[0].hdr = 1;
+	g->next = g->n = 1;
+	s->gzr = g;
+}
+
+/* The decoder stands at a block's start, `out` bytes decoded. */
+static void gz_note(struct apc_stream *s, uint64_t out)
+{
+	struct gz_rec *g = s->gzr;
+	struct gz_point *p = &g->ring[g->next];
+	uInt len = IN_GZ_WIN;
+
+	if (g->n && out - g->last_out < IN_GZ_SPAN)
+		return;
+	if (inflateGetDictionary(&s->z, p->win, &len) != Z_OK)
+		return;
+	p->out = out;
+	p->in = g->base + (int64_t)(s->raw_pos - s->z.avail_in);
+	p->bits = s->z.data_type & 7;
+	p->hdr = 0;
+	p->wlen = len;
+	g->next = (g->next + 1) % IN_GZ_RING;
+	if (g->n < IN_GZ_RING)
+		g->n++;
+	g->last_out = out;
+}
+
+/*
+ * The kept point to decode a member whose data starts at decoded offset
+ * d from: the index in in->gzp, or -1 (decode from the start).
+ */
+static int gz_keep(struct apc_input *in, const struct gz_rec *g, uint64_t d)
+{
+	const struct gz_point *best = NULL;
+	struct gz_point *k;
+	int last = -1;
+
+	for (unsigned i = 0; i < g->n; i++) {
+		const struct gz_point *p = &g->ring[i];
+		if (p->out <= d && (!best || p->out > best->out))
+			best = p;
+	}
+	/* kept points grow with the listing: the last one is the latest */
+	if (in->ngzp && in->gzp[in->ngzp - 1].out <= d)
+		last = (int)in->ngzp - 1;
+	if (!best || (last >= 0 && (in->gzp[last].out >= best->out ||
+				    d - in->gzp[last].out < IN_GZ_SHARE || in->ngzp == IN_GZ_KEEP)))
+		return last;
+	if (in->ngzp == 0) {
+		in->gzp = malloc(IN_GZ_KEEP * sizeof *in->gzp);
+		if (!in->gzp)
+			return -1;
+	}
+	k = &in->gzp[in->ngzp];
+	*k = *best;
+	k->win = malloc(best->wlen ? best->wlen : 1);
+	if (!k->win)
+		return last;
+	memcpy(k->win, best->win, best->wlen);
+	return (int)in->ngzp++;
+}
+
+static void gz_keep_free(struct apc_input *in)
+{
+	for (size_t i = 0; i < in->ngzp; i++)
+		free(in->gzp[i].win);
+	free(in->gzp);
+	in->gzp = NULL;
+	in->ngzp = 0;
+}
+
+/*
  * Inflate up to n bytes.  Concatenated gzip members are decoded one
  * after another, as gzip(1) does.
  */
@@ -418,17 +584,34 @@ static size_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
 			s->z.next_in = s->zin;
 			s->z.avail_in = (uInt)r;
 		}
+		if (s->gz_skip) {
+			/* a member decoded raw from a seek point ended: its
+			 * trailer is not deflate data */
+			uInt k = s->z.avail_in < s->gz_skip ? s->z.avail_in : s->gz_skip;
+			s->z.next_in += k;
+			s->z.avail_in -= k;
+			s->gz_skip -= k;
+			continue;
+		}
 		s->dec_member = 1;
-		ret = inflate(&s->z, Z_NO_FLUSH);
+		/* Z_BLOCK stops at the next block's start, where a seek point
+		 * can be: only when one is due, as it slows inflate down */
+		ret = inflate(&s->z, s->gzr && dec_at(s, n - s->z.avail_out) - s->gzr->last_out >= IN_GZ_SPAN
+					     ? Z_BLOCK : Z_NO_FLUSH);
 		if (ret == Z_STREAM_END) {
 			/* another member may follow; reset and let the loop refill */
 			s->dec_member = 0;
-			if (inflateReset(&s->z) != Z_OK) {
+			if (s->gz_raw)
+				s->gz_skip = 8; /* CRC-32 and size */
+			s->gz_raw = 0;
+			if (inflateReset2(&s->z, 15 + 32) != Z_OK) {
 				st_fail(s, APC_ENOMEM, APC_NO_OFFSET, "cannot reset gzip decoder");
 				break;
 			}
 			continue;
 		}
+		if (ret == Z_OK && s->gzr && (s->z.data_type & 128) && !(s->z.data_type & 64))
+			gz_note(s, dec_at(s, n - s->z.avail_out));
 		if (ret == Z_BUF_ERROR && s->z.avail_in == 0)
 			continue;
 		if (ret == Z_MEM_ERROR) {
@@ -436,7 +619,8 @@ static size_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
 			break;
 		}
 		if (ret != Z_OK) {
-			dec_corrupt(s, dec_at(s, n - s->z.avail_out), s->raw_pos - s->z.avail_in,
+			dec_corrupt(s, dec_at(s, n - s->z.avail_out),
+				    (uint64_t)s->base + s->raw_pos - s->z.avail_in,
 				    s->z.msg ? s->z.msg : "invalid data");
 			break;
 		}
@@ -778,11 +962,20 @@ static ssize_t src_read(struct apc_stream *s, uint8_t *buf, size_t n)
 		return -1;
 	if (s->src_eof || n == 0)
 		return 0;
-	r = s->dec ? dec_read(s, buf, n) : raw_read(s, buf, n);
+	if (s->has_left && n > s->left)
+		n = (size_t)s->left;
+	r = n == 0 ? 0 : s->dec ? dec_read(s, buf, n) : raw_read(s, buf, n);
+	if (r == 0 && s->has_left && s->left > 0 && !s->failed)
+		st_fail(s, APC_EDATA, (int64_t)s->produced,
+			"truncated archive: the member ends after %llu of its %llu bytes",
+			(unsigned long long)s->produced, (unsigned long long)(s->produced + s->left));
 	if (r == 0 && !s->failed)
 		s->src_eof = 1;
-	if (r > 0)
+	if (r > 0) {
 		s->produced += (uint64_t)r;
+		if (s->has_left)
+			s->left -= (uint64_t)r;
+	}
 	return r;
 }
 
@@ -1513,6 +1706,8 @@ static int mem_add(struct apc_input *in, char *name, char *orig, uint64_t index,
 	in->mem[in->nmem].index = index;
 	in->mem[in->nmem].data_off = -1;
 	in->mem[in->nmem].size = -1;
+	in->mem[in->nmem].zoff = -1;
+	in->mem[in->nmem].zpt = -1;
 	in->nmem++;
 	return APC_OK;
 }
@@ -1910,6 +2105,14 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 			break;
 		in->mem[in->nmem - 1].data_off = last.off;
 		in->mem[in->nmem - 1].size = last.size;
+		if (dec && dec->gzr && !dec->failed &&
+		    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR &&
+		    archive_entry_sparse_count(e) == 0 && last.size >= 0) {
+			/* its data starts where libarchive now stands */
+			in->mem[in->nmem - 1].zoff = (int64_t)archive_filter_bytes(a, 0);
+			in->mem[in->nmem - 1].zpt =
+				gz_keep(in, dec->gzr, (uint64_t)in->mem[in->nmem - 1].zoff);
+		}
 	}
 	if (rc == APC_OK && !in->kind)
 		in->kind = arc_kind(in, a);
@@ -2107,6 +2310,7 @@ static void input_reset_tree(struct apc_input *in)
 	}
 	in->nmem = 0;
 	in->skipped = 0;
+	gz_keep_free(in);
 	free(in->names);
 	in->names = NULL;
 	free(in->label);
@@ -2283,8 +2487,9 @@ static struct apc_stream *stream_restart(struct apc_stream *s, struct apc_err *e
  * A compressed stream (s, decoding from its start) holding an archive.
  * From a file, the archive is listed as our decoder gives it, which finds
  * damage where it is and checks the stream to its end, and its members
- * are read with libarchive's own decoder: no copy of a whole archive is
- * made.  A damaged one, or one from a pipe, is listed from a decoded copy.
+ * are read with libarchive's own decoder, or for gzip with ours from a
+ * seek point noted while listing: no copy of a whole archive is made.
+ * A damaged one, or one from a pipe, is listed from a decoded copy.
  */
 static int input_compressed_archive(struct apc_input *in, struct apc_stream *s, int expect,
 				    struct apc_err *err)
@@ -2292,6 +2497,7 @@ static int input_compressed_archive(struct apc_input *in, struct apc_stream *s, 
 	int rc, filter = dec_info[s->dec].filter;
 
 	if (s->seekable && expect == ARC_TAR) {
+		gz_rec_start(s);
 		rc = input_try_archive(in, s->fd, s->name, expect, s, err);
 		if (rc == APC_OK && in->damage.status == APC_OK) {
 			rc = stream_drain(s, err);
@@ -2614,12 +2820,18 @@ void apc_input_close(struct apc_input *in)
 		free(in->mem[i].orig);
 	}
 	free(in->mem);
+	gz_keep_free(in);
 	free(in->names);
 	if (in->arc_fd >= 0)
 		close(in->arc_fd);
 	free(in->label);
 	free(in->path);
 	free(in);
+}
+
+size_t apc_input_seek_points(const struct apc_input *in)
+{
+	return in->ngzp;
 }
 
 const char *apc_input_path(const struct apc_input *in)
@@ -2691,6 +2903,59 @@ int apc_input_has(struct apc_input *in, const char *rel)
  * as files; archive members get a fresh libarchive handle that scans to
  * the member, so any number can be read at once.
  */
+/*
+ * s (new, named) becomes a .tar.gz member's data, decoded from its seek
+ * point; closed on failure.
+ */
+static int gz_open_member(struct apc_input *in, const struct in_member *m, struct apc_stream *s,
+			  struct apc_stream **out, struct apc_err *err)
+{
+	const struct gz_point *p = &in->gzp[m->zpt];
+	uint8_t ch = 0;
+	int rc;
+
+	s->src = SRC_RANGE;
+	s->base = p->in - (p->bits ? 1 : 0);
+	s->raw_size = in->arc_size;
+	s->range = in->arc_size > s->base ? (uint64_t)(in->arc_size - s->base) : 0;
+	s->own_fd = 1;
+	s->fd = fcntl(in->arc_fd, F_DUPFD_CLOEXEC, 0);
+	if (s->fd < 0) {
+		rc = apc_err_sys(err, APC_EIO, s->name, "cannot open", errno);
+		goto fail;
+	}
+	if (p->bits) {
+		/* the block's first bits are the top of the byte before */
+		if (pread(s->fd, &ch, 1, (off_t)s->base) != 1) {
+			rc = apc_err_sys(err, APC_EIO, s->name, "cannot read", errno);
+			goto fail;
+		}
+		s->raw_pos = 1;
+	}
+	if ((rc = dec_start(s, DEC_GZIP, err)) < 0)
+		goto fail;
+	if (!p->hdr && (inflateReset2(&s->z, -15) != Z_OK ||
+	    (p->bits && inflatePrime(&s->z, p->bits, ch >> (8 - p->bits)) != Z_OK) ||
+	    (p->wlen && inflateSetDictionary(&s->z, p->win, p->wlen) != Z_OK))) {
+		rc = apc_err_set(err, APC_ENOMEM, s->name, APC_NO_OFFSET, "cannot start gzip decoder");
+		goto fail;
+	}
+	s->gz_raw = !p->hdr;
+	if ((rc = apc_stream_skip(s, (uint64_t)m->zoff - p->out, err)) < 0)
+		goto fail;
+	/* offsets count from the member's first byte, as for other members */
+	s->offset = 0;
+	s->produced = 0;
+	s->size = m->size;
+	s->has_left = 1;
+	s->left = (uint64_t)m->size;
+	*out = s;
+	return APC_OK;
+fail:
+	apc_stream_close(s);
+	return rc;
+}
+
 int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stream **out,
 			  struct apc_err *err)
 {
@@ -2753,6 +3018,7 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 		s->src = SRC_RANGE;
 		s->base = m->data_off;
 		s->size = m->size;
+		s->range = (uint64_t)m->size;
 		s->raw_size = in->arc_size;
 		s->own_fd = 1;
 		s->fd = fcntl(in->arc_fd, F_DUPFD_CLOEXEC, 0);
@@ -2764,6 +3030,8 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 		*out = s;
 		return APC_OK;
 	}
+	if (m->zpt >= 0)
+		return gz_open_member(in, m, s, out, err);
 	s->src = SRC_ARCHIVE;
 	s->raw_size = in->arc_size;
 	s->ar = arc_open(in->arc_fd, in->arc_size, NULL, &s->asrc, NULL, 0);
