@@ -1701,6 +1701,35 @@ long tptp_map_drain(struct tptp_map *m, struct apc_batch *b, int final)
 	return n;
 }
 
+int tptp_map_header(struct tptp_map *map, int (*pull)(void *ctx, struct tptp_rec *rec), void *ctx,
+		    int *finished, int *pending, struct apc_err *err)
+{
+	struct tptp_rec rec;
+	int rc;
+
+	do {
+		rc = pull(ctx, &rec);
+		if (rc == 2)
+			continue;
+		if (rc <= 0)
+			break;
+		int mrc = tptp_map_record(map, &rec, err);
+		if (mrc < 0)
+			return mrc;
+	} while (!tptp_map_begun(map));
+	if (rc < 0 && rc != APC_EDATA)
+		return rc;
+	if (rc <= 0) {
+		/* Only a header, no time (or a break before one). */
+		int mrc = tptp_map_begin(map, 0, err);
+		if (mrc < 0)
+			return mrc;
+		*finished = 1;
+		*pending = rc; /* APC_EDATA to report at next() */
+	}
+	return APC_OK;
+}
+
 int tptp_map_next(struct tptp_map *map, struct apc_reader *r, struct apc_batch *b,
 		  int (*pull)(void *ctx, struct tptp_rec *rec), void *ctx, int *finished,
 		  int *pending)
