@@ -557,8 +557,9 @@ static int unknown_code(struct frame_cur *c, size_t at, int32_t code)
 			apc_frame_type_name(c->it->frame->type));
 }
 
-/* The code that starts a coded frame's message, kept in m->code. */
-static inline int get_code(struct frame_cur *c, struct apc_msg *m, int32_t *code)
+/* The code that starts a coded frame's message, kept in m->code;
+ * inline, as the cur_i32() it replaces was. */
+static inline __attribute__((always_inline)) int get_code(struct frame_cur *c, struct apc_msg *m, int32_t *code)
 {
 	int rc = cur_i32(c, "message code", code);
 	if (rc == APC_OK)
