@@ -131,8 +131,8 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
-		case 'V': printf(PROG " (apctools) %s\n", APC_VERSION); return 0;
-		default: fputs("Try '" PROG " --help' for more information.\n", stderr); return 2;
+		case 'V': return apc_cli_version(PROG, APC_VERSION);
+		default: return apc_cli_try_help(PROG);
 		}
 	}
 	if (optind >= argc) {

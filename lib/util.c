@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -76,6 +77,18 @@ int apc_parse_uint(const char *s, unsigned max, unsigned *v)
 		return -1;
 	*v = (unsigned)x;
 	return 0;
+}
+
+int apc_cli_version(const char *prog, const char *version)
+{
+	printf("%s (apctools) %s\n", prog, version);
+	return 0;
+}
+
+int apc_cli_try_help(const char *prog)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", prog);
+	return 2;
 }
 
 int apc_progress_wanted(int forced, int quiet)

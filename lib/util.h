@@ -29,6 +29,16 @@ int apc_parse_uint(const char *s, unsigned max, unsigned *v);
 int apc_progress_wanted(int forced, int quiet);
 
 /*
+ * apc_cli_version() : "PROG (apctools) VERSION" on stdout (the version
+ * comes from the command: the cross-built tests compile this file
+ * without APC_VERSION); returns 0, the exit status.
+ * apc_cli_try_help() : the hint after getopt's own complaint, on
+ * stderr; returns 2, the exit status of a usage error.
+ */
+int apc_cli_version(const char *prog, const char *version);
+int apc_cli_try_help(const char *prog);
+
+/*
  * apc_interrupt() : note that the user asked to stop (async-signal-safe;
  * called from SIGINT/SIGTERM handlers).  apc_interrupted() tells long
  * loops and blocking reads to give up; reads interrupted by the signal
