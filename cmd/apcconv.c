@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "pipeline.h"
 #include "report.h"
@@ -132,8 +131,8 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
-		case 'V': printf(PROG " (apctools) %s\n", APC_VERSION); return 0;
-		default: fputs("Try '" PROG " --help' for more information.\n", stderr); return 2;
+		case 'V': return apc_cli_version(PROG, APC_VERSION);
+		default: return apc_cli_try_help(PROG);
 		}
 	}
 	if (optind >= argc) {
@@ -147,20 +146,13 @@ int main(int argc, char **argv)
 	o.inputs = (const char *const *)argv + optind;
 	o.ninputs = (size_t)(argc - optind);
 
-	if (progress < 0)
-		progress = isatty(STDERR_FILENO) && !quiet;
-	if (progress) {
+	if (apc_progress_wanted(progress, quiet)) {
 		prog.start = prog.last = apc_now();
 		o.progress = show_progress;
 		o.progress_ctx = &prog;
 	}
-	/* No SA_RESTART: a read blocked on a quiet pipe must return. */
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	/* A read blocked on a quiet pipe returns at the signal. */
+	apc_catch_stop_signals(on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
 	t0 = apc_now();

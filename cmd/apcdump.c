@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 		case 'v': o.verbose++; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("apcdump %s\n", APC_VERSION); return 0;
-		default: fputs("Try 'apcdump --help' for more information.\n", stderr); return 2;
+		default: return apc_cli_try_help("apcdump");
 		}
 	}
 	if (optind >= argc)

@@ -7,8 +7,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "gator.h"
 #include "input.h"
@@ -110,20 +108,6 @@ static void list_counters(const char *counters, size_t clen, const char *events,
 	}
 }
 
-static int parse_uint(const char *s, unsigned max, unsigned *v)
-{
-	char *end;
-	unsigned long x;
-
-	if (!*s || *s == '-')
-		return -1;
-	x = strtoul(s, &end, 10);
-	if (*end || x > max)
-		return -1;
-	*v = (unsigned)x;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	enum { O_OVERWRITE = 256, O_RATE, O_MODE, O_CSU, O_SESSION, O_COUNTERS, O_LIST, O_TIMEOUT,
@@ -157,7 +141,7 @@ int main(int argc, char **argv)
 		case 'o': o.output = optarg; break;
 		case O_OVERWRITE: o.overwrite = 1; break;
 		case 'd':
-			if (parse_uint(optarg, 86400u * 366, &o.session.duration) != 0) {
+			if (apc_parse_uint(optarg, 86400u * 366, &o.session.duration) != 0) {
 				fprintf(stderr, PROG ": invalid duration '%s' (whole seconds)\n", optarg);
 				return 2;
 			}
@@ -169,7 +153,7 @@ int main(int argc, char **argv)
 		case O_COUNTERS: o.counters = optarg; break;
 		case O_LIST: list = 1; break;
 		case O_TIMEOUT:
-			if (parse_uint(optarg, 86400, &timeout_s) != 0 || timeout_s == 0) {
+			if (apc_parse_uint(optarg, 86400, &timeout_s) != 0 || timeout_s == 0) {
 				fprintf(stderr, PROG ": invalid timeout '%s' (whole seconds > 0)\n", optarg);
 				return 2;
 			}
@@ -178,8 +162,8 @@ int main(int argc, char **argv)
 		case O_NOPROGRESS: progress = 0; break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
-		case 'V': printf(PROG " (apctools) %s\n", APC_VERSION); return 0;
-		default: fputs("Try '" PROG " --help' for more information.\n", stderr); return 2;
+		case 'V': return apc_cli_version(PROG, APC_VERSION);
+		default: return apc_cli_try_help(PROG);
 		}
 	}
 	if (optind != argc - 1) {
@@ -227,20 +211,13 @@ int main(int argc, char **argv)
 	o.session.target_host = host;
 	o.session.target_port = o.port;
 
-	if (progress < 0)
-		progress = isatty(STDERR_FILENO) && !quiet;
-	if (progress) {
+	if (apc_progress_wanted(progress, quiet)) {
 		prog.start = apc_now();
 		o.progress = show_progress;
 		o.progress_ctx = &prog;
 	}
-	/* No SA_RESTART: the first ^C sends APC Stop and drains, a wait returns. */
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	/* The first ^C sends APC Stop and drains; a wait returns at it. */
+	apc_catch_stop_signals(on_signal);
 
 	rc = apc_gator_record(&o, &r, &err);
 	if (prog.shown)

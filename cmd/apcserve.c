@@ -63,39 +63,35 @@ int main(int argc, char **argv)
 	struct apc_gator_capture *cap;
 	struct apc_err err;
 	const char *addr = "127.0.0.1";
-	char msg[2048], *end;
-	unsigned port = APC_GATOR_PORT, bound;
+	char msg[2048];
+	unsigned port = APC_GATOR_PORT, bound, timeout_s;
 	int c, once = 0, quiet = 0, verbose = 0, lfd, status = 0;
-	unsigned long v;
 
 	/* getopt's messages start with argv[0]: the name, not the path */
 	argv[0] = (char *)PROG;
 	while ((c = getopt_long(argc, argv, "p:l:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			v = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || *optarg == '-' || v > 65535) {
+			if (apc_parse_uint(optarg, 65535, &port) != 0) {
 				fprintf(stderr, PROG ": invalid port '%s'\n", optarg);
 				return 2;
 			}
-			port = (unsigned)v;
 			break;
 		case 'l': addr = optarg; break;
 		case O_REALTIME: so.realtime = 1; break;
 		case O_ONCE: once = 1; break;
 		case O_TIMEOUT:
-			v = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || *optarg == '-' || v == 0 || v > 86400) {
+			if (apc_parse_uint(optarg, 86400, &timeout_s) != 0 || timeout_s == 0) {
 				fprintf(stderr, PROG ": invalid timeout '%s' (whole seconds > 0)\n", optarg);
 				return 2;
 			}
-			so.timeout_ms = (int)v * 1000;
+			so.timeout_ms = (int)timeout_s * 1000;
 			break;
 		case 'q': quiet = 1; break;
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
-		case 'V': printf(PROG " (apctools) %s\n", APC_VERSION); return 0;
-		default: fputs("Try '" PROG " --help' for more information.\n", stderr); return 2;
+		case 'V': return apc_cli_version(PROG, APC_VERSION);
+		default: return apc_cli_try_help(PROG);
 		}
 	}
 	if (optind != argc - 1) {
@@ -103,13 +99,8 @@ int main(int argc, char **argv)
 			optind >= argc ? "no capture given" : "one capture only");
 		return 2;
 	}
-	/* No SA_RESTART: accept() and the session's waits must see the signal. */
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	/* accept() and the session's waits return at the signal. */
+	apc_catch_stop_signals(on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
 	if (apc_gator_capture_open(argv[optind], &cap, &err) != APC_OK) {

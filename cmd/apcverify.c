@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "util.h"
 #include "verify.h"
 
 #define PROG "apcverify"
@@ -167,7 +168,7 @@ int main(int argc, char **argv)
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " " APC_VERSION "\n"); return 0;
-		default: fputs("Try '" PROG " --help' for more information.\n", stderr); return 2;
+		default: return apc_cli_try_help(PROG);
 		}
 	}
 	if (optind >= argc) {

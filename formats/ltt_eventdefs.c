@@ -1673,16 +1673,24 @@ static void cpu_block_times(struct apc_ltt_cpu *c)
 	apc_ltt_interp_prep(&c->ik, c->t0, c->bs_cyc, c->t1, c->be_cyc);
 }
 
+/* Whether a value of the trace's byte order (be: big-endian) needs a
+ * swap on this host. */
+static inline int cpu_swap(int be)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return !be;
+#else
+	return be;
+#endif
+}
+
 /* Event header loads: one unaligned load (memcpy) and a swap if needed. */
 static inline uint16_t cpu_ld16(const uint8_t *p, int be)
 {
 	uint16_t v;
 
 	memcpy(&v, p, 2);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	be = !be;
-#endif
-	return be ? __builtin_bswap16(v) : v;
+	return cpu_swap(be) ? __builtin_bswap16(v) : v;
 }
 
 static inline uint32_t cpu_ld32(const uint8_t *p, int be)
@@ -1690,10 +1698,7 @@ static inline uint32_t cpu_ld32(const uint8_t *p, int be)
 	uint32_t v;
 
 	memcpy(&v, p, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	be = !be;
-#endif
-	return be ? __builtin_bswap32(v) : v;
+	return cpu_swap(be) ? __builtin_bswap32(v) : v;
 }
 
 static inline __attribute__((always_inline)) void

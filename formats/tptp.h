@@ -169,6 +169,17 @@ int tptp_map_next(struct tptp_map *map, struct apc_reader *r, struct apc_batch *
 		  int (*pull)(void *ctx, struct tptp_rec *rec), void *ctx, int *finished,
 		  int *pending);
 
+/*
+ * tptp_map_header() : what both TPTP readers' open() does once the file
+ * checks pass: pull records (as for tptp_map_next()) through the map
+ * until it has begun, so the writer has its metadata before the first
+ * event.  An input that ends or breaks first is still a capture: the map
+ * begins at 0, *finished is set and *pending keeps the damage for
+ * next().  APC_OK, or a failure other than damage (err set).
+ */
+int tptp_map_header(struct tptp_map *map, int (*pull)(void *ctx, struct tptp_rec *rec), void *ctx,
+		    int *finished, int *pending, struct apc_err *err);
+
 /* Events waiting in the heap. */
 size_t tptp_map_pending(const struct tptp_map *map);
 

@@ -727,10 +727,15 @@ static int tptp_bin_bid(struct apc_input *in)
 	return 0;
 }
 
+/* The record source of tptp_map_header() and tptp_map_next(). */
+static int bin_pull(void *ctx, struct tptp_rec *rec)
+{
+	return bin_next_msg(ctx, rec);
+}
+
 static int tptp_bin_open(struct apc_reader *r)
 {
 	struct tptp_bin *x;
-	struct tptp_rec rec;
 	const uint8_t *h;
 	uint64_t data_off;
 	char ver[16];
@@ -793,36 +798,10 @@ static int tptp_bin_open(struct apc_reader *r)
 				   "offset to data %llu is past the end of the file", (unsigned long long)data_off);
 	x->start = (size_t)data_off;
 
-	/* Header messages (and the system messages among them) fill the
-	 * metadata before the writer starts; the map says when it has its
-	 * zero (see tptp_map_begin()). */
-	do {
-		rc = bin_next_msg(x, &rec);
-		if (rc == 2)
-			continue;
-		if (rc <= 0)
-			break;
-		int mrc = tptp_map_record(x->map, &rec, &r->err);
-		if (mrc < 0)
-			return mrc;
-	} while (!tptp_map_begun(x->map));
+	/* Header messages, and the system messages among them. */
+	rc = tptp_map_header(x->map, bin_pull, x, &x->finished, &x->pending_rc, &r->err);
 	bin_account(x);
-	if (rc < 0 && rc != APC_EDATA)
-		return rc;
-	if (rc <= 0) {
-		int mrc = tptp_map_begin(x->map, 0, &r->err);
-		if (mrc < 0)
-			return mrc;
-		x->finished = 1;
-		x->pending_rc = rc;
-	}
-	return APC_OK;
-}
-
-/* tptp_map_next()'s record source. */
-static int bin_pull(void *ctx, struct tptp_rec *rec)
-{
-	return bin_next_msg(ctx, rec);
+	return rc;
 }
 
 static int tptp_bin_next(struct apc_reader *r, struct apc_batch *b)

@@ -444,6 +444,28 @@ static int heap_push(struct tptp_map *m, struct tptp_out *o)
 	return queue_push(m, o);
 }
 
+/* An event of `type` for `tid` at `ts`, every other field zero. */
+static void out_init(struct tptp_out *o, uint64_t ts, uint16_t type, int32_t tid)
+{
+	memset(o, 0, sizeof *o);
+	o->ts = ts;
+	o->type = type;
+	o->tid = tid;
+}
+
+/* A thread's name and its link, both at ts: 0, or -1 when out of memory. */
+static int push_thread(struct tptp_map *m, uint64_t ts, int32_t tid, const char *name)
+{
+	struct tptp_out o;
+
+	out_init(&o, ts, APC_EV_THREAD_NAME, tid);
+	o.text = name;
+	if (heap_push(m, &o) < 0)
+		return -1;
+	o.type = APC_EV_LINK;
+	return heap_push(m, &o);
+}
+
 /* ---- setup ---------------------------------------------------------------- */
 
 static uint32_t decl_counter(struct apc_model *model, const char *type, const char *title,
@@ -729,6 +751,7 @@ int tptp_map_begin(struct tptp_map *m, uint64_t first_time, struct apc_err *err)
 {
 	struct apc_meta *meta = &m->model->meta;
 	uint64_t t0 = m->have_trace_start ? m->trace_start : first_time;
+	const char *name;
 	struct tptp_out o;
 
 	if (m->begun)
@@ -748,30 +771,18 @@ int tptp_map_begin(struct tptp_map *m, uint64_t first_time, struct apc_err *err)
 		apc_strset(&meta->target_name, "java");
 	m->last_ts = m->newest = t0;
 
-	memset(&o, 0, sizeof o);
-	o.ts = t0;
-	o.type = APC_EV_COOKIE_NAME;
+	out_init(&o, t0, APC_EV_COOKIE_NAME, 0);
 	o.text = pool_intern(&m->pool, "java", 4);
 	if (o.text)
 		heap_push(m, &o);
 	/* The process's own tid (the connection of its annotations): named
 	 * and linked like a thread's, or Streamline shows it unnamed. */
-	memset(&o, 0, sizeof o);
-	o.ts = t0;
-	o.type = APC_EV_THREAD_NAME;
-	o.tid = m->pid;
-	o.text = m->process_name ? m->process_name
-				 : pool_intern(&m->pool, TPTP_PROCESS_NAME, strlen(TPTP_PROCESS_NAME));
-	if (!o.text || heap_push(m, &o) < 0)
+	name = m->process_name ? m->process_name
+			       : pool_intern(&m->pool, TPTP_PROCESS_NAME, strlen(TPTP_PROCESS_NAME));
+	if (!name || push_thread(m, t0, m->pid, name) < 0)
 		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	o.type = APC_EV_LINK;
-	if (heap_push(m, &o) < 0)
-		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	memset(&o, 0, sizeof o);
-	o.ts = t0;
-	o.type = APC_EV_ANNOTATION;
+	out_init(&o, t0, APC_EV_ANNOTATION, m->pid);
 	o.code = APC_ANN_CAM_VIEW;
-	o.tid = m->pid;
 	o.text = pool_intern(&m->pool, "Java methods", 12);
 	if (o.text)
 		heap_push(m, &o);
@@ -857,11 +868,8 @@ static int push_ann(struct tptp_map *m, uint64_t ts, uint8_t code, int32_t tid, 
 {
 	struct tptp_out o;
 
-	memset(&o, 0, sizeof o);
-	o.ts = ts;
-	o.type = APC_EV_ANNOTATION;
+	out_init(&o, ts, APC_EV_ANNOTATION, tid);
 	o.code = code;
-	o.tid = tid;
 	o.text = text ? pool_intern(&m->pool, text, strlen(text)) : NULL;
 	if (text && !o.text)
 		return -1;
@@ -873,11 +881,8 @@ static int push_track(struct tptp_map *m, uint64_t ts, int32_t tid, int32_t trac
 {
 	struct tptp_out o;
 
-	memset(&o, 0, sizeof o);
-	o.ts = ts;
-	o.type = APC_EV_ANNOTATION;
+	out_init(&o, ts, APC_EV_ANNOTATION, tid);
 	o.code = APC_ANN_CAM_TRACK;
-	o.tid = tid;
 	o.track = track;
 	o.parent = parent;
 	o.text = pool_intern(&m->pool, name, strlen(name));
@@ -889,11 +894,8 @@ static int push_job(struct tptp_map *m, uint64_t end, uint64_t start, int32_t ti
 {
 	struct tptp_out o;
 
-	memset(&o, 0, sizeof o);
-	o.ts = end;
-	o.type = APC_EV_ANNOTATION;
+	out_init(&o, end, APC_EV_ANNOTATION, tid);
 	o.code = APC_ANN_CAM_JOB;
-	o.tid = tid;
 	o.track = track;
 	o.start = start;
 	o.dur = end >= start ? end - start : 0;
@@ -910,9 +912,7 @@ static int push_counter(struct tptp_map *m, uint64_t ts, uint32_t counter, int64
 {
 	struct tptp_out o;
 
-	memset(&o, 0, sizeof o);
-	o.ts = ts;
-	o.type = APC_EV_COUNTER;
+	out_init(&o, ts, APC_EV_COUNTER, 0);
 	o.counter = counter;
 	o.value = value;
 	return heap_push(m, &o);
@@ -970,19 +970,8 @@ static struct tptp_thread *thread_get(struct tptp_map *m, uint64_t id, int creat
 	th->name = pool_intern(&m->pool, name, strlen(name));
 	if (!th->name)
 		return NULL;
-	{
-		struct tptp_out o;
-		memset(&o, 0, sizeof o);
-		o.ts = ts;
-		o.type = APC_EV_THREAD_NAME;
-		o.tid = tid;
-		o.text = th->name;
-		if (heap_push(m, &o) < 0)
-			return NULL;
-		o.type = APC_EV_LINK;
-		if (heap_push(m, &o) < 0)
-			return NULL;
-	}
+	if (push_thread(m, ts, tid, th->name) < 0)
+		return NULL;
 	snprintf(buf, sizeof buf, "%s (%d)", th->name, (int)tid);
 	if (push_track(m, ts, tid, th->track, -1, buf) < 0)
 		return NULL;
@@ -1377,10 +1366,7 @@ static int thread_end(struct tptp_map *m, struct tptp_thread *th, uint64_t t)
 
 	if (close_all(m, th, t) < 0)
 		return -1;
-	memset(&o, 0, sizeof o);
-	o.ts = t;
-	o.type = APC_EV_TASK_EXIT;
-	o.tid = th->tid;
+	out_init(&o, t, APC_EV_TASK_EXIT, th->tid);
 	return heap_push(m, &o);
 }
 
@@ -1607,6 +1593,35 @@ long tptp_map_drain(struct tptp_map *m, struct apc_batch *b, int final)
 		n++;
 	}
 	return n;
+}
+
+int tptp_map_header(struct tptp_map *map, int (*pull)(void *ctx, struct tptp_rec *rec), void *ctx,
+		    int *finished, int *pending, struct apc_err *err)
+{
+	struct tptp_rec rec;
+	int rc;
+
+	do {
+		rc = pull(ctx, &rec);
+		if (rc == 2)
+			continue;
+		if (rc <= 0)
+			break;
+		int mrc = tptp_map_record(map, &rec, err);
+		if (mrc < 0)
+			return mrc;
+	} while (!tptp_map_begun(map));
+	if (rc < 0 && rc != APC_EDATA)
+		return rc;
+	if (rc <= 0) {
+		/* Only a header, no time (or a break before one). */
+		int mrc = tptp_map_begin(map, 0, err);
+		if (mrc < 0)
+			return mrc;
+		*finished = 1;
+		*pending = rc; /* APC_EDATA to report at next() */
+	}
+	return APC_OK;
 }
 
 int tptp_map_next(struct tptp_map *map, struct apc_reader *r, struct apc_batch *b,

@@ -1053,11 +1053,15 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 
 /* ---- the reader --------------------------------------------------------------- */
 
+/* The record source of tptp_map_header() and tptp_map_next(). */
+static int xml_pull(void *ctx, struct tptp_rec *rec)
+{
+	return next_record(ctx, rec);
+}
+
 static int tptp_xml_open(struct apc_reader *r)
 {
 	struct tptp_xml *x;
-	struct tptp_rec rec;
-	int rc;
 
 	if (r->ninputs < 1 || apc_input_is_tree(r->inputs[0]))
 		return apc_err_set(&r->err, APC_EIO, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
@@ -1099,35 +1103,8 @@ static int tptp_xml_open(struct apc_reader *r)
 	xmlCtxtUseOptions(x->ctxt, XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR |
 					   XML_PARSE_COMPACT);
 
-	/* The header (node, process, agent, traceStart, options) fills the
-	 * metadata the writer needs before the first event; the map says
-	 * when it has its zero (see tptp_map_begin()). */
-	do {
-		rc = next_record(x, &rec);
-		if (rc <= 0)
-			break;
-		int mrc = tptp_map_record(x->map, &rec, &r->err);
-		if (mrc < 0)
-			return mrc;
-	} while (!tptp_map_begun(x->map));
-	if (rc < 0 && rc != APC_EDATA)
-		return rc;
-	if (rc <= 0) {
-		/* Only a header, no time (or a break before one): still a
-		 * capture. */
-		int mrc = tptp_map_begin(x->map, 0, &r->err);
-		if (mrc < 0)
-			return mrc;
-		x->finished = 1;
-		x->have_pending = rc; /* APC_EDATA to report at next() */
-	}
-	return APC_OK;
-}
-
-/* tptp_map_next()'s record source. */
-static int xml_pull(void *ctx, struct tptp_rec *rec)
-{
-	return next_record(ctx, rec);
+	/* The header: node, process, agent, traceStart, options. */
+	return tptp_map_header(x->map, xml_pull, x, &x->finished, &x->have_pending, &r->err);
 }
 
 static int tptp_xml_next(struct apc_reader *r, struct apc_batch *b)

@@ -168,6 +168,17 @@ static int ann_code_known(int version, int code)
 	return version >= 4 && code <= APC_ANN_JOB_STOP;
 }
 
+/*
+ * Does the body of message `code` open with its timestamp?  All before
+ * v4's job messages do but the counter declaration and the CAM track, job
+ * and view, which have none; the job messages carry theirs further on.
+ */
+static int ann_time_first(int code)
+{
+	return code < APC_ANN_JOB_START && code != APC_ANN_COUNTER && code != APC_ANN_CAM_TRACK &&
+	       code != APC_ANN_CAM_JOB && code != APC_ANN_CAM_VIEW;
+}
+
 static uint32_t ann_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -229,6 +240,20 @@ static uint32_t ann_get_color(struct ann_cur *c, const char *what)
 	q = c->p + c->i;
 	c->i += 4;
 	return (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+}
+
+/* The message's colour: ann_get_color() into a, which then has one. */
+static void ann_take_color(struct ann_cur *c, struct apc_ann *a)
+{
+	a->color = ann_get_color(c, "colour");
+	a->has_color = 1;
+}
+
+/* The message's time, a packed int64 (`what` names it in errors). */
+static void ann_take_time(struct ann_cur *c, struct apc_ann_msg *m, const char *what)
+{
+	m->ts = (uint64_t)ann_get_p64(c, what);
+	m->has_ts = 1;
 }
 
 /* A NUL-terminated string: returns its start and length, skips the NUL. */
@@ -447,24 +472,18 @@ static int ann_parse_body(struct apc_ann_decoder *d, int code, struct ann_cur *c
 			  struct apc_ann_msg *m)
 {
 	struct apc_ann *a = &m->ann;
-	int has_ts = code != APC_ANN_COUNTER && code != APC_ANN_CAM_TRACK &&
-		     code != APC_ANN_CAM_JOB && code != APC_ANN_CAM_VIEW;
-	int time_first = has_ts && code < APC_ANN_JOB_START;
 	size_t slen;
 	const uint8_t *s;
 
-	if (time_first) {
-		m->ts = (uint64_t)ann_get_p64(c, "timestamp");
-		m->has_ts = 1;
-	}
+	if (ann_time_first(code))
+		ann_take_time(c, m, "timestamp");
 	switch (code) {
 	case APC_ANN_STR:
 		a->channel = ann_get_p32(c, "channel");
 		break;
 	case APC_ANN_COLOR_STR:
 		a->channel = ann_get_p32(c, "channel");
-		a->color = ann_get_color(c, "colour");
-		a->has_color = 1;
+		ann_take_color(c, a);
 		break;
 	case APC_ANN_CHANNEL:
 		a->channel = ann_get_p32(c, "channel");
@@ -487,8 +506,7 @@ static int ann_parse_body(struct apc_ann_decoder *d, int code, struct ann_cur *c
 	case APC_ANN_MARKER:
 		break;
 	case APC_ANN_COLOR_MARKER:
-		a->color = ann_get_color(c, "colour");
-		a->has_color = 1;
+		ann_take_color(c, a);
 		break;
 	case APC_ANN_COUNTER:
 		return ann_parse_counter(d, c, m);
@@ -521,8 +539,7 @@ static int ann_parse_body(struct apc_ann_decoder *d, int code, struct ann_cur *c
 		a->track = ann_get_p32(c, "track");
 		a->start = (uint64_t)ann_get_p64(c, "start time");
 		a->duration = (uint64_t)ann_get_p64(c, "duration");
-		a->color = ann_get_color(c, "colour");
-		a->has_color = 1;
+		ann_take_color(c, a);
 		a->primary_dep = ann_get_p32(c, "primary dependency");
 		if (ann_take_deps(d, c, a, ann_get_p32(c, "dependency count")) != APC_OK)
 			return APC_ENOMEM;
@@ -534,23 +551,19 @@ static int ann_parse_body(struct apc_ann_decoder *d, int code, struct ann_cur *c
 		a->view = ann_get_p32(c, "view");
 		a->job = ann_get_p32(c, "job");
 		a->track = ann_get_p32(c, "track");
-		m->ts = (uint64_t)ann_get_p64(c, "time");
-		m->has_ts = 1;
-		a->color = ann_get_color(c, "colour");
-		a->has_color = 1;
+		ann_take_time(c, m, "time");
+		ann_take_color(c, a);
 		break;
 	case APC_ANN_JOB_DEPS:
 		a->view = ann_get_p32(c, "view");
 		a->job = ann_get_p32(c, "job");
-		m->ts = (uint64_t)ann_get_p64(c, "time");
-		m->has_ts = 1;
+		ann_take_time(c, m, "time");
 		a->primary_dep = ann_get_p32(c, "primary dependency");
 		return ann_take_deps(d, c, a, ann_get_p32(c, "dependency count"));
 	case APC_ANN_JOB_STOP:
 		a->view = ann_get_p32(c, "view");
 		a->job = ann_get_p32(c, "job");
-		m->ts = (uint64_t)ann_get_p64(c, "time");
-		m->has_ts = 1;
+		ann_take_time(c, m, "time");
 		return APC_OK;
 	}
 	if (c->bad)
@@ -671,29 +684,34 @@ int apc_ann_decoder_next(struct apc_ann_decoder *d, struct apc_ann_msg *m, struc
 
 /* ---- dumping ------------------------------------------------------------ */
 
-static void ann_f_int(struct apc_msg *m, const char *name, int64_t v, int kind)
+/* A new field, cleared; NULL when the message has no room left. */
+static struct apc_field *ann_f_new(struct apc_msg *m, const char *name, int kind)
 {
 	struct apc_field *f;
 
 	if (m->nfields >= APC_MSG_MAX_FIELDS)
-		return;
+		return NULL;
 	f = &m->f[m->nfields++];
 	memset(f, 0, sizeof *f);
 	f->name = name;
 	f->kind = (uint8_t)kind;
-	f->i = v;
+	return f;
+}
+
+static void ann_f_int(struct apc_msg *m, const char *name, int64_t v, int kind)
+{
+	struct apc_field *f = ann_f_new(m, name, kind);
+
+	if (f)
+		f->i = v;
 }
 
 static void ann_f_str(struct apc_msg *m, const char *name, const void *s, size_t len, int kind)
 {
-	struct apc_field *f;
+	struct apc_field *f = ann_f_new(m, name, kind);
 
-	if (m->nfields >= APC_MSG_MAX_FIELDS)
+	if (!f)
 		return;
-	f = &m->f[m->nfields++];
-	memset(f, 0, sizeof *f);
-	f->name = name;
-	f->kind = (uint8_t)kind;
 	f->s = s ? s : (const uint8_t *)"";
 	f->len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
 	f->i = (int64_t)len;
@@ -979,8 +997,7 @@ static int ann_encode_body(struct apc_buf *b, int version, uint64_t ts, const st
 	int rc = 0;
 	int code = a->code;
 
-	if (code < APC_ANN_JOB_START && code != APC_ANN_COUNTER && code != APC_ANN_CAM_TRACK &&
-	    code != APC_ANN_CAM_JOB && code != APC_ANN_CAM_VIEW)
+	if (ann_time_first(code))
 		rc |= ann_put_p64(b, (int64_t)ts);
 	switch (code) {
 	case APC_ANN_STR:

@@ -12,6 +12,7 @@
  * against the bytes left in the frame, and a frame body is read in pieces
  * so a damaged length word cannot make us allocate more than the file has.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,26 @@ int apc_frame_reader_readahead(struct apc_frame_reader *fr, size_t block)
 }
 
 /*
+ * A read of up to `step` bytes, no more than what is left of a stream of
+ * known size (at least 4 KiB, in case the file grows): a damaged length
+ * word costs no more memory than the file holds.
+ */
+static size_t frame_step(const struct apc_frame_reader *fr, size_t step)
+{
+	int64_t size = apc_stream_size(fr->s);
+
+	if (size >= 0) {
+		uint64_t at = apc_stream_offset(fr->s);
+		uint64_t left = (uint64_t)size > at ? (uint64_t)size - at : 0;
+		if (left < 4096)
+			left = 4096;
+		if (step > left)
+			step = (size_t)left;
+	}
+	return step;
+}
+
+/*
  * Read-ahead: make `need` bytes available at buf + pos, reading the
  * stream a block at a time.  Returns what is available (less than need
  * at the end of the stream), or -1 when a read failed with nothing more
@@ -160,18 +181,9 @@ int apc_frame_reader_readahead(struct apc_frame_reader *fr, size_t block)
 static ssize_t frame_fill(struct apc_frame_reader *fr, size_t need, struct apc_err *err)
 {
 	while (fr->len - fr->pos < need) {
-		size_t step = fr->block, avail = fr->len - fr->pos, n;
-		int64_t size = apc_stream_size(fr->s);
+		size_t step = frame_step(fr, fr->block), avail = fr->len - fr->pos, n;
 		ssize_t got;
 
-		if (size >= 0) {
-			uint64_t at = apc_stream_offset(fr->s);
-			uint64_t left = (uint64_t)size > at ? (uint64_t)size - at : 0;
-			if (left < 4096)
-				left = 4096;
-			if (step > left)
-				step = (size_t)left;
-		}
 		if (fr->cap - fr->len < step) {
 			if (fr->pos) { /* keep the unread tail at the start */
 				memmove(fr->buf, fr->buf + fr->pos, avail);
@@ -204,11 +216,53 @@ static int frame_read_failed(const struct apc_err *err)
 	return err && err->status < 0 ? err->status : APC_EIO;
 }
 
+/* APC_EDATA, err naming frame f: both ways of reading say the same. */
+static int frame_bad(struct apc_err *err, const char *name, const struct apc_frame *f,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int frame_bad(struct apc_err *err, const char *name, const struct apc_frame *f,
+		     const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	apc_err_vset(err, APC_EDATA, name, (int64_t)f->offset, fmt, ap);
+	va_end(ap);
+	apc_err_index(err, "frame", (int64_t)f->index);
+	return APC_EDATA;
+}
+
+static int frame_word_cut(struct apc_err *err, const char *name, const struct apc_frame *f,
+			  ssize_t got)
+{
+	return frame_bad(err, name, f,
+			 "frame length word cut short after %zd of 4 bytes (truncated capture?)", got);
+}
+
+/* The length word, little-endian; APC_EDATA when it is negative or over the limit. */
+static int frame_len_word(struct apc_err *err, const char *name, const struct apc_frame *f,
+			  const uint8_t *lw, int32_t *len)
+{
+	*len = (int32_t)((uint32_t)lw[0] | (uint32_t)lw[1] << 8 | (uint32_t)lw[2] << 16 |
+			 (uint32_t)lw[3] << 24);
+	if (*len < 0 || (uint32_t)*len > APC_FRAME_MAX)
+		return frame_bad(err, name, f, "frame length %ld is %s", (long)*len,
+				 *len < 0 ? "negative" : "over the 64 MiB limit");
+	return APC_OK;
+}
+
+/* The body ends `left` bytes after the length word. */
+static int frame_body_cut(struct apc_err *err, const char *name, const struct apc_frame *f,
+			  int32_t len, size_t left)
+{
+	return frame_bad(err, name, f,
+			 "frame length %ld runs past the end of the file, %zu bytes left "
+			 "(truncated capture?)", (long)len, left);
+}
+
 /* apc_frame_read() with read-ahead: the same frames, errors and offsets. */
 static int frame_read_ahead(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_err *err)
 {
 	const char *name = apc_stream_name(fr->s);
-	const uint8_t *lw;
 	ssize_t avail = frame_fill(fr, 4, err);
 	int32_t len;
 
@@ -220,25 +274,13 @@ static int frame_read_ahead(struct apc_frame_reader *fr, struct apc_frame *f, st
 		avail = (ssize_t)(fr->len - fr->pos);
 	if (avail == 0)
 		return APC_END;
-	if (avail < 4) {
-		/* exact reads see these bytes and then the end (or a held-back
-		 * error, which comes with the next call): a cut-short word */
-		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
-			    "frame length word cut short after %zd of 4 bytes (truncated capture?)",
-			    avail);
-		apc_err_index(err, "frame", (int64_t)f->index);
-		return APC_EDATA;
-	}
-	lw = fr->buf + fr->pos;
-	len = (int32_t)((uint32_t)lw[0] | (uint32_t)lw[1] << 8 | (uint32_t)lw[2] << 16 |
-			(uint32_t)lw[3] << 24);
-	if (len < 0 || (uint32_t)len > APC_FRAME_MAX) {
+	/* exact reads see these bytes and then the end (or a held-back
+	 * error, which comes with the next call): a cut-short word */
+	if (avail < 4)
+		return frame_word_cut(err, name, f, avail);
+	if (frame_len_word(err, name, f, fr->buf + fr->pos, &len) != APC_OK) {
 		/* exact reads have taken the word: so do we */
 		fr->pos += 4;
-		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
-			    "frame length %ld is %s", (long)len,
-			    len < 0 ? "negative" : "over the 64 MiB limit");
-		apc_err_index(err, "frame", (int64_t)f->index);
 		return APC_EDATA;
 	}
 	avail = frame_fill(fr, 4u + (size_t)len, err);
@@ -249,11 +291,7 @@ static int frame_read_ahead(struct apc_frame_reader *fr, struct apc_frame *f, st
 		return frame_read_failed(err);
 	if ((size_t)avail < 4u + (size_t)len) {
 		fr->pos = fr->len;
-		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
-			    "frame length %ld runs past the end of the file, %zu bytes left "
-			    "(truncated capture?)", (long)len, (size_t)avail - 4);
-		apc_err_index(err, "frame", (int64_t)f->index);
-		return APC_EDATA;
+		return frame_body_cut(err, name, f, len, (size_t)avail - 4);
 	}
 	f->len = (uint32_t)len;
 	{
@@ -291,40 +329,16 @@ int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_
 		return frame_read_failed(err);
 	if (got == 0)
 		return APC_END;
-	if (got < 4) {
-		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
-			    "frame length word cut short after %zd of 4 bytes (truncated capture?)",
-			    got);
-		apc_err_index(err, "frame", (int64_t)f->index);
+	if (got < 4)
+		return frame_word_cut(err, name, f, got);
+	if (frame_len_word(err, name, f, lw, &len) != APC_OK)
 		return APC_EDATA;
-	}
-	len = (int32_t)((uint32_t)lw[0] | (uint32_t)lw[1] << 8 | (uint32_t)lw[2] << 16 |
-			(uint32_t)lw[3] << 24);
-	if (len < 0 || (uint32_t)len > APC_FRAME_MAX) {
-		apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
-			    "frame length %ld is %s", (long)len,
-			    len < 0 ? "negative" : "over the 64 MiB limit");
-		apc_err_index(err, "frame", (int64_t)f->index);
-		return APC_EDATA;
-	}
 	/* Read in pieces, growing the buffer as bytes arrive: a bad length
-	 * on a short file costs no more memory than the file holds.  When
-	 * the stream's size is known a piece is no bigger than what is left
-	 * (at least 4 KiB, in case the file grows), so a huge length in a
-	 * small file does not even cost a 1 MiB buffer. */
+	 * on a short file costs no more memory than the file holds, and a
+	 * huge length in a small file does not even cost a 1 MiB buffer. */
 	while (have < (size_t)len) {
 		size_t want = (size_t)len - have;
-		size_t step = want < (1u << 20) ? want : (1u << 20);
-		int64_t size = apc_stream_size(fr->s);
-		uint64_t at = apc_stream_offset(fr->s);
-
-		if (size >= 0) {
-			uint64_t left = (uint64_t)size > at ? (uint64_t)size - at : 0;
-			if (left < 4096)
-				left = 4096;
-			if (step > left)
-				step = (size_t)left;
-		}
+		size_t step = frame_step(fr, want < (1u << 20) ? want : (1u << 20));
 
 		if (frame_grow(fr, have + step) != APC_OK)
 			return apc_err_set(err, APC_ENOMEM, name, (int64_t)f->offset,
@@ -332,13 +346,8 @@ int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_
 		got = apc_stream_read(fr->s, fr->buf + have, step, err);
 		if (got < 0)
 			return frame_read_failed(err);
-		if (got == 0) {
-			apc_err_set(err, APC_EDATA, name, (int64_t)f->offset,
-				    "frame length %ld runs past the end of the file, %zu bytes left "
-				    "(truncated capture?)", (long)len, have);
-			apc_err_index(err, "frame", (int64_t)f->index);
-			return APC_EDATA;
-		}
+		if (got == 0)
+			return frame_body_cut(err, name, f, len, have);
 		have += (size_t)got;
 	}
 	f->len = (uint32_t)len;
@@ -384,9 +393,15 @@ static inline uint64_t cur_off(const struct frame_cur *c, size_t pos)
 	return c->it->frame->offset + 4u + pos;
 }
 
-static int cur_fail(struct frame_cur *c, size_t pos, const char *fmt, const char *what)
+static int cur_fail(struct frame_cur *c, size_t pos, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int cur_fail(struct frame_cur *c, size_t pos, const char *fmt, ...)
 {
-	apc_err_set(c->err, APC_EDATA, NULL, (int64_t)cur_off(c, pos), fmt, what);
+	va_list ap;
+
+	va_start(ap, fmt);
+	apc_err_vset(c->err, APC_EDATA, NULL, (int64_t)cur_off(c, pos), fmt, ap);
+	va_end(ap);
 	apc_err_index(c->err, "frame", (int64_t)c->it->frame->index);
 	return APC_EDATA;
 }
@@ -432,11 +447,9 @@ static int cur_str(struct frame_cur *c, const char *what, const uint8_t **s, uin
 		return rc;
 	if (n < 0 || (size_t)n > c->end - c->pos) {
 		c->pos = start;
-		apc_err_set(c->err, APC_EDATA, NULL, (int64_t)cur_off(c, start),
-			    "string length %ld for %s runs past the end of the frame (%zu bytes left)",
-			    (long)n, what, c->end - c->pos);
-		apc_err_index(c->err, "frame", (int64_t)c->it->frame->index);
-		return APC_EDATA;
+		return cur_fail(c, start,
+				"string length %ld for %s runs past the end of the frame (%zu bytes left)",
+				(long)n, what, c->end - c->pos);
 	}
 	*s = c->b + c->pos;
 	*len = (uint32_t)n;
@@ -450,9 +463,10 @@ static int cur_cstr(struct frame_cur *c, const char *what, const uint8_t **s, ui
 	const uint8_t *p = c->b + c->pos;
 	const uint8_t *nul = memchr(p, 0, c->end - c->pos);
 
-	if (!nul)
-		return cur_fail(c, c->pos, "%s has no terminating NUL before the end of the frame",
-				what);
+	if (!nul) {
+		cur_fail(c, c->pos, "%s has no terminating NUL before the end of the frame", what);
+		return APC_EDATA; /* what it returns, said here for gcc's sake */
+	}
 	*s = p;
 	*len = (uint32_t)(nul - p);
 	c->pos += (size_t)(nul - p) + 1;
@@ -539,11 +553,18 @@ static int get_cstr(struct frame_cur *c, struct apc_msg *m, const char *name)
 
 static int unknown_code(struct frame_cur *c, size_t at, int32_t code)
 {
-	apc_err_set(c->err, APC_EDATA, NULL, (int64_t)cur_off(c, at),
-		    "unknown message code %ld in a %s frame", (long)code,
-		    apc_frame_type_name(c->it->frame->type));
-	apc_err_index(c->err, "frame", (int64_t)c->it->frame->index);
-	return APC_EDATA;
+	return cur_fail(c, at, "unknown message code %ld in a %s frame", (long)code,
+			apc_frame_type_name(c->it->frame->type));
+}
+
+/* The code that starts a coded frame's message, kept in m->code;
+ * inline, as the cur_i32() it replaces was. */
+static inline __attribute__((always_inline)) int get_code(struct frame_cur *c, struct apc_msg *m, int32_t *code)
+{
+	int rc = cur_i32(c, "message code", code);
+	if (rc == APC_OK)
+		m->code = *code;
+	return rc;
 }
 
 /* The rest of the frame as one "data" field. */
@@ -610,9 +631,8 @@ static int msg_summary_frame(struct frame_cur *c, struct apc_msg *m)
 		m->name = "summary_attrs";
 		return summary_attrs(c, m);
 	}
-	if ((rc = cur_i32(c, "message code", &code)))
+	if ((rc = get_code(c, m, &code)))
 		return rc;
-	m->code = code;
 	m->core = -1;
 	switch (code) {
 	case 1: {
@@ -706,9 +726,8 @@ static int msg_name_frame(struct frame_cur *c, struct apc_msg *m)
 	int32_t code;
 	int rc;
 
-	if ((rc = cur_i32(c, "message code", &code)))
+	if ((rc = get_code(c, m, &code)))
 		return rc;
-	m->code = code;
 	if (code == 1) {
 		m->name = "cookie_name";
 		if ((rc = get32(c, m, "cookie", APC_F_INT, NULL)))
@@ -806,9 +825,8 @@ static int msg_sched(struct frame_cur *c, struct apc_msg *m)
 	int32_t code;
 	int rc;
 
-	if ((rc = cur_i32(c, "message code", &code)))
+	if ((rc = get_code(c, m, &code)))
 		return rc;
-	m->code = code;
 	if (code != 1 && code != 2)
 		return unknown_code(c, at, code);
 	m->name = code == 1 ? "sched_switch" : "thread_exit";
@@ -853,9 +871,8 @@ static int msg_activity(struct frame_cur *c, struct apc_msg *m)
 	int32_t code;
 	int rc;
 
-	if ((rc = cur_i32(c, "message code", &code)))
+	if ((rc = get_code(c, m, &code)))
 		return rc;
-	m->code = code;
 	switch (code) {
 	case 1:
 		m->name = "link";
@@ -912,9 +929,8 @@ static int msg_perf_attrs(struct frame_cur *c, struct apc_msg *m)
 			return rc;
 		return get64(c, m, "value", APC_F_INT);
 	}
-	if ((rc = cur_i32(c, "message code", &code)))
+	if ((rc = get_code(c, m, &code)))
 		return rc;
-	m->code = code;
 	switch (code) {
 	case 1: { /* raw struct perf_event_attr, its size at offset 4, then key */
 		const uint8_t *p = c->b + c->pos;

@@ -301,6 +301,14 @@ static void arc_why(struct archive *a, char *buf, size_t len)
 /* ------------------------------------------------------------------ */
 /* raw source */
 
+/* A read(2) or pread(2) failed: errno says why; the stream is done. */
+static ssize_t raw_failed(struct apc_stream *s)
+{
+	apc_err_sys(&s->saved, APC_EIO, s->name, "cannot read", errno);
+	s->failed = 1;
+	return -1;
+}
+
 static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 {
 	ssize_t r;
@@ -323,11 +331,8 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 			st_fail(s, APC_EIO, APC_NO_OFFSET, "cannot read: interrupted");
 			return -1;
 		}
-		if (r < 0) {
-			apc_err_sys(&s->saved, APC_EIO, s->name, "cannot read", errno);
-			s->failed = 1;
-			return -1;
-		}
+		if (r < 0)
+			return raw_failed(s);
 	} else if (s->src == SRC_RANGE) {
 		uint64_t left = s->range - s->raw_pos;
 		if (n > left)
@@ -337,11 +342,8 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 		do
 			r = pread(s->fd, buf, n, (off_t)((uint64_t)s->base + s->raw_pos));
 		while (r < 0 && errno == EINTR && !apc_interrupted());
-		if (r < 0) {
-			apc_err_sys(&s->saved, APC_EIO, s->name, "cannot read", errno);
-			s->failed = 1;
-			return -1;
-		}
+		if (r < 0)
+			return raw_failed(s);
 		/* the header promised more: the archive file is cut short
 		 * (a compressed member's end is the decoder's to find) */
 		if (r == 0 && !s->dec) {
@@ -561,6 +563,23 @@ static void gz_keep_free(struct apc_input *in)
 }
 
 /*
+ * More input for gzip or bzip2, `pending` bytes given out so far in this
+ * call: their count, else 0 at the end (a member cut short is reported)
+ * or -1; either ends the decoding.
+ */
+static ssize_t dec_fill_member(struct apc_stream *s, size_t pending)
+{
+	ssize_t r = dec_fill(s);
+
+	if (r == 0) {
+		if (s->dec_member)
+			dec_cut(s, dec_at(s, pending));
+		s->dec_done = 1;
+	}
+	return r;
+}
+
+/*
  * Inflate up to n bytes.  Concatenated gzip members are decoded one
  * after another, as gzip(1) does.
  */
@@ -572,15 +591,9 @@ static size_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
 		int ret;
 
 		if (s->z.avail_in == 0) {
-			ssize_t r = dec_fill(s);
-			if (r < 0)
+			ssize_t r = dec_fill_member(s, n - s->z.avail_out);
+			if (r <= 0)
 				break;
-			if (r == 0) {
-				if (s->dec_member)
-					dec_cut(s, dec_at(s, n - s->z.avail_out));
-				s->dec_done = 1;
-				break;
-			}
 			s->z.next_in = s->zin;
 			s->z.avail_in = (uInt)r;
 		}
@@ -640,15 +653,9 @@ static size_t bz_read(struct apc_stream *s, uint8_t *out, size_t n)
 		int ret;
 
 		if (s->bz.avail_in == 0) {
-			ssize_t r = dec_fill(s);
-			if (r < 0)
+			ssize_t r = dec_fill_member(s, n - s->bz.avail_out);
+			if (r <= 0)
 				break;
-			if (r == 0) {
-				if (s->dec_member)
-					dec_cut(s, dec_at(s, n - s->bz.avail_out));
-				s->dec_done = 1;
-				break;
-			}
 			s->bz.next_in = (char *)s->zin;
 			s->bz.avail_in = (unsigned)r;
 		}
@@ -2301,8 +2308,8 @@ static int arc_cpio_check(int fd, uint64_t size, const char *label, struct apc_e
 	return APC_OK;
 }
 
-/* Forget a listing (members, damage), to list the archive another way. */
-static void input_reset_tree(struct apc_input *in)
+/* Forget the members listed. */
+static void input_drop_members(struct apc_input *in)
 {
 	for (size_t i = 0; i < in->nmem; i++) {
 		free(in->mem[i].name);
@@ -2311,6 +2318,12 @@ static void input_reset_tree(struct apc_input *in)
 	in->nmem = 0;
 	in->skipped = 0;
 	gz_keep_free(in);
+}
+
+/* Forget a listing (members, damage), to list the archive another way. */
+static void input_reset_tree(struct apc_input *in)
+{
+	input_drop_members(in);
 	free(in->names);
 	in->names = NULL;
 	free(in->label);
@@ -2370,12 +2383,7 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label, in
 		mem_strip_top(in);
 		return input_set_tree(in, label, err);
 	}
-	for (size_t i = 0; i < in->nmem; i++) {
-		free(in->mem[i].name);
-		free(in->mem[i].orig);
-	}
-	in->nmem = 0;
-	in->skipped = 0;
+	input_drop_members(in);
 	close(in->arc_fd);
 	in->arc_fd = -1;
 	return rc;
@@ -2684,23 +2692,16 @@ static int memfs_open_input(struct apc_input *in, const char *path, struct apc_e
 	return mem_finish(in, err);
 }
 
-/* apc_stream_open_path() over the in-memory set. */
-static int memfs_open_stream(const char *path, struct apc_stream **out, struct apc_err *err)
+/*
+ * apc_stream_open_path()'s end: s into *out, decoded when its data
+ * starts with a compression's magic; closed on failure.
+ */
+static int stream_open_dec(struct apc_stream *s, struct apc_stream **out, struct apc_err *err)
 {
-	const struct apc_mem_file *f = memfs_find(path);
-	struct apc_stream *s;
 	const uint8_t *p;
-	ssize_t n;
+	ssize_t n = apc_stream_peek(s, &p, IN_SNIFF_DEC, err);
 	int rc, dec;
 
-	if (!f) {
-		if (memfs_is_dir(path, memfs_dirlen(path)))
-			return apc_err_sys(err, APC_EIO, path, "cannot read", EISDIR);
-		return memfs_enoent(path, err);
-	}
-	if (!(s = memfs_stream(f, path)))
-		return in_nomem(err);
-	n = apc_stream_peek(s, &p, IN_SNIFF_DEC, err);
 	if (n < 0) {
 		apc_stream_close(s);
 		return err ? err->status : APC_EIO;
@@ -2712,6 +2713,22 @@ static int memfs_open_stream(const char *path, struct apc_stream **out, struct a
 	}
 	*out = s;
 	return APC_OK;
+}
+
+/* apc_stream_open_path() over the in-memory set. */
+static int memfs_open_stream(const char *path, struct apc_stream **out, struct apc_err *err)
+{
+	const struct apc_mem_file *f = memfs_find(path);
+	struct apc_stream *s;
+
+	if (!f) {
+		if (memfs_is_dir(path, memfs_dirlen(path)))
+			return apc_err_sys(err, APC_EIO, path, "cannot read", EISDIR);
+		return memfs_enoent(path, err);
+	}
+	if (!(s = memfs_stream(f, path)))
+		return in_nomem(err);
+	return stream_open_dec(s, out, err);
 }
 
 static int stdin_check(struct apc_err *err)
@@ -2815,12 +2832,8 @@ void apc_input_close(struct apc_input *in)
 	if (!in)
 		return;
 	apc_stream_close(in->stream);
-	for (size_t i = 0; i < in->nmem; i++) {
-		free(in->mem[i].name);
-		free(in->mem[i].orig);
-	}
+	input_drop_members(in);
 	free(in->mem);
-	gz_keep_free(in);
 	free(in->names);
 	if (in->arc_fd >= 0)
 		close(in->arc_fd);
@@ -3073,9 +3086,7 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 int apc_stream_open_path(const char *path, struct apc_stream **out, struct apc_err *err)
 {
 	struct apc_stream *s;
-	const uint8_t *p;
-	ssize_t n;
-	int rc, dec, fd = STDIN_FILENO;
+	int rc, fd = STDIN_FILENO;
 	struct stat st;
 	int is_stdin = strcmp(path, "-") == 0;
 
@@ -3101,19 +3112,5 @@ int apc_stream_open_path(const char *path, struct apc_stream **out, struct apc_e
 			close(fd);
 		return in_nomem(err);
 	}
-	n = apc_stream_peek(s, &p, IN_SNIFF_DEC, err);
-	if (n < 0) {
-		apc_stream_close(s);
-		return err ? err->status : APC_EIO;
-	}
-	dec = sniff_dec(p, (size_t)n);
-	if (dec != DEC_NONE) {
-		rc = dec_start(s, dec, err);
-		if (rc < 0) {
-			apc_stream_close(s);
-			return rc;
-		}
-	}
-	*out = s;
-	return APC_OK;
+	return stream_open_dec(s, out, err);
 }

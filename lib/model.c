@@ -23,16 +23,33 @@ struct apc_arena_chunk {
 #define ARENA_CHUNK (256u * 1024)
 #define ARENA_KEEP 8
 
-void apc_batch_init(struct apc_batch *b, size_t cap)
+/* No events and no memory, what init starts from and free goes back to;
+ * the capacity and the chunk size stay as they are. */
+static void batch_empty(struct apc_batch *b)
 {
 	b->ev = NULL;
 	b->n = 0;
-	b->cap = cap ? cap : 4096;
 	b->alloc = 0;
 	b->arena = NULL;
 	b->room = NULL;
 	b->room_left = 0;
 	b->spare = NULL;
+}
+
+static void chunks_free(struct apc_arena_chunk *c)
+{
+	struct apc_arena_chunk *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+}
+
+void apc_batch_init(struct apc_batch *b, size_t cap)
+{
+	batch_empty(b);
+	b->cap = cap ? cap : 4096;
 	b->chunk = 0;
 }
 
@@ -65,24 +82,10 @@ void apc_batch_reset(struct apc_batch *b)
 
 void apc_batch_free(struct apc_batch *b)
 {
-	struct apc_arena_chunk *c, *next;
-
-	for (c = b->arena; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	for (c = b->spare; c; c = next) {
-		next = c->next;
-		free(c);
-	}
+	chunks_free(b->arena);
+	chunks_free(b->spare);
 	free(b->ev);
-	b->ev = NULL;
-	b->alloc = 0;
-	b->arena = NULL;
-	b->room = NULL;
-	b->room_left = 0;
-	b->spare = NULL;
-	b->n = 0;
+	batch_empty(b);
 }
 
 /* apc_batch_add() when the batch is unallocated or full. */

@@ -4,9 +4,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "scale.h"
 #include "util.h"
@@ -63,6 +65,39 @@ int apc_parse_time_ns(const char *s, uint64_t *ns)
 	return -1;
 }
 
+int apc_parse_uint(const char *s, unsigned max, unsigned *v)
+{
+	char *end;
+	unsigned long x;
+
+	if (!*s || *s == '-')
+		return -1;
+	x = strtoul(s, &end, 10);
+	if (*end || x > max)
+		return -1;
+	*v = (unsigned)x;
+	return 0;
+}
+
+int apc_cli_version(const char *prog, const char *version)
+{
+	printf("%s (apctools) %s\n", prog, version);
+	return 0;
+}
+
+int apc_cli_try_help(const char *prog)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", prog);
+	return 2;
+}
+
+int apc_progress_wanted(int forced, int quiet)
+{
+	if (forced >= 0)
+		return forced;
+	return isatty(STDERR_FILENO) && !quiet;
+}
+
 double apc_now(void)
 {
 	struct timespec ts;
@@ -83,6 +118,17 @@ void apc_interrupt(void)
 int apc_interrupted(void)
 {
 	return atomic_load_explicit(&util_interrupted, memory_order_relaxed);
+}
+
+void apc_catch_stop_signals(void (*handler)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 }
 
 int apc_env_flag(const char *name)

@@ -15,6 +15,30 @@
 int apc_parse_time_ns(const char *s, uint64_t *ns);
 
 /*
+ * apc_parse_uint() : a whole number from 0 to max, in decimal, for an
+ * option's value.  Returns 0 on success, -1 (nothing stored) if the text
+ * is not one: empty, signed, trailing characters or over max.
+ */
+int apc_parse_uint(const char *s, unsigned max, unsigned *v);
+
+/*
+ * apc_progress_wanted() : whether a command shows progress on stderr:
+ * `forced` is 1 or 0 from --progress / --no-progress, -1 when neither
+ * was given, and then it is on when stderr is a terminal, unless quiet.
+ */
+int apc_progress_wanted(int forced, int quiet);
+
+/*
+ * apc_cli_version() : "PROG (apctools) VERSION" on stdout (the version
+ * comes from the command: the cross-built tests compile this file
+ * without APC_VERSION); returns 0, the exit status.
+ * apc_cli_try_help() : the hint after getopt's own complaint, on
+ * stderr; returns 2, the exit status of a usage error.
+ */
+int apc_cli_version(const char *prog, const char *version);
+int apc_cli_try_help(const char *prog);
+
+/*
  * apc_interrupt() : note that the user asked to stop (async-signal-safe;
  * called from SIGINT/SIGTERM handlers).  apc_interrupted() tells long
  * loops and blocking reads to give up; reads interrupted by the signal
@@ -22,6 +46,13 @@ int apc_parse_time_ns(const char *s, uint64_t *ns);
  */
 void apc_interrupt(void);
 int apc_interrupted(void);
+
+/*
+ * apc_catch_stop_signals() : run handler on SIGINT and SIGTERM, without
+ * SA_RESTART, so that a read, accept() or wait blocked at the time
+ * returns and the loop around it sees the request to stop.
+ */
+void apc_catch_stop_signals(void (*handler)(int));
 
 /*
  * apc_utf8_len() : length (1..4) of the valid UTF-8 sequence at p[0..n),
