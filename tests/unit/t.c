@@ -54,6 +54,7 @@ void *t_read_file(const char *path, size_t *len)
 	char *p = NULL;
 	long n;
 
+	*len = 0;
 	if (!f)
 		return NULL;
 	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&

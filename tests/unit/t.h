@@ -76,7 +76,8 @@ const char *t_shared_testdata(void);
 const char *t_testdata(void);
 
 /* The whole of file `path`, malloc'd with a NUL after it so a text file
- * reads as a string; its length in *len.  NULL if it cannot be read. */
+ * reads as a string; its length in *len (0 if it cannot be read, and
+ * NULL is returned). */
 void *t_read_file(const char *path, size_t *len);
 
 #endif
