@@ -16,3 +16,35 @@ need_shared() {
 apcconv() { "$APC_BIN/apcconv" "$@"; }
 apcdump() { "$APC_BIN/apcdump" "$@"; }
 apcverify() { "$APC_BIN/apcverify" "$@"; }
+
+# Every test gets a temporary folder, $TMP, removed after it; a file that
+# needs more defines its own setup() or teardown().  A file whose inputs
+# python3 writes sets NEED_PYTHON=1: its tests then skip without it.
+setup() {
+	TMP="$(mktemp -d)"
+	[ -z "${NEED_PYTHON:-}" ] || need_python
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+need_python() {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+}
+
+# conv STATUS ARGS...: run apcconv ARGS, show what it says (kept in
+# $output), and expect exit status STATUS.
+conv() {
+	local want=$1
+	shift
+	run apcconv "$@"
+	echo "$output"
+	[ "$status" -eq "$want" ]
+}
+
+# dump ARGS...: run apcdump ARGS and show its listing (kept in $output).
+dump() {
+	run apcdump "$@"
+	echo "$output"
+}
