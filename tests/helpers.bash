@@ -48,3 +48,12 @@ dump() {
 	run apcdump "$@"
 	echo "$output"
 }
+
+# verify STATUS ARGS...: the same for apcverify.
+verify() {
+	local want=$1
+	shift
+	run apcverify "$@"
+	echo "$output"
+	[ "$status" -eq "$want" ]
+}

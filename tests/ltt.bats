@@ -299,8 +299,7 @@ EOF2
 	run apcdump --core=0 "$TMP/cut.apc"
 	[ -n "$output" ]
 	! grep -v ' thread_name ' <<<"$output" || false
-	run apcverify "$TMP/cut.apc"
-	[ "$status" -eq 0 ]
+	verify 0 "$TMP/cut.apc"
 }
 
 @test "LTT: the real trace with cpu/0 cut in its one block: cpu/1 whole, cpu/0 kept if block_end is" {
