@@ -119,7 +119,8 @@ conv_lists() {
 	tasks=$(grep -o ' thread_name      ts=[0-9]* tid=[0-9]*' "$TMP/dump" | sed 's/.*tid=//' | sort -u)
 	conns=$(grep -o ' annotate_setup   fd=[0-9]* version=[0-9] tid=[0-9]*' "$TMP/dump" | sed 's/.*tid=//' | sort -u)
 	echo "tasks: $tasks; connections: $conns"
-	[ -n "$tasks" ] && [ -n "$conns" ]
+	[ -n "$tasks" ]
+	[ -n "$conns" ]
 	[ -z "$(comm -12 <(echo "$tasks") <(echo "$conns"))" ]
 }
 
