@@ -3,15 +3,7 @@
 # apcconv input, written by hand here, and what the capture keeps.
 
 load helpers
-
-setup() {
-	TMP="$(mktemp -d)"
-	command -v python3 >/dev/null || skip "python3 not available"
-}
-
-teardown() {
-	rm -rf "$TMP"
-}
+NEED_PYTHON=1
 
 # stream FILE VERSION DONT_MANGLE: a client stream (tid 77) declaring
 # counter key 3, then values 5 and -5 of it, then a string annotation.
@@ -38,30 +30,35 @@ open(out, "wb").write(data)
 EOF
 }
 
-@test "annotate: a version 5 stream stays version 5, negative counter values intact" {
-	stream "$TMP/s5.bin" 5 0
-	run apcconv -v "$TMP/s5.bin" -o "$TMP/s5.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+# stream_capture VERSION: a stream of that version (tid 77, not mangled)
+# converts to $TMP/sVERSION.apc with nothing counted as not mapped;
+# $output is then the capture's listing.
+stream_capture() {
+	stream "$TMP/s$1.bin" "$1" 0
+	conv 0 -v "$TMP/s$1.bin" -o "$TMP/s$1.apc"
 	! grep -q 'not mapped' <<<"$output" || false
-	run apcdump "$TMP/s5.apc"
-	echo "$output"
+	dump "$TMP/s$1.apc"
+}
+
+# conv_lists IN OUT PATTERN: IN converts to OUT, whose listing has a line
+# matching PATTERN.
+conv_lists() {
+	apcconv -q "$1" -o "$2"
+	apcdump "$2" | grep -q "$3"
+}
+
+@test "annotate: a version 5 stream stays version 5, negative counter values intact" {
+	stream_capture 5
 	grep -q 'annotate_setup .* version=5 tid=77 ' <<<"$output"
 	grep -q 'annotate_counter_value .* key=3 value=5$' <<<"$output"
 	grep -q 'annotate_counter_value .* key=3 value=-5$' <<<"$output"
 	# and again through APC -> APC
-	apcconv -q "$TMP/s5.apc" -o "$TMP/again.apc"
-	apcdump "$TMP/again.apc" | grep -q 'annotate_counter_value .* key=3 value=-5$'
+	conv_lists "$TMP/s5.apc" "$TMP/again.apc" 'annotate_counter_value .* key=3 value=-5$'
 }
 
 @test "annotate: a version 4 stream stays version 4, its values read as uint32" {
-	stream "$TMP/s4.bin" 4 0
 	# in v4 -5 reads back as the uint32 4294967291: the writer keeps v4
-	run apcconv -v "$TMP/s4.bin" -o "$TMP/s4.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	run apcdump "$TMP/s4.apc"
-	echo "$output"
+	stream_capture 4
 	grep -q 'annotate_setup .* version=4 ' <<<"$output"
 	grep -q 'annotate_counter_value .* key=3 value=4294967291$' <<<"$output"
 }
@@ -69,17 +66,10 @@ EOF
 # v3 has every message a v3 stream holds, with the same bytes as v4: the
 # source's version is kept so the capture says which client wrote it.
 @test "annotate: a version 3 stream stays version 3, also through APC -> APC" {
-	stream "$TMP/s3.bin" 3 0
-	run apcconv -v "$TMP/s3.bin" -o "$TMP/s3.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	! grep -q 'not mapped' <<<"$output" || false
-	run apcdump "$TMP/s3.apc"
-	echo "$output"
+	stream_capture 3
 	grep -q 'annotate_setup .* version=3 tid=77 ' <<<"$output"
 	grep -q 'annotate_counter_value .* key=3 value=4294967291$' <<<"$output"
-	apcconv -q "$TMP/s3.apc" -o "$TMP/again.apc"
-	apcdump "$TMP/again.apc" | grep -q 'annotate_setup .* version=3 tid=77 '
+	conv_lists "$TMP/s3.apc" "$TMP/again.apc" 'annotate_setup .* version=3 tid=77 '
 	apcverify "$TMP/again.apc"
 }
 
@@ -101,18 +91,13 @@ EOF
 
 @test "annotate: the setup's don't-mangle byte is kept" {
 	stream "$TMP/dm.bin" 4 1
-	apcconv -q "$TMP/dm.bin" -o "$TMP/dm.apc"
-	apcdump "$TMP/dm.apc" | grep -q 'annotate_setup .* dont_mangle=1$'
-	apcconv -q "$TMP/dm.apc" -o "$TMP/dm2.apc"
-	apcdump "$TMP/dm2.apc" | grep -q 'annotate_setup .* dont_mangle=1$'
+	conv_lists "$TMP/dm.bin" "$TMP/dm.apc" 'annotate_setup .* dont_mangle=1$'
+	conv_lists "$TMP/dm.apc" "$TMP/dm2.apc" 'annotate_setup .* dont_mangle=1$'
 }
 
 @test "annotate: the capture starts at the first time even after untimed declarations" {
 	# the stream opens with a counter declaration, which has no time
-	stream "$TMP/s.bin" 4 0
-	apcconv -q "$TMP/s.bin" -o "$TMP/s.apc"
-	run apcdump "$TMP/s.apc"
-	echo "$output"
+	stream_capture 4
 	grep -q ' summary .* monotonic_delta=5000000000$' <<<"$output"
 	grep -q 'annotate_counter_value ts=0 .* value=5$' <<<"$output"
 	grep -q 'annotate_str     ts=5000 ' <<<"$output"
@@ -122,13 +107,10 @@ EOF
 	# Cookie 0 is the kernel or idle; an annotate client is a user
 	# process whose image the stream does not name: -1, as gatord links
 	# a thread whose image it does not know
-	stream "$TMP/s.bin" 4 0
-	apcconv -q "$TMP/s.bin" -o "$TMP/s.apc"
-	run apcdump "$TMP/s.apc"
-	echo "$output"
+	stream_capture 4
 	[ "$(grep -c ' link ' <<<"$output")" -eq 1 ]
 	grep -Eq ' link +ts=0 cookie=-1 pid=77 tid=77$' <<<"$output"
-	apcverify -q "$TMP/s.apc"
+	apcverify -q "$TMP/s4.apc"
 }
 
 @test "annotate: Barman annotation connections take no task's tid" {
@@ -137,7 +119,8 @@ EOF
 	tasks=$(grep -o ' thread_name      ts=[0-9]* tid=[0-9]*' "$TMP/dump" | sed 's/.*tid=//' | sort -u)
 	conns=$(grep -o ' annotate_setup   fd=[0-9]* version=[0-9] tid=[0-9]*' "$TMP/dump" | sed 's/.*tid=//' | sort -u)
 	echo "tasks: $tasks; connections: $conns"
-	[ -n "$tasks" ] && [ -n "$conns" ]
+	[ -n "$tasks" ]
+	[ -n "$conns" ]
 	[ -z "$(comm -12 <(echo "$tasks") <(echo "$conns"))" ]
 }
 

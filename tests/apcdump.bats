@@ -6,14 +6,6 @@ load helpers
 
 CAPS="v68_nonroot.apc v68_sleep.apc sleep_counters.apc v68_nonroot_annotate.apc"
 
-setup() {
-	TMP="$(mktemp -d)"
-}
-
-teardown() {
-	rm -rf "$TMP"
-}
-
 # Frames in a data file, counted from the length words alone (python3),
 # independently of the C reader.
 count_frames() {
@@ -27,15 +19,10 @@ while o < len(d):
 print(n)' "$1"
 }
 
-need_python() {
-	command -v python3 >/dev/null || skip "python3 not available"
-}
-
 @test "apcdump lists every real capture with exit 0, text and JSON agree" {
 	need_shared
 	for c in $CAPS; do
-		run apcdump "$SHARED/apc/$c"
-		[ "$status" -eq 0 ]
+		exits 0 apcdump "$SHARED/apc/$c"
 		text_lines=${#lines[@]}
 		[ "$text_lines" -gt 10 ]
 		json_lines=$(apcdump --json "$SHARED/apc/$c" | wc -l)
@@ -117,9 +104,7 @@ EOF2
 	run apcdump "$TMP/ok.apc"
 	echo "$output"
 	[ "$(grep -c 'annotate_str .*ts=' <<<"$output")" -eq 4 ]
-	run apcdump --summary "$TMP/ok.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	exits 0 apcdump --summary "$TMP/ok.apc"
 	grep -q '^Timestamps in order: yes ' <<<"$output"
 	apcdump --summary --json "$TMP/ok.apc" | grep -q '"in_order":true'
 	ann_cap "$TMP/back.apc" 1
@@ -144,9 +129,7 @@ write_cap(sys.argv[1], frames([
 EOF2
 	run apcdump "$TMP/t.apc"
 	echo "$output"
-	run apcdump --summary "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	exits 0 apcdump --summary "$TMP/t.apc"
 	grep -q '^Threads: *2 (1 named)$' <<<"$output"
 	grep -q '^  tid 42  *2 messages  "main"$' <<<"$output"
 	grep -q '^  tid 43  *1 messages  (no name)$' <<<"$output"
@@ -173,8 +156,7 @@ assert o["frame_types"]["summary"]["frames"] == 1'
 
 @test "--frame=summary lists one line; names and numbers agree" {
 	need_shared
-	run apcdump --frame=summary "$SHARED/apc/v68_nonroot.apc"
-	[ "$status" -eq 0 ]
+	exits 0 apcdump --frame=summary "$SHARED/apc/v68_nonroot.apc"
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "${lines[0]}" == *summary* ]]
 	a=$(apcdump --frame=sched_trace,13 "$SHARED/apc/v68_nonroot.apc" | wc -l)
@@ -188,8 +170,7 @@ assert o["frame_types"]["summary"]["frames"] == 1'
 
 @test "-c, --core and --begin/--end narrow the listing" {
 	need_shared
-	run apcdump -c 5 "$SHARED/apc/v68_nonroot.apc"
-	[ "$status" -eq 0 ]
+	exits 0 apcdump -c 5 "$SHARED/apc/v68_nonroot.apc"
 	[ "${#lines[@]}" -eq 5 ]
 	! apcdump --core=1 "$SHARED/apc/v68_nonroot.apc" | awk '{print $4}' | grep -v '^1$' || false
 	[ "$(apcdump --core=1 "$SHARED/apc/v68_nonroot.apc" | wc -l)" -gt 0 ]
@@ -202,8 +183,7 @@ assert o["frame_types"]["summary"]["frames"] == 1'
 
 @test "annotations in External frames are decoded" {
 	need_shared
-	run apcdump --frame=external "$SHARED/apc/v68_nonroot_annotate.apc"
-	[ "$status" -eq 0 ]
+	exits 0 apcdump --frame=external "$SHARED/apc/v68_nonroot_annotate.apc"
 	[[ "$output" == *'annotate_setup'* ]]
 	[[ "$output" == *'text="Group One"'* ]]
 	apcdump --summary "$SHARED/apc/v68_nonroot_annotate.apc" | grep -q 'Channel 1 (group 1)\|Worker A channel 1'
@@ -211,11 +191,9 @@ assert o["frame_types"]["summary"]["frames"] == 1'
 
 @test "-x adds xxd-style bytes; --xml prints captured.xml fields" {
 	need_shared
-	run apcdump -x -c 1 "$SHARED/apc/v68_nonroot.apc"
-	[ "$status" -eq 0 ]
+	exits 0 apcdump -x -c 1 "$SHARED/apc/v68_nonroot.apc"
 	[[ "${lines[1]}" == *"00000000: 8700 0000 0101 0b31"* ]]
-	run apcdump --xml "$SHARED/apc/v68_nonroot.apc"
-	[ "$status" -eq 0 ]
+	exits 0 apcdump --xml "$SHARED/apc/v68_nonroot.apc"
 	[[ "$output" == *"captured.protocol:"*"680"* ]]
 	[[ "$output" == *"Linux_block_rq_wr"* ]]
 }
@@ -233,8 +211,7 @@ assert o["frame_types"]["summary"]["frames"] == 1'
 	need_shared
 	mkdir "$TMP/bad.apc"
 	head -c 5000 "$SHARED/apc/v68_nonroot.apc/0000000000" > "$TMP/bad.apc/0000000000"
-	run apcdump "$TMP/bad.apc" "$SHARED/apc/v68_sleep.apc"
-	[ "$status" -eq 1 ]
+	exits 1 apcdump "$TMP/bad.apc" "$SHARED/apc/v68_sleep.apc"
 	[[ "$output" == *"apcdump: "*"offset 0x"*"truncated capture"* ]]
 	# The good capture after it was listed too.
 	[[ "$output" == *"perf_attr"* ]]
@@ -243,37 +220,26 @@ assert o["frame_types"]["summary"]["frames"] == 1'
 @test "hand-made damage: bad length, overlong integer" {
 	# Name frame, core 0, cookie name whose packed32 cookie takes 6 bytes.
 	printf '\x09\x00\x00\x00\x03\x00\x01\x80\x80\x80\x80\x80\x00' > "$TMP/overlong"
-	run apcdump "$TMP/overlong"
-	[ "$status" -eq 1 ]
+	exits 1 apcdump "$TMP/overlong"
 	[[ "$output" == *"offset 0x7: "*"overlong"* ]]
 	printf '\xff\xff\xff\xff' > "$TMP/neg"
-	run apcdump "$TMP/neg"
-	[ "$status" -eq 1 ]
+	exits 1 apcdump "$TMP/neg"
 	[[ "$output" == *"offset 0x0: "*"negative"* ]]
 }
 
 @test "missing file and bad options exit 2" {
-	run apcdump "$TMP/does-not-exist.apc"
-	[ "$status" -eq 2 ]
+	exits 2 apcdump "$TMP/does-not-exist.apc"
 	[[ "$output" == apcdump:* ]]
-	run apcdump --frame=nonsense x
-	[ "$status" -eq 2 ]
-	run apcdump --begin=soon x
-	[ "$status" -eq 2 ]
-	run apcdump
-	[ "$status" -eq 2 ]
-	run apcdump -Z x
-	[ "$status" -eq 2 ]
-	[ "$output" = "apcdump: invalid option -- 'Z'
-Try 'apcdump --help' for more information." ]
+	exits 2 apcdump --frame=nonsense x
+	exits 2 apcdump --begin=soon x
+	exits 2 apcdump
+	bad_option apcdump
 }
 
 @test "-h and -V" {
-	run apcdump --help
-	[ "$status" -eq 0 ]
+	exits 0 apcdump --help
 	[[ "$output" == *"usage: apcdump"* ]]
-	run apcdump -V
-	[ "$status" -eq 0 ]
+	exits 0 apcdump -V
 	[[ "$output" == apcdump\ [0-9]* ]]
 }
 
@@ -281,8 +247,7 @@ Try 'apcdump --help' for more information." ]
 	need_python
 	# Name frame, core 0: thread name (code 2), ts 0, tid 5, 7 bytes a"b\x01\xff\n.
 	printf '\x0d\x00\x00\x00\x03\x00\x02\x00\x05\x07a"b\x01\xffc\n' > "$TMP/names"
-	run apcdump "$TMP/names"
-	[ "$status" -eq 0 ]
+	exits 0 apcdump "$TMP/names"
 	[[ "$output" == *'name="a\"b\x01\xffc\n"'* ]]
 	apcdump --json "$TMP/names" | python3 -c '
 import json, sys
@@ -352,8 +317,7 @@ PY
 	[ "$(wc -l < "$TMP/two")" -eq 2 ]
 	[ ! -s "$TMP/err" ]
 	if [ -w /dev/full ]; then
-		run sh -c 'exec "$0" "$1" > /dev/full' "$APC_BIN/apcdump" "$SHARED/apc/v68_sleep.apc"
-		[ "$status" -eq 2 ]
+		exits 2 sh -c 'exec "$0" "$1" > /dev/full' "$APC_BIN/apcdump" "$SHARED/apc/v68_sleep.apc"
 		[[ "$output" == *"apcdump: stdout: No space left on device"* ]]
 	fi
 }
@@ -370,13 +334,10 @@ PY
 
 @test "--core is decimal and --frame numbers do not wrap" {
 	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
-	run apcdump --core=08 "$TMP/d.apc"
-	[ "$status" -eq 0 ]
-	run apcdump --core=0x1 "$TMP/d.apc"
-	[ "$status" -eq 2 ]
+	exits 0 apcdump --core=08 "$TMP/d.apc"
+	exits 2 apcdump --core=0x1 "$TMP/d.apc"
 	[ "$(apcdump --core=01 "$TMP/d.apc" | md5sum)" = "$(apcdump --core=1 "$TMP/d.apc" | md5sum)" ]
-	run apcdump --frame=4294967297 "$TMP/d.apc"
-	[ "$status" -eq 2 ]
+	exits 2 apcdump --frame=4294967297 "$TMP/d.apc"
 	grep -q "unknown frame type '4294967297'" <<<"$output"
 }
 
@@ -386,8 +347,7 @@ PY
 @test "--core selects messages by their own core field, text and JSON alike" {
 	need_python
 	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
-	run apcdump --core=1 --frame=summary "$TMP/d.apc"
-	[ "$status" -eq 0 ]
+	exits 0 apcdump --core=1 --frame=summary "$TMP/d.apc"
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "${lines[0]}" == *'core_name        core=1 '* ]]
 	run apcdump --json --core=1 --frame=summary "$TMP/d.apc"
@@ -420,6 +380,22 @@ for l in sys.stdin:
 	done
 }
 
+# cut_tar_listed EXT STREAM WHOLE: $TMP/c.apc.tar.EXT cut to two thirds
+# (as cut.apc.tar.EXT) lists more than 100 of its WHOLE lines, then names
+# the cut, its STREAM's (gzip, xz...) first, then the tar's; exit 1, and
+# 1 from --summary too.
+cut_tar_listed() {
+	local ext=$1 name=$2 whole=$3 n listed cut="$TMP/cut.apc.tar.$1"
+	n=$(($(stat -c %s "$TMP/c.apc.tar.$ext") * 2 / 3))
+	head -c $n "$TMP/c.apc.tar.$ext" >"$cut"
+	exits 1 apcdump "$cut"
+	[[ "${lines[-1]}" == "apcdump: $cut: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); truncated tar archive: it ends inside the data of c.apc/0000000000 ("*" of its "*" bytes)" ]]
+	listed=$(apcdump "$cut" 2>/dev/null | wc -l)
+	[ "$listed" -gt 100 ]
+	[ "$listed" -lt "$whole" ]
+	exits 1 apcdump --summary "$cut"
+}
+
 @test "a cut .apc.tar.gz, .tar or .zip: the frames before the cut, then the archive named as truncated" {
 	for ext in tar.gz tar zip; do
 		apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/c.apc.$ext"
@@ -427,29 +403,18 @@ for l in sys.stdin:
 	whole=$(apcdump "$TMP/c.apc.tar.gz" | wc -l)
 	# in the gzip stream's header: nothing to list
 	head -c 5 "$TMP/c.apc.tar.gz" > "$TMP/h.apc.tar.gz"
-	run apcdump "$TMP/h.apc.tar.gz"
-	[ "$status" -eq 1 ]
+	exits 1 apcdump "$TMP/h.apc.tar.gz"
 	[ "$output" = "apcdump: $TMP/h.apc.tar.gz: offset 0x0: truncated gzip stream (the compressed data ends at byte 5)" ]
 	# in the data file: what is there is listed, then the cut
-	n=$(($(stat -c %s "$TMP/c.apc.tar.gz") * 2 / 3))
-	head -c $n "$TMP/c.apc.tar.gz" > "$TMP/cut.apc.tar.gz"
-	run apcdump "$TMP/cut.apc.tar.gz"
-	[ "$status" -eq 1 ]
-	[[ "${lines[-1]}" == "apcdump: $TMP/cut.apc.tar.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte $n); truncated tar archive: it ends inside the data of c.apc/0000000000 ("*" of its "*" bytes)" ]]
-	listed=$(apcdump "$TMP/cut.apc.tar.gz" 2>/dev/null | wc -l)
-	[ "$listed" -gt 100 ] && [ "$listed" -lt "$whole" ]
-	run apcdump --summary "$TMP/cut.apc.tar.gz"
-	[ "$status" -eq 1 ]
+	cut_tar_listed gz gzip "$whole"
 	grep -q "^File: .*cut.apc.tar.gz" <<<"$output"
 	# a tar cut in a member header
 	head -c 600 "$TMP/c.apc.tar" > "$TMP/cut.apc.tar"
-	run apcdump "$TMP/cut.apc.tar"
-	[ "$status" -eq 1 ]
+	exits 1 apcdump "$TMP/cut.apc.tar"
 	[ "$output" = "apcdump: $TMP/cut.apc.tar: offset 0x258: truncated tar archive: it ends inside the member header after c.apc/ (88 of its 512 bytes)" ]
 	# a zip without its end record: every frame, and the cut
 	head -c $(($(stat -c %s "$TMP/c.apc.zip") - 22)) "$TMP/c.apc.zip" > "$TMP/cut.apc.zip"
-	run apcdump "$TMP/cut.apc.zip"
-	[ "$status" -eq 1 ]
+	exits 1 apcdump "$TMP/cut.apc.zip"
 	[[ "${lines[-1]}" == "apcdump: $TMP/cut.apc.zip: offset 0x"*": truncated zip archive: it has no end of central directory record" ]]
 	[ "$(apcdump "$TMP/cut.apc.zip" 2>/dev/null | wc -l)" -eq "$whole" ]
 	# a bare data file's .gz: listed up to the cut
@@ -457,34 +422,22 @@ for l in sys.stdin:
 	gzip -c "$TMP/d/c.apc/0000000000" > "$TMP/data.gz"
 	n=$(($(stat -c %s "$TMP/data.gz") / 2))
 	head -c $n "$TMP/data.gz" > "$TMP/cut.gz"
-	run apcdump "$TMP/cut.gz"
-	[ "$status" -eq 1 ]
+	exits 1 apcdump "$TMP/cut.gz"
 	[[ "${lines[-1]}" == "apcdump: $TMP/cut.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte $n)" ]]
 }
 
+# tar_compressed PROG EXT NAME: $TMP/c.apc.tar compressed by PROG lists
+# its $whole lines, and cut, part of them (cut_tar_listed).
+tar_compressed() {
+	$1 -c "$TMP/c.apc.tar" >"$TMP/c.apc.tar.$2"
+	[ "$(apcdump "$TMP/c.apc.tar.$2" | wc -l)" -eq "$whole" ]
+	cut_tar_listed "$2" "$3" "$whole"
+}
+
 @test "a cut .apc.tar.bz2, .xz, .zst or .lz4: the frames before the cut, then the compressed stream named as cut" {
-	local found=0 n whole listed
+	local whole
 	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 5 --records 10000 --buffer 1000000
 	apcconv -q "$TMP/b.bin" -o "$TMP/c.apc.tar"
 	whole=$(apcdump "$TMP/c.apc.tar" | wc -l)
-	for c in "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"; do
-		IFS=: read -r prog ext name <<<"$c"
-		if ! command -v "${prog%% *}" >/dev/null; then
-			echo "# ${prog%% *} is not installed: .tar.$ext not tested" >&3
-			continue
-		fi
-		found=1
-		$prog -c "$TMP/c.apc.tar" > "$TMP/c.apc.tar.$ext"
-		[ "$(apcdump "$TMP/c.apc.tar.$ext" | wc -l)" -eq "$whole" ]
-		n=$(($(stat -c %s "$TMP/c.apc.tar.$ext") * 2 / 3))
-		head -c $n "$TMP/c.apc.tar.$ext" > "$TMP/cut.apc.tar.$ext"
-		run apcdump "$TMP/cut.apc.tar.$ext"
-		[ "$status" -eq 1 ]
-		[[ "${lines[-1]}" == "apcdump: $TMP/cut.apc.tar.$ext: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); truncated tar archive: it ends inside the data of c.apc/0000000000 ("*" of its "*" bytes)" ]]
-		listed=$(apcdump "$TMP/cut.apc.tar.$ext" 2>/dev/null | wc -l)
-		[ "$listed" -gt 100 ] && [ "$listed" -lt "$whole" ]
-		run apcdump --summary "$TMP/cut.apc.tar.$ext"
-		[ "$status" -eq 1 ]
-	done
-	[ "$found" -eq 1 ] || skip "none of bzip2, xz, zstd, lz4 is installed"
+	each_compressor tar_compressed "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"
 }

@@ -31,6 +31,13 @@ def summary(canary=CANARY):
     return p(1) + p(1) + s(canary) + p(1700000000000000000) + p(500) + p(100) + s(b"")
 
 
+def block_counter(*kv, core=0, ts=20):
+    """A Block Counter frame body on core: key 0 (the time ts), then each
+    (key, value) of kv; by default key 0x11's value 5."""
+    kv = kv or ((0x11, 5),)
+    return p(5) + p(core) + p(0) + p(ts) + b"".join(p(k) + p(v) for k, v in kv)
+
+
 def frames(bodies):
     """The frame bodies, each behind its little-endian int32 length word."""
     return b"".join(struct.pack("<i", len(b)) + b for b in bodies)

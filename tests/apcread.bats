@@ -3,15 +3,7 @@
 # written by hand (tests/apcpack.py).
 
 load helpers
-
-setup() {
-	TMP="$(mktemp -d)"
-	command -v python3 >/dev/null || skip "python3 not available"
-}
-
-teardown() {
-	rm -rf "$TMP"
-}
+NEED_PYTHON=1
 
 # pack FILE: the Python on stdin writes the data file FILE (bodies in B),
 # with apcpack imported.
@@ -47,12 +39,10 @@ clocks4 = p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + p
 B = [
     p(11) + p(0) + p(14) + b"\x01\x02\x03",   # a 9.x perf-attribute frame before the Summary
     clocks4,
-    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5),
+    block_counter(),
 ]
 EOF
-	run apcconv -v "$TMP/0000000000" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv 0 -v "$TMP/0000000000" -o "$TMP/out.apc"
 	grep -q 'not mapped: .*gatord 9.x perf frames (not expressible at protocol 680): 1' <<<"$output"
 	apcverify "$TMP/out.apc"
 	[ "$(apcdump --summary "$TMP/out.apc" | awk '/^Frames:/ {print $2}')" -eq 2 ]
@@ -66,7 +56,7 @@ cut = b"\x01" + struct.pack("<I", 20) + p(400)                 # 20 bytes promis
 setup = b"ANNOTATE 4\n" + struct.pack("<II", 9, 9) + b"\x00"
 B = [
     summary(),
-    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5),
+    block_counter(),
     p(10) + p(1) + setup + ann + cut,
     p(10) + p(-1) + p(1),                    # fd 1 disconnects
     p(10) + p(2) + setup + ann + cut,         # fd 2 never does
@@ -74,20 +64,13 @@ B = [
 EOF
 	mkdir "$TMP/in.apc"
 	mv "$TMP/0000000000" "$TMP/in.apc/"
-	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF'
-import sys
-sys.path.insert(0, sys.argv[2])
-from apcpack import write_cap
-write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
-EOF
+	finish_cap "$TMP/in.apc"
 	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
 	echo "$output"
 	grep -q 'not mapped: .*annotate messages cut short (fd disconnected or capture ended mid-message): 2' <<<"$output"
 	[ "$(apcdump "$TMP/out.apc" | grep -c 'annotate_str .* text="hi"')" -eq 2 ]
 	# apcverify: the disconnect is an error, the end a warning
-	run apcverify "$TMP/in.apc"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	verify 1 "$TMP/in.apc"
 	grep -q 'error: fd 1 disconnects inside a message (7 bytes pending) \[annotate-decode\]' <<<"$output"
 	grep -q 'warning: fd 2 ends inside a message at the end of the capture (7 bytes pending) \[annotate-cut\]' <<<"$output"
 }
@@ -95,7 +78,7 @@ EOF
 @test "APC: gatord 9.x counters described in captured.xml keep their names" {
 	mkdir "$TMP/in.apc"
 	pack "$TMP/in.apc/0000000000" <<'EOF2'
-B = [summary(), p(5) + p(0) + p(0) + p(20) + p(0x4) + p(64) + p(0x11) + p(5)]
+B = [summary(), block_counter((0x4, 64), (0x11, 5))]
 EOF2
 	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
 <?xml version="1.0"?>
@@ -104,9 +87,7 @@ EOF2
 <counter key="0x4" counter="ARM_Mali-CONST_BUS_WIDTH_BITS" title="Mali Constants" name="Bus Width Bits" class="constant" mode="per-core"/>
 </counters></captured>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv_in
 	grep -q 'not mapped: gatord 9.x constant counters (written as absolute): 1' <<<"$output"
 	grep -q '<event counter="ARM_Mali-CONST_BUS_WIDTH_BITS" title="Mali Constants" name="Bus Width Bits" class="absolute"' "$TMP/out.apc/events.xml"
 	apcverify -q "$TMP/out.apc"
@@ -120,13 +101,10 @@ B = [
     p(4) + p(10) + p(0) + p(0x11) + p(1),   # a Counter frame: time, core, key, value
 ]
 EOF2
-	run apcverify "$TMP/0000000000"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	verify 0 "$TMP/0000000000"
 	grep -q 'ok (2 frames, 1 warning)' <<<"$output"
 	# the shared decoder (apcdump, apcconv) reads it the same way
-	run apcdump "$TMP/0000000000"
-	echo "$output"
+	dump "$TMP/0000000000"
 	[ "$status" -eq 0 ]
 	grep -q ' summary .* monotonic_delta=100 clock4=0 attr_key="uname" attr_value="Linux x"$' <<<"$output"
 }
@@ -135,9 +113,38 @@ EOF2
 # (key 0x11 on core 0); the test writes DIR's XML files.
 cap() {
 	mkdir -p "$1"
-	pack "$1/0000000000" <<'EOF2'
-B = [summary(), p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5)]
+	pack "$1/0000000000" <<<'B = [summary(), block_counter()]'
+}
+
+# finish_cap DIR: DIR/0000000000 made a capture folder (apcpack's
+# write_cap: a captured.xml declaring key 0x11).
+finish_cap() {
+	python3 - "$1" "$APC_ROOT/tests" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import write_cap
+write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
 EOF2
+}
+
+# counters_xml: $TMP/in.apc/captured.xml for protocol 680 and one core,
+# its <counters> the lines on stdin.
+counters_xml() {
+	{
+		echo '<?xml version="1.0"?>'
+		echo '<captured version="1" protocol="680"><target name="t" cores="1"/><counters>'
+		cat
+		echo '</counters></captured>'
+	} >"$TMP/in.apc/captured.xml"
+}
+
+# conv_in [FILE...]: $TMP/in.apc converts to $TMP/out.apc (exit 0),
+# verbosely; the output's FILEs are shown too.
+conv_in() {
+	conv 0 -v "$TMP/in.apc" -o "$TMP/out.apc"
+	for f in "$@"; do
+		cat "$TMP/out.apc/$f"
+	done
 }
 
 @test "APC: the captured.xml target cpuid names no core" {
@@ -150,8 +157,7 @@ EOF2
 <counters><counter key="0x11" type="T_cnt0"/></counters></captured>
 EOF2
 	apcconv -q "$TMP/in.apc" -o "$TMP/out.apc"
-	run apcdump --frame=summary "$TMP/out.apc"
-	echo "$output"
+	dump --frame=summary "$TMP/out.apc"
 	[ "$(grep -c core_name <<<"$output")" -eq 0 ]
 	grep -q 'cores="2" cpuid="0xfffff"' "$TMP/out.apc/captured.xml"
 }
@@ -195,10 +201,7 @@ EOF2
 <spe key="0x5" id="spe0"/>
 </counters></captured>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	cat "$TMP/out.apc/captured.xml"
+	conv_in captured.xml
 	grep -q '<captured version="1" created="1700000000" protocol="680" backtrace_processing="gator" type="Perf">' "$TMP/out.apc/captured.xml"
 	grep -q '<target name="board" sample_rate="100" cores="2" cpuid="0x41d03" supports_live="yes" local_capture="yes" os="linux"/>' "$TMP/out.apc/captured.xml"
 	grep -q '<counter key="0x11" type="T_cnt0" event="0x8" count="1000" cores="2"/>' "$TMP/out.apc/captured.xml"
@@ -217,14 +220,11 @@ EOF2
 	# lose; T_cnt0 and U_cnt0 are described through their counter sets,
 	# by events kept as they are (values not understood included)
 	cap "$TMP/in.apc"
-	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
-<?xml version="1.0"?>
-<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+	counters_xml <<'EOF2'
 <counter key="0x11" type="T_cnt0" event="0x8"/>
 <counter key="0x12" type="A"/>
 <counter key="0x13" type="B"/>
 <counter key="0x14" type="U_cnt0" event="0x1"/>
-</counters></captured>
 EOF2
 	cat >"$TMP/in.apc/events.xml" <<'EOF2'
 <?xml version="1.0"?>
@@ -241,10 +241,7 @@ EOF2
 </category>
 </events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	cat "$TMP/out.apc/events.xml"
+	conv_in events.xml
 	grep -q '<category name="T" counter_set="T_cnt" per_cpu="yes" supports_event_based_sampling="yes" advanced="yes">' "$TMP/out.apc/events.xml"
 	grep -q '<event event="0x8" title="Cache" name="Refill" description="d" derived="yes" proc="no" class="weird"/>' "$TMP/out.apc/events.xml"
 	grep -q '<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" cores="2" activity3="Gap" derived="yes"/>' "$TMP/out.apc/events.xml"
@@ -272,7 +269,7 @@ EOF2
 B = [
     p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + p(480)
     + s(b"uname") + s(b"Linux x") + s(b""),
-    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5),
+    block_counter(),
 ]
 EOF2
 	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
@@ -280,9 +277,7 @@ EOF2
 <captured version="1" protocol="950"><target name="t" cores="1"/>
 <counters><counter key="0x11" type="T_cnt0"/></counters></captured>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv_in
 	grep -qF 'gatord 9.x Summary fourth clock (no place in a protocol 680 Summary): 1' <<<"$output"
 	# the three the output has room for are kept, and the attributes
 	apcdump --frame=summary "$TMP/out.apc" |
@@ -296,14 +291,9 @@ EOF2
 	pack "$TMP/in.apc/0000000000" <<'EOF2'
 attrs = b"".join(s(b"k%d" % i) + s(b"v%d" % i) for i in range(40))
 B = [p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + attrs + s(b""),
-     p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5)]
+     block_counter()]
 EOF2
-	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
-import sys
-sys.path.insert(0, sys.argv[2])
-from apcpack import write_cap
-write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
-EOF2
+	finish_cap "$TMP/in.apc"
 	apcdump --frame=summary "$TMP/in.apc" | grep -q ' summary_attrs '
 	apcconv -q "$TMP/in.apc" -o "$TMP/out.apc"
 	apcdump --frame=summary "$TMP/out.apc" | grep -o 'attr_key="k[0-9]*" attr_value="v[0-9]*"' > "$TMP/got"
@@ -314,12 +304,7 @@ EOF2
 
 @test "APC: session.xml settings are kept, its images and energy probe counted" {
 	cap "$TMP/in.apc"
-	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
-import sys
-sys.path.insert(0, sys.argv[2])
-from apcpack import write_cap
-write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
-EOF2
+	finish_cap "$TMP/in.apc"
 	cat >"$TMP/in.apc/session.xml" <<'EOF2'
 <?xml version="1.0" encoding="US-ASCII"?>
 <session version="1" call_stack_unwinding="yes" parse_debug_info="yes" high_resolution="no" buffer_mode="large" sample_rate="low" duration="3" target_host="10.99.3.109" target_port="8080" live_rate="100" stop_on_exit="yes">
@@ -328,10 +313,7 @@ EOF2
   <energy_capture version="1" type="none"><channel id="0" resistance="20"/></energy_capture>
 </session>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	cat "$TMP/out.apc/session.xml"
+	conv_in session.xml
 	grep -q '<session version="1" call_stack_unwinding="yes" parse_debug_info="yes" high_resolution="no" buffer_mode="large" sample_rate="low" duration="3" target_host="10.99.3.109" target_port="8080" live_rate="100" stop_on_exit="yes"/>' "$TMP/out.apc/session.xml"
 	grep -qF 'session.xml /session/image: 2' <<<"$output"
 	grep -qF 'session.xml /session/energy_capture: 1' <<<"$output"
@@ -341,19 +323,12 @@ EOF2
 
 @test "APC: the capture folder's other files are counted" {
 	cap "$TMP/in.apc"
-	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
-import sys
-sys.path.insert(0, sys.argv[2])
-from apcpack import write_cap
-write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
-EOF2
+	finish_cap "$TMP/in.apc"
 	echo '<counters><counter name="T_cnt0"/></counters>' > "$TMP/in.apc/counters.xml"
 	cp "$TMP/in.apc/0000000000" "$TMP/in.apc/0000000001"
 	mkdir "$TMP/in.apc/db"
 	touch "$TMP/in.apc/db/a" "$TMP/in.apc/db/b"
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv_in
 	grep -qF 'counters.xml (the counters the target offered; not carried): 1' <<<"$output"
 	grep -qF 'data files after 0000000000 (not read): 1' <<<"$output"
 	grep -qF 'other files in the capture folder (not carried): 2' <<<"$output"
@@ -371,15 +346,13 @@ body = p(300) + p(0) + b"hi"
 ann = b"\x01" + struct.pack("<I", len(body)) + body
 B = [
     summary(),
-    p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5),
+    block_counter(),
     p(10) + p(1) + setup, p(10) + p(-1) + p(1),  # fd 1: setup, then gone
     p(10) + p(2) + setup + ann,                   # fd 2 says something
     p(10) + p(3) + setup,                         # fd 3 never does
 ]
 EOF2
-	run apcconv -v "$TMP/0000000000" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv 0 -v "$TMP/0000000000" -o "$TMP/out.apc"
 	grep -qF 'annotate connections that sent nothing after their setup: 2' <<<"$output"
 	[ "$(apcdump "$TMP/out.apc" | grep -c 'annotate_str .* text="hi"')" -eq 1 ]
 }
@@ -392,23 +365,18 @@ attrs = " ".join('x%d="%d"' % (i, i) for i in range(300))
 open(sys.argv[1], "w").write('<?xml version="1.0"?>\n<captured version="1" protocol="680">'
     '<target name="t" cores="1" %s/><counters><counter key="0x11" type="T"/></counters></captured>\n' % attrs)
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv_in
 	grep -qF 'captured.xml /captured/target/@* (too many to keep): 44' <<<"$output"
 	grep -q ' x255="255"/>' "$TMP/out.apc/captured.xml"
 }
 
 @test "APC: a captured.xml counter events.xml does not describe is counted" {
 	cap "$TMP/in.apc"
-	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
-<?xml version="1.0"?>
-<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+	counters_xml <<'EOF2'
 <counter key="0x11" type="T_cnt0" event="0x8"/>
 <counter key="0x12" type="A"/>
 <counter key="0x13" type="B"/>
 <counter key="0x4" counter="C" title="t" name="n" class="absolute"/>
-</counters></captured>
 EOF2
 	cat >"$TMP/in.apc/events.xml" <<'EOF2'
 <?xml version="1.0"?>
@@ -417,9 +385,7 @@ EOF2
 <event event="0x9" title="Cache" name="Refill"/>
 </category></events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv_in
 	# T_cnt0 (event 0x8, not 0x9) and B; A by events.xml, C by captured.xml
 	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 2' <<<"$output"
 	# with no events.xml at all, none but C is described
@@ -438,15 +404,12 @@ EOF2
 	# event and its option set are kept as they were, so Streamline
 	# describes the counter as it did in the capture read
 	cap "$TMP/in.apc"
-	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
-<?xml version="1.0"?>
-<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+	counters_xml <<'EOF2'
 <counter key="0x11" type="C_cnt0" event="0xb4"/>
 <counter key="0x12" type="C_cnt1" event="0xd5"/>
 <counter key="0x13" type="C_cnt2" event="0x0"/>
 <counter key="0x14" type="C_cnt3" event="0x14"/>
 <counter key="0x15" type="C_cnt4" event="0x30"/>
-</counters></captured>
 EOF2
 	cat >"$TMP/in.apc/events.xml" <<'EOF2'
 <?xml version="1.0"?>
@@ -469,10 +432,7 @@ EOF2
 </category>
 </events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	cat "$TMP/out.apc/events.xml"
+	conv_in events.xml
 	# C_cnt0 (0x14 + M0's 0xa0), C_cnt1 (0x15 + M1's 0xc0) and C_cnt2
 	# (0x0 + S0's 0) are described by the kept events: none of their own
 	! grep -q 'counter="C_cnt[012]"' "$TMP/out.apc/events.xml" || false
@@ -502,16 +462,11 @@ EOF2
 	need_shared
 	cap "$TMP/in.apc"
 	cp "$SHARED/apc/v68_nonroot.apc/events.xml" "$TMP/in.apc/"
-	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
-<?xml version="1.0"?>
-<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+	counters_xml <<'EOF2'
 <counter key="0x11" type="CCI_400_cnt0" event="0xb4"/>
 <counter key="0x12" type="CCN-504_cnt0" event="0x410801"/>
-</counters></captured>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv_in
 	# both described (none of their own written), by gatord's events
 	# and option sets, kept
 	[ "$(grep -c 'does not describe' <<<"$output")" -eq 0 ]
@@ -524,19 +479,15 @@ EOF2
 @test "APC: one counter type under two keys keeps each key's values apart" {
 	mkdir "$TMP/in.apc"
 	pack "$TMP/in.apc/0000000000" <<'EOF2'
-B = [summary(), p(5) + p(0) + p(0) + p(20) + p(0x12) + p(7) + p(0x13) + p(9) + p(0x14) + p(3) + p(0x15) + p(4)
-     + p(0x16) + p(1) + p(0x17) + p(2)]
+B = [summary(), block_counter((0x12, 7), (0x13, 9), (0x14, 3), (0x15, 4), (0x16, 1), (0x17, 2))]
 EOF2
-	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
-<?xml version="1.0"?>
-<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+	counters_xml <<'EOF2'
 <counter key="0x12" type="L"/>
 <counter key="0x13" type="L"/>
 <counter key="0x13" type="L"/>
 <counter key="0x14" type="T_cnt0" event="0x8"/>
 <counter key="0x15" type="T_cnt0" event="0x9"/>
 <counter key="0x17" type="apc_key_0x16"/>
-</counters></captured>
 EOF2
 	cat >"$TMP/in.apc/events.xml" <<'EOF2'
 <?xml version="1.0"?>
@@ -546,13 +497,10 @@ EOF2
 <event event="0x9" title="Cache" name="Access"/>
 </category></events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	conv="$output"
+	conv_in
+	said="$output"
 	cat "$TMP/out.apc/captured.xml" "$TMP/out.apc/events.xml"
-	run apcdump "$TMP/out.apc"
-	echo "$output"
+	dump "$TMP/out.apc"
 	grep -q 'key=0x12 value=7$' <<<"$output"
 	grep -q 'key=0x13 value=9$' <<<"$output"
 	grep -q 'key=0x14 value=3$' <<<"$output"
@@ -561,7 +509,7 @@ EOF2
 	# key, even where captured.xml used that name for another key
 	grep -q 'key=0x16 value=1$' <<<"$output"
 	grep -q 'key=0x17 value=2$' <<<"$output"
-	grep -qF 'counter keys not declared in captured.xml: 1' <<<"$conv"
+	grep -qF 'counter keys not declared in captured.xml: 1' <<<"$said"
 	for k in 0x12 0x13; do grep -q "<counter key=\"$k\" type=\"L\"/>" "$TMP/out.apc/captured.xml"; done
 	grep -q '<counter key="0x14" type="T_cnt0" event="0x8"/>' "$TMP/out.apc/captured.xml"
 	grep -q '<counter key="0x15" type="T_cnt0" event="0x9"/>' "$TMP/out.apc/captured.xml"
@@ -571,24 +519,19 @@ EOF2
 	[ "$(grep -c 'counter="T_cnt0"' "$TMP/out.apc/events.xml")" -eq 0 ]
 	grep -q '<event event="0x8" title="Cache" name="Refill"/>' "$TMP/out.apc/events.xml"
 	grep -q '<event event="0x9" title="Cache" name="Access"/>' "$TMP/out.apc/events.xml"
-	! grep -qF 'described differently' <<<"$conv" || false
-	grep -qF 'captured.xml counters declared twice with the same type and key (the second ignored): 1' <<<"$conv"
+	! grep -qF 'described differently' <<<"$said" || false
+	grep -qF 'captured.xml counters declared twice with the same type and key (the second ignored): 1' <<<"$said"
 	apcverify -q "$TMP/out.apc"
 	reads_back --counts-ok captured.xml events.xml
 }
 
 @test "APC: a key captured.xml gives two counter types stays with the first, and is counted" {
 	cap "$TMP/in.apc"
-	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
-<?xml version="1.0"?>
-<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+	counters_xml <<'EOF2'
 <counter key="0x11" type="A"/>
 <counter key="0x11" type="B"/>
-</counters></captured>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv_in
 	grep -qF 'captured.xml counters with a key an earlier counter has (its values kept with the first): 1' <<<"$output"
 	cat "$TMP/out.apc/captured.xml"
 	grep -q '<counter key="0x11" type="A"/>' "$TMP/out.apc/captured.xml"
@@ -598,11 +541,8 @@ EOF2
 
 @test "APC: an activity colour that does not parse is left out and counted, not made black" {
 	cap "$TMP/in.apc"
-	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
-<?xml version="1.0"?>
-<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+	counters_xml <<'EOF2'
 <counter key="0x11" type="A"/>
-</counters></captured>
 EOF2
 	cat >"$TMP/in.apc/events.xml" <<'EOF2'
 <?xml version="1.0"?>
@@ -610,10 +550,7 @@ EOF2
 <event counter="A" title="CPU" name="Act" class="activity" activity1="Run" activity_color1="green" activity2="Wait" activity_color2="0x1ff00ff00" activity3="Idle" activity_color3="0x0000ff00" activity4="Gone" activity_color4="12z"/>
 </category></events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	cat "$TMP/out.apc/events.xml"
+	conv_in events.xml
 	grep -q '<event counter="A" title="CPU" name="Act" class="activity" activity1="Run" activity2="Wait" activity3="Idle" activity_color3="0x0000ff00" activity4="Gone"/>' "$TMP/out.apc/events.xml"
 	grep -qF 'events.xml /events/category/event/@activity_colorN (not a number): 2' <<<"$output"
 	grep -qF 'events.xml /events/category/event/@activity_colorN (out of range): 1' <<<"$output"
@@ -637,9 +574,7 @@ EOF2
 <category name="L"><event counter="A" title="CPU" name="Act" class="activity" activity1="R" cores="x"/></category>
 </events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv_in
 	for what in '/captured/@created (out of range)' '/captured/target/@cores (out of range)' \
 		'/captured/target/@cpuid (out of range)' '/captured/counters/counter/@key (not a number)' \
 		'/captured/counters/counter/@event (out of range)'; do
@@ -657,11 +592,8 @@ EOF2
 
 @test "APC: a category's counter sets past 16 still describe their counters" {
 	cap "$TMP/in.apc"
-	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
-<?xml version="1.0"?>
-<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+	counters_xml <<'EOF2'
 <counter key="0x11" type="S20_cnt0" event="0x1"/>
-</counters></captured>
 EOF2
 	python3 - "$TMP/in.apc/events.xml" <<'EOF2'
 import sys
@@ -669,9 +601,7 @@ sets = "".join('<counter_set name="S%d_cnt"/>' % i for i in range(1, 21))
 open(sys.argv[1], "w").write('<?xml version="1.0"?>\n<events><category name="M">%s'
     '<event event="0x1" title="M" name="m"/></category></events>\n' % sets)
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv_in
 	# described by the kept event of its set: no event of its own
 	! grep -q 'counter="S20_cnt0"' "$TMP/out.apc/events.xml" || false
 	grep -q '<event event="0x1" title="M" name="m"/>' "$TMP/out.apc/events.xml"
@@ -680,14 +610,9 @@ EOF2
 
 @test "APC: bytes in counts the data file, not the XML beside it (as the man page says)" {
 	cap "$TMP/in.apc"
-	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
-import sys
-sys.path.insert(0, sys.argv[2])
-from apcpack import write_cap
-write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
-open(sys.argv[1] + "/events.xml", "w").write('<?xml version="1.0"?>\n<events/>\n' + " " * 5000)
-open(sys.argv[1] + "/session.xml", "w").write('<?xml version="1.0"?>\n<session version="1"/>\n')
-EOF2
+	finish_cap "$TMP/in.apc"
+	{ printf '<?xml version="1.0"?>\n<events/>\n'; printf '%5000s' ''; } >"$TMP/in.apc/events.xml"
+	printf '<?xml version="1.0"?>\n<session version="1"/>\n' >"$TMP/in.apc/session.xml"
 	size=$(stat -c %s "$TMP/in.apc/0000000000")
 	apcconv -q --stats=json "$TMP/in.apc" -o "$TMP/out.apc" > "$TMP/s.json"
 	cat "$TMP/s.json"
@@ -715,10 +640,7 @@ EOF2
 <event event="0x8" title="Cache" name="Refill" multiplier="1e999" color="0x10000000000000000"/>
 </category></events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	cat "$TMP/out.apc/captured.xml" "$TMP/out.apc/events.xml"
+	conv_in captured.xml events.xml
 	for what in 'captured.xml /captured/@created' 'captured.xml /captured/counters/counter/@event' \
 		'events.xml /events/category/event/@event' 'events.xml /events/category/event/@multiplier' \
 		'events.xml /events/category/event/@color'; do
@@ -735,11 +657,8 @@ EOF2
 	# as TPTP times do: "0.001x" is read up to the x, and the summary
 	# says it was read that way (not "not a number", which is left out)
 	cap "$TMP/in.apc"
-	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
-<?xml version="1.0"?>
-<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+	counters_xml <<'EOF2'
 <counter key="0x11" type="A"/><counter key="0x12" type="B"/>
-</counters></captured>
 EOF2
 	cat >"$TMP/in.apc/events.xml" <<'EOF2'
 <?xml version="1.0"?>
@@ -748,10 +667,7 @@ EOF2
 <event counter="B" title="b" name="b" multiplier="x0.001"/>
 </category></events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	cat "$TMP/out.apc/events.xml"
+	conv_in events.xml
 	grep -q '<event counter="A" .* multiplier="0.001"/>' "$TMP/out.apc/events.xml"
 	! grep -q '<event counter="B" .*multiplier' "$TMP/out.apc/events.xml" || false
 	grep -qF 'events.xml /events/category/event/@multiplier (characters after the number; read up to them): 1' <<<"$output"
@@ -800,12 +716,9 @@ PY
 	# each counter's own event is written from its declaration, in its
 	# place.  A described twice keeps its first event as it was.
 	cap "$TMP/in.apc"
-	cat >"$TMP/in.apc/captured.xml" <<'EOF2'
-<?xml version="1.0"?>
-<captured version="1" protocol="680"><target name="t" cores="1"/><counters>
+	counters_xml <<'EOF2'
 <counter key="0x11" type="A"/>
 <counter key="0x12" type="P_cnt0" event="0x2"/>
-</counters></captured>
 EOF2
 	cat >"$TMP/in.apc/events.xml" <<'EOF2'
 <?xml version="1.0"?>
@@ -825,10 +738,7 @@ EOF2
 <spe name="S" id="s0"><event id="1" name="x"><valid-op-type class="load"/></event></spe>
 </events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	cat "$TMP/out.apc/events.xml"
+	conv_in events.xml
 	[ "$(grep -c 'not mapped' <<<"$output")" -eq 0 ]
 	events_kept "$TMP/in.apc" "$TMP/out.apc"
 	grep -q '<event counter="A" title="Old" name="first"/>' "$TMP/out.apc/events.xml"
@@ -867,21 +777,13 @@ EOF2
 core = lambda n, cpuid, name: p(3) + p(n) + p(cpuid) + s(name)
 again = p(1) + s(CANARY) + p(1800000000000000000) + p(900) + p(300) + s(b"late") + s(b"x") + s(b"")
 B = [summary() + core(0, 0x41d03, b"Cortex-A53") + again + core(0, 0x41d07, b"Cortex-A57") + core(1, 0x41d03, b"Cortex-A53"),
-     p(5) + p(0) + p(0) + p(20) + p(0x11) + p(5)]
+     block_counter()]
 EOF2
-	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
-import sys
-sys.path.insert(0, sys.argv[2])
-from apcpack import write_cap
-write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
-EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	finish_cap "$TMP/in.apc"
+	conv_in
 	grep -qF 'summary messages after the first (ignored): 1' <<<"$output"
 	grep -qF 'core names given again for a core (the last kept): 1' <<<"$output"
-	run apcdump --frame=summary "$TMP/out.apc"
-	echo "$output"
+	dump --frame=summary "$TMP/out.apc"
 	grep -q 'timestamp=1700000000000000000 uptime=500 monotonic_delta=100$' <<<"$output"
 	grep -q 'core_name .*core=0 cpuid=0x41d07 name="Cortex-A57"' <<<"$output"
 	grep -q 'core_name .*core=1 cpuid=0x41d03 name="Cortex-A53"' <<<"$output"
@@ -908,10 +810,7 @@ EOF2
 <event counter="D" title="Same" name="d" class="absolute"/>
 </category></events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	cat "$TMP/out.apc/events.xml"
+	conv_in events.xml
 	grep -qF 'captured.xml /captured/counters/@count: 1' <<<"$output"
 	grep -qF 'captured.xml /captured/counters/counter/@counter (beside type=): 1' <<<"$output"
 	# C: its title, class and units were captured.xml's, events.xml's
@@ -928,12 +827,7 @@ EOF2
 	# the kept elements (gatord writes none of them); comments and the
 	# white space between elements are layout, left out uncounted
 	cap "$TMP/in.apc"
-	python3 - "$TMP/in.apc" "$APC_ROOT/tests" <<'EOF2'
-import sys
-sys.path.insert(0, sys.argv[2])
-from apcpack import write_cap
-write_cap(sys.argv[1], open(sys.argv[1] + "/0000000000", "rb").read())
-EOF2
+	finish_cap "$TMP/in.apc"
 	cat >"$TMP/in.apc/events.xml" <<'EOF2'
 <?xml version="1.0"?>
 <events xmlns:x="urn:x">
@@ -944,10 +838,7 @@ EOF2
   </category>
 </events>
 EOF2
-	run apcconv -v "$TMP/in.apc" -o "$TMP/out.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	cat "$TMP/out.apc/events.xml"
+	conv_in events.xml
 	grep -qF 'events.xml /events/category/text(): 1' <<<"$output"
 	grep -qF 'events.xml /events/category/node(): 1' <<<"$output"
 	grep -qF 'events.xml /events/@xmlns:x (namespaces not kept): 1' <<<"$output"

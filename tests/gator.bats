@@ -54,9 +54,7 @@ serve_wait() {
 	for c in $CAPS; do
 		[ -d "$SHARED/apc/$c" ] || skip "$c is absent"
 		serve "$SHARED/apc/$c" --once
-		run apcrecord "127.0.0.1:$PORT" -o "$TMP/$c"
-		echo "$output"
-		[ "$status" -eq 0 ]
+		exits 0 apcrecord "127.0.0.1:$PORT" -o "$TMP/$c"
 		[[ "$output" == *"frames"* ]]
 		serve_wait
 		[ "$SERVE_STATUS" -eq 0 ]
@@ -74,16 +72,14 @@ serve_wait() {
 @test "a converted Barman capture comes back byte for byte, also converted on the fly" {
 	apcconv "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/conv.apc" -q
 	serve "$TMP/conv.apc" --once
-	run apcrecord "127.0.0.1:$PORT" -o "$TMP/rec1.apc"
-	[ "$status" -eq 0 ]
+	exits 0 apcrecord "127.0.0.1:$PORT" -o "$TMP/rec1.apc"
 	serve_wait
 	cmp "$TMP/conv.apc/0000000000" "$TMP/rec1.apc/0000000000"
 	cmp "$TMP/conv.apc/captured.xml" "$TMP/rec1.apc/captured.xml"
 	# The raw Barman file: apcserve converts it itself, into its own temporary folder.
 	serve "$APC_ROOT/testdata/barman/demo.bin" --once
 	grep -q "converted" "$TMP/serve.log"
-	run apcrecord "127.0.0.1:$PORT" -o "$TMP/rec2.apc"
-	[ "$status" -eq 0 ]
+	exits 0 apcrecord "127.0.0.1:$PORT" -o "$TMP/rec2.apc"
 	serve_wait
 	cmp "$TMP/conv.apc/0000000000" "$TMP/rec2.apc/0000000000"
 	[ "$(apcverify -q "$TMP/rec2.apc"; echo $?)" -eq 0 ]
@@ -92,8 +88,7 @@ serve_wait() {
 @test "--list-counters prints the counters and events the agent offers" {
 	apcconv "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/conv.apc" -q
 	serve "$TMP/conv.apc"
-	run apcrecord "127.0.0.1:$PORT" --list-counters
-	[ "$status" -eq 0 ]
+	exits 0 apcrecord "127.0.0.1:$PORT" --list-counters
 	[ "${lines[0]}" = "Counters:" ]
 	# Every counter type of captured.xml is offered.
 	for t in $(sed -n 's/.*<counter key=.* type="\([^"]*\)".*/\1/p' "$TMP/conv.apc/captured.xml"); do
@@ -101,29 +96,23 @@ serve_wait() {
 	done
 	[[ "$output" == *"Events:"* ]]
 	# apcserve serves again after a listing (no --once).
-	run apcrecord "127.0.0.1:$PORT" --counters=ARMv8_Cortex_A53_ccnt -o "$TMP/again.apc"
-	[ "$status" -eq 0 ]
+	exits 0 apcrecord "127.0.0.1:$PORT" --counters=ARMv8_Cortex_A53_ccnt -o "$TMP/again.apc"
 	cmp "$TMP/conv.apc/0000000000" "$TMP/again.apc/0000000000"
 }
 
 @test "apcrecord: refused connection and existing output exit 2 and write nothing" {
 	# A port that was free a moment ago: bind port 0, note it, close it.
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-	run apcrecord "127.0.0.1:$port" -o "$TMP/none.apc" --timeout=2
-	[ "$status" -eq 2 ]
+	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/none.apc" --timeout=2
 	# PROG: FILE: message, lowercase; the address is the FILE, once
 	[ "$output" = "apcrecord: 127.0.0.1:$port: cannot connect: connection refused" ]
 	[ ! -e "$TMP/none.apc" ]
-	run apcrecord "127.0.0.1:bad" -o "$TMP/none.apc"
-	[ "$status" -eq 2 ]
+	exits 2 apcrecord "127.0.0.1:bad" -o "$TMP/none.apc"
 	mkdir "$TMP/exists.apc"
-	run apcrecord "127.0.0.1:$port" -o "$TMP/exists.apc"
-	[ "$status" -eq 2 ]
+	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/exists.apc"
 	[ "$output" = "apcrecord: $TMP/exists.apc: output exists (use --overwrite to replace it)" ]
-	run apcrecord
-	[ "$status" -eq 2 ]
-	run apcrecord --bogus
-	[ "$status" -eq 2 ]
+	exits 2 apcrecord
+	exits 2 apcrecord --bogus
 	[ "$output" = "apcrecord: unrecognized option '--bogus'
 Try 'apcrecord --help' for more information." ]
 }
@@ -239,16 +228,10 @@ EOF
 }
 
 @test "apcserve: bad capture or port exit 2" {
-	run apcserve "$TMP/missing.apc" --port 0
-	[ "$status" -eq 2 ]
-	run apcserve --port 99999 x
-	[ "$status" -eq 2 ]
-	run apcserve
-	[ "$status" -eq 2 ]
-	run apcserve -Z x
-	[ "$status" -eq 2 ]
-	[ "$output" = "apcserve: invalid option -- 'Z'
-Try 'apcserve --help' for more information." ]
+	exits 2 apcserve "$TMP/missing.apc" --port 0
+	exits 2 apcserve --port 99999 x
+	exits 2 apcserve
+	bad_option apcserve
 }
 
 @test "apcserve: a port in use is named as the FILE of a lowercase system error, exit 2" {

@@ -16,3 +16,64 @@ need_shared() {
 apcconv() { "$APC_BIN/apcconv" "$@"; }
 apcdump() { "$APC_BIN/apcdump" "$@"; }
 apcverify() { "$APC_BIN/apcverify" "$@"; }
+
+# Every test gets a temporary folder, $TMP, removed after it; a file that
+# needs more defines its own setup() or teardown().  A file whose inputs
+# python3 writes sets NEED_PYTHON=1: its tests then skip without it.
+setup() {
+	TMP="$(mktemp -d)"
+	[ -z "${NEED_PYTHON:-}" ] || need_python
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+need_python() {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+}
+
+# exits STATUS CMD ARGS...: run CMD ARGS, show what it says (kept in
+# $output and $lines), and expect exit status STATUS.
+exits() {
+	local want=$1
+	shift
+	run "$@"
+	echo "$output"
+	[ "$status" -eq "$want" ]
+}
+
+# conv STATUS ARGS..., verify STATUS ARGS...: exits for apcconv, apcverify.
+conv() { exits "$1" apcconv "${@:2}"; }
+verify() { exits "$1" apcverify "${@:2}"; }
+
+# dump ARGS...: run apcdump ARGS and show its listing (kept in $output).
+dump() {
+	run apcdump "$@"
+	echo "$output"
+}
+
+# bad_option PROG: PROG refuses an unknown option as getopt does, exit 2.
+bad_option() {
+	exits 2 "$1" -Z x
+	[ "$output" = "$1: invalid option -- 'Z'
+Try '$1 --help' for more information." ]
+}
+
+# each_compressor FN ENTRY...: FN PROG EXT NAME for each ENTRY
+# ("prog and options:ext:stream name") whose program is installed; the
+# others are noted on fd 3, and the test is skipped when none is.
+each_compressor() {
+	local fn=$1 c prog ext name n=0
+	shift
+	for c in "$@"; do
+		IFS=: read -r prog ext name <<<"$c"
+		if ! command -v "${prog%% *}" >/dev/null; then
+			echo "# ${prog%% *} is not installed: .$ext not tested" >&3
+			continue
+		fi
+		"$fn" "$prog" "$ext" "$name"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || skip "none of the compressors is installed"
+}

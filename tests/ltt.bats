@@ -6,14 +6,10 @@ load helpers
 
 setup() {
 	TMP="$(mktemp -d)"
-	command -v python3 >/dev/null || skip "python3 not available"
+	need_python
 	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
 	# lttgen's core.xml gives the core ids tests/lttpack.py names
 	"$APC_TOOLS/lttgen" --seed 1 --events 10 -o "$TMP/gen" >/dev/null
-}
-
-teardown() {
-	rm -rf "$TMP"
 }
 
 # trace DIR: run the Python on stdin with lttpack imported, D the folder
@@ -26,6 +22,31 @@ D, CORE = sys.argv[1], open(sys.argv[2]).read()
 $(cat)"
 }
 
+# core_lines CAPTURE CORE: CAPTURE's messages on CORE, without the
+# message number and file offset (which other cores' messages move).
+core_lines() {
+	apcdump --core="$2" "$1" | awk '{ $1 = $2 = ""; print }'
+}
+
+# cut_cpu0 DIR CUT BLOCK END DROPPED: DIR, its cpu/0 cut at byte CUT of
+# a BLOCK-byte block whose block_end ends at byte END, converts to
+# $TMP/cCUT.apc with exit 1, the cut told where it is.  Its core 0 is
+# then the whole trace's ($TMP/whole.0) if the cut spares block_end,
+# else empty, with DROPPED (an ERE) events of the cut block counted.
+cut_cpu0() {
+	local dir=$1 cut=$2 block=$3 end=$4 dropped=$5
+	conv 1 "$dir" -o "$TMP/c$cut.apc"
+	grep -q "$(basename "$dir")/cpu/0: offset $(printf 0x%x "$cut"): truncated block: $cut of $block bytes" <<<"$output"
+	core_lines "$TMP/c$cut.apc" 0 >"$TMP/c$cut.0"
+	if [ "$cut" -ge "$end" ]; then
+		cmp "$TMP/whole.0" "$TMP/c$cut.0"
+		! grep -q 'not mapped' <<<"$output" || false
+	else
+		[ ! -s "$TMP/c$cut.0" ]
+		grep -Eq "block_end \(no time: dropped\): $dropped(,|\$)" <<<"$output"
+	fi
+}
+
 @test "LTT: a process_exit before its CPU's first schedchange is counted, not lost" {
 	trace "$TMP/t" <<'EOF'
 b = Block()
@@ -34,9 +55,7 @@ b.ev(SCHEDCHANGE, 3000, struct.pack("<III", 0, 42, 0))    # 42 runs
 b.ev(PROCESS_EXIT, 4000, struct.pack("<II", 0, 0))        # 42 exits
 write_trace(D, CORE, {0: [b.finish()]})
 EOF
-	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv 0 -v "$TMP/t" -o "$TMP/t.apc"
 	grep -q "not mapped: ltt process_exit before its CPU's first schedchange: 1" <<<"$output"
 	run apcdump "$TMP/t.apc"
 	[ "$(grep -c ' task_exit .* tid=42$' <<<"$output")" -eq 1 ]
@@ -52,9 +71,7 @@ b2 = bytearray(Block(bid=1).finish())
 struct.pack_into("<I", b2, len(b2) - 4, 17)              # a trailer that fits no block_end
 write_trace(D, CORE, {0: [b1.finish(), bytes(b2)]})
 EOF
-	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	conv 1 -v "$TMP/t" -o "$TMP/t.apc"
 	grep -q 'cpu/0: offset 0x1ffc: block trailer 17' <<<"$output"
 	grep -q 'not mapped: ltt undefined event id (rest of its block skipped): 1' <<<"$output"
 	grep -q ': 4096 bytes in, ' <<<"$output"
@@ -73,9 +90,7 @@ for k in range(3):
     b.ev(IRQ_ENTRY, 2500 + k * 1000, b"\x01\x00")
 write_trace(D, CORE, {0: [b.finish()]}, extra_defs={"test.xml": fac})
 EOF
-		run apcconv -v "$TMP/$kw" -o "$TMP/$kw.apc"
-		echo "$output"
-		[ "$status" -eq 0 ]
+		conv 0 -v "$TMP/$kw" -o "$TMP/$kw.apc"
 		grep -Eq 'test\.flt +3 +-> counter' <<<"$output"
 		grep -Eq 'core\.irq_entry +3 +-> counter' <<<"$output"
 	done
@@ -90,9 +105,7 @@ b.ev(IRQ_ENTRY, 1500, b"\x01\x00")
 b.ev(22, 2000, b"\x05")          # five elements of no bytes: the payload is the count
 write_trace(D, CORE, {0: [b.finish()]}, extra_defs={"test.xml": fac})
 EOF
-	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv 0 -v "$TMP/t" -o "$TMP/t.apc"
 	grep -Eq 'test\.s +1 +-> counter' <<<"$output"
 }
 
@@ -113,9 +126,7 @@ b.ev(60, 3700, b"\x03")                   # disk again, reloaded
 b.ev(IRQ_ENTRY, 4000, b"\x01\x00")
 write_trace(D, CORE, {0: [b.finish()]}, facilities=loads.finish(), extra_defs={"net.xml": net})
 EOF2
-	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv 0 -v "$TMP/t" -o "$TMP/t.apc"
 	! grep -q 'not mapped' <<<"$output" || false
 	grep -Eq 'net\.pkt +2 +-> counter' <<<"$output"
 	grep -Eq 'net\.drop +1 +-> counter' <<<"$output"
@@ -140,9 +151,7 @@ b.ev(30, 2000, struct.pack("<H", 7))
 b.ev(IRQ_ENTRY, 4000, b"\x01\x00")
 write_trace(D, CORE, {0: [b.finish()]}, facilities=loads.finish(), extra_defs={"net.xml": net})
 EOF2
-	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv 0 -v "$TMP/t" -o "$TMP/t.apc"
 	grep -Eq 'net\.pkt +1 +-> counter' <<<"$output"
 	grep -q 'ltt facility_load of a facility no eventdefs file describes (its events stay undefined): 1' <<<"$output"
 	grep -q 'ltt facility_load with base_code over 65535 (ignored): 1' <<<"$output"
@@ -152,20 +161,12 @@ EOF2
 
 @test "LTT: a damaged control file keeps what came before it and the CPU files" {
 	trace "$TMP/t" <<'EOF2'
-b = Block()
-b.ev(SCHEDCHANGE, 2000, struct.pack("<III", 0, 5, 0))
-b.ev(IRQ_ENTRY, 3000, b"\x01\x00")
-procs = Block()
-for name, pid in ((b"init", 1), (b"bash", 5)):
-    procs.ev(10, 1500, name + b"\0" + struct.pack("<12I", pid, *[0] * 11))
-write_trace(D, CORE, {0: [b.finish()]}, processes=procs.finish() + b"\x11\x00junk")
+procs = processes((b"init", 1), (b"bash", 5))
+write_trace(D, CORE, {0: [bash_block()]}, processes=procs + b"\x11\x00junk")
 EOF2
-	run apcconv "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	conv 1 "$TMP/t" -o "$TMP/t.apc"
 	grep -q "t/control/processes: offset 0x1006: truncated block" <<<"$output"
-	run apcdump "$TMP/t.apc"
-	echo "$output"
+	dump "$TMP/t.apc"
 	grep -q 'thread_name .* tid=5 name="bash"' <<<"$output"
 	grep -q 'activity_switch .* tid=5 ' <<<"$output"
 	grep -q 'block_counter .* value=1$' <<<"$output"
@@ -183,12 +184,9 @@ for cpu in (0, 1):
     blocks[cpu] = [b.finish()]
 write_trace(D, CORE, blocks)
 EOF2
-	run apcconv "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	conv 1 "$TMP/t" -o "$TMP/t.apc"
 	grep -q 't/cpu/1: offset 0x42: block_start inside a block' <<<"$output"
-	run apcdump --summary "$TMP/t.apc"
-	echo "$output"
+	dump --summary "$TMP/t.apc"
 	grep -Eq '^  core 0 +10 messages' <<<"$output"
 	grep -Eq '^  core 1 +5 messages' <<<"$output"
 }
@@ -201,33 +199,23 @@ marks = ('<bookmarks>\n<location name="early" time="999.5">before</location>\n'
          '<location name="in" time="1000.000001">inside</location>\n</bookmarks>\n')
 write_trace(D, CORE, {0: [b.finish()]}, bookmarks=marks)
 EOF2
-	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	conv 0 -v "$TMP/t" -o "$TMP/t.apc"
 	grep -q "not mapped: ltt bookmarks before the trace's first block (moved to its start): 1" <<<"$output"
-	run apcdump "$TMP/t.apc"
-	echo "$output"
+	dump "$TMP/t.apc"
 	grep -q 'annotate_marker  ts=0 .* text="early: before"' <<<"$output"
 	grep -q 'annotate_marker  ts=1000 .* text="in: inside"' <<<"$output"
 }
 
 @test "LTT: -f ltt on a plain file is a usage error (exit 2)" {
 	printf 'not a trace' > "$TMP/plain"
-	run apcconv -f ltt "$TMP/plain" -o "$TMP/p.apc"
-	echo "$output"
-	[ "$status" -eq 2 ]
+	conv 2 -f ltt "$TMP/plain" -o "$TMP/p.apc"
 	grep -q 'an LTT trace is a directory (or an archive of one)' <<<"$output"
 	[ ! -e "$TMP/p.apc" ]
 }
 
 @test "LTT: a CPU file cut inside its first block ends that CPU only; its untimed events are counted" {
 	trace "$TMP/t" <<'EOF2'
-blocks = {}
-for cpu in (0, 1):
-    b = Block()
-    for k in range(10):
-        b.ev(IRQ_ENTRY, 2000 + k * 1000 + cpu * 10, b"\x01\x00")
-    blocks[cpu] = [b.finish()]
+blocks = irq_blocks()
 write_trace(D, CORE, blocks)
 # block_start (26 bytes), four whole irq_entry (8 bytes each), 3 bytes of a fifth
 with open(D + "/cpu/0", "r+b") as f:
@@ -236,13 +224,10 @@ EOF2
 	tar -C "$TMP" -cf "$TMP/t.tar" t
 	tar -C "$TMP" -czf "$TMP/t.tar.gz" t
 	for in in t t.tar t.tar.gz; do
-		run apcconv "$TMP/$in" -o "$TMP/$in.apc"
-		echo "$output"
-		[ "$status" -eq 1 ]
+		conv 1 "$TMP/$in" -o "$TMP/$in.apc"
 		grep -q "/$in[:/]cpu/0: offset 0x3d: truncated block: 61 of 4096 bytes (trace cut short?)" <<<"$output"
 		grep -Eq "not mapped: .*ltt events of a block cut before its block_end \(no time: dropped\): 4(,|$)" <<<"$output"
-		run apcdump --summary "$TMP/$in.apc"
-		echo "$output"
+		dump --summary "$TMP/$in.apc"
 		grep -Eq '^  core 1 +10 messages' <<<"$output"
 		! grep -Eq '^  core 0 ' <<<"$output" || false
 	done
@@ -250,57 +235,32 @@ EOF2
 
 @test "LTT: damage in a CPU file's first block ends that CPU only" {
 	trace "$TMP/t" <<'EOF2'
-blocks = {}
-for cpu in (0, 1):
-    b = Block()
-    for k in range(10):
-        b.ev(IRQ_ENTRY, 2000 + k * 1000 + cpu * 10, b"\x01\x00")
-    blocks[cpu] = [b.finish()]
+blocks = irq_blocks()
 b1 = bytearray(blocks[1][0])
 struct.pack_into("<I", b1, len(b1) - 4, 17)              # a trailer that fits no block_end
 blocks[1] = [bytes(b1)]
 write_trace(D, CORE, blocks)
 EOF2
-	run apcconv "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	conv 1 "$TMP/t" -o "$TMP/t.apc"
 	grep -q 't/cpu/1: offset 0xffc: block trailer 17 points at no block_end' <<<"$output"
-	run apcdump --summary "$TMP/t.apc"
-	echo "$output"
+	dump --summary "$TMP/t.apc"
 	grep -Eq '^  core 0 +10 messages' <<<"$output"
 	! grep -Eq '^  core 1 ' <<<"$output" || false
 }
 
 @test "LTT: a block cut after its block_end loses only padding: its events keep their times" {
 	trace "$TMP/t" <<'EOF2'
-blocks = {}
-for cpu in (0, 1):
-    b = Block()
-    for k in range(10):
-        b.ev(IRQ_ENTRY, 2000 + k * 1000 + cpu * 10, b"\x01\x00")
-    blocks[cpu] = [b.finish()]
+blocks = irq_blocks()
 write_trace(D, CORE, blocks)
 EOF2
 	cp "$TMP/t/cpu/0" "$TMP/whole"
-	run apcconv "$TMP/t" -o "$TMP/whole.apc"
-	[ "$status" -eq 0 ]
-	apcdump --core=0 "$TMP/whole.apc" | awk '{ $1 = $2 = ""; print }' >"$TMP/whole.0"
+	conv 0 "$TMP/t" -o "$TMP/whole.apc"
+	core_lines "$TMP/whole.apc" 0 >"$TMP/whole.0"
 	[ "$(wc -l <"$TMP/whole.0")" -eq 10 ]
 	# block_end is at 26 + 10 * 8 = 106 and ends at 132
 	for cut in 4000 132 131; do
 		head -c $cut "$TMP/whole" >"$TMP/t/cpu/0"
-		run apcconv "$TMP/t" -o "$TMP/c$cut.apc"
-		echo "$output"
-		[ "$status" -eq 1 ]
-		grep -q "t/cpu/0: offset $(printf 0x%x $cut): truncated block: $cut of 4096 bytes" <<<"$output"
-		apcdump --core=0 "$TMP/c$cut.apc" | awk '{ $1 = $2 = ""; print }' >"$TMP/c$cut.0"
-		if [ $cut -ge 132 ]; then
-			cmp "$TMP/whole.0" "$TMP/c$cut.0"
-			! grep -q 'not mapped' <<<"$output" || false
-		else
-			[ ! -s "$TMP/c$cut.0" ]
-			grep -Eq "block_end \(no time: dropped\): 10(,|$)" <<<"$output"
-		fi
+		cut_cpu0 "$TMP/t" $cut 4096 132 10
 	done
 }
 
@@ -317,9 +277,7 @@ write_trace(D, CORE, {0: [b0.finish(), b.finish()]})
 with open(D + "/cpu/0", "r+b") as f:
     f.truncate(4096 + 26 + 3 * 8 + 6 + 8 + 10)           # into block_end
 EOF2
-	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	conv 1 -v "$TMP/t" -o "$TMP/t.apc"
 	grep -q 't/cpu/0: offset 0x104a: truncated block: 74 of 4096 bytes' <<<"$output"
 	grep -q 'not mapped: .*ltt undefined event id (rest of its block skipped): 1' <<<"$output"
 	grep -Eq 'block_end \(no time: dropped\): 3(,|$)' <<<"$output"
@@ -329,23 +287,19 @@ EOF2
 
 @test "LTT: lttgen's trace with cpu/0 cut in its first block converts cpu/1 as when whole" {
 	"$APC_TOOLS/lttgen" --events 3000 --cpus 2 -o "$TMP/g" >/dev/null
-	run apcconv "$TMP/g" -o "$TMP/whole.apc"
-	[ "$status" -eq 0 ]
-	apcdump --core=1 "$TMP/whole.apc" | awk '{ $1 = $2 = ""; print }' >"$TMP/whole.1"
+	conv 0 "$TMP/g" -o "$TMP/whole.apc"
+	core_lines "$TMP/whole.apc" 1 >"$TMP/whole.1"
 	grep -q 'ltt_block_size="4096"' "$TMP/g/info/system.xml"
 	truncate -s 2000 "$TMP/g/cpu/0"
-	run apcconv "$TMP/g" -o "$TMP/cut.apc"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	conv 1 "$TMP/g" -o "$TMP/cut.apc"
 	grep -q 'g/cpu/0: offset 0x7d0: truncated block: 2000 of 4096 bytes (trace cut short?)' <<<"$output"
 	grep -Eq 'block_end \(no time: dropped\): [1-9][0-9]*(,|$)' <<<"$output"
-	apcdump --core=1 "$TMP/cut.apc" | awk '{ $1 = $2 = ""; print }' | cmp - "$TMP/whole.1"
+	core_lines "$TMP/cut.apc" 1 | cmp - "$TMP/whole.1"
 	# core 0 keeps control/processes' names, and nothing of cpu/0
 	run apcdump --core=0 "$TMP/cut.apc"
 	[ -n "$output" ]
 	! grep -v ' thread_name ' <<<"$output" || false
-	run apcverify "$TMP/cut.apc"
-	[ "$status" -eq 0 ]
+	verify 0 "$TMP/cut.apc"
 }
 
 @test "LTT: the real trace with cpu/0 cut in its one block: cpu/1 whole, cpu/0 kept if block_end is" {
@@ -353,7 +307,7 @@ EOF2
 	local ref="$SHARED/ltt/smp_example.reference.txt" total
 	apcconv -q "$SHARED/ltt/smp_example" -o "$TMP/whole.apc"
 	for core in 0 1; do
-		apcdump --core=$core "$TMP/whole.apc" | awk '{ $1 = $2 = ""; print }' >"$TMP/whole.$core"
+		core_lines "$TMP/whole.apc" $core >"$TMP/whole.$core"
 	done
 	# cpu/0's events by the reference, block_start and block_end included
 	total=$(grep -A200 '^cpu/0:' "$ref" | grep -m1 -o '^  total events=[0-9]*' | cut -d= -f2)
@@ -364,19 +318,8 @@ EOF2
 		cp -r "$SHARED/ltt/smp_example" "$TMP/c"
 		chmod -R u+w "$TMP/c"
 		truncate -s $cut "$TMP/c/cpu/0"
-		run apcconv "$TMP/c" -o "$TMP/c$cut.apc"
-		echo "$output"
-		[ "$status" -eq 1 ]
-		grep -q "c/cpu/0: offset $(printf 0x%x $cut): truncated block: $cut of 1000000 bytes" <<<"$output"
-		apcdump --core=1 "$TMP/c$cut.apc" | awk '{ $1 = $2 = ""; print }' | cmp - "$TMP/whole.1"
-		apcdump --core=0 "$TMP/c$cut.apc" | awk '{ $1 = $2 = ""; print }' >"$TMP/c$cut.0"
-		if [ $cut -ge 774310 ]; then
-			cmp "$TMP/whole.0" "$TMP/c$cut.0"
-			! grep -q 'not mapped' <<<"$output" || false
-		else
-			[ ! -s "$TMP/c$cut.0" ]
-			grep -Eq 'block_end \(no time: dropped\): [1-9][0-9]*(,|$)' <<<"$output"
-		fi
+		cut_cpu0 "$TMP/c" $cut 1000000 774310 '[1-9][0-9]*'
+		core_lines "$TMP/c$cut.apc" 1 | cmp - "$TMP/whole.1"
 		if [ $cut -eq 774309 ]; then
 			grep -Eq "block_end \(no time: dropped\): $((total - 2))(,|$)" <<<"$output"
 		fi
@@ -385,21 +328,13 @@ EOF2
 
 @test "LTT: a control file cut inside its first block keeps its whole entries" {
 	trace "$TMP/t" <<'EOF2'
-b = Block()
-b.ev(SCHEDCHANGE, 2000, struct.pack("<III", 0, 5, 0))
-b.ev(IRQ_ENTRY, 3000, b"\x01\x00")
-procs = Block()
-for name, pid in ((b"init", 1), (b"bash", 5), (b"sshd", 7)):
-    procs.ev(10, 1500, name + b"\0" + struct.pack("<12I", pid, *[0] * 11))
+procs = processes((b"init", 1), (b"bash", 5), (b"sshd", 7))
 # block_start 26 bytes, two whole entries of 59, 6 bytes of the third
-write_trace(D, CORE, {0: [b.finish()]}, processes=procs.finish()[:26 + 2 * 59 + 6])
+write_trace(D, CORE, {0: [bash_block()]}, processes=procs[:26 + 2 * 59 + 6])
 EOF2
-	run apcconv "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	conv 1 "$TMP/t" -o "$TMP/t.apc"
 	grep -q "t/control/processes: offset 0x96: truncated block: 150 of 4096 bytes" <<<"$output"
-	run apcdump "$TMP/t.apc"
-	echo "$output"
+	dump "$TMP/t.apc"
 	grep -q 'thread_name .* tid=1 name="init"' <<<"$output"
 	grep -q 'thread_name .* tid=5 name="bash"' <<<"$output"
 	! grep -q 'name="sshd"' <<<"$output" || false
@@ -414,13 +349,10 @@ marks = ('<bookmarks>\n<location name="c0" cpu="0" cycle="5000">cut</location>\n
          '<location name="c1" cpu="1" cycle="5000">whole</location>\n</bookmarks>\n')
 write_trace(D, CORE, {0: [b.finish()[:40]], 1: [b.finish()]}, bookmarks=marks)
 EOF2
-	run apcconv -v "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 1 ]
+	conv 1 -v "$TMP/t" -o "$TMP/t.apc"
 	grep -q 'not mapped: .*ltt bookmark without a usable time: 1' <<<"$output"
 	! grep -q 'moved to its start' <<<"$output" || false
-	run apcdump "$TMP/t.apc"
-	echo "$output"
+	dump "$TMP/t.apc"
 	grep -q 'annotate_marker  ts=4000 .* text="c1: whole"' <<<"$output"
 	! grep -q 'text="c0' <<<"$output" || false
 }
@@ -436,16 +368,11 @@ b.ev(SCHEDCHANGE, 2000, struct.pack("<III", 0, 5, 0))
 b.ev(10, 3000, struct.pack("<BII", 1, 55, 0))             # kthread 55
 b.ev(10, 4000, struct.pack("<BII", 2, 56, 0))             # fork 56
 b.ev(PROCESS_FORK, 5000, struct.pack("<II", 57, 0))      # fork 57
-procs = Block()
-for name, pid in ((b"swapper", 0), (b"bash", 5)):
-    procs.ev(10, 1500, name + b"\0" + struct.pack("<12I", pid, *[0] * 11))
-write_trace(D, CORE, {0: [b.finish()]}, processes=procs.finish())
+procs = processes((b"swapper", 0), (b"bash", 5))
+write_trace(D, CORE, {0: [b.finish()]}, processes=procs)
 EOF2
-	run apcconv "$TMP/t" -o "$TMP/t.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	run apcdump "$TMP/t.apc"
-	echo "$output"
+	conv 0 "$TMP/t" -o "$TMP/t.apc"
+	dump "$TMP/t.apc"
 	[ "$(grep -c ' link ' <<<"$output")" -eq 5 ]
 	grep -Eq ' link +ts=[0-9]+ cookie=0 pid=0 tid=0$' <<<"$output"
 	grep -Eq ' link +ts=[0-9]+ cookie=-1 pid=5 tid=5$' <<<"$output"

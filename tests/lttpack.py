@@ -40,6 +40,36 @@ class Block:
         return bytes(b)
 
 
+def irq_blocks(cpus=(0, 1), n=10):
+    """Per CPU one block of n irq_entry events, 1000 cycles apart from
+    2000 (CPU c's 10 c later): the whole trace the damage tests start from."""
+    blocks = {}
+    for cpu in cpus:
+        b = Block()
+        for k in range(n):
+            b.ev(IRQ_ENTRY, 2000 + k * 1000 + cpu * 10, b"\x01\x00")
+        blocks[cpu] = [b.finish()]
+    return blocks
+
+
+def bash_block():
+    """A block where pid 5 (bash, as processes() names it) is switched in
+    at 2000, then an irq_entry at 3000."""
+    b = Block()
+    b.ev(SCHEDCHANGE, 2000, struct.pack("<III", 0, 5, 0))
+    b.ev(IRQ_ENTRY, 3000, b"\x01\x00")
+    return b.finish()
+
+
+def processes(*entries):
+    """A control/processes block naming each (name, pid) of entries at
+    cycle 1500: process event 10, the name, then 12 u32 (the pid first)."""
+    procs = Block()
+    for name, pid in entries:
+        procs.ev(10, 1500, name + b"\0" + struct.pack("<12I", pid, *[0] * 11))
+    return procs.finish()
+
+
 def write_trace(d, core_xml, cpus, bs=4096, facilities=b"", processes=b"", extra_defs=None,
                 bookmarks=None):
     """Folder d as a trace: cpus maps a CPU number to its list of block

@@ -205,7 +205,8 @@ sweep_tree() {
 	convert "$f"
 	[ "$rc" -eq 0 ]
 	whole=$("$APC_BIN/apcdump" "$TMP/out/o.apc" | wc -l)
-	[ "$half" -gt 0 ] && [ "$half" -lt "$whole" ]
+	[ "$half" -gt 0 ]
+	[ "$half" -lt "$whole" ]
 }
 
 @test "sweep: generated LTT, TPTP and Annotate traces cut and flipped" {
@@ -218,26 +219,23 @@ sweep_tree() {
 	sweep_file "$TMP/gen_src.trcbin"
 }
 
+# sweep_compressed PROG EXT: the LTT tarball and the Barman dump
+# compressed by PROG, swept.
+sweep_compressed() {
+	$1 -c "$TMP/l.tar" >"$TMP/l.tar.$2"
+	sweep_file "$TMP/l.tar.$2"
+	$1 -c "$TMP/b.bin" >"$TMP/b.bin.$2"
+	sweep_file "$TMP/b.bin.$2"
+}
+
 @test "sweep: an LTT tarball and a Barman dump in every compression installed, cut and flipped" {
-	local n=0
 	# several blocks of each compression (bzip2 -1: 100 kB, zstd: 128 KiB),
 	# so a cut past the middle has whole blocks before it to keep
 	"$APC_TOOLS/lttgen" -o "$TMP/ltt" --seed 3 --events 30000 >/dev/null
 	tar -C "$TMP" -cf "$TMP/l.tar" ltt/info ltt/eventdefs ltt/control ltt/cpu
 	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 5 --records 10000 --buffer 1000000
-	for c in "gzip:gz" "bzip2 -1:bz2" "xz:xz" "xz --format=lzma:lzma" "zstd -q:zst" "lz4 -q -B4:lz4"; do
-		prog=${c%:*} ext=${c##*:}
-		if ! command -v "${prog%% *}" >/dev/null; then
-			echo "# ${prog%% *} is not installed: .$ext not swept" >&3
-			continue
-		fi
-		$prog -c "$TMP/l.tar" >"$TMP/l.tar.$ext"
-		sweep_file "$TMP/l.tar.$ext"
-		$prog -c "$TMP/b.bin" >"$TMP/b.bin.$ext"
-		sweep_file "$TMP/b.bin.$ext"
-		n=$((n + 1))
-	done
-	[ "$n" -gt 0 ] || skip "no compressor installed"
+	each_compressor sweep_compressed "gzip:gz" "bzip2 -1:bz2" "xz:xz" "xz --format=lzma:lzma" \
+		"zstd -q:zst" "lz4 -q -B4:lz4"
 }
 
 @test "sweep: shared barman, TPTP and Annotate samples cut and flipped" {
@@ -289,34 +287,36 @@ finish_blocked() {
 	wait "$pid" || rc=$?
 }
 
-@test "interrupt: SIGINT leaves no capture and no temporary folder" {
+# kill_blocked SIGNAL: a conversion blocked on its input, its hidden
+# temporary folder made, is sent SIGNAL; $rc is then its exit status.
+kill_blocked() {
 	start_blocked
 	ls -a "$TMP/out" | grep -q '^\.o\.apc\.tmp-'
-	kill -INT "$pid"
+	kill -"$1" "$pid"
 	finish_blocked
+}
+
+# interrupted SIGNAL: on SIGNAL the conversion says it was interrupted,
+# exits 2 and leaves nothing in its output folder.
+interrupted() {
+	kill_blocked "$1"
 	echo "status $rc: $(cat "$TMP/err")"
 	[ "$rc" -eq 2 ]
 	grep -qi interrupted "$TMP/err"
-	no_leftovers "$TMP/out" o.apc
 	[ -z "$(ls -A "$TMP/out")" ]
+}
+
+@test "interrupt: SIGINT leaves no capture and no temporary folder" {
+	interrupted INT
+	no_leftovers "$TMP/out" o.apc
 }
 
 @test "interrupt: SIGTERM leaves no capture and no temporary folder" {
-	start_blocked
-	ls -a "$TMP/out" | grep -q '^\.o\.apc\.tmp-'
-	kill -TERM "$pid"
-	finish_blocked
-	echo "status $rc: $(cat "$TMP/err")"
-	[ "$rc" -eq 2 ]
-	grep -qi interrupted "$TMP/err"
-	[ -z "$(ls -A "$TMP/out")" ]
+	interrupted TERM
 }
 
 @test "interrupt: kill -9 never leaves a half-written NAME.apc (only a hidden temporary sibling)" {
-	start_blocked
-	ls -a "$TMP/out" | grep -q '^\.o\.apc\.tmp-'
-	kill -KILL "$pid"
-	finish_blocked
+	kill_blocked KILL
 	[ "$rc" -eq 137 ]
 	[ ! -e "$TMP/out/o.apc" ]
 	# Whatever remains is hidden and named as the temporary of o.apc.
@@ -331,7 +331,8 @@ finish_blocked() {
 	timeout -k 10 60 "$APC_BIN/apcconv" "$TMP/big.bin" -o - 2>"$TMP/err" | head -c 100 >"$TMP/head"
 	st=("${PIPESTATUS[@]}")
 	set -e
-	[ "${st[0]}" -ne 124 ] && [ "${st[0]}" -lt 128 ]
+	[ "${st[0]}" -ne 124 ]
+	[ "${st[0]}" -lt 128 ]
 	[ "$(stat -c %s "$TMP/head")" -eq 100 ]
 	[ ! -s "$TMP/err" ] || { cat "$TMP/err"; false; }
 }
@@ -373,12 +374,15 @@ laughs_dtd() {
 	[ "$rc" -eq 1 ]
 	grep -q "captured.xml: error: .*entit" "$TMP/vout"
 	convert "$TMP/c.apc"
-	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -lt 128 ]
+	[ "$rc" -ne 0 ]
+	[ "$rc" -ne 124 ]
+	[ "$rc" -lt 128 ]
 	grep -q "captured.xml" "$TMP/err"
 	[ ! -e "$TMP/out/o.apc" ]
 	rc=0
 	timeout -k 10 20 "$APC_BIN/apcdump" --xml "$TMP/c.apc" >/dev/null 2>&1 || rc=$?
-	[ "$rc" -ne 124 ] && [ "$rc" -lt 128 ]
+	[ "$rc" -ne 124 ]
+	[ "$rc" -lt 128 ]
 	# One small entity does not trip libxml2's limits: refused all the same.
 	{ printf '<?xml version="1.0"?>\n<!DOCTYPE captured [ <!ENTITY x "y"> ]>\n'
 	  sed -e '1{/^<?xml/d}' -e 's/<target name="[^"]*"/<target name="\&x;"/' "$TMP/good_captured.xml"; } >"$TMP/c.apc/captured.xml"
@@ -397,7 +401,8 @@ laughs_dtd() {
 	cp "$TMP/sx" "$TMP/l/info/system.xml"
 	{ laughs_dtd facility; printf '<facility name="&l9;">'; for _ in $(seq 5000); do printf '<struct>'; done; printf '</facility>\n'; } >"$TMP/l/eventdefs/deep.xml"
 	convert "$TMP/l"
-	[ "$rc" -ne 124 ] && [ "$rc" -lt 128 ]
+	[ "$rc" -ne 124 ]
+	[ "$rc" -lt 128 ]
 	[ ! -e "$TMP/out/o.apc" ] || [ "$(du -sk "$TMP/out/o.apc" | cut -f1)" -lt 10000 ]
 }
 
@@ -476,13 +481,17 @@ EOF
 	cd "$TMP/work"
 	convert "$TMP/evil.tar"
 	[ "$rc" -eq 0 ]
-	[ ! -e "$TMP/escape.txt" ] && [ ! -e "$TMP/escape2.txt" ] && [ ! -e /tmp/apc-absolute-escape.txt ]
+	[ ! -e "$TMP/escape.txt" ]
+	[ ! -e "$TMP/escape2.txt" ]
+	[ ! -e /tmp/apc-absolute-escape.txt ]
 	[ -z "$(ls -A "$TMP/work")" ]
 	mv "$TMP/out/o.apc" "$TMP/fromtar.apc"
 	convert "$TMP/good.apc"
 	cmp "$TMP/out/o.apc/0000000000" "$TMP/fromtar.apc/0000000000"
 	convert "$TMP/onlyevil.tar"
-	[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ]
+	[ "$rc" -ne 0 ]
+	[ "$rc" -lt 128 ]
 	[ ! -e "$TMP/out/o.apc" ]
-	[ ! -e "$TMP/0000000000" ] && [ ! -e /0000000000 ]
+	[ ! -e "$TMP/0000000000" ]
+	[ ! -e /0000000000 ]
 }

@@ -48,6 +48,27 @@ const char *t_testdata(void)
 	return env ? env : "testdata";
 }
 
+void *t_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *p = NULL;
+	long n;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (p = malloc((size_t)n + 1)) && fread(p, 1, (size_t)n, f) == (size_t)n) {
+		p[n] = 0;
+		*len = (size_t)n;
+	} else {
+		free(p);
+		p = NULL;
+	}
+	fclose(f);
+	return p;
+}
+
 int main(void)
 {
 	run_tests();

@@ -75,4 +75,9 @@ const char *t_shared_testdata(void);
 /* Path of the project's testdata/ folder. */
 const char *t_testdata(void);
 
+/* The whole of file `path`, malloc'd with a NUL after it so a text file
+ * reads as a string; its length in *len (0 if it cannot be read, and
+ * NULL is returned). */
+void *t_read_file(const char *path, size_t *len);
+
 #endif

@@ -30,44 +30,34 @@ static uint64_t rng_value(void)
 
 static int fails; /* stop printing after a few, keep counting */
 
-static void check_u64(uint64_t v)
+/* One value through our formatting and through snprintf: kind 'u' is
+ * unsigned decimal, 'i' signed decimal, 'x' hex at least width digits. */
+static void check_fmt(char kind, uint64_t v, unsigned width)
 {
 	char got[APC_FMT_MAX + 1], want[32];
-	size_t n = apc_fmt_u64(got, v);
-	int wn = snprintf(want, sizeof want, "%" PRIu64, v);
+	size_t n;
+	int wn;
 
-	if (n != (size_t)wn || memcmp(got, want, n) != 0) {
-		if (fails++ < 5)
-			T_FAIL("u64 %s: got %.*s", want, (int)n, got);
-		t_failed_now = 1;
+	if (kind == 'u') {
+		n = apc_fmt_u64(got, v);
+		wn = snprintf(want, sizeof want, "%" PRIu64, v);
+	} else if (kind == 'i') {
+		n = apc_fmt_i64(got, (int64_t)v);
+		wn = snprintf(want, sizeof want, "%" PRId64, (int64_t)v);
+	} else {
+		n = apc_fmt_x64(got, v, width);
+		wn = snprintf(want, sizeof want, "%0*" PRIx64, (int)(width > 16 ? 16 : width), v);
 	}
+	if (n == (size_t)wn && memcmp(got, want, n) == 0)
+		return;
+	if (fails++ < 5)
+		T_FAIL("%c64 %s (width %u): got %.*s", kind, want, width, (int)n, got);
+	t_failed_now = 1;
 }
 
-static void check_i64(int64_t v)
-{
-	char got[APC_FMT_MAX + 1], want[32];
-	size_t n = apc_fmt_i64(got, v);
-	int wn = snprintf(want, sizeof want, "%" PRId64, v);
-
-	if (n != (size_t)wn || memcmp(got, want, n) != 0) {
-		if (fails++ < 5)
-			T_FAIL("i64 %s: got %.*s", want, (int)n, got);
-		t_failed_now = 1;
-	}
-}
-
-static void check_x64(uint64_t v, unsigned width)
-{
-	char got[17], want[32];
-	size_t n = apc_fmt_x64(got, v, width);
-	int wn = snprintf(want, sizeof want, "%0*" PRIx64, (int)(width > 16 ? 16 : width), v);
-
-	if (n != (size_t)wn || memcmp(got, want, n) != 0) {
-		if (fails++ < 5)
-			T_FAIL("x64 %s (width %u): got %.*s", want, width, (int)n, got);
-		t_failed_now = 1;
-	}
-}
+static void check_u64(uint64_t v) { check_fmt('u', v, 0); }
+static void check_i64(int64_t v) { check_fmt('i', (uint64_t)v, 0); }
+static void check_x64(uint64_t v, unsigned width) { check_fmt('x', v, width); }
 
 static void check_all(uint64_t v)
 {
@@ -137,40 +127,50 @@ static void test_random(void)
 
 /* ---- the writer, through a FILE in memory ------------------------------ */
 
+/* The writer under test and, beside it, what stdio writes for the same
+ * calls: both into memory, to be compared at the end. */
 struct sink {
-	char *mem;
-	size_t len;
-	FILE *f;
+	char *mem, *want;
+	size_t len, wlen;
+	FILE *f, *ref;
 	struct apc_wbuf w;
 	char buf[APC_WBUF_SLACK]; /* the smallest writer: flushes all the time */
 };
 
-static void sink_open(struct sink *s)
+/* 0, the test failed, if the memory streams cannot be had. */
+static int sink_open(struct sink *s)
 {
-	s->mem = NULL;
-	s->len = 0;
+	s->mem = s->want = NULL;
+	s->len = s->wlen = 0;
 	s->f = open_memstream(&s->mem, &s->len);
+	s->ref = open_memstream(&s->want, &s->wlen);
+	T_ASSERT(s->f && s->ref);
+	if (!s->f || !s->ref)
+		return 0;
 	apc_wbuf_init_mem(&s->w, s->f, s->buf, sizeof s->buf);
+	return 1;
 }
 
-/* Flush everything; s->mem then holds the output. */
-static void sink_close(struct sink *s)
+/* Flush the writer: what it wrote must be stdio's, byte for byte. */
+static void sink_check(struct sink *s)
 {
 	apc_wbuf_free(&s->w);
 	fclose(s->f);
+	fclose(s->ref);
+	T_EQ_U64(s->len, s->wlen);
+	T_ASSERT(s->len == s->wlen && memcmp(s->mem, s->want, s->wlen) == 0);
+	free(s->mem);
+	free(s->want);
 }
 
 static void test_writer_numbers(void)
 {
 	struct sink s;
-	char *want = NULL;
-	size_t wlen = 0;
-	FILE *wf = open_memstream(&want, &wlen);
+	FILE *wf;
 
-	sink_open(&s);
-	T_ASSERT(s.f && wf);
-	if (!s.f || !wf)
+	if (!sink_open(&s))
 		return;
+	wf = s.ref; /* stdio's side of each call */
 	for (int i = 0; i < 200000; i++) {
 		uint64_t v = rng_value();
 		unsigned width = (unsigned)(rng() % 30);
@@ -191,28 +191,21 @@ static void test_writer_numbers(void)
 		default: apc_wbuf_puts(&s.w, " x=0x"); fputs(" x=0x", wf); break;
 		}
 	}
-	sink_close(&s);
-	fclose(wf);
-	T_EQ_U64(s.len, wlen);
-	T_ASSERT(s.len == wlen && memcmp(s.mem, want, wlen) == 0);
-	free(s.mem);
-	free(want);
+	sink_check(&s);
 }
 
 static void test_writer_pad_and_bytes(void)
 {
 	static const char *const words[] = {"", "-", "12", "name", "block_counter",
 					    "annotate_color_marker_long_enough"};
-	char *want = NULL, big[300];
-	size_t wlen = 0;
-	FILE *wf = open_memstream(&want, &wlen);
+	char big[300];
 	struct sink s;
 	uint8_t bytes[1000];
+	FILE *wf;
 
-	sink_open(&s);
-	T_ASSERT(s.f && wf);
-	if (!s.f || !wf)
+	if (!sink_open(&s))
 		return;
+	wf = s.ref; /* stdio's side of each call */
 	memset(big, 'q', sizeof big - 1);
 	big[sizeof big - 1] = '\0';
 	for (size_t i = 0; i < sizeof bytes; i++)
@@ -233,12 +226,7 @@ static void test_writer_pad_and_bytes(void)
 		apc_wbuf_put(&s.w, bytes, width);
 		fwrite(bytes, 1, width, wf);
 	}
-	sink_close(&s);
-	fclose(wf);
-	T_EQ_U64(s.len, wlen);
-	T_ASSERT(s.len == wlen && memcmp(s.mem, want, wlen) == 0);
-	free(s.mem);
-	free(want);
+	sink_check(&s);
 }
 
 /* The escaping rules one byte at a time, as stdio wrote them before. */
@@ -277,15 +265,14 @@ static void test_json_strings(void)
 					   "\\", "\t", "\n", "\r", "\x7f", "\x01", "\xed\xa0\x80",
 					   "\xc0\xaf", "\xf4\x90\x80\x80", "\xe0\x80\xaf",
 					   "plain text run ", "ab"};
-	char *want = NULL, *got2 = NULL;
-	size_t wlen = 0, g2len = 0;
-	FILE *wf = open_memstream(&want, &wlen), *g2 = open_memstream(&got2, &g2len);
+	char *got2 = NULL;
+	size_t g2len = 0;
+	FILE *g2 = open_memstream(&got2, &g2len);
 	struct sink s;
 	uint8_t str[400];
 
-	sink_open(&s);
-	T_ASSERT(s.f && wf && g2);
-	if (!s.f || !wf || !g2)
+	T_ASSERT(g2);
+	if (!g2 || !sink_open(&s))
 		return;
 	for (int i = 0; i < 20000; i++) {
 		size_t n = 0, want_len = rng() % 300;
@@ -306,17 +293,14 @@ static void test_json_strings(void)
 			n--;
 		apc_json_wstr(&s.w, (const char *)str, n);
 		apc_json_str(g2, (const char *)str, n);
-		json_reference(wf, str, n);
+		json_reference(s.ref, str, n);
 	}
-	sink_close(&s);
-	fclose(wf);
+	/* the FILE writer too writes the reference */
 	fclose(g2);
-	T_EQ_U64(s.len, wlen);
-	T_ASSERT(s.len == wlen && memcmp(s.mem, want, wlen) == 0);
-	T_ASSERT(g2len == wlen && memcmp(got2, want, wlen) == 0);
-	free(s.mem);
-	free(want);
+	fflush(s.ref);
+	T_ASSERT(g2len == s.wlen && memcmp(got2, s.want, s.wlen) == 0);
 	free(got2);
+	sink_check(&s);
 }
 
 /* A write error stays in the FILE, as it did with fprintf. */

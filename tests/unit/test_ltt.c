@@ -6,6 +6,7 @@
  * ground truth.
  */
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,29 +21,6 @@ int lttgen_main(int argc, char **argv);
 #undef main
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *b;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b = malloc((size_t)n + 1);
-	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	if (b)
-		b[n] = 0;
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
 
 static long file_read(void *ctx, void *buf, size_t n, struct apc_err *err)
 {
@@ -69,7 +47,7 @@ static int load_defs(const char *dir, struct apc_ltt_defs *d, struct apc_ltt_arc
 		if (!strstr(de->d_name, ".xml"))
 			continue;
 		snprintf(p, sizeof p, "%s/eventdefs/%s", dir, de->d_name);
-		b = slurp(p, &len);
+		b = t_read_file(p, &len);
 		if (!b || apc_ltt_defs_add(d, b, len, p, &err)) {
 			free(b);
 			closedir(dd);
@@ -80,6 +58,85 @@ static int load_defs(const char *dir, struct apc_ltt_defs *d, struct apc_ltt_arc
 	closedir(dd);
 	apc_ltt_arch_set(a, "ILP32");
 	return apc_ltt_defs_compile(d, a, &err);
+}
+
+/* Run the generator (tools/lttgen.c) with the arguments fmt makes,
+ * split at spaces: its exit status. */
+static int lttgen(const char *fmt, ...)
+{
+	char cmd[1400], *argv[32];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	for (char *t = strtok(cmd, " "); t && argc < 31; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	return lttgen_main(argc, argv);
+}
+
+/* A generated trace's definitions, with facility "extra" at the base its
+ * control/facilities gives it (40, put by hand here), and their ids. */
+static void load_gen_ids(const char *dir, struct apc_ltt_defs *d, struct apc_ltt_arch *a,
+			 struct apc_ltt_ids *ids)
+{
+	struct apc_err err;
+
+	T_EQ_INT(load_defs(dir, d, a), 0);
+	for (size_t i = 0; i < d->nfacs; i++)
+		if (!strcmp(d->facs[i].name, "extra")) {
+			d->facs[i].base = GEN_EXTRA_BASE;
+			d->facs[i].has_base = 1;
+		}
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_ids_build(ids, d, &err), APC_OK);
+}
+
+/* Remove a test's temporary folder and what is in it. */
+static void rm_rf(const char *dir)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		T_FAIL("cannot remove %s", dir);
+}
+
+/* Each file of the historical eventdefs in the shared test data at sd
+ * whose name holds `part`, read whole and given to one(); how many, or
+ * -1 (the test failed) when the folder cannot be read. */
+static int each_history(const char *sd, const char *part,
+			void (*one)(const char *name, const char *path, const char *b, size_t len))
+{
+	char dir[4096];
+	DIR *dd;
+	struct dirent *de;
+	int files = 0;
+
+	snprintf(dir, sizeof dir, "%s/ltt/eventdefs-history", sd);
+	if (!(dd = opendir(dir))) {
+		T_FAIL("cannot read %s", dir);
+		return -1;
+	}
+	while ((de = readdir(dd))) {
+		char p[8192];
+		size_t len;
+		char *b;
+
+		if (de->d_name[0] == '.' || !strstr(de->d_name, part))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+		b = t_read_file(p, &len);
+		T_ASSERT(b != NULL);
+		if (b)
+			one(de->d_name, p, b, len);
+		free(b);
+		files++;
+	}
+	closedir(dd);
+	return files;
 }
 
 static const struct apc_ltt_evdef *find_ev(const struct apc_ltt_defs *d, const char *fac,
@@ -147,69 +204,56 @@ static void xml_tolerant(void)
 	T_EQ_INT(apc_ltt_xml_parse(deep, 210, "t", &root, &err), APC_EDATA);
 }
 
+/* One historical eventdefs file parses and compiles, with the event
+ * sizes each core.xml is known to give. */
+static void history_file_compiles(const char *name, const char *p, const char *b, size_t len)
+{
+	struct apc_ltt_defs d = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_err err;
+
+	apc_err_clear(&err);
+	apc_ltt_arch_set(&a, "ILP32");
+	/* LTTng files are parsed and compiled too (pointer, size_t,
+	 * long are in the type language here). */
+	int st = apc_ltt_defs_add(&d, b, len, p, &err);
+	if (!st)
+		st = apc_ltt_defs_compile(&d, &a, &err);
+	if (st)
+		T_FAIL("%s: %s", name, err.msg);
+	T_ASSERT(d.nfacs >= 1 && d.facs[0].nevents >= 1);
+	if (strstr(name, "core.xml.")) {
+		const struct apc_ltt_evdef *e = find_ev(&d, "core", "syscall_entry");
+		T_ASSERT(e && e->fixed == 5);
+		e = find_ev(&d, "core", "file_system");
+		T_ASSERT(e && e->fixed == -1);
+		e = find_ev(&d, "core", "soft_irq");
+		T_ASSERT(e && e->fixed == 5 && e->type);
+		if (!strstr(name, "2003")) {
+			e = find_ev(&d, "core", "block_start");
+			T_ASSERT(e && e->fixed == 20);
+			e = find_ev(&d, "core", "time_heartbeat");
+			T_ASSERT(e && e->fixed == 16);
+		}
+	}
+	if (strstr(name, "lttng-2005-09_process")) {
+		apc_ltt_defs_free(&d);
+		apc_ltt_arch_set(&a, "LP64");
+		apc_ltt_defs_add(&d, b, len, p, &err);
+		T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_OK);
+		const struct apc_ltt_evdef *e = find_ev(&d, "process", "kernel_thread");
+		T_ASSERT(e && e->fixed == 12); /* u32 + 64-bit pointer */
+	}
+	apc_ltt_defs_free(&d);
+}
+
 static void eventdefs_history(void)
 {
 	const char *sd = t_shared_testdata();
-	char dir[4096];
-	DIR *dd;
-	struct dirent *de;
-	int files = 0;
 
 	if (!sd)
 		T_SKIP("../shared/testdata absent");
-	snprintf(dir, sizeof dir, "%s/ltt/eventdefs-history", sd);
-	dd = opendir(dir);
-	T_ASSERT(dd != NULL);
-	if (!dd)
-		return;
-	while ((de = readdir(dd))) {
-		char p[8192];
-		size_t len;
-		struct apc_ltt_defs d = {0};
-		struct apc_ltt_arch a = {0};
-		struct apc_err err;
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-		char *b = slurp(p, &len);
-		apc_err_clear(&err);
-		apc_ltt_arch_set(&a, "ILP32");
-		/* LTTng files are parsed and compiled too (pointer, size_t,
-		 * long are in the type language here). */
-		int st = apc_ltt_defs_add(&d, b, len, p, &err);
-		if (!st)
-			st = apc_ltt_defs_compile(&d, &a, &err);
-		if (st)
-			T_FAIL("%s: %s", de->d_name, err.msg);
-		T_ASSERT(d.nfacs >= 1 && d.facs[0].nevents >= 1);
-		if (strstr(de->d_name, "core.xml.")) {
-			const struct apc_ltt_evdef *e = find_ev(&d, "core", "syscall_entry");
-			T_ASSERT(e && e->fixed == 5);
-			e = find_ev(&d, "core", "file_system");
-			T_ASSERT(e && e->fixed == -1);
-			e = find_ev(&d, "core", "soft_irq");
-			T_ASSERT(e && e->fixed == 5 && e->type);
-			if (!strstr(de->d_name, "2003")) {
-				e = find_ev(&d, "core", "block_start");
-				T_ASSERT(e && e->fixed == 20);
-				e = find_ev(&d, "core", "time_heartbeat");
-				T_ASSERT(e && e->fixed == 16);
-			}
-		}
-		if (strstr(de->d_name, "lttng-2005-09_process")) {
-			apc_ltt_defs_free(&d);
-			apc_ltt_arch_set(&a, "LP64");
-			apc_ltt_defs_add(&d, b, len, p, &err);
-			T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_OK);
-			const struct apc_ltt_evdef *e = find_ev(&d, "process", "kernel_thread");
-			T_ASSERT(e && e->fixed == 12); /* u32 + 64-bit pointer */
-		}
-		files++;
-		apc_ltt_defs_free(&d);
-		free(b);
-	}
-	closedir(dd);
-	T_EQ_INT(files, 12);
+	T_EQ_INT(each_history(sd, "", history_file_compiles), 12);
 }
 
 static void type_language(void)
@@ -697,6 +741,24 @@ static char *ids_fac_xml(const char *name, int n)
 	return b;
 }
 
+/* One historical core.xml numbered as the reader numbers it: its
+ * events, plus the 4 builtin ids a 2003 file is numbered around. */
+static void history_ids(const char *name, const char *p, const char *b, size_t len)
+{
+	const char *x[] = {b};
+	struct apc_ltt_defs d = {0};
+	struct apc_err err;
+	int own = 0;
+
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_defs_add(&d, b, len, p, &err), APC_OK);
+	uint32_t want = d.nfacs ? (uint32_t)d.facs[0].nevents : 0;
+	for (size_t k = 0; d.nfacs && k < d.facs[0].nevents; k++)
+		own |= !strcmp(d.facs[0].events[k].name, "block_start");
+	apc_ltt_defs_free(&d);
+	ids_check(x, 1, NULL, own ? want : want + 4);
+}
+
 static void ids_compact(void)
 {
 	/* 2003 core (no builtins of its own): 25 events around ids 0 and
@@ -731,48 +793,10 @@ static void ids_compact(void)
 
 	/* every historical core.xml */
 	const char *sd = t_shared_testdata();
-	char dir[4096];
-	DIR *dd;
-	struct dirent *de;
-	int files = 0;
 
 	if (!sd)
 		T_SKIP("../shared/testdata absent: historical core.xml part");
-	snprintf(dir, sizeof dir, "%s/ltt/eventdefs-history", sd);
-	if (!(dd = opendir(dir))) {
-		T_FAIL("%s", dir);
-		return;
-	}
-	while ((de = readdir(dd))) {
-		char p[8192];
-		size_t len;
-		if (!strstr(de->d_name, "core.xml."))
-			continue;
-		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-		char *b = slurp(p, &len);
-		const char *x[] = {b};
-		struct apc_ltt_defs d = {0};
-		struct apc_ltt_arch a = {0};
-		struct apc_err err;
-		apc_err_clear(&err);
-		apc_ltt_arch_set(&a, "ILP32");
-		T_ASSERT(b != NULL);
-		if (!b)
-			continue;
-		/* want_n: the number of events, plus the 4 builtin ids a
-		 * 2003 file is numbered around */
-		T_EQ_INT(apc_ltt_defs_add(&d, b, len, p, &err), APC_OK);
-		uint32_t want = d.nfacs ? (uint32_t)d.facs[0].nevents : 0;
-		int own = 0;
-		for (size_t k = 0; d.nfacs && k < d.facs[0].nevents; k++)
-			own |= !strcmp(d.facs[0].events[k].name, "block_start");
-		apc_ltt_defs_free(&d);
-		ids_check(x, 1, NULL, own ? want : want + 4);
-		free(b);
-		files++;
-	}
-	closedir(dd);
-	T_ASSERT(files >= 3);
+	T_ASSERT(each_history(sd, "core.xml.", history_ids) >= 3);
 }
 
 /*
@@ -809,9 +833,7 @@ static void buffer_follows_file(void)
  */
 static void control_ids(void)
 {
-	char dir[] = "/tmp/test_ltt_ctl.XXXXXX", out[256], path[512], cmd[1024];
-	char *argv[32];
-	int argc = 0;
+	char dir[] = "/tmp/test_ltt_ctl.XXXXXX", out[256], path[512];
 	static const uint16_t ids[] = {10, 20, 300, 40000, 65535};
 	uint64_t names[5] = {0}, links[5] = {0}, recs[5] = {0};
 
@@ -820,11 +842,7 @@ static void control_ids(void)
 		return;
 	}
 	snprintf(out, sizeof out, "%s/t", dir);
-	snprintf(cmd, sizeof cmd, "lttgen --seed 9 --events 300 --cpus 1 -o %s", out);
-	for (char *t = strtok(cmd, " "); t && argc < 31; t = strtok(NULL, " "))
-		argv[argc++] = t;
-	argv[argc] = NULL;
-	T_EQ_INT(lttgen_main(argc, argv), 0);
+	T_EQ_INT(lttgen("lttgen --seed 9 --events 300 --cpus 1 -o %s", out), 0);
 	snprintf(path, sizeof path, "%s/control/processes", out);
 	for (size_t v = 0; v < sizeof ids / sizeof ids[0]; v++) {
 		/* block_start (6 + 20 bytes), then three processes: header 6,
@@ -861,8 +879,7 @@ static void control_ids(void)
 			T_EQ_U64(recs[v], recs[0]);
 		}
 	}
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	T_EQ_INT(system(cmd), 0);
+	rm_rf(dir);
 }
 
 /* ---- generated traces ---------------------------------------------------- */
@@ -878,8 +895,6 @@ struct truth {
 static void gen_run(const char *extra, int cpus, int events, uint64_t seed)
 {
 	char dir[] = "/tmp/test_ltt.XXXXXX", out[256], truthp[256], cmd[1024];
-	char *argv[32];
-	int argc = 0;
 
 	if (!mkdtemp(dir)) {
 		T_FAIL("mkdtemp");
@@ -887,30 +902,18 @@ static void gen_run(const char *extra, int cpus, int events, uint64_t seed)
 	}
 	snprintf(out, sizeof out, "%s/trace", dir);
 	snprintf(truthp, sizeof truthp, "%s/truth", dir);
-	snprintf(cmd, sizeof cmd, "lttgen --seed %" PRIu64 " --events %d --cpus %d -o %s --truth %s %s",
-		 seed, events, cpus, out, truthp, extra);
-	for (char *t = strtok(cmd, " "); t && argc < 31; t = strtok(NULL, " "))
-		argv[argc++] = t;
-	argv[argc] = NULL;
-	T_EQ_INT(lttgen_main(argc, argv), 0);
+	T_EQ_INT(lttgen("lttgen --seed %" PRIu64 " --events %d --cpus %d -o %s --truth %s %s", seed,
+			events, cpus, out, truthp, extra),
+		 0);
 
 	/* 1. raw walk per CPU against the ev lines */
 	struct apc_ltt_defs d = {0};
 	struct apc_ltt_arch a = {0};
 	struct apc_ltt_ids tab, *ids = &tab;
-	struct apc_err e0;
 	FILE *tf = fopen(truthp, "r");
 	char line[512];
 	int big = strstr(extra, "big") != NULL, us = strstr(extra, "usec") != NULL;
-	T_EQ_INT(load_defs(out, &d, &a), 0);
-	/* control/facilities put "extra" at 40; do the same by hand here */
-	for (size_t i = 0; i < d.nfacs; i++)
-		if (!strcmp(d.facs[i].name, "extra")) {
-			d.facs[i].base = GEN_EXTRA_BASE;
-			d.facs[i].has_base = 1;
-		}
-	apc_err_clear(&e0);
-	T_EQ_INT(apc_ltt_ids_build(ids, &d, &e0), APC_OK);
+	load_gen_ids(out, &d, &a, ids);
 	struct apc_ltt_cpu w[8];
 	FILE *cf[8];
 	for (int c = 0; c < cpus; c++) {
@@ -1027,9 +1030,7 @@ static void gen_run(const char *extra, int cpus, int events, uint64_t seed)
 		apc_model_free(&m);
 	}
 
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		T_FAIL("cannot remove %s", dir);
+	rm_rf(dir);
 }
 
 static void gen_little_old(void) { gen_run("--trailer old", 2, 3000, 1); }
@@ -1155,7 +1156,7 @@ static void fieldref_same(void)
 			char p[4200];
 			size_t len;
 			snprintf(p, sizeof p, "%s/ltt/eventdefs-history/%s", sd, hist[i]);
-			char *buf = slurp(p, &len);
+			char *buf = t_read_file(p, &len);
 			T_ASSERT(buf != NULL);
 			if (buf && apc_ltt_defs_add(&d, buf, len, p, &err) != APC_OK)
 				T_FAIL("%s: %s", p, err.msg);
@@ -1206,9 +1207,7 @@ static void fieldref_same(void)
 	T_ASSERT(compared > 100000);
 	T_ASSERT(fast > 20); /* most fields do take the fixed-offset path */
 	apc_ltt_defs_free(&d);
-	snprintf(out, sizeof out, "rm -rf '%s'", dir);
-	if (system(out) != 0)
-		T_FAIL("cannot remove %s", dir);
+	rm_rf(dir);
 }
 
 /* A file read that fails (APC_EIO) once `fail_at` bytes are read. */
@@ -1249,27 +1248,14 @@ static void run_same_as_next(void)
 		return;
 	}
 	for (size_t o = 0; o < sizeof opts / sizeof opts[0]; o++) {
-		char *argv[32];
-		int argc = 0;
-		snprintf(cmd, sizeof cmd, "lttgen --seed %zu --events 3000 --cpus 1 -o %s/t%zu %s",
-			 o + 21, dir, o, opts[o]);
-		for (char *t = strtok(cmd, " "); t && argc < 31; t = strtok(NULL, " "))
-			argv[argc++] = t;
-		argv[argc] = NULL;
-		T_EQ_INT(lttgen_main(argc, argv), 0);
+		T_EQ_INT(lttgen("lttgen --seed %zu --events 3000 --cpus 1 -o %s/t%zu %s", o + 21, dir, o,
+				opts[o]),
+			 0);
 		snprintf(path, sizeof path, "%s/t%zu", dir, o);
 		struct apc_ltt_defs d = {0};
 		struct apc_ltt_arch a = {0};
 		struct apc_ltt_ids tab, *ids = &tab;
-		struct apc_err e0;
-		T_EQ_INT(load_defs(path, &d, &a), 0);
-		for (size_t i = 0; i < d.nfacs; i++)
-			if (!strcmp(d.facs[i].name, "extra")) {
-				d.facs[i].base = GEN_EXTRA_BASE;
-				d.facs[i].has_base = 1;
-			}
-		apc_err_clear(&e0);
-		T_EQ_INT(apc_ltt_ids_build(ids, &d, &e0), APC_OK);
+		load_gen_ids(path, &d, &a, ids);
 		int big = strstr(opts[o], "big") != NULL;
 		snprintf(path, sizeof path, "%s/t%zu/cpu/0", dir, o);
 		struct stat sb;
@@ -1354,9 +1340,7 @@ static void run_same_as_next(void)
 		apc_ltt_ids_free(ids);
 	}
 	T_ASSERT(compared > 50000);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		T_FAIL("cannot remove %s", dir);
+	rm_rf(dir);
 }
 
 /* One event of a walk, its payload copied (the walker's pointer is not
@@ -1439,9 +1423,7 @@ static int cut_same(const struct cut_ev *a, const struct cut_ev *b, int same_ts)
  */
 static void cut_blocks(void)
 {
-	char dir[] = "/tmp/test_ltt_cut.XXXXXX", cmd[1024], path[600];
-	char *argv[32];
-	int argc = 0;
+	char dir[] = "/tmp/test_ltt_cut.XXXXXX", path[600];
 	enum { MAXEV = 4096 };
 	struct cut_ev *whole = calloc(MAXEV, sizeof *whole), *got = calloc(MAXEV, sizeof *got);
 	uint64_t checked = 0, bad = 0, spared = 0;
@@ -1452,11 +1434,7 @@ static void cut_blocks(void)
 		free(got);
 		return;
 	}
-	snprintf(cmd, sizeof cmd, "lttgen --seed 31 --events 400 --cpus 1 -o %s/t", dir);
-	for (char *t = strtok(cmd, " "); t && argc < 31; t = strtok(NULL, " "))
-		argv[argc++] = t;
-	argv[argc] = NULL;
-	T_EQ_INT(lttgen_main(argc, argv), 0);
+	T_EQ_INT(lttgen("lttgen --seed 31 --events 400 --cpus 1 -o %s/t", dir), 0);
 	snprintf(path, sizeof path, "%s/t", dir);
 	struct apc_ltt_defs d = {0};
 	struct apc_ltt_arch a = {0};
@@ -1464,16 +1442,10 @@ static void cut_blocks(void)
 	struct apc_ltt_cpu w;
 	struct apc_err err;
 	size_t nwhole = 0, n, flen;
-	T_EQ_INT(load_defs(path, &d, &a), 0);
-	for (size_t i = 0; i < d.nfacs; i++)
-		if (!strcmp(d.facs[i].name, "extra")) {
-			d.facs[i].base = GEN_EXTRA_BASE;
-			d.facs[i].has_base = 1;
-		}
+	load_gen_ids(path, &d, &a, &ids);
 	apc_err_clear(&err);
-	T_EQ_INT(apc_ltt_ids_build(&ids, &d, &err), APC_OK);
 	snprintf(path, sizeof path, "%s/t/cpu/0", dir);
-	uint8_t *file = (uint8_t *)slurp(path, &flen);
+	uint8_t *file = t_read_file(path, &flen);
 	T_ASSERT(file && flen >= 3 * 4096);
 	if (!file || flen < 3 * 4096)
 		goto out;
@@ -1530,9 +1502,7 @@ out:
 	free(got);
 	apc_ltt_defs_free(&d);
 	apc_ltt_ids_free(&ids);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		T_FAIL("cannot remove %s", dir);
+	rm_rf(dir);
 }
 
 void run_tests(void)

@@ -23,6 +23,17 @@
 
 #define MAX_FRAMES 32
 
+#define MAX_GOT 64
+
+/* The problems a verification reported, in order. */
+struct got {
+	size_t n;
+	const char *check[MAX_GOT];
+	int sev[MAX_GOT];
+	int64_t frame[MAX_GOT];
+	char msg[MAX_GOT][160];
+};
+
 struct cap {
 	struct apc_buf f[MAX_FRAMES];
 	size_t n;
@@ -32,6 +43,9 @@ struct cap {
 	size_t chop;          /* bytes cut off the end of 0000000000 */
 	const uint8_t *tail;  /* raw bytes appended to 0000000000 */
 	size_t tail_len;
+	/* what run() found */
+	struct got g;
+	struct apc_vresult r;
 };
 
 /* Knobs of the valid capture, so a fault can change one thing. */
@@ -73,6 +87,11 @@ static const char events_ok[] =
 	"  </category>\n"
 	"</events>\n";
 
+/* A compact captured.xml (protocol 680) with key 0x10 and then `rest`. */
+#define CAPTURED_680(rest)                                                     \
+	"<captured protocol=\"680\"><counters><counter key=\"0x10\" type=\"Test_activity\"/>" \
+	rest "</counters></captured>"
+
 static struct apc_buf *fr(struct cap *c)
 {
 	struct apc_buf *b = &c->f[c->n++];
@@ -109,12 +128,32 @@ static void praw(struct apc_buf *b, const void *p, size_t n)
 		abort();
 }
 
-static void add_summary(struct cap *c, const char *canary)
+/* Packed integers, one for each letter of fmt: 'i' packs v[i] as 32 bits,
+ * 'l' as 64.  A message's fields then fit on one line. */
+static void pvals(struct apc_buf *b, const char *fmt, const int64_t *v)
+{
+	for (size_t i = 0; fmt[i]; i++) {
+		if (fmt[i] == 'l')
+			p64(b, v[i]);
+		else
+			p32(b, (int32_t)v[i]);
+	}
+}
+
+/* A new frame, its type written. */
+static struct apc_buf *frame(struct cap *c, int32_t type)
 {
 	struct apc_buf *b = fr(c);
+
+	p32(b, type);
+	return b;
+}
+
+static void add_summary(struct cap *c, const char *canary)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_SUMMARY);
 	int v9 = c->captured == captured_950;
 
-	p32(b, APC_FRAME_SUMMARY);
 	p32(b, 1);
 	pstr(b, canary);
 	p64(b, 1700000000000000000LL); /* wall clock */
@@ -125,117 +164,117 @@ static void add_summary(struct cap *c, const char *canary)
 	pstr(b, "os");
 	pstr(b, "linux");
 	pstr(b, "");
-	p32(b, 3); /* core name */
-	p32(b, 0);
-	p32(b, 0xd03);
+	pvals(b, "iii", (const int64_t[]){3, 0, 0xd03}); /* core name */
 	pstr(b, "Cortex-A53");
+}
+
+/* A Name frame for core, its entries left to the caller. */
+static struct apc_buf *name_frame(struct cap *c, int core)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_NAME);
+
+	p32(b, core);
+	return b;
+}
+
+/* A thread name entry of a Name frame. */
+static void name_thread(struct apc_buf *b, int64_t ts, int tid, const char *name)
+{
+	pvals(b, "ili", (const int64_t[]){2, ts, tid});
+	pstr(b, name);
+}
+
+/* A cookie (image) name entry of a Name frame. */
+static void name_cookie(struct apc_buf *b, int cookie, const char *image)
+{
+	pvals(b, "ii", (const int64_t[]){1, cookie});
+	pstr(b, image);
 }
 
 static void add_name(struct cap *c, int core, int64_t ts, int tid, const char *name)
 {
-	struct apc_buf *b = fr(c);
-
-	p32(b, APC_FRAME_NAME);
-	p32(b, core);
-	p32(b, 2);
-	p64(b, ts);
-	p32(b, tid);
-	pstr(b, name);
+	name_thread(name_frame(c, core), ts, tid, name);
 }
 
 /* The base capture's Name frame: cookie 2 (its Link's image), then tid
  * 100's name. */
 static void add_base_names(struct cap *c)
 {
-	struct apc_buf *b = fr(c);
+	struct apc_buf *b = name_frame(c, 0);
 
-	p32(b, APC_FRAME_NAME);
-	p32(b, 0);
-	p32(b, 1);
-	p32(b, 2);
-	pstr(b, "app");
-	p32(b, 2);
-	p64(b, 10);
-	p32(b, 100);
-	pstr(b, "main");
+	name_cookie(b, 2, "app");
+	name_thread(b, 10, 100, "main");
+}
+
+static void counter_msg(struct apc_buf *b, int64_t ts, int core, int key, int64_t value)
+{
+	pvals(b, "liil", (const int64_t[]){ts, core, key, value});
 }
 
 static void add_counter(struct cap *c, int64_t ts, int core, int key, int64_t value)
 {
-	struct apc_buf *b = fr(c);
-
-	p32(b, APC_FRAME_COUNTER);
-	p64(b, ts);
-	p32(b, core);
-	p32(b, key);
-	p64(b, value);
+	counter_msg(frame(c, APC_FRAME_COUNTER), ts, core, key, value);
 }
 
 /* A Block Counter frame from (key, value) pairs. */
 static void add_block(struct cap *c, int core, const int64_t *kv, size_t npairs)
 {
-	struct apc_buf *b = fr(c);
+	struct apc_buf *b = frame(c, APC_FRAME_BLOCK_COUNTER);
 
-	p32(b, APC_FRAME_BLOCK_COUNTER);
 	p32(b, core);
-	for (size_t i = 0; i < npairs; i++) {
-		p32(b, (int32_t)kv[2 * i]);
-		p64(b, kv[2 * i + 1]);
-	}
+	for (size_t i = 0; i < npairs; i++)
+		pvals(b, "il", kv + 2 * i);
 }
 
 /* Scheduler trace messages: (code, ts, tid) triples; switches get state 0. */
 static void add_sched(struct cap *c, int core, const int64_t *m, size_t nmsg)
 {
-	struct apc_buf *b = fr(c);
+	struct apc_buf *b = frame(c, APC_FRAME_SCHED_TRACE);
 
-	p32(b, APC_FRAME_SCHED_TRACE);
 	p32(b, core);
 	for (size_t i = 0; i < nmsg; i++) {
-		p32(b, (int32_t)m[3 * i]);
-		p64(b, m[3 * i + 1]);
-		p32(b, (int32_t)m[3 * i + 2]);
+		pvals(b, "ili", m + 3 * i);
 		if (m[3 * i] == 1)
 			p32(b, 0);
 	}
 }
 
+/* A frame of `type` whose first field is `first`, then raw bytes. */
+static void add_raw(struct cap *c, int32_t type, int first, const void *p, size_t n)
+{
+	struct apc_buf *b = frame(c, type);
+
+	p32(b, first);
+	praw(b, p, n);
+}
+
 /* An External frame carrying bytes for fd. */
 static void add_external(struct cap *c, int fd, const void *p, size_t n)
 {
-	struct apc_buf *b = fr(c);
-
-	p32(b, APC_FRAME_EXTERNAL);
-	p32(b, fd);
-	praw(b, p, n);
+	add_raw(c, APC_FRAME_EXTERNAL, fd, p, n);
 }
 
 static void add_disconnect(struct cap *c, int fd)
 {
-	struct apc_buf *b = fr(c);
-
-	p32(b, APC_FRAME_EXTERNAL);
-	p32(b, -1);
-	p32(b, fd);
+	pvals(frame(c, APC_FRAME_EXTERNAL), "ii", (const int64_t[]){-1, fd});
 }
 
-/* The valid capture, changed by o. */
+/* The valid capture, changed by o (NULL: unchanged). */
 static void base(struct cap *c, const struct base_opts *o)
 {
+	static const struct base_opts none;
 	struct apc_buf ann = {0};
 	struct apc_ann a = {.code = APC_ANN_STR, .text = "hello", .text_len = 5};
-	struct apc_buf *b;
 
+	if (!o)
+		o = &none;
 	memset(c, 0, sizeof *c);
 	c->captured = captured_ok;
 	c->events = events_ok;
 	if (o->perf_first) {
 		/* gatord 9.x: a perf-attributes frame (opaque here) first */
 		c->captured = captured_950;
-		b = fr(c);
-		p32(b, APC_FRAME_PROC);
-		p32(b, 0);
-		praw(b, "\x01\x02\x03", 3);
+		add_raw(c, APC_FRAME_PROC, 0, "\x01\x02\x03", 3);
 	}
 	if (o->name_first)
 		add_base_names(c);
@@ -245,21 +284,10 @@ static void base(struct cap *c, const struct base_opts *o)
 		add_base_names(c);
 	if (!o->no_data_msgs) {
 		const int64_t blk[] = {0, 30, 0x11, 5, 0, 40, 0x11, 6};
+		struct apc_buf *b = frame(c, APC_FRAME_ACTIVITY_TRACE);
 
-		b = fr(c);
-		p32(b, APC_FRAME_ACTIVITY_TRACE);
-		p32(b, 1); /* link */
-		p64(b, 15);
-		p32(b, 2);
-		p32(b, 100);
-		p32(b, 100);
-		p32(b, 2); /* switch */
-		p64(b, 20);
-		p32(b, 0);
-		p32(b, 0x10);
-		p32(b, 1);
-		p32(b, 100);
-		p32(b, 0);
+		pvals(b, "iliii", (const int64_t[]){1, 15, 2, 100, 100});        /* link */
+		pvals(b, "iliiiii", (const int64_t[]){2, 20, 0, 0x10, 1, 100, 0}); /* switch */
 		add_block(c, 0, blk, 4);
 		add_counter(c, 50, 0, 0x12, 7);
 	}
@@ -349,16 +377,6 @@ static void rm_tree(const char *dir)
 
 /* ---- running and collecting ------------------------------------------- */
 
-#define MAX_GOT 64
-
-struct got {
-	size_t n;
-	const char *check[MAX_GOT];
-	int sev[MAX_GOT];
-	int64_t frame[MAX_GOT];
-	char msg[MAX_GOT][160];
-};
-
 static void collect(void *ctx, const struct apc_vproblem *p)
 {
 	struct got *g = ctx;
@@ -372,10 +390,10 @@ static void collect(void *ctx, const struct apc_vproblem *p)
 	g->n++;
 }
 
-static int run(struct cap *c, struct got *g, struct apc_vresult *r)
+/* Verify the capture or zip at path into g and r; a failure to run at
+ * all fails the test. */
+static int verify_file(const char *path, struct got *g, struct apc_vresult *r)
 {
-	char tmp[64];
-	const char *path = cap_write(c, tmp);
 	struct apc_err err;
 	int rc;
 
@@ -383,6 +401,15 @@ static int run(struct cap *c, struct got *g, struct apc_vresult *r)
 	rc = apc_verify_path(path, collect, g, r, &err);
 	if (rc < 0)
 		T_FAIL("apc_verify_path failed: %s", err.msg);
+	return rc;
+}
+
+/* Write the capture, verify it into c->g and c->r, then free it. */
+static int run(struct cap *c)
+{
+	char tmp[64];
+	int rc = verify_file(cap_write(c, tmp), &c->g, &c->r);
+
 	rm_tree(tmp);
 	cap_free(c);
 	return rc;
@@ -395,85 +422,95 @@ static void show(const struct got *g)
 			g->msg[i]);
 }
 
-/* Exactly check `id` fired (at least once), with severity sev, and nothing else. */
+/* Exactly check `id` fired (at least once), with severity sev, and nothing
+ * else; id NULL: nothing fired at all. */
 static void expect_only(const struct got *g, const char *id, int sev)
 {
-	int bad = g->n == 0;
+	int bad = id ? g->n == 0 : g->n != 0;
 
-	for (size_t i = 0; i < g->n && i < MAX_GOT; i++)
+	for (size_t i = 0; id && i < g->n && i < MAX_GOT; i++)
 		if (strcmp(g->check[i], id) != 0 || g->sev[i] != sev)
 			bad = 1;
-	if (bad) {
+	if (!bad)
+		return;
+	if (id)
 		T_FAIL("expected only [%s] as %s, got %zu problems", id,
 		       sev == APC_V_ERROR ? "error" : "warning", g->n);
-		show(g);
-	}
+	else
+		T_FAIL("expected no problem, got %zu", g->n);
+	show(g);
 }
 
-/* The valid capture plus the frames add() appends. */
-static void fault_frames(void (*add)(struct cap *), const char *id, int sev)
+/* run() the capture, then expect_only(); returns how many problems. */
+static size_t run_only(struct cap *c, const char *id, int sev)
 {
-	struct base_opts o = {0};
-	struct cap c;
-	struct got g;
-	struct apc_vresult r;
-
-	base(&c, &o);
-	add(&c);
-	run(&c, &g, &r);
-	expect_only(&g, id, sev);
+	run(c);
+	expect_only(&c->g, id, sev);
+	return c->g.n;
 }
 
-static void fault_opts(const struct base_opts *o, const char *id, int sev)
+/* The valid capture changed by o (NULL: none), plus the frames add()
+ * appends (NULL: none). */
+static void fault(const struct base_opts *o, void (*add)(struct cap *), const char *id, int sev)
 {
 	struct cap c;
-	struct got g;
-	struct apc_vresult r;
 
 	base(&c, o);
-	run(&c, &g, &r);
-	expect_only(&g, id, sev);
+	if (add)
+		add(&c);
+	run_only(&c, id, sev);
+}
+
+static void fault_frames(void (*add)(struct cap *), const char *id, int sev)
+{
+	fault(NULL, add, id, sev);
+}
+
+/* The valid capture with these captured.xml and events.xml (NULL: no such
+ * file); returns how many problems. */
+static size_t fault_xml(const char *captured, const char *events, const char *id, int sev)
+{
+	struct cap c;
+
+	base(&c, NULL);
+	c.captured = captured;
+	c.events = events;
+	return run_only(&c, id, sev);
 }
 
 /* ---- the valid capture ------------------------------------------------ */
 
 static void valid_capture_is_clean(void)
 {
-	struct base_opts o = {0};
 	struct cap c;
-	struct got g;
-	struct apc_vresult r;
 
-	base(&c, &o);
-	T_EQ_INT(run(&c, &g, &r), APC_OK);
-	if (g.n)
-		show(&g);
-	T_EQ_INT(g.n, 0);
-	T_EQ_U64(r.errors, 0);
-	T_EQ_U64(r.warnings, 0);
-	T_EQ_U64(r.frames, 9);
+	base(&c, NULL);
+	T_EQ_INT(run(&c), APC_OK);
+	if (c.g.n)
+		show(&c.g);
+	T_EQ_INT(c.g.n, 0);
+	T_EQ_U64(c.r.errors, 0);
+	T_EQ_U64(c.r.warnings, 0);
+	T_EQ_U64(c.r.frames, 9);
 	/* link and switch, two block counter values, one counter */
-	T_EQ_U64(r.data_msgs, 5);
+	T_EQ_U64(c.r.data_msgs, 5);
 }
 
 /* ---- one fault per check ----------------------------------------------- */
 
 static void f_canary(void)
 {
-	struct base_opts o = {.canary = "1\n2\n3\n4\n\n5"};
-	fault_opts(&o, "canary", APC_V_ERROR);
+	fault(&(struct base_opts){.canary = "1\n2\n3\n4\n\n5"}, NULL, "canary", APC_V_ERROR);
 }
 
 static void f_summary_first(void)
 {
-	struct base_opts o = {.name_first = 1};
-	fault_opts(&o, "summary-first", APC_V_ERROR);
+	fault(&(struct base_opts){.name_first = 1}, NULL, "summary-first", APC_V_ERROR);
 }
 
 static void f_summary_first_perf(void)
 {
-	struct base_opts o = {.perf_first = 1};
-	fault_opts(&o, "summary-first", APC_V_WARNING);
+	fault(&(struct base_opts){.perf_first = 1}, NULL, "summary-first", APC_V_WARNING);
 }
 
 static void add_second_summary(struct cap *c) { add_summary(c, APC_NEWLINE_CANARY); }
@@ -481,90 +518,65 @@ static void f_summary_repeated(void) { fault_frames(add_second_summary, "summary
 
 static void f_summary_missing(void)
 {
-	struct base_opts o = {.no_summary = 1};
-	fault_opts(&o, "summary-missing", APC_V_ERROR);
+	fault(&(struct base_opts){.no_summary = 1}, NULL, "summary-missing", APC_V_ERROR);
 }
 
 static void f_frame_truncated(void)
 {
-	struct base_opts o = {0};
 	struct cap c;
-	struct got g;
-	struct apc_vresult r;
 
-	base(&c, &o);
+	base(&c, NULL);
 	c.chop = 2; /* the disconnect frame loses its last bytes */
-	run(&c, &g, &r);
-	expect_only(&g, "frame-truncated", APC_V_ERROR);
-	T_EQ_INT(g.n, 1);
-	T_EQ_INT(g.frame[0], 8);
+	T_EQ_INT(run_only(&c, "frame-truncated", APC_V_ERROR), 1);
+	T_EQ_INT(c.g.frame[0], 8);
 
 	/* a length word cut short */
-	base(&c, &o);
+	base(&c, NULL);
 	c.tail = (const uint8_t *)"\x05\x00";
 	c.tail_len = 2;
-	run(&c, &g, &r);
-	expect_only(&g, "frame-truncated", APC_V_ERROR);
-	T_EQ_INT(g.frame[0], 9);
+	run_only(&c, "frame-truncated", APC_V_ERROR);
+	T_EQ_INT(c.g.frame[0], 9);
 }
 
 static void add_empty_frame(struct cap *c) { fr(c); }
 static void f_frame_empty(void) { fault_frames(add_empty_frame, "frame-empty", APC_V_WARNING); }
 
-/* a Counter message that stops after its key */
-static void add_cut_counter(struct cap *c)
+/* A Counter message (time 100, core 0, key 0x12) whose value is the raw
+ * bytes given. */
+static void add_counter_raw(struct cap *c, const void *value, size_t n)
 {
-	struct apc_buf *b = fr(c);
-	p32(b, APC_FRAME_COUNTER);
-	p64(b, 100);
-	p32(b, 0);
-	p32(b, 0x12);
+	struct apc_buf *b = frame(c, APC_FRAME_COUNTER);
+
+	pvals(b, "lii", (const int64_t[]){100, 0, 0x12});
+	praw(b, value, n);
 }
+
+/* a Counter message that stops after its key */
+static void add_cut_counter(struct cap *c) { add_counter_raw(c, "", 0); }
 static void f_packed_truncated(void) { fault_frames(add_cut_counter, "packed-truncated", APC_V_ERROR); }
 
 /* a Counter value of 11 bytes: 10 continuation bytes then 0 */
 static void add_overlong(struct cap *c)
 {
-	struct apc_buf *b = fr(c);
-	p32(b, APC_FRAME_COUNTER);
-	p64(b, 100);
-	p32(b, 0);
-	p32(b, 0x12);
-	praw(b, "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00", 11);
+	add_counter_raw(c, "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00", 11);
 }
 static void f_packed_overlong(void) { fault_frames(add_overlong, "packed-overlong", APC_V_ERROR); }
 
 /* 7 written as 0x87 0x00 instead of 0x07 */
-static void add_nonminimal(struct cap *c)
-{
-	struct apc_buf *b = fr(c);
-	p32(b, APC_FRAME_COUNTER);
-	p64(b, 100);
-	p32(b, 0);
-	p32(b, 0x12);
-	praw(b, "\x87\x00", 2);
-}
+static void add_nonminimal(struct cap *c) { add_counter_raw(c, "\x87\x00", 2); }
 static void f_packed_nonminimal(void) { fault_frames(add_nonminimal, "packed-nonminimal", APC_V_WARNING); }
 
 static void add_string_overrun(struct cap *c)
 {
-	struct apc_buf *b = fr(c);
-	p32(b, APC_FRAME_NAME);
-	p32(b, 0);
-	p32(b, 2);
-	p64(b, 100);
-	p32(b, 101);
-	p32(b, 100); /* 100 bytes promised, 3 given */
+	struct apc_buf *b = name_frame(c, 0);
+
+	/* thread 101's name: 100 bytes promised, 3 given */
+	pvals(b, "ilii", (const int64_t[]){2, 100, 101, 100});
 	praw(b, "abc", 3);
 }
 static void f_string_overrun(void) { fault_frames(add_string_overrun, "string-overrun", APC_V_ERROR); }
 
-static void add_type8(struct cap *c)
-{
-	struct apc_buf *b = fr(c);
-	p32(b, 8);
-	praw(b, "xyz", 3);
-}
+static void add_type8(struct cap *c) { praw(frame(c, 8), "xyz", 3); }
 static void f_unknown_frame(void) { fault_frames(add_type8, "unknown-frame", APC_V_WARNING); }
 
 static void add_sched_code9(struct cap *c)
@@ -576,16 +588,10 @@ static void f_unknown_msg(void) { fault_frames(add_sched_code9, "unknown-msg", A
 
 static void add_ts_frame(struct cap *c)
 {
-	struct apc_buf *b = fr(c);
-	p32(b, APC_FRAME_COUNTER);
-	p64(b, 100);
-	p32(b, 1);
-	p32(b, 0x12);
-	p64(b, 1);
-	p64(b, 90); /* back in the same frame (other core: no per-core issue) */
-	p32(b, 0);
-	p32(b, 0x12);
-	p64(b, 2);
+	struct apc_buf *b = frame(c, APC_FRAME_COUNTER);
+
+	counter_msg(b, 100, 1, 0x12, 1);
+	counter_msg(b, 90, 0, 0x12, 2); /* back in the same frame (other core: no per-core issue) */
 }
 static void f_ts_frame(void) { fault_frames(add_ts_frame, "ts-frame", APC_V_ERROR); }
 
@@ -599,14 +605,10 @@ static void f_ts_frame_block(void) { fault_frames(add_ts_block_frame, "ts-frame"
 static void add_ts_core(struct cap *c) { add_counter(c, 45, 0, 0x12, 8); }
 static void f_ts_core(void) { fault_frames(add_ts_core, "ts-core", APC_V_ERROR); }
 
+/* an Idle message on core 0 before the sched switch at 60 */
 static void add_ts_cross(struct cap *c)
 {
-	/* an Idle message on core 0 before the sched switch at 60 */
-	struct apc_buf *b = fr(c);
-	p32(b, APC_FRAME_IDLE);
-	p32(b, -1);
-	p64(b, 55);
-	p32(b, 0);
+	pvals(frame(c, APC_FRAME_IDLE), "ili", (const int64_t[]){-1, 55, 0});
 }
 static void f_ts_cross_type(void) { fault_frames(add_ts_cross, "ts-cross-type", APC_V_WARNING); }
 
@@ -618,16 +620,10 @@ static void f_ts_gatord_name(void) { fault_frames(add_name_start, "ts-gatord-nam
  * threads, then one more stamped with its start time. */
 static void add_many_names(struct cap *c)
 {
-	struct apc_buf *b = fr(c);
+	struct apc_buf *b = name_frame(c, 0);
 
-	p32(b, APC_FRAME_NAME);
-	p32(b, 0);
-	for (int i = 0; i < 65600; i++) {
-		p32(b, 2);
-		p64(b, 100 + i);
-		p32(b, 1000 + i);
-		pstr(b, "t");
-	}
+	for (int i = 0; i < 65600; i++)
+		name_thread(b, 100 + i, 1000 + i, "t");
 	add_name(c, 0, 50, 999999, "late");
 }
 static void f_ts_gatord_name_many(void) { fault_frames(add_many_names, "ts-gatord-name", APC_V_WARNING); }
@@ -660,18 +656,10 @@ static void f_ts_gatord_name_far(void) { fault_frames(add_name_far, "ts-core", A
 
 static void add_name_far_frame(struct cap *c)
 {
-	struct apc_buf *b = fr(c);
+	struct apc_buf *b = name_frame(c, 0);
 
-	p32(b, APC_FRAME_NAME);
-	p32(b, 0);
-	p32(b, 2);
-	p64(b, 200 * S_NS);
-	p32(b, 100);
-	pstr(b, "main2");
-	p32(b, 2);
-	p64(b, 80 * S_NS);
-	p32(b, 101);
-	pstr(b, "worker");
+	name_thread(b, 200 * S_NS, 100, "main2");
+	name_thread(b, 80 * S_NS, 101, "worker");
 }
 static void f_ts_gatord_name_far_frame(void)
 {
@@ -739,38 +727,27 @@ static void captured_xml_11(void)
 	static const char v11[] = "<?xml version=\"1.1\"?>\n"
 				  "<captured version=\"1\" protocol=\"680\" type=\"Gator\">\n"
 				  "  <target name=\"test\" cores=\"2\"/>\n" CAPTURED_COUNTERS;
-	struct base_opts o = {0};
-	struct cap c;
-	struct got g;
-	struct apc_vresult r;
 
-	base(&c, &o);
-	c.captured = v11;
-	run(&c, &g, &r);
-	T_EQ_U64(g.n, 0);
-	show(&g);
+	fault_xml(v11, events_ok, NULL, 0);
 }
 
 /* key-mixed needs nothing from captured.xml: found without one too. */
 static void key_mixed_without_captured(void)
 {
-	struct base_opts o = {0};
 	struct cap c;
-	struct got g;
-	struct apc_vresult r;
 	int mixed = 0, captured = 0;
 
-	base(&c, &o);
+	base(&c, NULL);
 	add_mixed(&c);
 	c.captured = NULL;
-	run(&c, &g, &r);
-	for (size_t i = 0; i < g.n && i < MAX_GOT; i++) {
-		mixed += !strcmp(g.check[i], "key-mixed") && g.sev[i] == APC_V_ERROR;
-		captured += !strcmp(g.check[i], "captured-xml");
+	run(&c);
+	for (size_t i = 0; i < c.g.n && i < MAX_GOT; i++) {
+		mixed += !strcmp(c.g.check[i], "key-mixed") && c.g.sev[i] == APC_V_ERROR;
+		captured += !strcmp(c.g.check[i], "captured-xml");
 	}
 	T_EQ_INT(mixed, 1);
 	T_EQ_INT(captured, 1);
-	T_EQ_U64(g.n, 2);
+	T_EQ_U64(c.g.n, 2);
 }
 
 static void add_block_no_ts(struct cap *c)
@@ -790,96 +767,51 @@ static void f_block_core_reading(void) { fault_frames(add_block_core, "block-cor
 
 static void f_no_data(void)
 {
-	struct base_opts o = {.no_data_msgs = 1};
+	static const struct base_opts o = {.no_data_msgs = 1};
 	struct cap c;
-	struct got g;
-	struct apc_vresult r;
 
-	fault_opts(&o, "no-data", APC_V_ERROR);
+	fault(&o, NULL, "no-data", APC_V_ERROR);
 	/* the same in a perf-mode capture is only a warning */
 	base(&c, &o);
 	c.captured = "<captured version=\"1\" protocol=\"680\" type=\"Perf\"><counters/></captured>";
-	run(&c, &g, &r);
-	expect_only(&g, "no-data", APC_V_WARNING);
-	T_ASSERT(r.perf_mode);
+	run_only(&c, "no-data", APC_V_WARNING);
+	T_ASSERT(c.r.perf_mode);
 }
 
 static void f_captured_xml(void)
 {
-	struct base_opts o = {0};
-	struct cap c;
-	struct got g;
-	struct apc_vresult r;
+	/* none, not well-formed, a key that is no number */
+	static const char *const bad[] = {
+		NULL, "<captured><counters><counter key=\"0x10\"></counters></captured>",
+		"<captured><counters><counter key=\"0x10\"/><counter key=\"0x11\"/>"
+		"<counter key=\"0x12\"/><counter key=\"banana\"/></counters></captured>"};
 
-	base(&c, &o);
-	c.captured = NULL;
-	run(&c, &g, &r);
-	expect_only(&g, "captured-xml", APC_V_ERROR);
-
-	base(&c, &o);
-	c.captured = "<captured><counters><counter key=\"0x10\"></counters></captured>";
-	run(&c, &g, &r);
-	expect_only(&g, "captured-xml", APC_V_ERROR);
-
-	base(&c, &o);
-	c.captured = "<captured><counters><counter key=\"0x10\"/><counter key=\"0x11\"/>"
-		     "<counter key=\"0x12\"/><counter key=\"banana\"/></counters></captured>";
-	run(&c, &g, &r);
-	expect_only(&g, "captured-xml", APC_V_ERROR);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		fault_xml(bad[i], events_ok, "captured-xml", APC_V_ERROR);
 }
 
 static void f_captured_key_dup(void)
 {
-	struct base_opts o = {0};
-	struct cap c;
-	struct got g;
-	struct apc_vresult r;
+	static const char dup[] = CAPTURED_680(
+		"<counter key=\"0x11\" type=\"Test_cnt0\"/><counter key=\"0x12\" type=\"Test_memory\"/>"
+		"<counter key=\"0x12\" type=\"Test_memory\"/>");
 
-	base(&c, &o);
-	c.captured = "<captured protocol=\"680\"><counters><counter key=\"0x10\" type=\"Test_activity\"/>"
-		     "<counter key=\"0x11\" type=\"Test_cnt0\"/><counter key=\"0x12\" type=\"Test_memory\"/>"
-		     "<counter key=\"0x12\" type=\"Test_memory\"/></counters></captured>";
-	run(&c, &g, &r);
-	expect_only(&g, "captured-key-dup", APC_V_ERROR);
-	T_EQ_INT(g.n, 1);
+	T_EQ_INT(fault_xml(dup, events_ok, "captured-key-dup", APC_V_ERROR), 1);
 }
 
 static void f_captured_type(void)
 {
-	struct base_opts o = {0};
-	struct cap c;
-	struct got g;
-	struct apc_vresult r;
+	static const char nowhere[] = CAPTURED_680(
+		"<counter key=\"0x11\" type=\"Test_cnt1\"/><counter key=\"0x12\" type=\"Nowhere\"/>");
 
-	base(&c, &o);
-	c.captured = "<captured protocol=\"680\"><counters><counter key=\"0x10\" type=\"Test_activity\"/>"
-		     "<counter key=\"0x11\" type=\"Test_cnt1\"/><counter key=\"0x12\" type=\"Nowhere\"/>"
-		     "</counters></captured>";
-	run(&c, &g, &r);
-	expect_only(&g, "captured-type", APC_V_WARNING);
-	T_EQ_INT(g.n, 1);
-
+	T_EQ_INT(fault_xml(nowhere, events_ok, "captured-type", APC_V_WARNING), 1);
 	/* without events.xml the types are not checked */
-	base(&c, &o);
-	c.captured = "<captured protocol=\"680\"><counters><counter key=\"0x10\" type=\"Test_activity\"/>"
-		     "<counter key=\"0x11\" type=\"Test_cnt1\"/><counter key=\"0x12\" type=\"Nowhere\"/>"
-		     "</counters></captured>";
-	c.events = NULL;
-	run(&c, &g, &r);
-	T_EQ_INT(g.n, 0);
+	fault_xml(nowhere, NULL, NULL, 0);
 }
 
 static void f_events_xml(void)
 {
-	struct base_opts o = {0};
-	struct cap c;
-	struct got g;
-	struct apc_vresult r;
-
-	base(&c, &o);
-	c.events = "<events><event counter=\"x\"></events>";
-	run(&c, &g, &r);
-	expect_only(&g, "events-xml", APC_V_ERROR);
+	fault_xml(captured_ok, "<events><event counter=\"x\"></events>", "events-xml", APC_V_ERROR);
 }
 
 static void add_bad_fd(struct cap *c) { add_external(c, 70000, "ANNOTATE 4\n", 11); }
@@ -901,72 +833,47 @@ static void f_annotate_setup_version(void)
 	fault_frames(add_setup_version_9, "annotate-setup", APC_V_ERROR);
 }
 
-static void add_bad_annotation(struct cap *c)
+/* A valid annotate setup on fd 6, then the 7 raw bytes of one message. */
+static void add_setup_then(struct cap *c, const char *msg7)
 {
 	struct apc_buf b = {0};
 
 	if (apc_ann_encode_setup(&b, 4, 7, 7, 0) != APC_OK)
 		abort();
-	praw(&b, "\x7e\x02\x00\x00\x00\x00\x00", 7); /* code 0x7e does not exist */
+	praw(&b, msg7, 7);
 	add_external(c, 6, b.p, b.len);
 	apc_buf_free(&b);
 }
+
+/* code 0x7e does not exist */
+static void add_bad_annotation(struct cap *c) { add_setup_then(c, "\x7e\x02\x00\x00\x00\x00\x00"); }
 static void f_annotate_decode(void) { fault_frames(add_bad_annotation, "annotate-decode", APC_V_ERROR); }
 
 /* A string annotation that promises 20 bytes of body and sends 2. */
-static void add_cut_annotation(struct cap *c)
-{
-	struct apc_buf b = {0};
-
-	if (apc_ann_encode_setup(&b, 4, 7, 7, 0) != APC_OK)
-		abort();
-	praw(&b, "\x01\x14\x00\x00\x00\x05\x00", 7);
-	add_external(c, 6, b.p, b.len);
-	apc_buf_free(&b);
-}
+static void add_cut_annotation(struct cap *c) { add_setup_then(c, "\x01\x14\x00\x00\x00\x05\x00"); }
 static void f_annotate_cut(void) { fault_frames(add_cut_annotation, "annotate-cut", APC_V_WARNING); }
 
 /* Cookie 1 is reserved (it ends a Backtrace); cookies below -1 mean nothing. */
-static void add_cookie_one(struct cap *c)
-{
-	struct apc_buf *b = fr(c);
-
-	p32(b, APC_FRAME_NAME);
-	p32(b, 0);
-	p32(b, 1);
-	p32(b, 1);
-	pstr(b, "reserved");
-}
+static void add_cookie_one(struct cap *c) { name_cookie(name_frame(c, 0), 1, "reserved"); }
 static void f_cookie_reserved(void) { fault_frames(add_cookie_one, "cookie-reserved", APC_V_WARNING); }
 
-/* A Backtrace in image 9, which nothing names (its exec cookie 2 is named). */
+/* A Backtrace in image 9, which nothing names (its exec cookie 2 is named):
+ * core, time, cookie, pid, tid, then the one entry (image, address) and
+ * the end. */
 static void add_unnamed_image(struct cap *c)
 {
-	struct apc_buf *b = fr(c);
-
-	p32(b, APC_FRAME_BACKTRACE);
-	p32(b, 0);
-	p64(b, 70);
-	p32(b, 2);
-	p32(b, 100);
-	p32(b, 100);
-	p32(b, 9);
-	p64(b, 0x100);
-	p32(b, 1);
+	pvals(frame(c, APC_FRAME_BACKTRACE), "iliiiili",
+	      (const int64_t[]){0, 70, 2, 100, 100, 9, 0x100, 1});
 }
 static void f_cookie_unnamed(void) { fault_frames(add_unnamed_image, "cookie-unnamed", APC_V_WARNING); }
 
 static void f_data_file(void)
 {
-	struct base_opts o = {0};
 	struct cap c;
-	struct got g;
-	struct apc_vresult r;
 
-	base(&c, &o);
+	base(&c, NULL);
 	c.no_data_file = 1;
-	run(&c, &g, &r);
-	expect_only(&g, "data-file", APC_V_ERROR);
+	run_only(&c, "data-file", APC_V_ERROR);
 }
 
 /*
@@ -978,9 +885,8 @@ static const char *zip_capture(const char *apc, const char *tmp, size_t keep, si
 	static const char *const names[] = {"0000000000", "captured.xml", "events.xml"};
 	static char zip[512];
 	struct archive *a = archive_write_new();
-	FILE *f;
 	uint8_t *z;
-	long len;
+	size_t len;
 
 	snprintf(zip, sizeof zip, "%.400s/x.apc.zip", tmp);
 	archive_write_set_format_zip(a);
@@ -990,22 +896,18 @@ static const char *zip_capture(const char *apc, const char *tmp, size_t keep, si
 		char path[512], name[64];
 		struct archive_entry *e = archive_entry_new();
 		uint8_t *d;
-		long n;
+		size_t n;
 
 		snprintf(path, sizeof path, "%.400s/%s", apc, names[i]);
 		snprintf(name, sizeof name, "x.apc/%s", names[i]);
-		if (!(f = fopen(path, "rb")) || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0)
+		if (!(d = t_read_file(path, &n)))
 			abort();
-		rewind(f);
-		if (!(d = malloc((size_t)n + 1)) || fread(d, 1, (size_t)n, f) != (size_t)n)
-			abort();
-		fclose(f);
 		archive_entry_set_pathname(e, name);
 		archive_entry_set_filetype(e, AE_IFREG);
 		archive_entry_set_perm(e, 0644);
-		archive_entry_set_size(e, n);
+		archive_entry_set_size(e, (la_int64_t)n);
 		if (archive_write_header(a, e) != ARCHIVE_OK ||
-		    archive_write_data(a, d, (size_t)n) != (la_ssize_t)n)
+		    archive_write_data(a, d, n) != (la_ssize_t)n)
 			abort();
 		archive_entry_free(e);
 		free(d);
@@ -1013,16 +915,12 @@ static const char *zip_capture(const char *apc, const char *tmp, size_t keep, si
 	archive_write_close(a);
 	archive_write_free(a);
 	/* cut it */
-	if (!(f = fopen(zip, "rb")) || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0)
+	if (!(z = t_read_file(zip, &len)))
 		abort();
-	rewind(f);
-	if (!(z = malloc((size_t)len + 1)) || fread(z, 1, (size_t)len, f) != (size_t)len)
-		abort();
-	fclose(f);
-	if (keep > (size_t)len)
-		keep = (size_t)len;
+	if (keep > len)
+		keep = len;
 	if (drop)
-		keep = drop < (size_t)len ? (size_t)len - drop : 0;
+		keep = drop < len ? len - drop : 0;
 	put_file(tmp, "x.apc.zip", z, keep);
 	free(z);
 	return zip;
@@ -1036,33 +934,25 @@ static const char *zip_capture(const char *apc, const char *tmp, size_t keep, si
  */
 static void f_archive(void)
 {
-	struct base_opts o = {0};
 	struct cap c;
-	struct got g;
-	struct apc_vresult r;
-	struct apc_err err;
 	char tmp[64];
-	const char *apc, *zip;
+	const char *apc;
 
-	base(&c, &o);
+	base(&c, NULL);
 	apc = cap_write(&c, tmp);
 	cap_free(&c);
-	zip = zip_capture(apc, tmp, 0, 22);
-	memset(&g, 0, sizeof g);
-	T_EQ_INT(apc_verify_path(zip, collect, &g, &r, &err), APC_OK);
-	expect_only(&g, "archive", APC_V_ERROR);
-	T_ASSERT(g.n == 1 && strstr(g.msg[0], "offset 0x") == g.msg[0] &&
-		 strstr(g.msg[0], ": truncated zip archive: it has no end of central directory "
-				  "record") != NULL);
-	T_ASSERT(r.frames > 0);
+	T_EQ_INT(verify_file(zip_capture(apc, tmp, 0, 22), &c.g, &c.r), APC_OK);
+	expect_only(&c.g, "archive", APC_V_ERROR);
+	T_ASSERT(c.g.n == 1 && strstr(c.g.msg[0], "offset 0x") == c.g.msg[0] &&
+		 strstr(c.g.msg[0], ": truncated zip archive: it has no end of central directory "
+				    "record") != NULL);
+	T_ASSERT(c.r.frames > 0);
 
-	zip = zip_capture(apc, tmp, 20, 0);
-	memset(&g, 0, sizeof g);
-	T_EQ_INT(apc_verify_path(zip, collect, &g, &r, &err), APC_OK);
-	expect_only(&g, "archive", APC_V_ERROR);
-	T_ASSERT(g.n == 1 && strstr(g.msg[0], "offset 0x14: truncated zip archive: it ends inside "
-					      "its first member header") != NULL);
-	T_EQ_INT(r.errors, 1);
+	T_EQ_INT(verify_file(zip_capture(apc, tmp, 20, 0), &c.g, &c.r), APC_OK);
+	expect_only(&c.g, "archive", APC_V_ERROR);
+	T_ASSERT(c.g.n == 1 && strstr(c.g.msg[0], "offset 0x14: truncated zip archive: it ends inside "
+						  "its first member header") != NULL);
+	T_EQ_INT(c.r.errors, 1);
 	rm_tree(tmp);
 }
 
@@ -1102,10 +992,7 @@ static void random_garbage(void)
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
 
 	for (int round = 0; round < 40; round++) {
-		struct base_opts o = {0};
 		struct cap c;
-		struct got g;
-		struct apc_vresult r;
 		uint8_t junk[300];
 		size_t n = 1 + (size_t)(round * 7) % sizeof junk;
 
@@ -1116,13 +1003,10 @@ static void random_garbage(void)
 			junk[i] = (uint8_t)x;
 		}
 		/* a frame header claiming the junk, so it is walked, not just cut */
-		base(&c, &o);
-		{
-			struct apc_buf *b = fr(&c);
-			praw(b, junk, n);
-		}
-		T_EQ_INT(run(&c, &g, &r), APC_OK);
-		T_EQ_U64(r.frames, 10);
+		base(&c, NULL);
+		praw(fr(&c), junk, n);
+		T_EQ_INT(run(&c), APC_OK);
+		T_EQ_U64(c.r.frames, 10);
 	}
 }
 
@@ -1132,24 +1016,16 @@ static void random_garbage(void)
  */
 static void many_cores_bounded(void)
 {
-	struct base_opts o = {0};
 	struct cap c;
-	struct got g;
-	struct apc_vresult r;
 	struct apc_buf *b;
 
-	base(&c, &o);
-	b = fr(&c);
-	p32(b, APC_FRAME_COUNTER);
-	for (int32_t core = 0; core < 200000; core++) {
-		p64(b, 100);
-		p32(b, core);
-		p32(b, 0x12);
-		p64(b, core);
-	}
-	T_EQ_INT(run(&c, &g, &r), APC_OK);
-	T_EQ_INT(g.n, 0);
-	T_EQ_U64(r.data_msgs, 5 + 200000);
+	base(&c, NULL);
+	b = frame(&c, APC_FRAME_COUNTER);
+	for (int32_t core = 0; core < 200000; core++)
+		counter_msg(b, 100, core, 0x12, core);
+	T_EQ_INT(run(&c), APC_OK);
+	T_EQ_INT(c.g.n, 0);
+	T_EQ_U64(c.r.data_msgs, 5 + 200000);
 }
 
 /* ---- real captures ------------------------------------------------------- */
@@ -1166,11 +1042,9 @@ static void real_captures_have_no_errors(void)
 		char path[512];
 		struct got g;
 		struct apc_vresult r;
-		struct apc_err err;
 
 		snprintf(path, sizeof path, "%s/apc/%s", root, names[i]);
-		memset(&g, 0, sizeof g);
-		T_EQ_INT(apc_verify_path(path, collect, &g, &r, &err), APC_OK);
+		T_EQ_INT(verify_file(path, &g, &r), APC_OK);
 		if (r.errors) {
 			T_FAIL("%s has %llu errors", names[i], (unsigned long long)r.errors);
 			show(&g);

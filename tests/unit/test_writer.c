@@ -44,7 +44,7 @@ static void rm_tree(const char *p)
 	nftw(p, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* A fresh empty folder for one test. */
+/* A fresh empty folder for one test; NULL, the test failed, if none. */
 static const char *fresh_dir(void)
 {
 	static char dir[300];
@@ -52,30 +52,38 @@ static const char *fresh_dir(void)
 	if (!tmproot[0]) {
 		const char *t = getenv("TMPDIR");
 		snprintf(tmproot, sizeof tmproot, "%s/test_writer-XXXXXX", t && *t ? t : "/tmp");
-		if (!mkdtemp(tmproot))
+		if (!mkdtemp(tmproot)) {
+			T_FAIL("cannot make %s", tmproot);
 			return NULL;
+		}
 	}
 	static int n;
 	snprintf(dir, sizeof dir, "%s/d%d", tmproot, n++);
-	if (mkdir(dir, 0755) != 0)
+	if (mkdir(dir, 0755) != 0) {
+		T_FAIL("cannot make %s", dir);
 		return NULL;
+	}
 	return dir;
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
+/* The file `leaf` in folders a and b: there, not empty, and the same
+ * bytes in both. */
+static int same_leaf(const char *a, const char *b, const char *leaf)
 {
-	FILE *f = fopen(path, "rb");
-	uint8_t *p = NULL;
-	long n;
+	char pa[600], pb[600];
+	size_t na, nb;
+	uint8_t *x, *y;
+	int same;
 
-	*len = 0;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (p = malloc((size_t)n + 1)) && fread(p, 1, (size_t)n, f) == (size_t)n)
-		*len = (size_t)n;
-	fclose(f);
-	return p;
+	snprintf(pa, sizeof pa, "%s/%s", a, leaf);
+	snprintf(pb, sizeof pb, "%s/%s", b, leaf);
+	x = t_read_file(pa, &na);
+	y = t_read_file(pb, &nb);
+	T_ASSERT(x && y && na > 0);
+	same = x && y && na == nb && !memcmp(x, y, na);
+	free(x);
+	free(y);
+	return same;
 }
 
 static int count_entries(const char *dir)
@@ -243,6 +251,22 @@ static int write_model(const char *out, const struct apc_write_opts *o, struct a
 	return rc;
 }
 
+/* A test's start: a fresh folder, the path `name` in it in out (512
+ * bytes), the test model in m and an empty batch of cap events in b.
+ * Returns the folder, or NULL (the test failed) without one. */
+static const char *begin_test(char *out, const char *name, struct apc_model *m, struct apc_batch *b,
+			      size_t cap)
+{
+	const char *dir = fresh_dir();
+
+	if (!dir)
+		return NULL;
+	snprintf(out, 512, "%s/%s", dir, name);
+	build_model(m);
+	apc_batch_init(b, cap);
+	return dir;
+}
+
 /* Write the test capture to out; returns the writer status. */
 static int write_capture(const char *out, const struct apc_write_opts *o, struct apc_write_stats *st)
 {
@@ -267,32 +291,36 @@ struct rd {
 	int bad;
 };
 
-static int64_t rd64(struct rd *r)
+/* The frame does not parse: stop reading it. */
+static void rd_fail(struct rd *r)
 {
-	int64_t v = 0;
-	int k = apc_unpack64(r->p + r->i, r->n - r->i, &v);
+	r->bad = 1;
+	r->i = r->n;
+}
 
+/* Past a value of k bytes (k <= 0: a bad one); whether it was good. */
+static int rd_step(struct rd *r, int k)
+{
 	if (k <= 0) {
-		r->bad = 1;
-		r->i = r->n;
+		rd_fail(r);
 		return 0;
 	}
 	r->i += (size_t)k;
-	return v;
+	return 1;
+}
+
+static int64_t rd64(struct rd *r)
+{
+	int64_t v = 0;
+
+	return rd_step(r, apc_unpack64(r->p + r->i, r->n - r->i, &v)) ? v : 0;
 }
 
 static int32_t rd32(struct rd *r)
 {
 	int32_t v = 0;
-	int k = apc_unpack32(r->p + r->i, r->n - r->i, &v);
 
-	if (k <= 0) {
-		r->bad = 1;
-		r->i = r->n;
-		return 0;
-	}
-	r->i += (size_t)k;
-	return v;
+	return rd_step(r, apc_unpack32(r->p + r->i, r->n - r->i, &v)) ? v : 0;
 }
 
 /* An APC string; returns a pointer into the frame and its length. */
@@ -302,8 +330,7 @@ static const uint8_t *rdstr(struct rd *r, size_t *len)
 	const uint8_t *s = r->p + r->i;
 
 	if (n < 0 || (size_t)n > r->n - r->i) {
-		r->bad = 1;
-		r->i = r->n;
+		rd_fail(r);
 		*len = 0;
 		return s;
 	}
@@ -318,8 +345,7 @@ static const char *rdcstr(struct rd *r)
 	const uint8_t *z = memchr(r->p + r->i, 0, r->n - r->i);
 
 	if (!z) {
-		r->bad = 1;
-		r->i = r->n;
+		rd_fail(r);
 		return "";
 	}
 	r->i = (size_t)(z - r->p) + 1;
@@ -617,7 +643,7 @@ static int scan_path(struct scan *s, const char *apc)
 	uint8_t *p;
 
 	snprintf(path, sizeof path, "%s/0000000000", apc);
-	if (!(p = slurp(path, &n)))
+	if (!(p = t_read_file(path, &n)))
 		return -1;
 	scan_data(s, p, n);
 	free(p);
@@ -667,7 +693,6 @@ static void every_event_type(void)
 	int32_t keys[MAXKEYS];
 	int nk;
 
-	T_ASSERT(dir);
 	if (!dir)
 		return;
 	snprintf(out, sizeof out, "%s/cap", dir); /* ".apc" is added */
@@ -761,7 +786,6 @@ static void same_input_same_bytes(void)
 	char a[512], b[512];
 	struct apc_write_opts o = {.created = -1};
 
-	T_ASSERT(dir);
 	if (!dir)
 		return;
 	snprintf(a, sizeof a, "%s/one.apc", dir);
@@ -769,19 +793,8 @@ static void same_input_same_bytes(void)
 	T_EQ_INT(write_capture(a, &o, NULL), APC_OK);
 	T_EQ_INT(write_capture(b, &o, NULL), APC_OK);
 	for (size_t i = 0; i < 4; i++) {
-		char pa[600], pb[600];
-		size_t na, nb;
-		snprintf(pa, sizeof pa, "%s/%s", a, leaves[i]);
-		snprintf(pb, sizeof pb, "%s/%s", b, leaves[i]);
-		uint8_t *x = slurp(pa, &na), *y = slurp(pb, &nb);
-		T_ASSERT(x && y && na > 0);
-		if (x && y) {
-			T_EQ_INT(na, nb);
-			if (na == nb && memcmp(x, y, na))
-				T_FAIL("%s differs between two runs", leaves[i]);
-		}
-		free(x);
-		free(y);
+		if (!same_leaf(a, b, leaves[i]))
+			T_FAIL("%s differs between two runs", leaves[i]);
 	}
 }
 
@@ -829,13 +842,12 @@ static void archives(void)
 	uint8_t *data;
 	size_t dn;
 
-	T_ASSERT(dir);
 	if (!dir)
 		return;
 	snprintf(folder, sizeof folder, "%s/cap.apc", dir);
 	T_EQ_INT(write_capture(folder, &o, NULL), APC_OK);
 	snprintf(p, sizeof p, "%s/0000000000", folder);
-	data = slurp(p, &dn);
+	data = t_read_file(p, &dn);
 	T_ASSERT(data);
 	for (size_t i = 0; i < 4 && data; i++) {
 		int same = 0;
@@ -850,7 +862,7 @@ static void archives(void)
 		mkdir(again, 0755);
 		snprintf(again, sizeof again, "%s/again/%s", dir, names[i]);
 		T_EQ_INT(write_capture(again, &o, NULL), APC_OK);
-		uint8_t *x = slurp(p, &n1), *y = slurp(again, &n2);
+		uint8_t *x = t_read_file(p, &n1), *y = t_read_file(again, &n2);
 		T_ASSERT(x && y && n1 == n2 && !memcmp(x, y, n1));
 		free(x);
 		free(y);
@@ -871,7 +883,6 @@ static void exists_without_overwrite(void)
 	struct scan s;
 	FILE *f;
 
-	T_ASSERT(dir);
 	if (!dir)
 		return;
 	snprintf(out, sizeof out, "%s/cap.apc", dir);
@@ -902,20 +913,17 @@ static void exists_without_overwrite(void)
 
 static void abort_leaves_nothing(void)
 {
-	const char *dir = fresh_dir();
 	struct apc_write_opts o = {.created = -1};
 	struct apc_writer *w = NULL;
 	struct apc_model m;
 	struct apc_batch b;
 	struct apc_err err;
 	char out[512];
+	const char *dir;
 
-	T_ASSERT(dir);
+	dir = begin_test(out, "cap.tar.gz", &m, &b, 64);
 	if (!dir)
 		return;
-	snprintf(out, sizeof out, "%s/cap.tar.gz", dir);
-	build_model(&m);
-	apc_batch_init(&b, 64);
 	fill_batch(&b);
 	T_EQ_INT(apc_writer_open(out, &o, &w, &err), APC_OK);
 	if (w) {
@@ -937,7 +945,6 @@ static void abort_leaves_nothing(void)
  */
 static void bounded_frames_and_reordering(void)
 {
-	const char *dir = fresh_dir();
 	struct apc_write_opts o = {.created = -1, .frame_max = 256};
 	struct apc_write_stats st = {0};
 	struct apc_model m;
@@ -951,12 +958,8 @@ static void bounded_frames_and_reordering(void)
 	struct apc_ann_msg msg;
 	int big = 0;
 
-	T_ASSERT(dir);
-	if (!dir)
+	if (!begin_test(out, "big.apc", &m, &b, 4096))
 		return;
-	snprintf(out, sizeof out, "%s/big.apc", dir);
-	build_model(&m);
-	apc_batch_init(&b, 4096);
 	fill_batch(&b); /* for anns[2], the 5000-byte annotation */
 	apc_batch_reset(&b);
 	e0 = apc_batch_add(&b, APC_EV_ANNOTATION, DELTA + 5, APC_NO_CORE);
@@ -1018,7 +1021,6 @@ static void annotation_streams_per_fd(void)
 	static struct apc_ann turns[12 * ROUNDS];
 	static char texts[12 * ROUNDS][32];
 
-	T_ASSERT(dir);
 	if (!dir)
 		return;
 	for (int nclients = 8; nclients <= 12; nclients += 4) {
@@ -1108,7 +1110,6 @@ static void events_file_merge_and_epoch(void)
 	size_t n;
 	uint8_t *p;
 
-	T_ASSERT(dir);
 	if (!dir)
 		return;
 	snprintf(ev, sizeof ev, "%s/events-in.xml", dir);
@@ -1122,7 +1123,7 @@ static void events_file_merge_and_epoch(void)
 	snprintf(out, sizeof out, "%s/cap.apc", dir);
 	T_EQ_INT(write_capture(out, &o, NULL), APC_OK);
 	snprintf(path, sizeof path, "%s/events.xml", out);
-	p = slurp(path, &n);
+	p = t_read_file(path, &n);
 	T_ASSERT(p);
 	if (p) {
 		p[n] = 0;
@@ -1153,7 +1154,6 @@ static void created_from_source_date_epoch(void)
 	char out[512], created[32];
 	int32_t keys[8];
 
-	T_ASSERT(dir);
 	if (!dir)
 		return;
 	snprintf(out, sizeof out, "%s/e.apc", dir);
@@ -1239,7 +1239,6 @@ static void counter_rows_same_bytes(void)
 	const char *old = getenv("APC_NO_SIMD");
 	char keep[64] = "";
 
-	T_ASSERT(dir);
 	if (!dir)
 		return;
 	if (old)
@@ -1265,19 +1264,10 @@ static void counter_rows_same_bytes(void)
 			T_ASSERT(sa.reordered > 0); /* the time that went back */
 			if (sizes[z] && sizes[z] < 100)
 				T_ASSERT(sa.frames > 20); /* rows crossed frame bounds */
-			for (size_t i = 0; i < 2; i++) {
-				char pa[600], pb[600];
-				size_t na = 0, nb = 0;
-				snprintf(pa, sizeof pa, "%s/%s", a, leaves[i]);
-				snprintf(pb, sizeof pb, "%s/%s", b, leaves[i]);
-				uint8_t *x = slurp(pa, &na), *y = slurp(pb, &nb);
-				T_ASSERT(x && y && na > 0);
-				if (x && y && (na != nb || memcmp(x, y, na)))
+			for (size_t i = 0; i < 2; i++)
+				if (!same_leaf(a, b, leaves[i]))
 					T_FAIL("%s: rows and single values differ (frame_max %u, scalar %d)",
 					       leaves[i], sizes[z], scalar);
-				free(x);
-				free(y);
-			}
 		}
 	}
 	if (old)
@@ -1303,7 +1293,6 @@ static void count_errors(void *ctx, const struct apc_vproblem *p)
 static void times_past_int64(void)
 {
 	static const uint64_t ts[] = {DELTA + 100, DELTA + (1ull << 63) + 5, UINT64_MAX, DELTA + 200};
-	const char *dir = fresh_dir();
 	struct apc_write_opts o = {.created = -1};
 	struct apc_model m;
 	struct apc_batch b;
@@ -1313,12 +1302,8 @@ static void times_past_int64(void)
 	uint64_t past = 0;
 	int errors = 0;
 
-	T_ASSERT(dir);
-	if (!dir)
+	if (!begin_test(out, "past.apc", &m, &b, 64))
 		return;
-	snprintf(out, sizeof out, "%s/past.apc", dir);
-	build_model(&m);
-	apc_batch_init(&b, 64);
 	for (int i = 0; i < 4; i++) {
 		struct apc_event *e = apc_batch_add(&b, APC_EV_COUNTER, ts[i], i % 2);
 		e->u.counter.counter = 0, e->u.counter.pid = APC_NO_PID, e->u.counter.value = i;
@@ -1343,7 +1328,6 @@ static void times_past_int64(void)
  */
 static void rejected_annotation_leaves_no_frame(void)
 {
-	const char *dir = fresh_dir();
 	struct apc_write_opts o = {.created = -1};
 	static struct apc_ann rej[10];
 	struct apc_model m;
@@ -1352,12 +1336,8 @@ static void rejected_annotation_leaves_no_frame(void)
 	char out[512];
 	uint64_t rejected = 0;
 
-	T_ASSERT(dir);
-	if (!dir)
+	if (!begin_test(out, "rejected.apc", &m, &b, 64))
 		return;
-	snprintf(out, sizeof out, "%s/rejected.apc", dir);
-	build_model(&m);
-	apc_batch_init(&b, 64);
 	for (int i = 0; i < 10; i++) {
 		struct apc_event *e = apc_batch_add(&b, APC_EV_ANNOTATION, DELTA + 100 + (uint64_t)i, 0);
 		struct apc_ann *a = &rej[i];
