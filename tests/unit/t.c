@@ -75,3 +75,11 @@ int main(void)
 	printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped);
 	return t_failed ? 1 : 0;
 }
+
+uint64_t t_rand(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 2685821657736338717ull;
+}

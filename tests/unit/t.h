@@ -80,4 +80,8 @@ const char *t_testdata(void);
  * NULL is returned). */
 void *t_read_file(const char *path, size_t *len);
 
+/* xorshift64*: the next number from *state (not 0), so a test's data
+ * comes out the same for the same seed. */
+uint64_t t_rand(uint64_t *state);
+
 #endif

@@ -36,11 +36,7 @@ static uint64_t rng_state;
 
 static uint64_t rng(void)
 {
-	/* xorshift64*: reproducible bytes for a given seed */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 2685821657736338717ULL;
+	return t_rand(&rng_state);
 }
 
 /* Half random, half repetitive, so gzip has something to compress. */

@@ -21,10 +21,7 @@ static uint64_t rng_state;
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 2685821657736338717ull;
+	return t_rand(&rng_state);
 }
 
 struct member {

@@ -11,10 +11,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return t_rand(&rng);
 }
 
 /* Keys drawn from a universe of `nkeys`, with 0 and UINT64_MAX in it. */
