@@ -413,7 +413,8 @@ tptp_cookie_2() {
 	"$G" --seed 3 --monitor-stacks --truth "$TMP/mx.truth" -o "$TMP/m.trcxml"
 	events=$(sed -n 's/^monitor_events //p' "$TMP/m.truth")
 	stacks=$(sed -n 's/^monitor_stacks //p' "$TMP/m.truth")
-	[ "$stacks" -gt 0 ] && [ "$stacks" -lt "$events" ]
+	[ "$stacks" -gt 0 ]
+	[ "$stacks" -lt "$events" ]
 	run apcconv "$TMP/m.trcbin" -o "$TMP/mb.apc"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"tptp monitor stacks: $stacks"* ]]
@@ -614,7 +615,8 @@ XML
 		a=$(apcdump "$TMP/all.apc" | grep -c " $kind ")
 		w=$(apcdump "$TMP/win.apc" | grep -c " $kind ")
 		echo "$kind: $a in all, $w in the window"
-		[ "$a" -gt 0 ] && [ "$w" -eq "$a" ]
+		[ "$a" -gt 0 ]
+		[ "$w" -eq "$a" ]
 	done
 	# and the window did cut: fewer counter values
 	[ "$(apcdump "$TMP/win.apc" | grep -c ' block_counter ')" -lt "$(apcdump "$TMP/all.apc" | grep -c ' block_counter ')" ]
@@ -764,7 +766,8 @@ conv_cut() {
 	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.tgz: offset 0x"*": truncated gzip stream (the compressed data ends at byte "*"); truncated tar archive: it ends inside the data of ltt/cpu/0 ("*" bytes)" ]]
 	apcverify -q "$TMP/out/o.apc"
 	part=$(apcdump "$TMP/out/o.apc" | wc -l)
-	[ "$part" -gt 100 ] && [ "$part" -lt "$whole" ]
+	[ "$part" -gt 100 ]
+	[ "$part" -lt "$whole" ]
 	# only the gzip trailer cut: the same capture, the cut still told
 	conv_cut "$TMP/l.tgz" $(($(stat -c %s "$TMP/l.tgz") - 3))
 	[ "$status" -eq 1 ]
@@ -796,7 +799,8 @@ ltt_compressed() {
 	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.tar.$ext: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); truncated tar archive: it ends inside the data of ltt/cpu/0 ("*" bytes)" ]]
 	apcverify -q "$TMP/out/o.apc"
 	part=$(apcdump "$TMP/out/o.apc" | wc -l)
-	[ "$part" -gt 100 ] && [ "$part" -lt "$whole" ]
+	[ "$part" -gt 100 ]
+	[ "$part" -lt "$whole" ]
 	# the same from a pipe, named <stdin>
 	rm -rf "$TMP/out" && mkdir "$TMP/out"
 	run sh -c 'cat "$1" | "$2" - -o "$3"' sh "$TMP/cut/l.tar.$ext" "$APC_BIN/apcconv" "$TMP/out/p.apc"
@@ -855,7 +859,8 @@ ltt_compressed() {
 		[[ "${lines[0]}" == "apcconv: $TMP/cut/b.bin.$ext: offset 0x"*": truncated $name stream (the compressed data ends at byte $n); data area truncated: "* ]]
 		apcverify -q "$TMP/out/o.apc"
 		part=$(count_msgs "$TMP/out/o.apc" block_counter)
-		[ "$part" -gt 0 ] && [ "$part" -lt "$whole" ]
+		[ "$part" -gt 0 ]
+		[ "$part" -lt "$whole" ]
 	done
 	[ "$found" -eq 1 ] || skip "none of gzip, bzip2, xz, zstd, lz4 is installed"
 }
@@ -928,7 +933,8 @@ PY
 	[[ "${lines[0]}" == "apcconv: $TMP/cut/l.cpio: offset $(printf 0x%x "$at"): cpio header of ltt/cpu/0: "*" bytes of data run past the end of the archive (99880 are there)" ]]
 	apcverify -q "$TMP/out/o.apc"
 	part=$(apcdump "$TMP/out/o.apc" | wc -l)
-	[ "$part" -gt 100 ] && [ "$part" -lt "$whole" ]
+	[ "$part" -gt 100 ]
+	[ "$part" -lt "$whole" ]
 	# cut in cpu/0's header
 	conv_cut "$TMP/l.cpio" $((at + 50))
 	[ "$status" -eq 1 ]
