@@ -12,11 +12,14 @@
  *
  * Damage to an archive ends its listing, not the input: the members
  * before it are kept and the damage is recorded for the commands to
- * report.  A compressed tar is listed as our decoder gives it, which
- * says where damage lies and checks the stream to its end; libarchive
- * lists nothing of one whose compressed stream is cut, so a damaged one
- * is decompressed here, as far as it goes, into a temporary file, and
- * listed from there as a plain tar.
+ * report.  A .tar.gz is listed as our decoder gives it, which says where
+ * damage lies and checks the stream to its end, and its members are
+ * decoded from seek points noted meanwhile.  Other compressed tars (and
+ * a damaged .tar.gz: libarchive lists nothing of one whose compressed
+ * stream is cut) are decompressed here, as far as they go, into a
+ * temporary file, and listed and read from there as a plain tar; where
+ * that file finds no room, they are listed as decoded and each member
+ * is decoded from the start.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -180,6 +183,7 @@ struct apc_input {
 	size_t nmem, capmem;
 	struct gz_point *gzp;      /* .tar.gz: seek points kept for members */
 	size_t ngzp;
+	int copied;                /* a compressed archive read from a decoded copy */
 	const char **names;
 	size_t skipped;            /* unsafe members left out */
 	int is_mem;                /* a folder of in-memory files */
@@ -2146,7 +2150,7 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
  * the copy instead of failing it: what came before is kept, and the
  * error goes to *damage.
  */
-static int spool(struct apc_stream *s, struct apc_err *err, struct apc_err *damage)
+static int spool(struct apc_stream *s, struct apc_err *err, struct apc_err *damage, int *full)
 {
 	const char *dir = getenv("TMPDIR");
 	char *tmpl;
@@ -2194,6 +2198,8 @@ static int spool(struct apc_stream *s, struct apc_err *err, struct apc_err *dama
 				continue;
 			if (k < 0) {
 				char what[300];
+				if (full && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG))
+					*full = 1;
 				snprintf(what, sizeof what, "cannot copy it into %s", dir);
 				apc_err_sys(err, APC_EIO, s->name, what, errno);
 				goto fail;
@@ -2397,14 +2403,14 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label, in
  * over the copy.
  */
 static int input_from_spool(struct apc_input *in, struct apc_stream **sp, int expect,
-			    struct apc_err *err)
+			    struct apc_err *err, int *full)
 {
 	struct apc_err dd;
 	struct apc_stream *t;
 	int fd, rc, dec = (*sp)->dec;
 
 	apc_err_clear(&dd);
-	fd = spool(*sp, err, &dd);
+	fd = spool(*sp, err, &dd, full);
 	if (fd < 0)
 		return fd;
 	t = stream_new_fd(fd, (*sp)->name, 1);
@@ -2434,6 +2440,8 @@ static int input_from_spool(struct apc_input *in, struct apc_stream **sp, int ex
 	}
 	if (rc == APC_OK && in->kind)
 		in->kind = kind_with(in, in->kind, dec_info[dec].filter);
+	if (rc == APC_OK)
+		in->copied = 1;
 	return rc;
 }
 
@@ -2493,17 +2501,37 @@ static struct apc_stream *stream_restart(struct apc_stream *s, struct apc_err *e
 
 /*
  * A compressed stream (s, decoding from its start) holding an archive.
- * From a file, the archive is listed as our decoder gives it, which finds
+ * A .tar.gz from a file is listed as our decoder gives it, which finds
  * damage where it is and checks the stream to its end, and its members
- * are read with libarchive's own decoder, or for gzip with ours from a
- * seek point noted while listing: no copy of a whole archive is made.
- * A damaged one, or one from a pipe, is listed from a decoded copy.
+ * are decoded from seek points noted while listing: no copy is made.
+ * Any other, and a damaged one, is listed from a decoded copy; a tar
+ * from a file that has no room for its copy is listed as decoded, and
+ * its members read with libarchive's own decoder, each from the start.
  */
 static int input_compressed_archive(struct apc_input *in, struct apc_stream *s, int expect,
 				    struct apc_err *err)
 {
 	int rc, filter = dec_info[s->dec].filter;
 
+	if (s->seekable && expect == ARC_TAR && s->dec != DEC_GZIP) {
+		/* Only gzip's members can be decoded from within (seek points):
+		 * others would be decoded from the start for each member, once
+		 * per CPU file for LTT, so the archive is decoded once into a
+		 * temporary file and its members read from there, when there
+		 * is room for it. */
+		int full = 0;
+
+		rc = input_from_spool(in, &s, expect, err, &full);
+		if (!full) {
+			apc_stream_close(s);
+			return rc;
+		}
+		if (err)
+			apc_err_clear(err);
+		s = stream_restart(s, err);
+		if (!s)
+			return err && err->status < 0 ? err->status : APC_EIO;
+	}
 	if (s->seekable && expect == ARC_TAR) {
 		gz_rec_start(s);
 		rc = input_try_archive(in, s->fd, s->name, expect, s, err);
@@ -2529,7 +2557,7 @@ static int input_compressed_archive(struct apc_input *in, struct apc_stream *s, 
 		if (!s)
 			return err && err->status < 0 ? err->status : APC_EIO;
 	}
-	rc = input_from_spool(in, &s, expect, err);
+	rc = input_from_spool(in, &s, expect, err, NULL);
 	apc_stream_close(s);
 	return rc;
 }
@@ -2565,7 +2593,7 @@ static int input_from_stream(struct apc_input *in, struct apc_stream *s, const c
 	expect = sniff_expect(p, (size_t)n);
 	if (expect != ARC_MAYBE || sniff_archive(p, (size_t)n)) {
 		if (!s->seekable) {
-			int fd = spool(s, err, NULL);
+			int fd = spool(s, err, NULL, NULL);
 			if (fd < 0)
 				goto fail;
 			struct apc_stream *t = stream_new_fd(fd, s->name, 1);
@@ -2845,6 +2873,11 @@ void apc_input_close(struct apc_input *in)
 size_t apc_input_seek_points(const struct apc_input *in)
 {
 	return in->ngzp;
+}
+
+int apc_input_decoded_copy(const struct apc_input *in)
+{
+	return in->copied;
 }
 
 const char *apc_input_path(const struct apc_input *in)

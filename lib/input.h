@@ -74,9 +74,10 @@ struct apc_stream *apc_input_stream(struct apc_input *in);
  * sorted, relative to the tree root; the array is owned by the input.
  * apc_input_has() tells if a member exists.  apc_input_open_member()
  * opens one as a stream the caller closes; several may be open at once
- * (each archive member gets its own libarchive handle, or in a .tar.gz
- * read from a file its own decoder, started at a seek point the listing
- * noted near the member's data).
+ * (each gets its own descriptor on the file or on the archive's decoded
+ * copy, or in a .tar.gz read from a file its own decoder, started at a
+ * seek point the listing noted near the member's data, or where a copy
+ * found no room its own libarchive handle).
  */
 int apc_input_members(struct apc_input *in, const char *const **names, size_t *n);
 int apc_input_has(struct apc_input *in, const char *rel);
@@ -86,6 +87,12 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 /* The seek points a .tar.gz's members are decoded from (0 for other
  * inputs): for tests and diagnostics. */
 size_t apc_input_seek_points(const struct apc_input *in);
+
+/* 1 if a compressed archive's members are read from a decoded copy in
+ * TMPDIR (a damaged archive, one from a pipe, or one compressed other
+ * than with gzip where there was room), else 0: for tests and
+ * diagnostics. */
+int apc_input_decoded_copy(const struct apc_input *in);
 
 /*
  * Open a single file as a stream directly (its compression detected), e.g. for

@@ -1,12 +1,19 @@
 /*
- * test_input_gz.c - members of a .tar.gz read from the seek points the
- * listing notes: every member's bytes exactly as stored, whatever the
- * compression level, with the archive split into several gzip members,
- * with members read side by side, and with more members than points.
- * The tars and their gzip are made here from a seed.
+ * test_input_gz.c - members of compressed tars read the fast ways: a
+ * .tar.gz's from the seek points the listing notes (every member's
+ * bytes exactly as stored, whatever the compression level, with the
+ * archive split into several gzip members, with members read side by
+ * side, and with more members than points), and a .tar.xz's or
+ * .tar.bz2's from a decoded copy, or from the archive's start when the
+ * copy finds no room.  The tars and their compression are made here
+ * from a seed.
  */
+#include <bzlib.h>
 #include <errno.h>
+#include <lzma.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -204,6 +211,114 @@ static int member_is(struct apc_input *in, const struct member *want, size_t chu
 	return same && got == want->len && r == 0;
 }
 
+/* The tar of the members, xz- or bzip2-compressed, at `path`. */
+static int write_other(const struct member *m, size_t nm, int xz)
+{
+	size_t tl, cap, ol = 0;
+	uint8_t *tar = make_tar(m, nm, &tl), *out;
+	FILE *f;
+	int ok;
+
+	if (!tar)
+		return 0;
+	cap = tl + tl / 50 + 4096;
+	out = malloc(cap);
+	if (!out) {
+		free(tar);
+		return 0;
+	}
+	if (xz) {
+		ok = lzma_easy_buffer_encode(1, LZMA_CHECK_CRC64, NULL, tar, tl, out, &ol, cap) == LZMA_OK;
+	} else {
+		unsigned int bl = (unsigned int)cap;
+		ok = BZ2_bzBuffToBuffCompress((char *)out, &bl, (char *)tar, (unsigned int)tl, 1, 0, 0) ==
+		     BZ_OK;
+		ol = bl;
+	}
+	f = ok ? fopen(path, "wb") : NULL;
+	ok = f && fwrite(out, 1, ol, f) == ol;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	free(out);
+	free(tar);
+	return ok;
+}
+
+/* Every member whole, in reverse order; the input then closed. */
+static void all_members(struct apc_input *in, const struct member *m, size_t nm)
+{
+	int ok = 1;
+
+	for (size_t i = nm; i-- > 0 && ok;)
+		ok = member_is(in, &m[i], 65536 + i);
+	apc_input_close(in);
+}
+
+/* A .tar.xz and a .tar.bz2 are decoded once into a copy, and their
+ * members read from it; a .tar.gz is not copied. */
+static void t_xz_bz2_copied(void)
+{
+	struct member *m;
+	struct apc_input *in = NULL;
+	struct apc_err err;
+
+	rng_state = 0x5eed0005;
+	m = make_members(7, 50000, 1 << 20);
+	T_ASSERT(m != NULL);
+	if (!m)
+		return;
+	for (int xz = 0; xz < 2; xz++) {
+		T_ASSERT(write_other(m, 7, xz));
+		if (apc_input_open(path, &in, &err) != APC_OK) {
+			T_FAIL("open: %s", err.msg);
+			continue;
+		}
+		T_EQ_STR(apc_input_kind(in), xz ? "tar.xz" : "tar.bz2");
+		T_EQ_INT(apc_input_decoded_copy(in), 1);
+		T_ASSERT(apc_input_damage(in) == NULL);
+		all_members(in, m, 7);
+	}
+	T_ASSERT(write_archive(m, 7, 6, 1));
+	if (apc_input_open(path, &in, &err) == APC_OK) {
+		T_EQ_INT(apc_input_decoded_copy(in), 0);
+		apc_input_close(in);
+	}
+	free_members(m, 7);
+}
+
+/* No room for the copy (files limited to 64 KiB): the archive is listed
+ * as decoded and each member decoded from the start, as exact. */
+static void t_no_room_for_copy(void)
+{
+	struct member *m;
+	struct apc_input *in = NULL;
+	struct apc_err err;
+	struct rlimit old, lim;
+	void (*was)(int);
+
+	rng_state = 0x5eed0006;
+	m = make_members(4, 50000, 300000);
+	T_ASSERT(m && write_other(m, 4, 1));
+	T_ASSERT(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	if (!m || t_failed_now)
+		goto out;
+	lim = old;
+	lim.rlim_cur = 65536;
+	was = signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG */
+	T_ASSERT(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+	if (apc_input_open(path, &in, &err) != APC_OK)
+		T_FAIL("open: %s", err.msg);
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, was);
+	if (!in)
+		goto out;
+	T_EQ_STR(apc_input_kind(in), "tar.xz");
+	T_EQ_INT(apc_input_decoded_copy(in), 0);
+	all_members(in, m, 4);
+out:
+	free_members(m, 4);
+}
+
 static void check_all(const struct member *m, size_t nm, int level, int parts, size_t min_points)
 {
 	struct apc_input *in = NULL;
@@ -358,6 +473,8 @@ void run_tests(void)
 	T_RUN(t_side_by_side);
 	T_RUN(t_many_members);
 	T_RUN(t_cut_after_listing);
+	T_RUN(t_xz_bz2_copied);
+	T_RUN(t_no_room_for_copy);
 	unlink(path);
 	rmdir(tmpdir);
 }
