@@ -154,6 +154,7 @@ int main(int argc, char **argv)
 	/* A read blocked on a quiet pipe returns at the signal. */
 	apc_catch_stop_signals(on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	apc_size_limit_errors();
 
 	t0 = apc_now();
 	rc = apc_convert(&o, &res, &err);

@@ -139,6 +139,7 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "no capture given");
 	if (o.summary && o.xml)
 		return bad_usage("%s", "--summary and --xml do not go together");
+	apc_size_limit_errors();
 	for (int i = optind; i < argc; i++) {
 		int rc = apc_dump_path(argv[i], &o);
 		if (rc == APC_EIO || rc == APC_ENOMEM)

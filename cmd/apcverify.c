@@ -175,6 +175,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": no capture given (try --help)\n");
 		return 2;
 	}
+	apc_size_limit_errors();
 	if (verbose && !quiet)
 		fprintf(stderr, PROG ": readings: timestamps in order within a frame and per "
 				"(frame type, core); block counter key-2 core lasts past key 0 "

@@ -131,6 +131,11 @@ void apc_catch_stop_signals(void (*handler)(int))
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+void apc_size_limit_errors(void)
+{
+	signal(SIGXFSZ, SIG_IGN);
+}
+
 int apc_env_flag(const char *name)
 {
 	const char *e = getenv(name);

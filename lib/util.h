@@ -55,6 +55,13 @@ int apc_interrupted(void);
 void apc_catch_stop_signals(void (*handler)(int));
 
 /*
+ * apc_size_limit_errors() : past a file size limit (ulimit -f) a write
+ * then fails with EFBIG, which the commands report (or a temporary copy
+ * of an archive gives up on), instead of SIGXFSZ killing the process.
+ */
+void apc_size_limit_errors(void);
+
+/*
  * apc_utf8_len() : length (1..4) of the valid UTF-8 sequence at p[0..n),
  * or 0 if it is not one (overlong forms, surrogates and values past
  * U+10FFFF are invalid).

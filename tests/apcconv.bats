@@ -961,3 +961,24 @@ PY
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"cannot tell the input format"* ]]
 }
+
+@test "past a file size limit (ulimit -f) the conversion fails with a message, not a signal, and leaves nothing" {
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	"$APC_TOOLS/lttgen" --seed 3 --events 30000 -o "$TMP/ltt" >/dev/null
+	# the capture's data file is some 400 KB; 100 blocks of 1 KiB are too few
+	run bash -c "ulimit -f 100; '$APC_BIN/apcconv' -q -o '$TMP/out.apc' '$TMP/ltt'"
+	[ "$status" -ne 0 ]
+	[ "$status" -lt 128 ]
+	grep -q 'cannot write: file too large' <<<"$output"
+	[ ! -e "$TMP/out.apc" ]
+	[ -z "$(ls -A "$TMP" | grep -v '^ltt$')" ]
+	# reading a .tar.xz whose decoded copy hits the limit falls back to
+	# decoding it as it is listed: the same listing
+	command -v xz >/dev/null || skip "xz is not installed"
+	apcconv -q -o "$TMP/ref.apc" "$TMP/ltt"
+	tar -C "$TMP" -cJf "$TMP/ref.apc.tar.xz" ref.apc
+	apcdump --summary "$TMP/ref.apc" | grep -v '^File:' >"$TMP/want"
+	run bash -c "ulimit -f 100; '$APC_BIN/apcdump' --summary '$TMP/ref.apc.tar.xz' | grep -v '^File:'"
+	[ "$status" -eq 0 ]
+	diff "$TMP/want" - <<<"$output"
+}
