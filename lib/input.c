@@ -2950,6 +2950,27 @@ int apc_input_has(struct apc_input *in, const char *rel)
  * the member, so any number can be read at once.
  */
 /*
+ * s (new, named) reads `range` bytes of the archive file from `base`, on
+ * a descriptor of its own; closed on failure.
+ */
+static int range_open(struct apc_input *in, struct apc_stream *s, int64_t base, uint64_t range,
+		      struct apc_err *err)
+{
+	s->src = SRC_RANGE;
+	s->base = base;
+	s->range = range;
+	s->raw_size = in->arc_size;
+	s->own_fd = 1;
+	s->fd = fcntl(in->arc_fd, F_DUPFD_CLOEXEC, 0);
+	if (s->fd < 0) {
+		int rc = apc_err_sys(err, APC_EIO, s->name, "cannot open", errno);
+		apc_stream_close(s);
+		return rc;
+	}
+	return APC_OK;
+}
+
+/*
  * s (new, named) becomes a .tar.gz member's data, decoded from its seek
  * point; closed on failure.
  */
@@ -2957,19 +2978,13 @@ static int gz_open_member(struct apc_input *in, const struct in_member *m, struc
 			  struct apc_stream **out, struct apc_err *err)
 {
 	const struct gz_point *p = &in->gzp[m->zpt];
+	int64_t base = p->in - (p->bits ? 1 : 0);
 	uint8_t ch = 0;
 	int rc;
 
-	s->src = SRC_RANGE;
-	s->base = p->in - (p->bits ? 1 : 0);
-	s->raw_size = in->arc_size;
-	s->range = in->arc_size > s->base ? (uint64_t)(in->arc_size - s->base) : 0;
-	s->own_fd = 1;
-	s->fd = fcntl(in->arc_fd, F_DUPFD_CLOEXEC, 0);
-	if (s->fd < 0) {
-		rc = apc_err_sys(err, APC_EIO, s->name, "cannot open", errno);
-		goto fail;
-	}
+	if ((rc = range_open(in, s, base, in->arc_size > base ? (uint64_t)(in->arc_size - base) : 0,
+			     err)) < 0)
+		return rc;
 	if (p->bits) {
 		/* the block's first bits are the top of the byte before */
 		if (pread(s->fd, &ch, 1, (off_t)s->base) != 1) {
@@ -3061,18 +3076,10 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 		return in_nomem(err);
 	if (m->data_off >= 0) {
 		/* plain tar: straight from the file, no scan to the member */
-		s->src = SRC_RANGE;
-		s->base = m->data_off;
-		s->size = m->size;
-		s->range = (uint64_t)m->size;
-		s->raw_size = in->arc_size;
-		s->own_fd = 1;
-		s->fd = fcntl(in->arc_fd, F_DUPFD_CLOEXEC, 0);
-		if (s->fd < 0) {
-			int rc = apc_err_sys(err, APC_EIO, s->name, "cannot open", errno);
-			apc_stream_close(s);
+		int rc = range_open(in, s, m->data_off, (uint64_t)m->size, err);
+		if (rc < 0)
 			return rc;
-		}
+		s->size = m->size;
 		*out = s;
 		return APC_OK;
 	}
