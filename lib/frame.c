@@ -443,6 +443,8 @@ static int cur_str(struct frame_cur *c, const char *what, const uint8_t **s, uin
 	int32_t n;
 	int rc = cur_i32(c, what, &n);
 
+	*s = NULL; /* set on every path: gcc -O3 cannot see that callers check rc */
+	*len = 0;
 	if (rc)
 		return rc;
 	if (n < 0 || (size_t)n > c->end - c->pos) {
@@ -463,6 +465,8 @@ static int cur_cstr(struct frame_cur *c, const char *what, const uint8_t **s, ui
 	const uint8_t *p = c->b + c->pos;
 	const uint8_t *nul = memchr(p, 0, c->end - c->pos);
 
+	*s = NULL;
+	*len = 0;
 	if (!nul) {
 		cur_fail(c, c->pos, "%s has no terminating NUL before the end of the frame", what);
 		return APC_EDATA; /* what it returns, said here for gcc's sake */
