@@ -109,7 +109,7 @@ check-threads: deps
 # need nothing beyond libc, linked statically so qemu needs no sysroot.
 CROSS       ?= aarch64-linux-gnu-
 CROSS_DIR   := build/aarch64
-CROSS_SRC   := lib/packed.c lib/cpu.c lib/util.c tests/unit/t.c
+CROSS_SRC   := lib/packed.c lib/cpu.c lib/util.c lib/err.c tests/unit/t.c
 CROSS_UNITS := $(addprefix $(CROSS_DIR)/,test_packed test_packed_simd test_scale)
 
 check-cross:

@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case 'f': o.from = optarg; break;
-		case O_LIST: list_formats(); return 0;
+		case O_LIST: list_formats(); return apc_cli_stdout_done(PROG, 0, 0);
 		case O_OVERWRITE: o.write.overwrite = 1; break;
 		case O_EVENTS: o.write.events_file = optarg; break;
 		case O_BEGIN:
@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 			break;
 		case 'q': quiet = 1; break;
 		case 'v': verbose++; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout); return apc_cli_stdout_done(PROG, 0, 0);
 		case 'V': return apc_cli_version(PROG, APC_VERSION);
 		default: return apc_cli_try_help(PROG);
 		}
@@ -177,5 +177,6 @@ int main(int argc, char **argv)
 		apc_report_json(out, o.inputs[0], &res, apc_now() - t0, status);
 	}
 	apc_conv_result_free(&res);
-	return status;
+	/* --stats=json went there: a full disk fails the run */
+	return apc_cli_stdout_done(PROG, status, 0);
 }

@@ -130,8 +130,8 @@ int main(int argc, char **argv)
 		}
 		case 'q': quiet = 1; break;
 		case 'v': o.verbose++; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("apcdump %s\n", APC_VERSION); return 0;
+		case 'h': usage(stdout); return apc_cli_stdout_done("apcdump", 0, 0);
+		case 'V': return apc_cli_version("apcdump", APC_VERSION);
 		default: return apc_cli_try_help("apcdump");
 		}
 	}
@@ -147,10 +147,5 @@ int main(int argc, char **argv)
 		else if (rc < 0 && status == 0)
 			status = 1;
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		if (!quiet)
-			perror("apcdump: stdout");
-		return 2;
-	}
-	return status;
+	return apc_cli_stdout_done("apcdump", status, quiet);
 }

@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 		case O_PROGRESS: progress = 1; break;
 		case O_NOPROGRESS: progress = 0; break;
 		case 'q': quiet = 1; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout); return apc_cli_stdout_done(PROG, 0, 0);
 		case 'V': return apc_cli_version(PROG, APC_VERSION);
 		default: return apc_cli_try_help(PROG);
 		}

@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 			break;
 		case 'q': quiet = 1; break;
 		case 'v': verbose++; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout); return apc_cli_stdout_done(PROG, 0, 0);
 		case 'V': return apc_cli_version(PROG, APC_VERSION);
 		default: return apc_cli_try_help(PROG);
 		}

@@ -163,11 +163,11 @@ int main(int argc, char **argv)
 			for (const struct apc_vcheck *k = apc_verify_checks; k->id; k++)
 				printf("%-20s %-8s %s\n", k->id,
 				       k->severity == APC_V_ERROR ? "error" : "warning", k->what);
-			return 0;
+			return apc_cli_stdout_done(PROG, 0, 0);
 		case 'q': quiet = 1; break;
 		case 'v': verbose++; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf(PROG " " APC_VERSION "\n"); return 0;
+		case 'h': usage(stdout); return apc_cli_stdout_done(PROG, 0, 0);
+		case 'V': return apc_cli_version(PROG, APC_VERSION);
 		default: return apc_cli_try_help(PROG);
 		}
 	}
@@ -192,6 +192,5 @@ int main(int argc, char **argv)
 		if (r > status)
 			status = r;
 	}
-	fflush(stdout);
-	return status;
+	return apc_cli_stdout_done(PROG, status, quiet);
 }

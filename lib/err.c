@@ -38,17 +38,30 @@ int apc_err_set(struct apc_err *e, int status, const char *file, int64_t offset,
 	return status;
 }
 
+const char *apc_err_lower(const char *text, char *buf, size_t len)
+{
+	if (len == 0)
+		return "";
+	snprintf(buf, len, "%s", text ? text : "unknown error");
+	/* "No such file or directory": messages here are lowercase (but
+	 * not an acronym such as "EOF") */
+	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+		buf[0] = (char)(buf[0] - 'A' + 'a');
+	return buf;
+}
+
+const char *apc_strerror(int errnum, char *buf, size_t len)
+{
+	return apc_err_lower(strerror(errnum), buf, len);
+}
+
 int apc_err_text(struct apc_err *e, int status, const char *file, const char *what,
 		 const char *text)
 {
 	char m[160];
 
-	snprintf(m, sizeof m, "%s", text ? text : "unknown error");
-	/* "No such file or directory": messages here are lowercase (but
-	 * not an acronym such as "EOF") */
-	if (m[0] >= 'A' && m[0] <= 'Z' && !(m[1] >= 'A' && m[1] <= 'Z'))
-		m[0] = (char)(m[0] - 'A' + 'a');
-	return apc_err_set(e, status, file, APC_NO_OFFSET, "%s: %s", what, m);
+	return apc_err_set(e, status, file, APC_NO_OFFSET, "%s: %s", what,
+			   apc_err_lower(text, m, sizeof m));
 }
 
 int apc_err_sys(struct apc_err *e, int status, const char *file, const char *what, int errnum)

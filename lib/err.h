@@ -42,6 +42,14 @@ int apc_err_sys(struct apc_err *e, int status, const char *file, const char *wha
  * (gai_strerror()). */
 int apc_err_text(struct apc_err *e, int status, const char *file, const char *what,
 		 const char *text);
+/*
+ * apc_err_lower() : a system's or a library's message (strerror(),
+ * libarchive's) as messages here are, lowercase unless it starts with an
+ * acronym, into buf; returns buf.  apc_strerror() : errnum's message so.
+ * Every message that quotes one goes through these.
+ */
+const char *apc_err_lower(const char *text, char *buf, size_t len);
+const char *apc_strerror(int errnum, char *buf, size_t len);
 
 /*
  * apc_err_set() : record a failure.  file may be NULL, offset may be

@@ -1,6 +1,7 @@
 /*
- * util.c - time parsing and clocks for the commands.
+ * util.c - time parsing, clocks and command-line helpers for the commands.
  */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "scale.h"
 #include "util.h"
 
@@ -82,7 +84,24 @@ int apc_parse_uint(const char *s, unsigned max, unsigned *v)
 int apc_cli_version(const char *prog, const char *version)
 {
 	printf("%s (apctools) %s\n", prog, version);
-	return 0;
+	return apc_cli_stdout_done(prog, 0, 0);
+}
+
+int apc_cli_stdout_done(const char *prog, int status, int quiet)
+{
+	char why[160];
+	int before = errno, e;
+
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return status;
+	/* When an earlier write failed (the error flag is set) and this
+	 * flush had nothing left to try, errno is still that write's, as
+	 * nothing since failed. */
+	e = errno ? errno : before ? before : EIO;
+	if (!quiet && e != EPIPE)
+		fprintf(stderr, "%s: stdout: cannot write: %s\n", prog, apc_strerror(e, why, sizeof why));
+	return 2;
 }
 
 int apc_cli_try_help(const char *prog)

@@ -31,12 +31,23 @@ int apc_progress_wanted(int forced, int quiet);
 /*
  * apc_cli_version() : "PROG (apctools) VERSION" on stdout (the version
  * comes from the command: the cross-built tests compile this file
- * without APC_VERSION); returns 0, the exit status.
+ * without APC_VERSION); returns the exit status, 0 unless stdout could
+ * not take it (apc_cli_stdout_done()).
  * apc_cli_try_help() : the hint after getopt's own complaint, on
  * stderr; returns 2, the exit status of a usage error.
  */
 int apc_cli_version(const char *prog, const char *version);
 int apc_cli_try_help(const char *prog);
+
+/*
+ * apc_cli_stdout_done() : flush stdout and make sure all of it was
+ * written: on a failure (a full disk, a closed pipe while SIGPIPE is
+ * ignored) "PROG: stdout: cannot write: REASON" on stderr (nothing for a
+ * closed pipe, which ends a run quietly, nor when quiet) and 2; else
+ * `status`.  What every command returns after writing to stdout, its
+ * --help, --version and lists included.
+ */
+int apc_cli_stdout_done(const char *prog, int status, int quiet);
 
 /*
  * apc_interrupt() : note that the user asked to stop (async-signal-safe;

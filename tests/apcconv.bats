@@ -31,6 +31,19 @@ print(sum(1 for l in sys.stdin if json.loads(l)["msg"].startswith(want)))' "$2"
 	done
 }
 
+@test "--stats=json, --help, --version and --list-formats that stdout cannot take: exit 2" {
+	[ -w /dev/full ] || skip "/dev/full is not writable here"
+	for opts in --help --version --list-formats; do
+		exits 2 sh -c 'exec "$0" $1 > /dev/full' "$APC_BIN/apcconv" "$opts"
+		[ "$output" = "apcconv: stdout: cannot write: no space left on device" ]
+	done
+	exits 2 sh -c 'exec "$0" -q --stats=json "$1" -o "$2" > /dev/full' "$APC_BIN/apcconv" \
+		"$TD/barman/demo.bin" "$TMP/o.apc"
+	[ "$output" = "apcconv: stdout: cannot write: no space left on device" ]
+	# the capture itself was written whole
+	apcverify -q "$TMP/o.apc"
+}
+
 @test "usage errors exit 2 with a one-line reason" {
 	run apcconv
 	[ "$status" -eq 2 ]

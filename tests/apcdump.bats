@@ -240,7 +240,10 @@ assert o["frame_types"]["summary"]["frames"] == 1'
 	exits 0 apcdump --help
 	[[ "$output" == *"usage: apcdump"* ]]
 	exits 0 apcdump -V
-	[[ "$output" == apcdump\ [0-9]* ]]
+	# the same form in all three tools
+	[[ "$output" == "apcdump (apctools) "[0-9]* ]]
+	[ "${output#apcdump }" = "$(apcconv --version | sed 's/^apcconv //')" ]
+	[ "${output#apcdump }" = "$(apcverify --version | sed 's/^apcverify //')" ]
 }
 
 @test "strings with quotes, control bytes and bad UTF-8 stay valid JSON and text" {
@@ -318,8 +321,16 @@ PY
 	[ ! -s "$TMP/err" ]
 	if [ -w /dev/full ]; then
 		exits 2 sh -c 'exec "$0" "$1" > /dev/full' "$APC_BIN/apcdump" "$SHARED/apc/v68_sleep.apc"
-		[[ "$output" == *"apcdump: stdout: No space left on device"* ]]
+		[ "$output" = "apcdump: stdout: cannot write: no space left on device" ]
 	fi
+}
+
+@test "--help and --version that stdout cannot take: exit 2, the reason on stderr" {
+	[ -w /dev/full ] || skip "/dev/full is not writable here"
+	for opt in --help --version; do
+		exits 2 sh -c 'exec "$0" "$1" > /dev/full' "$APC_BIN/apcdump" $opt
+		[ "$output" = "apcdump: stdout: cannot write: no space left on device" ]
+	done
 }
 
 @test "the listing is the same whole and in pieces (--count, several inputs)" {

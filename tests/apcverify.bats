@@ -300,6 +300,17 @@ EOF2
 	[ ! -s "$TMP/out" ]
 }
 
+@test "a result that stdout cannot take is an I/O error: exit 2, the reason on stderr" {
+	[ -w /dev/full ] || skip "/dev/full is not writable here"
+	make_cap "$TMP/ok.apc"
+	for opts in "$TMP/ok.apc" "--json $TMP/ok.apc" --help --version --list-checks; do
+		exits 2 sh -c 'exec "$0" $1 > /dev/full' "$APC_BIN/apcverify" "$opts"
+		[ "$output" = "apcverify: stdout: cannot write: no space left on device" ]
+	done
+	# -q writes nothing to stdout: nothing can fail
+	exits 0 sh -c 'exec "$0" -q "$1" > /dev/full' "$APC_BIN/apcverify" "$TMP/ok.apc"
+}
+
 @test "-q prints nothing and keeps the exit status" {
 	make_cap "$TMP/bad.apc" canary
 	make_cap "$TMP/ok.apc"
