@@ -607,8 +607,9 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 			rc = err->status;
 			goto out;
 		}
+		/* nothing was converted: the user is to say what it is */
 		if (!fmt) {
-			rc = apc_err_set(err, APC_EDATA, o->inputs[0], APC_NO_OFFSET,
+			rc = apc_err_set(err, APC_EIO, o->inputs[0], APC_NO_OFFSET,
 					 "cannot tell the input format (try -f FORMAT; see --list-formats)");
 			goto out;
 		}
@@ -753,6 +754,10 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		*err = res->data_err;
 
 out:
+	/* Damage that stopped the run before (or instead of) any output is
+	 * the damage too: --stats=json reports it as such. */
+	if (rc == APC_EDATA && res->data_err.status >= 0)
+		res->data_err = *err;
 	rd_finish(&ra);
 	if (w) {
 		apc_writer_abort(w);

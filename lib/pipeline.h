@@ -5,10 +5,12 @@
  *
  * Status contract: APC_OK; APC_EDATA when the input is bad: what came
  * before the damage was converted and written, or, when the damage is in
- * the headers (or no format claims the input), nothing was (res->output
- * is empty) -- either way the caller exits 1;
+ * the headers, nothing was (res->output is empty) -- either way the
+ * caller exits 1, and res->data_err holds the damage;
  * APC_EIO / APC_ENOMEM when nothing was written (the output is removed;
- * the caller exits 2).  An interrupt (apc_pipeline_interrupt) is APC_EIO.
+ * the caller exits 2), among them an input no format claims (without
+ * -f, detection found none: nothing to convert).  An interrupt
+ * (apc_pipeline_interrupt) is APC_EIO.
  */
 #ifndef APC_PIPELINE_H
 #define APC_PIPELINE_H
@@ -42,7 +44,7 @@ struct apc_conv_result {
 	uint64_t first_ts, last_ts;      /* time span of the events written */
 	uint64_t events_cut;             /* events outside --begin/--end */
 	int have_ts;
-	struct apc_err data_err;         /* the damage, when status is APC_EDATA */
+	struct apc_err data_err;         /* the damage, whenever status is APC_EDATA */
 	int read_ahead;                  /* the reader ran on a thread of its own */
 };
 

@@ -73,14 +73,52 @@ Try 'apcconv --help' for more information." ]
 	[ ! -e "$TMP/out.apc" ]
 }
 
-@test "an input no reader claims exits with a clear message and no output" {
+@test "an input no reader claims is a usage error: exit 2, a clear message, no output" {
 	head -c 4096 /dev/urandom > "$TMP/noise.bin"
-	run apcconv "$TMP/noise.bin" -o "$TMP/out"
-	[ "$status" -ne 0 ]
-	[[ "$output" == *"cannot tell the input format"* ]]
-	[ ! -e "$TMP/out.apc" ]
-	# one line: no conversion summary for a conversion that never began
-	[ "${#lines[@]}" -eq 1 ]
+	: > "$TMP/empty.bin"
+	echo hi > "$TMP/t.txt"
+	mkdir "$TMP/emptydir"
+	for f in noise.bin empty.bin t.txt emptydir; do
+		run apcconv "$TMP/$f" -o "$TMP/out"
+		echo "$f: $status: $output"
+		[ "$status" -eq 2 ]
+		[ "$output" = "apcconv: $TMP/$f: cannot tell the input format (try -f FORMAT; see --list-formats)" ]
+		[ ! -e "$TMP/out.apc" ]
+	done
+	# --stats=json says so too, and names no format
+	run apcconv -q --stats=json "$TMP/t.txt" -o "$TMP/out"
+	[ "$status" -eq 2 ]
+	python3 -c '
+import json, sys
+o = json.loads(sys.argv[1].splitlines()[-1])
+assert o["status"] == 2 and o["format"] is None and "damage" not in o, o' "$output"
+}
+
+@test "--stats=json names the damage that stopped the run before any output, and the format" {
+	head -c 100 "$TD/barman/demo.bin" > "$TMP/cut.bin"
+	cp "$TD/barman/demo.bin" "$TMP/store.bin"
+	printf '\377' | dd of="$TMP/store.bin" bs=1 seek=16 conv=notrunc 2>/dev/null
+	for f in cut store; do
+		run apcconv -q --stats=json "$TMP/$f.bin" -o "$TMP/$f.apc"
+		[ "$status" -eq 1 ]
+		[ ! -e "$TMP/$f.apc" ]
+		# stderr's message first, then the object
+		python3 -c '
+import json, sys
+msg, js = sys.argv[1].splitlines()
+o = json.loads(js)
+assert o["status"] == 1 and o["format"] == "barman", o
+assert "apcconv: " + o["damage"] == msg, (o.get("damage"), msg)' "$(apcconv -q --stats=json "$TMP/$f.bin" -o "$TMP/$f.apc" 2>&1)"
+	done
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	"$APC_TOOLS/lttgen" --seed 3 --events 300 -o "$TMP/ltt" >/dev/null
+	rm -r "$TMP/ltt/cpu"
+	run apcconv -q --stats=json "$TMP/ltt" -o "$TMP/l.apc"
+	[ "$status" -eq 1 ]
+	python3 -c '
+import json, sys
+o = json.loads(sys.argv[1].splitlines()[-1])
+assert o["format"] == "ltt" and o["damage"] == sys.argv[2] + ": no cpu/N tracefiles in the trace", o' "$output" "$TMP/ltt"
 }
 
 @test "the summary names standard input and output as the error messages do" {
@@ -758,7 +796,7 @@ conv_cut() {
 @test "a .gz of no known format cut short: the cut is told, not an unknown format" {
 	seq 1 30000 | gzip -c > "$TMP/n.gz"
 	run apcconv "$TMP/n.gz" -o "$TMP/n.apc"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$output" == *"cannot tell the input format"* ]]
 	conv_cut "$TMP/n.gz" 1000
 	[ "$status" -eq 1 ]
@@ -971,7 +1009,7 @@ PY
 	done
 	# before the checksum's end: too little to tell a tar from other data
 	conv_cut "$TMP/c.apc.tar" 100
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$output" == *"cannot tell the input format"* ]]
 }
 
