@@ -139,8 +139,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": no input given (try --help)\n");
 		return 2;
 	}
-	if (o.have_begin && o.have_end && o.end_ns <= o.begin_ns) {
-		fprintf(stderr, PROG ": --end must come after --begin (an empty window keeps nothing)\n");
+	/* without --begin the window starts at the first event, time 0 */
+	if (o.have_end && o.end_ns <= (o.have_begin ? o.begin_ns : 0)) {
+		fprintf(stderr, PROG ": --end must come after %s (an empty window keeps nothing)\n",
+			o.have_begin ? "--begin" : "the first event, time 0");
 		return 2;
 	}
 	o.inputs = (const char *const *)argv + optind;

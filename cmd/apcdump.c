@@ -139,6 +139,9 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "no capture given");
 	if (o.summary && o.xml)
 		return bad_usage("%s", "--summary and --xml do not go together");
+	/* the window holds both ends: --begin=1ms --end=1ms is one instant */
+	if (o.have_begin && o.have_end && o.end < o.begin)
+		return bad_usage("%s", "--end is before --begin (an empty window lists nothing)");
 	apc_size_limit_errors();
 	for (int i = optind; i < argc; i++) {
 		int rc = apc_dump_path(argv[i], &o);

@@ -707,6 +707,17 @@ XML
 	[ "$status" -eq 2 ]
 	grep -q -- '--end must come after --begin' <<<"$output"
 	[ ! -e "$TMP/w.apc" ]
+	# without --begin the window starts at the first event: --end=0 is empty too
+	for end in 0 0ms; do
+		run apcconv --end=$end "$TD/barman/demo.bin" -o "$TMP/w.apc"
+		[ "$status" -eq 2 ]
+		[ "$output" = "apcconv: --end must come after the first event, time 0 (an empty window keeps nothing)" ]
+		[ ! -e "$TMP/w.apc" ]
+	done
+	run apcconv --begin=10ms --end=10ms "$TD/barman/demo.bin" -o "$TMP/w.apc"
+	[ "$status" -eq 2 ]
+	# the smallest window there is still converts
+	apcconv -q --end=1ns "$TD/barman/demo.bin" -o "$TMP/w.apc"
 }
 
 # conv_cut FILE N : apcconv on the first N bytes of FILE (as $TMP/cut/

@@ -181,6 +181,22 @@ assert o["frame_types"]["summary"]["frames"] == 1'
 	awk '$1 < 1000000000 || $1 > 1500000000 { bad = 1 } END { exit bad }' "$TMP/ts"
 }
 
+@test "--end before --begin is a usage error; both at one time is one instant" {
+	need_shared
+	run apcdump --begin=2ms --end=1ms "$SHARED/apc/v68_sleep.apc"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcdump: --end is before --begin (an empty window lists nothing)
+Try 'apcdump --help' for more information." ]
+	run apcdump --summary --begin=2s --end=1999ms "$SHARED/apc/v68_sleep.apc"
+	[ "$status" -eq 2 ]
+	# the window holds both its ends
+	ts=$(apcdump --json "$SHARED/apc/v68_sleep.apc" | python3 -c '
+import json, sys
+print(next(o["ts"] for o in map(json.loads, sys.stdin) if o.get("ts")))')
+	exits 0 apcdump --begin=$ts --end=$ts "$SHARED/apc/v68_sleep.apc"
+	[ "${#lines[@]}" -ge 1 ]
+}
+
 @test "annotations in External frames are decoded" {
 	need_shared
 	exits 0 apcdump --frame=external "$SHARED/apc/v68_nonroot_annotate.apc"
