@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "pipeline.h"
 #include "report.h"
@@ -21,7 +23,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " PROG " [OPTIONS] INPUT... [-o OUTPUT]\n"
 		"Convert a trace into an Arm Streamline capture (.apc folder or archive).\n\n"
-		"  -o, --output=PATH     NAME.apc folder, NAME.apc.zip|.tar|.tar.gz, or - (tar on stdout)\n"
+		"  -o, --output=PATH     NAME.apc folder, NAME.apc.zip|.tar|.tar.gz|.tar.bz2|.tar.xz,\n"
+		"                        DIR/ (the default name in DIR), or - (tar on stdout)\n"
 		"  -f, --from=FORMAT     input format (default: detected; see --list-formats)\n"
 		"      --list-formats    list the input formats and exit\n"
 		"      --overwrite       replace an existing output\n"
@@ -77,6 +80,28 @@ static void list_formats(void)
 		printf("%-10s %-33s %s\n", (*f)->name, (*f)->reads, (*f)->description);
 }
 
+/*
+ * -o DIR/, DIR a folder there is and not a capture (NAME.apc): the
+ * capture goes inside it under its default name, as cp and mv put a file
+ * into DIR/.  Else the name as given (the writer adds .apc).
+ */
+static const char *output_path(const char *out, const char *input, char *buf, size_t len)
+{
+	size_t n = strlen(out);
+	struct stat st;
+	char name[1024];
+
+	if (!n || out[n - 1] != '/' || stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
+		return out;
+	while (n && out[n - 1] == '/')
+		n--;
+	if (n >= 4 && !strncasecmp(out + n - 4, ".apc", 4))
+		return out;
+	apc_default_output(input, name, sizeof name);
+	snprintf(buf, len, "%.*s/%s", (int)n, out, name);
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_LIST = 256, O_OVERWRITE, O_EVENTS, O_BEGIN, O_END, O_PROGRESS, O_NOPROGRESS, O_STATS };
@@ -95,7 +120,7 @@ int main(int argc, char **argv)
 	struct apc_err err;
 	struct progress prog = {0};
 	int c, quiet = 0, verbose = 0, progress = -1, stats_json = 0, rc, status;
-	char msg[2048];
+	char msg[2048], outbuf[4096];
 	double t0;
 
 	o.write.created = -1;
@@ -147,6 +172,8 @@ int main(int argc, char **argv)
 	}
 	o.inputs = (const char *const *)argv + optind;
 	o.ninputs = (size_t)(argc - optind);
+	if (o.output)
+		o.output = output_path(o.output, o.inputs[0], outbuf, sizeof outbuf);
 
 	if (apc_progress_wanted(progress, quiet)) {
 		prog.start = prog.last = apc_now();

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,7 +62,7 @@
  */
 #define APCW_EXT_OPEN 8
 
-enum apcw_kind { APCW_DIR, APCW_ZIP, APCW_TAR, APCW_TGZ, APCW_STDOUT };
+enum apcw_kind { APCW_DIR, APCW_ZIP, APCW_TAR, APCW_TGZ, APCW_TBZ2, APCW_TXZ, APCW_STDOUT };
 
 /* An open frame: a body being filled, and the Block Counter state. */
 struct apcw_open {
@@ -167,11 +168,13 @@ static char *apcw_printf(const char *fmt, ...)
 	return p;
 }
 
-static int apcw_ends(const char *s, const char *suffix)
+/* Whether s ends with suffix, in any case: a name's extension
+ * (X.APC.ZIP is a zip as x.apc.zip is). */
+static int apcw_ends(const char *s, size_t n, const char *suffix)
 {
-	size_t n = strlen(s), k = strlen(suffix);
+	size_t k = strlen(suffix);
 
-	return n >= k && strcmp(s + n - k, suffix) == 0;
+	return n >= k && strncasecmp(s + n - k, suffix, k) == 0;
 }
 
 /* The directory part of path ("." if none), newly allocated. */
@@ -1288,11 +1291,14 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 	} else {
 		size_t n = strlen(out), k = 0;
 		static const struct { const char *sfx; enum apcw_kind kind; } arch[] = {
-			{".tar.gz", APCW_TGZ}, {".tgz", APCW_TGZ}, {".tar", APCW_TAR}, {".zip", APCW_ZIP},
+			{".tar.gz", APCW_TGZ}, {".tgz", APCW_TGZ},   {".tar.bz2", APCW_TBZ2},
+			{".tbz2", APCW_TBZ2},  {".tar.xz", APCW_TXZ}, {".txz", APCW_TXZ},
+			{".tar", APCW_TAR},    {".zip", APCW_ZIP},
 		};
+		const char *last;
 		w->kind = APCW_DIR;
 		for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++)
-			if (apcw_ends(out, arch[i].sfx)) {
+			if (apcw_ends(out, n, arch[i].sfx)) {
 				w->kind = arch[i].kind;
 				k = strlen(arch[i].sfx);
 				break;
@@ -1300,8 +1306,17 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 		if (w->kind == APCW_DIR) {
 			while (n > 1 && out[n - 1] == '/')
 				n--;
-			w->path = apcw_printf("%.*s%s", (int)n, out,
-					      n >= 4 && !strncmp(out + n - 4, ".apc", 4) ? "" : ".apc");
+			/* "..", "x/." name a folder there is: no capture name */
+			last = out + n;
+			while (last > out && last[-1] != '/')
+				last--;
+			if ((out + n - last == 1 && *last == '.') ||
+			    (out + n - last == 2 && !strncmp(last, "..", 2))) {
+				apc_err_set(err, APC_EIO, out, APC_NO_OFFSET, "not a usable output name");
+				apcw_free(w);
+				return APC_EIO;
+			}
+			w->path = apcw_printf("%.*s%s", (int)n, out, apcw_ends(out, n, ".apc") ? "" : ".apc");
 			if (w->path)
 				w->name = apcw_strdup(apcw_basename(w->path));
 		} else {
@@ -1312,7 +1327,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 				w->name = apcw_strdup("capture.apc");
 			else
 				w->name = apcw_printf("%.*s%s", (int)n, base,
-						      n >= 4 && !strncmp(base + n - 4, ".apc", 4) ? "" : ".apc");
+						      apcw_ends(base, n, ".apc") ? "" : ".apc");
 		}
 		if (w->path && w->name && (!*w->name || !strcmp(w->name, ".apc") ||
 					   !strcmp(w->name, "..apc"))) {
@@ -1960,6 +1975,12 @@ static int apcw_archive(struct apc_writer *w, struct apc_err *err)
 	if (w->kind == APCW_TGZ) {
 		archive_write_add_filter_gzip(a);
 		archive_write_set_filter_option(a, "gzip", "timestamp", NULL);
+	} else if ((w->kind == APCW_TBZ2 && archive_write_add_filter_bzip2(a) < ARCHIVE_WARN) ||
+		   (w->kind == APCW_TXZ && archive_write_add_filter_xz(a) < ARCHIVE_WARN)) {
+		/* a libarchive built without libbz2 or liblzma */
+		rc = apc_err_text(err, APC_EIO, w->path, "cannot compress", archive_error_string(a));
+		archive_write_free(a);
+		return rc;
 	}
 	if (w->kind != APCW_STDOUT) {
 		char *dir = apcw_dirname(w->path);

@@ -46,8 +46,11 @@ struct apc_write_stats {
 struct apc_writer;
 
 /*
- * apc_writer_open() : prepare output `out` (".apc" is appended to a
- * folder name without it).  Fails if it exists, unless overwrite.
+ * apc_writer_open() : prepare output `out`: a folder (".apc" is appended
+ * to a name without it; "." and ".." are refused), an archive by its
+ * extension in any case (.zip, .tar, .tar.gz/.tgz, .tar.bz2/.tbz2,
+ * .tar.xz/.txz), or "-", a tar stream on stdout.  Fails if it exists,
+ * unless overwrite.
  */
 int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_writer **w,
 		    struct apc_err *err);

@@ -143,6 +143,69 @@ assert o["format"] == "ltt" and o["damage"] == sys.argv[2] + ": no cpu/N tracefi
 	[ -d "$TMP/named.apc" ]
 }
 
+@test "-o . and -o .. are refused; -o DIR/ writes the default name inside DIR" {
+	mkdir -p "$TMP/work/outdir"
+	cd "$TMP/work"
+	for out in . .. outdir/.. "$TMP/work/.."; do
+		run apcconv -q "$TD/barman/demo.bin" -o "$out"
+		[ "$status" -eq 2 ]
+		[ "$output" = "apcconv: $out: not a usable output name" ]
+	done
+	[ "$(ls -A)" = outdir ]
+	[ "$(ls -A "$TMP")" = work ]
+	# a trailing slash on a folder there is: into it, as cp and mv do
+	apcconv -q "$TD/barman/demo.bin" -o outdir/
+	[ -f outdir/demo.apc/0000000000 ]
+	[ "$(ls -A)" = outdir ]
+	apcconv -q "$TD/barman/demo.bin" -o ../
+	[ -f "$TMP/demo.apc/0000000000" ]
+	cat "$TD/barman/demo.bin" | apcconv -q - -o "$TMP/work/outdir//"
+	[ -f outdir/stdin.apc/0000000000 ]
+	# still refused when there, replaced with --overwrite
+	run apcconv -q "$TD/barman/demo.bin" -o outdir/
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: outdir/demo.apc: output exists (use --overwrite to replace it)" ]
+	apcconv -q --overwrite "$TD/barman/demo.bin" -o outdir/
+	# a folder named as a capture is the capture, slash or not
+	run apcconv -q "$TD/barman/demo.bin" -o outdir/demo.apc/
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: outdir/demo.apc: output exists (use --overwrite to replace it)" ]
+	# no slash, or no such folder: the name of the capture, as before
+	apcconv -q "$TD/barman/demo.bin" -o outdir
+	[ -d outdir.apc ]
+	apcconv -q "$TD/barman/demo.bin" -o newdir/
+	[ -d newdir.apc ]
+}
+
+@test ".tar.bz2, .tar.xz and archive names in any case write archives that read back" {
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/f.apc"
+	apcdump "$TMP/f.apc" > "$TMP/want"
+	for out in y.apc.tar.bz2 y.tbz2 w.apc.tar.xz w.txz Z.APC.ZIP z.ZIP t.TAR g.Tar.Gz; do
+		apcconv -q "$TD/barman/demo.bin" -o "$TMP/$out"
+		[ -f "$TMP/$out" ]
+		apcverify -q "$TMP/$out"
+		name=${out%%.*}
+		diff "$TMP/want" <(apcdump "$TMP/$out" | sed "s|$out|f.apc|")
+		# the folder inside is NAME.apc, .apc in the case given
+		case $out in
+		*.APC.*) tar -tf "$TMP/$out" 2>/dev/null | grep -qx "$name.APC/0000000000" ||
+			 python3 -c 'import sys, zipfile; assert sys.argv[2] in zipfile.ZipFile(sys.argv[1]).namelist()' "$TMP/$out" "$name.APC/0000000000" ;;
+		*) tar -tf "$TMP/$out" 2>/dev/null | grep -qx "$name.apc/0000000000" ||
+		   python3 -c 'import sys, zipfile; assert sys.argv[2] in zipfile.ZipFile(sys.argv[1]).namelist()' "$TMP/$out" "$name.apc/0000000000" ;;
+		esac
+	done
+	# compressed as named: the streams' magic numbers
+	[ "$(head -c 3 "$TMP/y.apc.tar.bz2")" = BZh ]
+	[ "$(head -c 6 "$TMP/w.apc.tar.xz" | od -An -tx1 | tr -d ' ')" = fd377a585a00 ]
+	[ "$(head -c 2 "$TMP/z.ZIP")" = PK ]
+	# the same bytes every time, as for the other archives
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/again.apc.tar.bz2"
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/again.apc.tar.xz"
+	cmp <(tar -xOjf "$TMP/y.apc.tar.bz2") <(tar -xOjf "$TMP/again.apc.tar.bz2")
+	# no folder beside them named after the archive
+	[ "$(find "$TMP" -mindepth 1 -maxdepth 1 -type d)" = "$TMP/f.apc" ]
+}
+
 @test "an existing output is refused without --overwrite and replaced with it" {
 	apcconv -q "$TD/barman/demo.bin" -o "$TMP/o.apc"
 	echo marker > "$TMP/o.apc/marker"
