@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 	struct apc_err err;
 	struct progress prog = {0};
 	int c, quiet = 0, verbose = 0, progress = -1, stats_json = 0, rc, status;
-	char msg[2048], outbuf[4096];
+	char msg[2048], outbuf[4096], why[160];
 	double t0;
 
 	o.write.created = -1;
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 	status = rc == APC_OK ? 0 : rc == APC_EDATA ? 1 : 2;
 	if (rc < 0) {
 		/* A closed pipe downstream ends the run quietly. */
-		if (!(rc == APC_EIO && strstr(err.msg, strerror(EPIPE))))
+		if (!(rc == APC_EIO && strstr(err.msg, apc_strerror(EPIPE, why, sizeof why))))
 			fprintf(stderr, PROG ": %s\n", apc_err_format(&err, msg, sizeof msg));
 	}
 	/* Nothing was read when no reader took the input: no summary. */

@@ -89,6 +89,8 @@ struct apc_writer {
 	char *tmpdir;     /* temporary folder holding the capture files */
 	char *datapath;   /* tmpdir/0000000000 */
 	char *partpath;   /* temporary archive file, when writing one */
+	char *where;      /* what errors about the files name: path, or TMPDIR's
+			     folder for a tar stream on stdout */
 	int datafd;
 	struct apc_owrite *ow; /* the data file's writes, on a helper thread */
 	uint8_t *obuf;          /* its buffer being filled (apc_owrite_buf) */
@@ -219,6 +221,26 @@ static int apcw_eio(struct apc_err *err, const char *path, const char *what)
 	return apc_err_sys(err, APC_EIO, path, what, errno);
 }
 
+/*
+ * An I/O error (errno) about the output, named as the user named it: the
+ * output path, not the temporary folder or file it is built in (a name
+ * that means nothing to them and is gone after the run), then the member
+ * concerned, if any: "big.apc: 0000000000: cannot write: no space left
+ * on device".  A tar stream on stdout is built in TMPDIR: that is named.
+ */
+static int apcw_out_eio(const struct apc_writer *w, struct apc_err *err, const char *member,
+			const char *what)
+{
+	int e = errno;
+	char m[256];
+
+	if (member)
+		snprintf(m, sizeof m, "%s: %s", member, what);
+	else
+		snprintf(m, sizeof m, "%s", what);
+	return apc_err_sys(err, APC_EIO, w->where, m, e);
+}
+
 /* write(2) all of p, retrying short writes and interrupts. */
 static int apcw_write_all(int fd, const void *p, size_t n)
 {
@@ -252,11 +274,11 @@ static int apcw_write_file(struct apc_writer *w, const char *leaf, const void *p
 		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
-		rc = apcw_eio(err, path, "cannot create");
+		rc = apcw_out_eio(w, err, leaf, "cannot create");
 	else if (apcw_write_all(fd, p, n) != 0)
-		rc = apcw_eio(err, path, "cannot write");
+		rc = apcw_out_eio(w, err, leaf, "cannot write");
 	if (fd >= 0 && close(fd) != 0 && rc == APC_OK)
-		rc = apcw_eio(err, path, "cannot write");
+		rc = apcw_out_eio(w, err, leaf, "cannot write");
 	free(path);
 	return rc;
 }
@@ -266,7 +288,7 @@ static int apcw_write_file(struct apc_writer *w, const char *leaf, const void *p
 static int apcw_flush_obuf(struct apc_writer *w, struct apc_err *err)
 {
 	if (w->olen && apc_owrite_submit(w->ow, w->olen) != 0)
-		return apcw_eio(err, w->datapath, "cannot write");
+		return apcw_out_eio(w, err, "0000000000", "cannot write");
 	w->obuf = apc_owrite_buf(w->ow);
 	w->olen = 0;
 	return APC_OK;
@@ -284,7 +306,8 @@ static int apcw_emit_typed(struct apc_writer *w, const uint8_t *body, size_t len
 	int32_t type = known;
 
 	if (len > INT32_MAX)
-		return apc_err_set(err, APC_EIO, w->datapath, APC_NO_OFFSET, "frame of %zu bytes is too large", len);
+		return apc_err_set(err, APC_EIO, w->where, APC_NO_OFFSET,
+				   "0000000000: frame of %zu bytes is too large", len);
 	hdr[0] = (uint8_t)len;
 	hdr[1] = (uint8_t)(len >> 8);
 	hdr[2] = (uint8_t)(len >> 16);
@@ -295,7 +318,7 @@ static int apcw_emit_typed(struct apc_writer *w, const uint8_t *body, size_t len
 	}
 	if (4 + len > APCW_OBUF) {
 		if (apc_owrite_direct(w->ow, hdr, 4) != 0 || apc_owrite_direct(w->ow, body, len) != 0)
-			return apcw_eio(err, w->datapath, "cannot write");
+			return apcw_out_eio(w, err, "0000000000", "cannot write");
 	} else {
 		memcpy(w->obuf + w->olen, hdr, 4);
 		if (len)
@@ -1219,6 +1242,7 @@ static void apcw_free(struct apc_writer *w)
 	free(w->tmpdir);
 	free(w->datapath);
 	free(w->partpath);
+	free(w->where);
 	free(w);
 }
 
@@ -1288,6 +1312,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 		w->path = apcw_strdup("-");
 		w->name = apcw_strdup("capture.apc");
 		w->tmpdir = apcw_printf("%s/apcconv-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		w->where = tmp && *tmp ? apcw_printf("%s (TMPDIR)", tmp) : apcw_strdup("/tmp");
 	} else {
 		size_t n = strlen(out), k = 0;
 		static const struct { const char *sfx; enum apcw_kind kind; } arch[] = {
@@ -1345,13 +1370,17 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 		if (dir)
 			w->tmpdir = apcw_printf("%s/.%s.tmp-XXXXXX", dir, apcw_basename(w->path));
 		free(dir);
+		w->where = w->path ? apcw_strdup(w->path) : NULL;
 	}
-	if (!w->path || !w->name || !w->tmpdir) {
+	if (!w->path || !w->name || !w->tmpdir || !w->where) {
 		apcw_free(w);
 		return apcw_oom(err);
 	}
 	if (!mkdtemp(w->tmpdir)) {
-		int rc = apcw_eio(err, w->tmpdir, "cannot create a temporary folder");
+		/* the capture is built beside the output (or in TMPDIR) */
+		int rc = apcw_out_eio(w, err, NULL,
+				      w->kind == APCW_STDOUT ? "cannot create a temporary folder"
+							     : "cannot create");
 		free(w->tmpdir);
 		w->tmpdir = NULL;
 		apcw_free(w);
@@ -1363,7 +1392,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 	}
 	w->datafd = open(w->datapath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (w->datafd < 0) {
-		int rc = apcw_eio(err, w->datapath, "cannot create");
+		int rc = apcw_out_eio(w, err, "0000000000", "cannot create");
 		apc_writer_abort(w);
 		return rc;
 	}
@@ -1476,17 +1505,25 @@ int apc_writer_write(struct apc_writer *w, const struct apc_batch *b, struct apc
 }
 
 /*
- * libarchive's message for a failed write is a bare "Write error"; say
- * what errno said, so a closed pipe downstream is recognisable (apcconv
- * ends quietly on EPIPE).
+ * A failed archive write, naming the archive (or stdout) and the member
+ * being written, if any.  libarchive's message for a failed write is a
+ * bare "Write error": say what errno said, so a full disk is named and a
+ * closed pipe downstream is recognisable (apcconv ends quietly on EPIPE).
  */
-static const char *apcw_arc_msg(struct archive *a)
+static int apcw_arc_err(const struct apc_writer *w, struct archive *a, const char *member,
+			struct apc_err *err)
 {
+	const char *s = archive_error_string(a), *file = w->kind == APCW_STDOUT ? "stdout" : w->path;
 	int e = archive_errno(a);
+	char what[256];
 
-	if (e == EPIPE || (e > 0 && !strcmp(archive_error_string(a) ? archive_error_string(a) : "", "Write error")))
-		return strerror(e);
-	return archive_error_string(a) ? archive_error_string(a) : "unknown error";
+	if (member)
+		snprintf(what, sizeof what, "%s: cannot write", member);
+	else
+		snprintf(what, sizeof what, "cannot write");
+	if (e == EPIPE || (e > 0 && !strcmp(s ? s : "", "Write error")))
+		return apc_err_sys(err, APC_EIO, file, what, e);
+	return apc_err_text(err, APC_EIO, file, what, s);
 }
 
 /* ---- XML ------------------------------------------------------------ */
@@ -1907,7 +1944,7 @@ static int apcw_archive_file(struct apc_writer *w, struct archive *a, const char
 		goto out;
 	}
 	if ((fd = open(src, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) != 0) {
-		rc = apcw_eio(err, src, "cannot read");
+		rc = apcw_out_eio(w, err, leaf, "cannot read");
 		goto out;
 	}
 	archive_entry_set_pathname(e, member);
@@ -1918,8 +1955,7 @@ static int apcw_archive_file(struct apc_writer *w, struct archive *a, const char
 	archive_entry_set_uid(e, 0);
 	archive_entry_set_gid(e, 0);
 	if (archive_write_header(a, e) != ARCHIVE_OK) {
-		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write %s: %s", member,
-				 apcw_arc_msg(a));
+		rc = apcw_arc_err(w, a, member, err);
 		goto out;
 	}
 	for (;;) {
@@ -1933,14 +1969,13 @@ static int apcw_archive_file(struct apc_writer *w, struct archive *a, const char
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = apcw_eio(err, src, "cannot read");
+			rc = apcw_out_eio(w, err, leaf, "cannot read");
 			goto out;
 		}
 		if (n == 0)
 			break;
 		if (archive_write_data(a, buf, (size_t)n) != n) {
-			rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write %s: %s", member,
-					 apcw_arc_msg(a));
+			rc = apcw_arc_err(w, a, member, err);
 			goto out;
 		}
 	}
@@ -1991,14 +2026,14 @@ static int apcw_archive(struct apc_writer *w, struct apc_err *err)
 			return apcw_oom(err);
 		}
 		if ((fd = mkstemp(w->partpath)) < 0) {
-			rc = apcw_eio(err, w->partpath, "cannot create");
+			rc = apcw_out_eio(w, err, NULL, "cannot create");
 			free(w->partpath);
 			w->partpath = NULL;
 			archive_write_free(a);
 			return rc;
 		}
 		if (fchmod(fd, 0644) != 0) {
-			rc = apcw_eio(err, w->partpath, "cannot set the mode of");
+			rc = apcw_out_eio(w, err, NULL, "cannot set its mode");
 			goto out;
 		}
 	} else {
@@ -2006,7 +2041,7 @@ static int apcw_archive(struct apc_writer *w, struct apc_err *err)
 		archive_write_set_bytes_in_last_block(a, 1);
 	}
 	if (archive_write_open_fd(a, fd) != ARCHIVE_OK) {
-		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", apcw_arc_msg(a));
+		rc = apcw_arc_err(w, a, NULL, err);
 		goto out;
 	}
 	if (!(e = archive_entry_new())) {
@@ -2018,19 +2053,19 @@ static int apcw_archive(struct apc_writer *w, struct apc_err *err)
 	archive_entry_set_perm(e, 0755);
 	archive_entry_set_mtime(e, w->created, 0);
 	if (archive_write_header(a, e) != ARCHIVE_OK) {
-		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", apcw_arc_msg(a));
+		rc = apcw_arc_err(w, a, w->name, err);
 		goto out;
 	}
 	for (size_t i = 0; i < sizeof leaves / sizeof leaves[0] && rc == APC_OK; i++)
 		rc = apcw_archive_file(w, a, leaves[i], err);
 	if (rc == APC_OK && archive_write_close(a) != ARCHIVE_OK)
-		rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET, "cannot write: %s", apcw_arc_msg(a));
+		rc = apcw_arc_err(w, a, NULL, err);
 out:
 	archive_entry_free(e);
 	archive_write_free(a);
 	if (w->kind != APCW_STDOUT) {
 		if (close(fd) != 0 && rc == APC_OK)
-			rc = apcw_eio(err, w->partpath, "cannot write");
+			rc = apcw_out_eio(w, err, NULL, "cannot write");
 		if (rc == APC_OK && rename(w->partpath, w->path) != 0)
 			rc = apcw_eio(err, w->path, "cannot rename the archive into place");
 		if (rc == APC_OK) {
@@ -2049,7 +2084,7 @@ static int apcw_place_dir(struct apc_writer *w, struct apc_err *err)
 	int rc = APC_OK;
 
 	if (chmod(w->tmpdir, 0755) != 0)
-		return apcw_eio(err, w->tmpdir, "cannot set the mode of");
+		return apcw_out_eio(w, err, NULL, "cannot set its mode");
 	if (lstat(w->path, &st) != 0) {
 		if (rename(w->tmpdir, w->path) != 0)
 			return apcw_eio(err, w->path, "cannot rename the capture into place");
@@ -2132,13 +2167,13 @@ int apc_writer_finish(struct apc_writer *w, struct apc_err *err)
 	if ((rc = apcw_flush_obuf(w, err)) < 0)
 		return rc;
 	if (apc_owrite_drain(w->ow) != 0)
-		return apcw_eio(err, w->datapath, "cannot write");
+		return apcw_out_eio(w, err, "0000000000", "cannot write");
 	apc_owrite_free(w->ow);
 	w->ow = NULL;
 	rc = close(w->datafd);
 	w->datafd = -1;
 	if (rc != 0)
-		return apcw_eio(err, w->datapath, "cannot write");
+		return apcw_out_eio(w, err, "0000000000", "cannot write");
 	if (apcw_assign_keys(w) != APC_OK)
 		return apcw_oom(err);
 	if ((rc = apcw_captured(w, err)) < 0 || (rc = apcw_session(w, err)) < 0 ||

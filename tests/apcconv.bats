@@ -12,6 +12,9 @@ setup() {
 }
 
 teardown() {
+	# a small file system a test mounted to fill
+	cd /
+	! mountpoint -q "$TMP/small" || umount "$TMP/small"
 	rm -rf "$TMP"
 }
 
@@ -1087,6 +1090,40 @@ PY
 	[[ "$output" == *"cannot tell the input format"* ]]
 }
 
+@test "output errors name the output as given, not the temporary folder, in lowercase" {
+	run apcconv -q "$TD/barman/demo.bin" -o /nonexistent/dir/x
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: /nonexistent/dir/x.apc: cannot create: no such file or directory" ]
+	run apcconv -q "$TD/barman/demo.bin" -o /nonexistent/dir/x.apc.zip
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: /nonexistent/dir/x.apc.zip: cannot create: no such file or directory" ]
+	# a tar stream on stdout is built in TMPDIR: that is named
+	run env TMPDIR=/nonexistent "$APC_BIN/apcconv" -q "$TD/barman/demo.bin" -o - > /dev/null
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: /nonexistent (TMPDIR): cannot create a temporary folder: no such file or directory" ]
+	if [ -w /dev/full ]; then
+		exits 2 sh -c 'exec "$0" -q "$1" -o - > /dev/full' "$APC_BIN/apcconv" "$TD/barman/demo.bin"
+		[ "$output" = "apcconv: stdout: capture.apc/0000000000: cannot write: no space left on device" ]
+	fi
+}
+
+@test "a full disk: the output and the member named, nothing left behind" {
+	mkdir "$TMP/small"
+	# demo.bin's capture data file is some 15 KB
+	mount -t tmpfs -o size=8k tmpfs "$TMP/small" 2>/dev/null || skip "cannot mount a small tmpfs here (needs root)"
+	cd "$TMP/small"
+	for out in big.apc big.apc.zip; do
+		run apcconv -q "$TD/barman/demo.bin" -o $out
+		[ "$status" -eq 2 ]
+		[ "$output" = "apcconv: $out: 0000000000: cannot write: no space left on device" ]
+		[ -z "$(ls -A)" ]
+	done
+	run env TMPDIR="$TMP/small" "$APC_BIN/apcconv" -q "$TD/barman/demo.bin" -o - > /dev/null
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: $TMP/small (TMPDIR): 0000000000: cannot write: no space left on device" ]
+	[ -z "$(ls -A)" ]
+}
+
 @test "past a file size limit (ulimit -f) the conversion fails with a message, not a signal, and leaves nothing" {
 	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
 	"$APC_TOOLS/lttgen" --seed 3 --events 30000 -o "$TMP/ltt" >/dev/null
@@ -1094,7 +1131,8 @@ PY
 	run bash -c "ulimit -f 100; '$APC_BIN/apcconv' -q -o '$TMP/out.apc' '$TMP/ltt'"
 	[ "$status" -ne 0 ]
 	[ "$status" -lt 128 ]
-	grep -q 'cannot write: file too large' <<<"$output"
+	# the output named as given, not its temporary folder
+	[ "$output" = "apcconv: $TMP/out.apc: 0000000000: cannot write: file too large" ]
 	[ ! -e "$TMP/out.apc" ]
 	[ -z "$(ls -A "$TMP" | grep -v '^ltt$')" ]
 	# reading a .tar.xz whose decoded copy hits the limit falls back to
