@@ -172,6 +172,9 @@ int main(int argc, char **argv)
 	}
 	o.inputs = (const char *const *)argv + optind;
 	o.ninputs = (size_t)(argc - optind);
+	for (size_t i = 0; i < o.ninputs; i++)
+		if (apc_cli_refuse_tty(PROG, o.inputs[i], 0))
+			return 2;
 	if (o.output)
 		o.output = output_path(o.output, o.inputs[0], outbuf, sizeof outbuf);
 

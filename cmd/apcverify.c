@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "json.h"
 #include "util.h"
@@ -183,8 +182,7 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		int r;
 
-		if (!strcmp(argv[i], "-") && isatty(STDIN_FILENO)) {
-			fprintf(stderr, PROG ": -: refusing to read a binary capture from a terminal\n");
+		if (apc_cli_refuse_tty(PROG, argv[i], quiet)) {
 			status = 2;
 			continue;
 		}

@@ -41,6 +41,7 @@
 #include "annotate.h"
 #include "cpu.h"
 #include "frame.h"
+#include "input.h"
 #include "owrite.h"
 #include "packed.h"
 #include "util.h"
@@ -53,6 +54,7 @@
 #define APCW_DEPTH_MAX 4096            /* longest call path written */
 #define APCW_PROTOCOL 680
 #define APCW_ANN_VERSION 4             /* see apcw_annotation() */
+#define APCW_EVENTS_MAX (64u << 20)    /* largest --events file read (int for libxml2) */
 /*
  * External frames open at once.  Annotate streams are not ordered
  * against other frames (each message has its own time), so each fd
@@ -1790,12 +1792,29 @@ static void apcw_drop_named(xmlNodePtr root, const xmlChar *name, xmlNodePtr *no
 static int apcw_merge_events(struct apc_writer *w, xmlNodePtr root, xmlNodePtr *nodes,
 			     struct apc_err *err)
 {
-	xmlDocPtr ext = xmlReadFile(w->o.events_file, NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	struct apc_stream *s;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	xmlDocPtr ext;
 	xmlNodePtr er;
+	int rc;
 
+	/* Read here, not by xmlReadFile(), whose I/O layer prints its own
+	 * "I/O error : Is a directory" whatever the parse options: a
+	 * missing or unreadable file is one message of ours, with errno's
+	 * reason.  A compressed events.xml.gz reads too. */
+	if ((rc = apc_stream_open_path(w->o.events_file, &s, err)) < 0)
+		return rc;
+	rc = apc_stream_slurp(s, APCW_EVENTS_MAX, &buf, &len, err);
+	apc_stream_close(s);
+	if (rc < 0)
+		return rc;
+	ext = xmlReadMemory((const char *)buf, (int)len, w->o.events_file, NULL,
+			    XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	free(buf);
 	if (!ext)
 		return apc_err_set(err, APC_EIO, w->o.events_file, APC_NO_OFFSET,
-				   "cannot read the events file (missing or not XML)");
+				   "the events file is not XML");
 	er = xmlDocGetRootElement(ext);
 	if (!er || xmlStrcmp(er->name, (const xmlChar *)"events")) {
 		xmlFreeDoc(ext);

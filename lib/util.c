@@ -110,6 +110,15 @@ int apc_cli_try_help(const char *prog)
 	return 2;
 }
 
+int apc_cli_refuse_tty(const char *prog, const char *path, int quiet)
+{
+	if (strcmp(path, "-") != 0 || !isatty(STDIN_FILENO))
+		return 0;
+	if (!quiet)
+		fprintf(stderr, "%s: -: refusing to read binary data from a terminal\n", prog);
+	return 1;
+}
+
 int apc_progress_wanted(int forced, int quiet)
 {
 	if (forced >= 0)

@@ -50,6 +50,15 @@ int apc_cli_try_help(const char *prog);
 int apc_cli_stdout_done(const char *prog, int status, int quiet);
 
 /*
+ * apc_cli_refuse_tty() : 1 when `path` is "-" and standard input a
+ * terminal, after "PROG: -: refusing to read binary data from a
+ * terminal" on stderr (unless quiet), in the words the input layer uses
+ * for apcdump: binary input cannot be typed, and waiting for it would
+ * look like a hang.  0 otherwise.
+ */
+int apc_cli_refuse_tty(const char *prog, const char *path, int quiet);
+
+/*
  * apc_interrupt() : note that the user asked to stop (async-signal-safe;
  * called from SIGINT/SIGTERM handlers).  apc_interrupted() tells long
  * loops and blocking reads to give up; reads interrupted by the signal

@@ -1090,6 +1090,42 @@ PY
 	[[ "$output" == *"cannot tell the input format"* ]]
 }
 
+@test "--events that cannot be read or is not XML: one line of ours, exit 2, no output" {
+	echo hi > "$TMP/t.txt"
+	echo '<x/>' > "$TMP/x.xml"
+	for ev in "$TMP" "$TMP/nope.xml" "$TMP/t.txt" "$TMP/x.xml"; do
+		run apcconv -q --events="$ev" "$TD/barman/demo.bin" -o "$TMP/o.apc"
+		[ "$status" -eq 2 ]
+		# libxml2's own "I/O error : Is a directory" line is not there
+		[ "${#lines[@]}" -eq 1 ]
+		[ ! -e "$TMP/o.apc" ]
+		case $ev in
+		"$TMP") [ "$output" = "apcconv: $TMP: cannot read: is a directory" ] ;;
+		*nope.xml) [ "$output" = "apcconv: $ev: cannot open: no such file or directory" ] ;;
+		*t.txt) [ "$output" = "apcconv: $ev: the events file is not XML" ] ;;
+		*x.xml) [ "$output" = "apcconv: $ev: the events file has no <events> root" ] ;;
+		esac
+	done
+	# a compressed one reads as the plain one
+	printf '<events><category name="L"><event counter="Z" title="New" name="z"/></category></events>\n' |
+		gzip -c > "$TMP/ev.xml.gz"
+	apcconv -q --events="$TMP/ev.xml.gz" "$TD/barman/demo.bin" -o "$TMP/o.apc"
+	grep -q '<event counter="Z" title="New" name="z"/>' "$TMP/o.apc/events.xml"
+}
+
+@test "standard input on a terminal is refused in the same words, naming -, by all three tools" {
+	command -v script >/dev/null || skip "script(1) is not installed: no terminal to test with"
+	for p in apcconv apcdump apcverify; do
+		# script gives the command a terminal on stdin (and stdout)
+		run timeout 10 script -qec "'$APC_BIN/$p' -" /dev/null
+		[ "$status" -eq 2 ]
+		[ "$(tr -d '\r' <<<"$output")" = "$p: -: refusing to read binary data from a terminal" ]
+	done
+	run timeout 10 script -qec "'$APC_BIN/apcverify' -q -" /dev/null
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+}
+
 @test "output errors name the output as given, not the temporary folder, in lowercase" {
 	run apcconv -q "$TD/barman/demo.bin" -o /nonexistent/dir/x
 	[ "$status" -eq 2 ]
