@@ -86,6 +86,7 @@ struct apcw_conn {
 struct apc_writer {
 	struct apc_write_opts o;
 	enum apcw_kind kind;
+	xmlDocPtr events_doc; /* --events=FILE, read when the writer opens */
 	char *path;       /* final output ("-" for stdout) */
 	char *name;       /* the capture folder name, NAME.apc */
 	char *tmpdir;     /* temporary folder holding the capture files */
@@ -1217,6 +1218,8 @@ static int apcw_raw(struct apc_writer *w, const struct apc_event *ev, struct apc
 
 /* ---- open / begin / write ------------------------------------------- */
 
+static int apcw_load_events(struct apc_writer *w, struct apc_err *err);
+
 static void apcw_free(struct apc_writer *w)
 {
 	if (!w)
@@ -1236,6 +1239,8 @@ static void apcw_free(struct apc_writer *w)
 	free(w->keys);
 	free(w->vals);
 	apc_model_free(&w->um);
+	if (w->events_doc)
+		xmlFreeDoc(w->events_doc);
 	free(w->taken);
 	free(w->conns);
 	free(w->chash);
@@ -1302,6 +1307,13 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 				   "annotate version %d is not one of 3, 4, 5", w->o.annotate_version);
 	}
 	w->next_key = 3;
+	if (w->o.events_file) {
+		int rc = apcw_load_events(w, err);
+		if (rc < 0) {
+			apcw_free(w);
+			return rc;
+		}
+	}
 
 	if (strcmp(out, "-") == 0) {
 		const char *tmp = getenv("TMPDIR");
@@ -1789,13 +1801,16 @@ static void apcw_drop_named(xmlNodePtr root, const xmlChar *name, xmlNodePtr *no
  * added, and its events replace ours with the same counter name (and
  * any a capture read back kept with that name).
  */
-static int apcw_merge_events(struct apc_writer *w, xmlNodePtr root, xmlNodePtr *nodes,
-			     struct apc_err *err)
+/*
+ * apcw_load_events() : read and parse --events=FILE when the writer
+ * opens, so a missing or broken file stops the run before any input is
+ * read rather than after the whole conversion.
+ */
+static int apcw_load_events(struct apc_writer *w, struct apc_err *err)
 {
 	struct apc_stream *s;
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	xmlDocPtr ext;
 	xmlNodePtr er;
 	int rc;
 
@@ -1809,18 +1824,24 @@ static int apcw_merge_events(struct apc_writer *w, xmlNodePtr root, xmlNodePtr *
 	apc_stream_close(s);
 	if (rc < 0)
 		return rc;
-	ext = xmlReadMemory((const char *)buf, (int)len, w->o.events_file, NULL,
-			    XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	w->events_doc = xmlReadMemory((const char *)buf, (int)len, w->o.events_file, NULL,
+				      XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR |
+					      XML_PARSE_NOWARNING);
 	free(buf);
-	if (!ext)
+	if (!w->events_doc)
 		return apc_err_set(err, APC_EIO, w->o.events_file, APC_NO_OFFSET,
 				   "the events file is not XML");
-	er = xmlDocGetRootElement(ext);
-	if (!er || xmlStrcmp(er->name, (const xmlChar *)"events")) {
-		xmlFreeDoc(ext);
+	er = xmlDocGetRootElement(w->events_doc);
+	if (!er || xmlStrcmp(er->name, (const xmlChar *)"events"))
 		return apc_err_set(err, APC_EIO, w->o.events_file, APC_NO_OFFSET,
 				   "the events file has no <events> root");
-	}
+	return APC_OK;
+}
+
+static int apcw_merge_events(struct apc_writer *w, xmlNodePtr root, xmlNodePtr *nodes)
+{
+	xmlNodePtr er = xmlDocGetRootElement(w->events_doc);
+
 	for (xmlNodePtr c = er->children; c; c = c->next) {
 		if (c->type != XML_ELEMENT_NODE)
 			continue;
@@ -1855,7 +1876,6 @@ static int apcw_merge_events(struct apc_writer *w, xmlNodePtr root, xmlNodePtr *
 			xmlFree(sname);
 		}
 	}
-	xmlFreeDoc(ext);
 	return APC_OK;
 }
 
@@ -1937,8 +1957,8 @@ static int apcw_events(struct apc_writer *w, struct apc_err *err)
 		nodes[i] = xmlNewChild(c, NULL, (const xmlChar *)"event", NULL);
 		apcw_event_node(nodes[i], d);
 	}
-	if (w->o.events_file)
-		rc = apcw_merge_events(w, root, nodes, err);
+	if (w->events_doc)
+		rc = apcw_merge_events(w, root, nodes);
 	if (rc == APC_OK)
 		rc = apcw_save(w, doc, "events.xml", err);
 	free(nodes);

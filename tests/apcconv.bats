@@ -1113,6 +1113,19 @@ PY
 	grep -q '<event counter="Z" title="New" name="z"/>' "$TMP/o.apc/events.xml"
 }
 
+@test "--events is read before the input: a bad one stops the run with nothing converted" {
+	# Read at the end, a broken --events file cost a whole conversion
+	# before its error; now the writer reads it when it opens.
+	run apcconv -q --stats=json --events="$TMP/nope.xml" "$TD/barman/demo.bin" -o "$TMP/o.apc"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"apcconv: $TMP/nope.xml: cannot open: no such file or directory"* ]]
+	json=$(printf '%s\n' "${lines[@]}" | grep '^{')
+	[[ "$json" == *'"status":2'* ]]
+	[[ "$json" == *'"events":0,'* ]]
+	[[ "$json" == *'"frames":0,'* ]]
+	[ ! -e "$TMP/o.apc" ]
+}
+
 @test "standard input on a terminal is refused in the same words, naming -, by all three tools" {
 	command -v script >/dev/null || skip "script(1) is not installed: no terminal to test with"
 	for p in apcconv apcdump apcverify; do
