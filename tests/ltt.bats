@@ -469,6 +469,70 @@ cut_compressed() {
 	conv 1 "$TMP/d.tar" -o "$TMP/d.apc"
 	grep -q "d.tar: offset $(printf 0x%x $((at + 984640))): truncated tar archive: it ends inside the data of smp_example/cpu/0 (984640 of its 1000000 bytes)" <<<"$output"
 	grep -q ' 85914 events, ' <<<"$output"
+	grep -q 'not mapped: ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU): 1$' <<<"$output"
 	run apcdump --summary "$TMP/d.apc"
 	grep -Eq '^  core 0 +85914 messages' <<<"$output"
+}
+
+@test "LTT: a CPU the trace declares with an empty or no tracefile is damage; the others are converted" {
+	"$APC_TOOLS/lttgen" --seed 2 --events 3000 --cpus 2 -o "$TMP/g" >/dev/null
+	grep -q ' cpu="2" ' "$TMP/g/info/system.xml"
+	conv 0 "$TMP/g" -o "$TMP/whole.apc"
+	# core 0 as when whole (its times count from its own start now)
+	apcdump --summary "$TMP/whole.apc" | grep -E '^  core 0 ' >"$TMP/whole.0"
+	: >"$TMP/g/cpu/1"
+	conv 1 "$TMP/g" -o "$TMP/e.apc"
+	grep -q "g/cpu/1: empty tracefile: the capture has no events of CPU 1$" <<<"$output"
+	grep -Eq 'not mapped: ltt CPU tracefiles that are empty \(no events of their CPU\): 1(,|$)' <<<"$output"
+	apcdump --summary "$TMP/e.apc" | grep -E '^  core ' | cmp - "$TMP/whole.0"
+	rm "$TMP/g/cpu/1"
+	conv 1 "$TMP/g" -o "$TMP/m.apc"
+	grep -q "g: no cpu/1 tracefile, though info/system.xml declares 2 CPUs: the capture has no events of CPU 1$" <<<"$output"
+	grep -Eq 'not mapped: ltt CPU tracefiles info/system.xml declares that are missing \(no events of their CPU\): 1(,|$)' <<<"$output"
+	apcdump --summary "$TMP/m.apc" | grep -E '^  core ' | cmp - "$TMP/whole.0"
+	# --stats=json counts it and names it
+	local rc=0
+	apcconv -q --stats=json "$TMP/g" -o "$TMP/j.apc" >"$TMP/j.json" 2>/dev/null || rc=$?
+	[ "$rc" -eq 1 ]
+	python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["status"] == 1 and not o["ok"], o
+assert o["not_mapped"]["ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU)"] == 1, o
+assert o["damage"].endswith("g: no cpu/1 tracefile, though info/system.xml declares 2 CPUs: the capture has no events of CPU 1"), o
+' "$TMP/j.json"
+	# the same of a whole tar without it
+	tar -C "$TMP/g" -cf "$TMP/g.tar" info eventdefs control cpu
+	conv 1 "$TMP/g.tar" -o "$TMP/t.apc"
+	grep -q "g.tar: no cpu/1 tracefile, though info/system.xml declares 2 CPUs" <<<"$output"
+	apcdump --summary "$TMP/t.apc" | grep -E '^  core ' | cmp - "$TMP/whole.0"
+}
+
+@test "LTT: several CPUs with no events: the lowest named, all counted" {
+	"$APC_TOOLS/lttgen" --seed 2 --events 500 --cpus 4 -o "$TMP/g" >/dev/null
+	: >"$TMP/g/cpu/3"
+	rm "$TMP/g/cpu/1" "$TMP/g/cpu/2"
+	conv 1 "$TMP/g" -o "$TMP/g.apc"
+	grep -q "g: no cpu/1 tracefile, though info/system.xml declares 4 CPUs: the capture has no events of CPU 1 (3 CPU tracefiles missing or empty in all)$" <<<"$output"
+	grep -q 'not mapped: ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU): 2, ltt CPU tracefiles that are empty (no events of their CPU): 1, ' <<<"$output"
+	dump --summary "$TMP/g.apc"
+	grep -Eq '^  core 0 +[0-9]+ messages' <<<"$output"
+	# a tracefile of a CPU past the declared ones, empty, is counted too
+	sed -i 's/ cpu="4" / cpu="1" /' "$TMP/g/info/system.xml"
+	conv 1 "$TMP/g" -o "$TMP/h.apc"
+	grep -q "g/cpu/3: empty tracefile: the capture has no events of CPU 3$" <<<"$output"
+}
+
+@test "LTT: the real trace with cpu/1 empty or missing: cpu/0 converted, exit 1" {
+	need_shared
+	cp -r "$SHARED/ltt/smp_example" "$TMP/s"
+	chmod -R u+w "$TMP/s"
+	: >"$TMP/s/cpu/1"
+	conv 1 "$TMP/s" -o "$TMP/e.apc"
+	grep -q "s/cpu/1: empty tracefile: the capture has no events of CPU 1$" <<<"$output"
+	grep -q ' 85914 events, .*; not mapped: ltt CPU tracefiles that are empty (no events of their CPU): 1$' <<<"$output"
+	rm "$TMP/s/cpu/1"
+	conv 1 "$TMP/s" -o "$TMP/m.apc"
+	grep -q "s: no cpu/1 tracefile, though info/system.xml declares 2 CPUs: the capture has no events of CPU 1$" <<<"$output"
+	grep -q ' 85914 events, .*; not mapped: ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU): 1$' <<<"$output"
 }
