@@ -536,3 +536,37 @@ assert o["damage"].endswith("g: no cpu/1 tracefile, though info/system.xml decla
 	grep -q "s: no cpu/1 tracefile, though info/system.xml declares 2 CPUs: the capture has no events of CPU 1$" <<<"$output"
 	grep -q ' 85914 events, .*; not mapped: ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU): 1$' <<<"$output"
 }
+
+# zip_left ZIP CUT MEMBER: the bytes of MEMBER that the first CUT bytes
+# of ZIP hold (its data inflated as far as they go, or stored).
+zip_left() {
+	python3 -c '
+import sys, zipfile, zlib, struct
+z, cut, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+i = zipfile.ZipFile(z).getinfo(name)
+d = open(z, "rb").read()
+n, x = struct.unpack("<HH", d[i.header_offset + 26:i.header_offset + 30])
+data = d[i.header_offset + 30 + n + x:cut]
+print(len(zlib.decompressobj(-15).decompress(data)) if i.compress_type == 8 else len(data))
+' "$@"
+}
+
+@test "LTT: a zip cut inside a CPU file keeps what the folder cut there keeps, deflated or stored" {
+	command -v zip >/dev/null || skip "zip is not installed"
+	"$APC_TOOLS/lttgen" --seed 1 --events 20000 --cpus 2 -o "$TMP/g" >/dev/null
+	local opt n cut
+	for opt in -6 -0; do
+		rm -f "$TMP/g.zip"
+		(cd "$TMP/g" && zip -q $opt -r "$TMP/g.zip" info eventdefs control cpu/1 cpu/0)
+		cut=$(($(stat -c %s "$TMP/g.zip") * 5 / 6))
+		head -c $cut "$TMP/g.zip" >"$TMP/c.zip"
+		n=$(zip_left "$TMP/g.zip" $cut cpu/0)
+		[ "$n" -gt 0 ] && [ "$n" -lt "$(stat -c %s "$TMP/g/cpu/0")" ]
+		conv 1 "$TMP/c.zip" -o "$TMP/c$opt.apc"
+		grep -q "c.zip: offset $(printf 0x%x $cut): truncated zip archive: it ends inside cpu/0 or the header after it" <<<"$output"
+		local out=$output
+		folder_cut "$TMP/g" cpu/0 "$n"
+		output=$out
+		same_as_folder "$TMP/c$opt.apc" "$n"
+	done
+}
