@@ -727,6 +727,72 @@ static int ltt_refs(struct apc_reader *r, struct ltt_priv *p)
 	return APC_OK;
 }
 
+/*
+ * CPUs with no events at all: one info/system.xml declares (cpu="N":
+ * tracefiles cpu/0 to cpu/N-1) with no tracefile, or a tracefile with
+ * no byte (a tracefile is blocks framed by block_start and block_end:
+ * an empty one lost its data).  The format leaves the numbers of unused
+ * CPU slots out, which cannot be told from a lost file: both are damage
+ * (the lowest CPU named, with how many in all), and counted, so none
+ * goes unreported behind other damage.  APC_OK or APC_ENOMEM.
+ */
+static int ltt_lost_cpus(struct apc_reader *r, struct ltt_priv *p, unsigned long declared)
+{
+	uint8_t *have;
+	uint64_t missing = 0, empty = 0;
+	long first = -1;               /* the lowest CPU with no events */
+	const char *first_name = NULL; /* its tracefile, if it has one */
+	struct apc_err e;
+
+	if (declared > APC_MAX_CORES)
+		declared = APC_MAX_CORES;
+	if (!(have = calloc(declared ? declared : 1, 1)))
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	for (size_t i = 0; i < p->nsrc; i++) {
+		const struct ltt_src *s = &p->src[i];
+		if ((unsigned long)s->w.cpu < declared)
+			have[s->w.cpu] = 1;
+		if (s->w.done && !s->w.nblocks) {
+			empty++;
+			if (first < 0 || s->w.cpu < first) {
+				first = s->w.cpu;
+				first_name = s->name;
+			}
+		}
+	}
+	for (unsigned long cpu = 0; cpu < declared; cpu++)
+		if (!have[cpu]) {
+			missing++;
+			if (first < 0 || (long)cpu < first) {
+				first = (long)cpu;
+				first_name = NULL;
+			}
+		}
+	free(have);
+	if (first < 0)
+		return APC_OK;
+	if (first_name)
+		apc_err_set(&e, APC_EDATA, first_name, APC_NO_OFFSET,
+			    "empty tracefile: the capture has no events of CPU %ld", first);
+	else
+		apc_err_set(&e, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
+			    "no cpu/%ld tracefile, though info/system.xml declares %lu CPUs: the capture "
+			    "has no events of CPU %ld", first, declared, first);
+	if (missing + empty > 1) {
+		size_t k = strlen(e.msg);
+		snprintf(e.msg + k, sizeof e.msg - k, " (%llu CPU tracefiles missing or empty in all)",
+			 (unsigned long long)(missing + empty));
+	}
+	ltt_damage(p, &e);
+	if (missing)
+		apc_model_unmapped(r->model, "ltt CPU tracefiles info/system.xml declares that are "
+				   "missing (no events of their CPU)", missing);
+	if (empty)
+		apc_model_unmapped(r->model, "ltt CPU tracefiles that are empty (no events of their CPU)",
+				   empty);
+	return APC_OK;
+}
+
 static int ltt_open(struct apc_reader *r)
 {
 	struct apc_input *in = r->inputs[0];
@@ -760,7 +826,9 @@ static int ltt_open(struct apc_reader *r)
 	}
 	p->block_size = bs;
 	v = apc_ltt_xml_attr(sys, "cpu");
-	unsigned long ncpu = v ? strtoul(v, NULL, 10) : 1;
+	/* the CPUs the trace declares: cpu/0 to cpu/N-1 (0: not said) */
+	unsigned long declared = v ? strtoul(v, NULL, 10) : 0;
+	unsigned long ncpu = v ? declared : 1;
 	/* Target name: host name and kernel, as uname would show them. */
 	const char *host = apc_ltt_xml_attr(sys, "node_name"), *rel = apc_ltt_xml_attr(sys, "kernel_release");
 	char tn[512];
@@ -894,6 +962,8 @@ static int ltt_open(struct apc_reader *r)
 		if (s->w.bs_sub >= 1000000 || (s->w.have_block && s->w.be_sub >= 1000000))
 			all_small = 0;
 	}
+	if ((st = ltt_lost_cpus(r, p, declared)))
+		return st;
 	p->subsec = any && all_small ? APC_LTT_SUBSEC_US : APC_LTT_SUBSEC_NS;
 	uint64_t first = UINT64_MAX;
 	for (size_t i = 0; i < p->nsrc; i++) {

@@ -476,7 +476,11 @@ int apc_ltt_cpu_readahead(struct apc_ltt_cpu *c, size_t bytes, struct apc_err *e
  *     are counted in c->untimed and the cut is given at once, or, with
  *     c->keep_untimed, the block is loaded with every event at
  *     block_start's time and no block_end, and the cut follows them.
- * Once met, the cut is what every later load gives.
+ * Once met, the cut is what every later load gives.  A read that fails
+ * with APC_EDATA (an archive member cut short, or its compressed data
+ * broken) ends the file's bytes there just the same: what came before
+ * is kept as above, and the error given is the read's, not "truncated
+ * block" (at a block boundary, once the blocks before it are walked).
  */
 int apc_ltt_cpu_load(struct apc_ltt_cpu *c, struct apc_err *err);
 /*

@@ -1468,13 +1468,20 @@ int apc_ltt_cpu_readahead(struct apc_ltt_cpu *c, size_t bytes, struct apc_err *e
  * unread tail (less than a block).  A read failure once whole blocks are
  * in hand is kept in read_st (err already says what failed) and returned
  * when the walker comes back for more, so the blocks before the failure
- * are walked first, as they were with one read per block.
+ * are walked first, as they were with one read per block.  Damaged data
+ * (APC_EDATA: an archive member cut short) is kept there with any bytes
+ * before it, whole blocks or not: those are the file's last, as at the
+ * end of a file cut short.
  */
 static int cpu_refill(struct apc_ltt_cpu *c, struct apc_err *err)
 {
 	size_t keep = c->buf_len - c->buf_pos;
 
 	if (c->read_st) {
+		/* damaged data ends there: the part of a block before
+		 * it is the file's last (apc_ltt_cpu_load cuts it) */
+		if (c->read_st == APC_EDATA && c->buf_len > c->buf_pos)
+			return APC_OK;
 		*err = c->read_err;
 		return c->read_st;
 	}
@@ -1496,7 +1503,7 @@ static int cpu_refill(struct apc_ltt_cpu *c, struct apc_err *err)
 		long r = c->read(c->ctx, c->buf + c->buf_len, c->buf_cap - c->buf_len, err);
 		if (r < 0) {
 			int st = err->status < 0 ? err->status : APC_EIO;
-			if (c->buf_len >= c->block_size) {
+			if (c->buf_len >= c->block_size || (st == APC_EDATA && c->buf_len > 0)) {
 				c->read_st = st;
 				c->read_err = *err;
 				break;
@@ -1535,6 +1542,8 @@ static int cpu_cut(struct apc_ltt_cpu *c, size_t got, struct apc_err *err)
 	c->cut_st = apc_err_set(&c->cut_err, APC_EDATA, c->name, (int64_t)c->cut_off,
 				"truncated block: %zu of %zu bytes (trace cut short?)", got,
 				c->block_size);
+	if (c->read_st == APC_EDATA)
+		c->cut_err = c->read_err; /* what ended the data: say that */
 	if (got < pos || rd_uint(b, 2, be) != APC_LTT_ID_BLOCK_START) {
 		*err = c->cut_err;
 		return c->cut_st;

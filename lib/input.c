@@ -66,12 +66,14 @@
  * SRC_RANGE is a plain tar's member: its bytes lie at one place in the
  * archive file and are read there with pread(), so a member cut short
  * by the end of the file still gives every byte it has.  A .tar.gz's
- * member is read the same way from a seek point on, and decoded.
+ * member is read the same way from a seek point on, and decoded, and so
+ * is a zip member the end of the file cuts (see zip_cut_member).
  */
 enum stream_src { SRC_FD, SRC_ARCHIVE, SRC_MEM, SRC_RANGE };
 
 /* Compressions a stream is decoded from (see "decoders" below). */
-enum dec_kind { DEC_NONE, DEC_GZIP, DEC_BZIP2, DEC_XZ, DEC_LZMA, DEC_ZSTD, DEC_LZ4, DEC_COMPRESS };
+enum dec_kind { DEC_NONE, DEC_GZIP, DEC_BZIP2, DEC_XZ, DEC_LZMA, DEC_ZSTD, DEC_LZ4, DEC_COMPRESS,
+		DEC_DEFLATE /* raw deflate data: a zip member's (never told by content) */ };
 
 /*
  * What libarchive reads through: pread() on a shared descriptor, or
@@ -136,7 +138,7 @@ struct apc_stream {
 	int raw_eof;       /* the raw source has ended under the decoder */
 	uint8_t *zin;      /* compressed input */
 	size_t zin_pend;   /* libarchive decoders: bytes of zin not handed over yet */
-	z_stream z;        /* DEC_GZIP */
+	z_stream z;        /* DEC_GZIP, DEC_DEFLATE */
 	bz_stream bz;      /* DEC_BZIP2 */
 	lzma_stream lz;    /* DEC_XZ, DEC_LZMA */
 	struct gz_rec *gzr; /* DEC_GZIP: seek points to note, or NULL */
@@ -167,6 +169,8 @@ struct in_member {
 	int64_t size;  /* its size from the header, or -1 */
 	int64_t zoff;  /* .tar.gz: where its data starts in the decoded tar, else -1 */
 	int zpt;       /* .tar.gz: the seek point to decode it from (index in gzp), or -1 */
+	int64_t zlen;  /* zip member cut short, deflated: the data at data_off is
+	                * raw deflate, of at most zlen bytes; else -1 */
 };
 
 struct apc_input {
@@ -269,7 +273,8 @@ void apc_stream_close(struct apc_stream *s)
 		return;
 	switch (s->dec) {
 	case DEC_NONE: break;
-	case DEC_GZIP: inflateEnd(&s->z); break;
+	case DEC_GZIP:
+	case DEC_DEFLATE: inflateEnd(&s->z); break;
 	case DEC_BZIP2: BZ2_bzDecompressEnd(&s->bz); break;
 	case DEC_XZ:
 	case DEC_LZMA: lzma_end(&s->lz); break;
@@ -404,6 +409,7 @@ static const struct {
 	[DEC_ZSTD] = {"zstd", "zst", ARCHIVE_FILTER_ZSTD},
 	[DEC_LZ4] = {"lz4", "lz4", ARCHIVE_FILTER_LZ4},
 	[DEC_COMPRESS] = {"compress", "Z", ARCHIVE_FILTER_COMPRESS},
+	[DEC_DEFLATE] = {"deflate", "", ARCHIVE_FILTER_NONE},
 };
 
 /* Decompressed bytes so far, counting `pending` given out in this call. */
@@ -427,7 +433,7 @@ static void dec_cut(struct apc_stream *s, uint64_t at)
 static void dec_corrupt(struct apc_stream *s, uint64_t at, uint64_t cpos, const char *why)
 {
 	st_fail(s, APC_EDATA, (int64_t)at, "%s data corrupt %s compressed byte %llu (%s)",
-		dec_info[s->dec].name, s->dec == DEC_GZIP ? "at" : "before",
+		dec_info[s->dec].name, s->dec == DEC_GZIP || s->dec == DEC_DEFLATE ? "at" : "before",
 		(unsigned long long)cpos, why);
 }
 
@@ -615,6 +621,12 @@ static size_t gz_read(struct apc_stream *s, uint8_t *out, size_t n)
 		 * can be: only when one is due, as it slows inflate down */
 		ret = inflate(&s->z, s->gzr && dec_at(s, n - s->z.avail_out) - s->gzr->last_out >= IN_GZ_SPAN
 					     ? Z_BLOCK : Z_NO_FLUSH);
+		if (ret == Z_STREAM_END && s->dec == DEC_DEFLATE) {
+			/* a zip member's data: nothing follows */
+			s->dec_member = 0;
+			s->dec_done = 1;
+			break;
+		}
 		if (ret == Z_STREAM_END) {
 			/* another member may follow; reset and let the loop refill */
 			s->dec_member = 0;
@@ -900,7 +912,8 @@ static ssize_t dec_read(struct apc_stream *s, uint8_t *out, size_t n)
 	if (n > IN_MAX_IO)
 		n = IN_MAX_IO;
 	switch (s->dec) {
-	case DEC_GZIP: got = gz_read(s, out, n); break;
+	case DEC_GZIP:
+	case DEC_DEFLATE: got = gz_read(s, out, n); break;
 	case DEC_BZIP2: got = bz_read(s, out, n); break;
 	case DEC_XZ:
 	case DEC_LZMA: got = xz_read(s, out, n); break;
@@ -927,9 +940,11 @@ static int dec_start(struct apc_stream *s, int kind, struct apc_err *err)
 		memcpy(s->zin, s->la + s->la_off, have);
 	switch (kind) {
 	case DEC_GZIP:
+	case DEC_DEFLATE:
 		memset(&s->z, 0, sizeof s->z);
-		/* 15+32: accept gzip (and zlib) headers, full window */
-		ok = inflateInit2(&s->z, 15 + 32) == Z_OK;
+		/* 15+32: accept gzip (and zlib) headers, full window; -15:
+		 * no header */
+		ok = inflateInit2(&s->z, kind == DEC_DEFLATE ? -15 : 15 + 32) == Z_OK;
 		s->z.next_in = s->zin;
 		s->z.avail_in = (uInt)have;
 		break;
@@ -1182,7 +1197,8 @@ int64_t apc_stream_raw_offset(const struct apc_stream *s)
 		return s->base + (int64_t)s->raw_pos;
 	switch (s->dec) {
 	case DEC_NONE: break;
-	case DEC_GZIP: return (int64_t)(s->raw_pos - s->z.avail_in);
+	case DEC_GZIP:
+	case DEC_DEFLATE: return (int64_t)(s->raw_pos - s->z.avail_in);
 	case DEC_BZIP2: return (int64_t)(s->raw_pos - s->bz.avail_in);
 	case DEC_XZ:
 	case DEC_LZMA: return (int64_t)(s->raw_pos - s->lz.avail_in);
@@ -1719,6 +1735,7 @@ static int mem_add(struct apc_input *in, char *name, char *orig, uint64_t index,
 	in->mem[in->nmem].size = -1;
 	in->mem[in->nmem].zoff = -1;
 	in->mem[in->nmem].zpt = -1;
+	in->mem[in->nmem].zlen = -1;
 	in->nmem++;
 	return APC_OK;
 }
@@ -1838,6 +1855,8 @@ static int dir_walk(struct apc_input *in, const char *abs, const char *rel, int 
 /* The entry listed last, to tell where damage after it lies. */
 struct arc_last {
 	int have;
+	int member;   /* it is in->mem's last */
+	int64_t pos;  /* where libarchive stood after its header, or -1 */
 	char name[256];
 	int64_t off;  /* where its data starts (plain tar), else -1 */
 	int64_t size; /* its size from the header, or -1 */
@@ -2014,6 +2033,76 @@ static int zip_has_end(int fd, int64_t size)
 	return found;
 }
 
+static unsigned zip_u16(const uint8_t *p)
+{
+	return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+
+static uint32_t zip_u32(const uint8_t *p)
+{
+	return (uint32_t)zip_u16(p) | (uint32_t)zip_u16(p + 2) << 16;
+}
+
+/*
+ * The last member listed of a zip cut short (or damaged), if the cut
+ * goes through its data: libarchive's zip reader drops the output it was
+ * inflating when the data breaks (up to its 256 KiB buffer, at times
+ * more), so such a member is read from its data directly instead
+ * (m->data_off; m->zlen bytes of raw deflate at most when deflated),
+ * every byte before the cut.  A zip cut short has lost its central
+ * directory and is listed as a stream, header after header: libarchive
+ * stood at hdr before reading the member's local header (and the data
+ * descriptor of the one before, if any), and at data after it, which
+ * finds the header, checked by its name.  With its sizes in that
+ * header the member is known to be cut (or not:
+ * a whole one is left to libarchive, which checks its CRC); with its
+ * sizes after its data, a deflated one is read up to its end or the
+ * file's (a stored one needs its size).  Encrypted members, zip64 ones
+ * and other methods are left to libarchive.
+ */
+static void zip_cut_member(struct apc_input *in, struct in_member *m, int64_t hdr, int64_t data)
+{
+	/* a data descriptor before the header: none, or 12 to 24 bytes */
+	static const int skip[] = {0, 12, 16, 20, 24};
+	uint8_t h[30];
+	char name[IN_MAX_NAME];
+	size_t n = strlen(m->orig), k;
+	unsigned flags, method;
+	uint32_t csize, usize;
+	int64_t left = in->arc_size - data;
+
+	if (hdr < 0 || n > sizeof name)
+		return;
+	for (k = 0; k < sizeof skip / sizeof *skip; k++) {
+		int64_t at = hdr + skip[k];
+		if (pread(in->arc_fd, h, sizeof h, (off_t)at) == (ssize_t)sizeof h &&
+		    memcmp(h, "PK\3\4", 4) == 0 && zip_u16(h + 26) == n &&
+		    at + 30 + (int64_t)n + zip_u16(h + 28) == data)
+			break;
+	}
+	if (k == sizeof skip / sizeof *skip ||
+	    pread(in->arc_fd, name, n, (off_t)(hdr + skip[k] + 30)) != (ssize_t)n ||
+	    memcmp(name, m->orig, n) != 0)
+		return;
+	flags = zip_u16(h + 6);
+	method = zip_u16(h + 8);
+	csize = zip_u32(h + 18);
+	usize = zip_u32(h + 22);
+	if ((flags & 1) || (method != 0 && method != 8) || left < 0)
+		return;
+	if (!(flags & 8)) {
+		if (csize == UINT32_MAX || usize == UINT32_MAX || (method == 0 && csize != usize) ||
+		    (int64_t)csize <= left)
+			return;
+		m->size = usize;
+	} else if (method == 0 && (m->size < 0 || m->size <= left)) {
+		return;
+	}
+	m->data_off = data;
+	if (method == 8)
+		m->zlen = flags & 8 ? left : (int64_t)csize;
+}
+
 /*
  * List the regular-file members of the archive in in->arc_fd.  Returns
  * APC_OK, 1 if libarchive does not recognise the data as an archive (only
@@ -2029,7 +2118,7 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 	char why[200];
 	struct archive *a = arc_open(in->arc_fd, in->arc_size, dec, &src, why, sizeof why);
 	struct archive_entry *e;
-	struct arc_last last = {.have = 0, .off = -1, .size = -1, .hdr = -1};
+	struct arc_last last = {.have = 0, .member = 0, .pos = -1, .off = -1, .size = -1, .hdr = -1};
 	uint64_t index = 0;
 	int rc = APC_OK;
 
@@ -2089,6 +2178,8 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 		last.off = plain ? (int64_t)archive_filter_bytes(a, 0) : -1;
 		last.size = archive_entry_size_is_set(e) ? (int64_t)archive_entry_size(e) : -1;
 		last.hdr = dec ? -1 : (int64_t)archive_read_header_position(a);
+		last.pos = dec ? -1 : (int64_t)archive_filter_bytes(a, 0);
+		last.member = 0;
 		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
 			continue;
 		p = archive_entry_pathname(e);
@@ -2116,6 +2207,7 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 			break;
 		in->mem[in->nmem - 1].data_off = last.off;
 		in->mem[in->nmem - 1].size = last.size;
+		last.member = 1;
 		if (dec && dec->gzr && !dec->failed &&
 		    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR &&
 		    archive_entry_sparse_count(e) == 0 && last.size >= 0) {
@@ -2127,6 +2219,9 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 	}
 	if (rc == APC_OK && !in->kind)
 		in->kind = arc_kind(in, a);
+	if (rc == APC_OK && in->damage.status < 0 && last.member &&
+	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_ZIP)
+		zip_cut_member(in, &in->mem[in->nmem - 1], last.hdr, last.pos);
 	if (rc == APC_OK && in->damage.status == APC_OK &&
 	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_ZIP &&
 	    !zip_has_end(in->arc_fd, in->arc_size))
@@ -3017,6 +3112,30 @@ fail:
 	return rc;
 }
 
+/*
+ * s (new, named) becomes a deflated zip member's data, inflated from
+ * where it starts in the file (zip_cut_member); closed on failure.
+ */
+static int zip_open_member(struct apc_input *in, const struct in_member *m, struct apc_stream *s,
+			   struct apc_stream **out, struct apc_err *err)
+{
+	int rc;
+
+	if ((rc = range_open(in, s, m->data_off, (uint64_t)m->zlen, err)) < 0)
+		return rc;
+	if ((rc = dec_start(s, DEC_DEFLATE, err)) < 0) {
+		apc_stream_close(s);
+		return rc;
+	}
+	/* its size is known unless it follows the data (-1: up to the
+	 * deflate data's end) */
+	s->size = m->size;
+	s->has_left = m->size >= 0;
+	s->left = m->size >= 0 ? (uint64_t)m->size : 0;
+	*out = s;
+	return APC_OK;
+}
+
 int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stream **out,
 			  struct apc_err *err)
 {
@@ -3074,8 +3193,11 @@ int apc_input_open_member(struct apc_input *in, const char *rel, struct apc_stre
 	free(name);
 	if (!s)
 		return in_nomem(err);
+	if (m->data_off >= 0 && m->zlen >= 0)
+		return zip_open_member(in, m, s, out, err);
 	if (m->data_off >= 0) {
-		/* plain tar: straight from the file, no scan to the member */
+		/* plain tar (or a stored zip member cut short): straight
+		 * from the file, no scan to the member */
 		int rc = range_open(in, s, m->data_off, (uint64_t)m->size, err);
 		if (rc < 0)
 			return rc;

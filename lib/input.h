@@ -77,7 +77,9 @@ struct apc_stream *apc_input_stream(struct apc_input *in);
  * (each gets its own descriptor on the file or on the archive's decoded
  * copy, or in a .tar.gz read from a file its own decoder, started at a
  * seek point the listing noted near the member's data, or where a copy
- * found no room its own libarchive handle).
+ * found no room its own libarchive handle; a zip member cut short is
+ * read, and inflated, from its data in the file, to the last byte the
+ * cut leaves).
  */
 int apc_input_members(struct apc_input *in, const char *const **names, size_t *n);
 int apc_input_has(struct apc_input *in, const char *rel);

@@ -381,3 +381,192 @@ EOF2
 	grep -Eq ' link +ts=[0-9]+ cookie=-1 pid=57 tid=57$' <<<"$output"
 	apcverify -q "$TMP/t.apc"
 }
+
+# member_at TAR MEMBER: where MEMBER's data starts in TAR.
+member_at() {
+	python3 -c 'import sys, tarfile; print(tarfile.open(sys.argv[1]).getmember(sys.argv[2]).offset_data)' "$1" "$2"
+}
+
+# folder_cut DIR MEMBER N: a copy of the trace folder DIR with MEMBER cut
+# to N bytes, converted to $TMP/fN.apc: its listing in $TMP/fN.txt, what
+# its summary says is not mapped in $TMP/fN.nm.
+folder_cut() {
+	rm -rf "$TMP/f"
+	cp -r "$1" "$TMP/f"
+	chmod -R u+w "$TMP/f"
+	truncate -s "$3" "$TMP/f/$2"
+	run apcconv "$TMP/f" -o "$TMP/f$3.apc"
+	echo "$output"
+	sed -n 's/.*; not mapped: //p' <<<"$output" >"$TMP/f$3.nm"
+	apcdump "$TMP/f$3.apc" >"$TMP/f$3.txt"
+}
+
+# same_as_folder APC N: the capture APC (of an archive just converted,
+# its output in $output) has the listing of $TMP/fN.apc, and its summary
+# counts as not mapped what the folder's does.
+same_as_folder() {
+	sed -n 's/.*; not mapped: //p' <<<"$output" | cmp - "$TMP/f$2.nm"
+	apcdump "$1" | cmp - "$TMP/f$2.txt"
+}
+
+@test "LTT: a tar cut inside a CPU file keeps what the same cut of the folder keeps" {
+	"$APC_TOOLS/lttgen" --seed 1 --events 20000 --cpus 2 -o "$TMP/g" >/dev/null
+	grep -q 'ltt_block_size="4096"' "$TMP/g/info/system.xml"
+	tar -C "$TMP/g" -cf "$TMP/g.tar" info eventdefs control cpu/1 cpu/0
+	local at size n
+	at=$(member_at "$TMP/g.tar" cpu/0)
+	size=$(stat -c %s "$TMP/g/cpu/0")
+	# in the first block; at the end of one (a folder cannot tell: a tar
+	# can); in a later block; one byte short
+	for n in 100 8192 $((size / 2 + 1000)) $((size - 1)); do
+		folder_cut "$TMP/g" cpu/0 $n
+		head -c $((at + n)) "$TMP/g.tar" >"$TMP/c.tar"
+		conv 1 "$TMP/c.tar" -o "$TMP/c$n.apc"
+		grep -q "c.tar: offset $(printf 0x%x $((at + n))): truncated tar archive: it ends inside the data of cpu/0 ($n of its $size bytes)" <<<"$output"
+		same_as_folder "$TMP/c$n.apc" $n
+	done
+	# the block cut before its block_end is counted, not lost
+	grep -Eq 'block_end \(no time: dropped\): [1-9][0-9]*(,|$)' "$TMP/f$((size / 2 + 1000)).nm"
+}
+
+# cut_compressed PROG EXT NAME: $TMP/g.tar compressed by PROG and cut in
+# cpu/0 (the last member) converts as the folder cut where its data stops.
+cut_compressed() {
+	local n
+	$1 -c "$TMP/g.tar" >"$TMP/g.tar.$2"
+	head -c $(($(stat -c %s "$TMP/g.tar.$2") * 5 / 6)) "$TMP/g.tar.$2" >"$TMP/c.tar.$2"
+	conv 1 "$TMP/c.tar.$2" -o "$TMP/c.$2.apc"
+	grep -q "c.tar.$2: offset 0x[0-9a-f]*: truncated $3 stream (the compressed data ends at byte [0-9]*); truncated tar archive: it ends inside the data of cpu/0 ([0-9]* of its" <<<"$output"
+	n=$(sed -n 's/.*inside the data of cpu\/0 (\([0-9]*\) of its.*/\1/p' <<<"$output" | head -n 1)
+	local out=$output
+	folder_cut "$TMP/g" cpu/0 "$n"
+	output=$out
+	same_as_folder "$TMP/c.$2.apc" "$n"
+}
+
+@test "LTT: a .tar.gz, .tar.bz2 or .tar.xz cut inside a CPU file keeps what the folder cut there keeps" {
+	"$APC_TOOLS/lttgen" --seed 1 --events 20000 --cpus 2 -o "$TMP/g" >/dev/null
+	tar -C "$TMP/g" -cf "$TMP/g.tar" info eventdefs control cpu/1 cpu/0
+	each_compressor cut_compressed "gzip:gz:gzip" "bzip2 -1:bz2:bzip2" "xz:xz:xz"
+}
+
+@test "LTT: the real trace as a tar cut inside a CPU file keeps what the folder cut there keeps" {
+	need_shared
+	local at
+	tar -C "$SHARED/ltt" -cf "$TMP/s.tar" smp_example/info smp_example/eventdefs \
+		smp_example/control smp_example/cpu/0 smp_example/cpu/1
+	# cpu/1 cut past its block_end (798135): its one block is kept whole
+	at=$(member_at "$TMP/s.tar" smp_example/cpu/1)
+	head -c $((at + 983680)) "$TMP/s.tar" >"$TMP/c.tar"
+	conv 1 "$TMP/c.tar" -o "$TMP/c.apc"
+	grep -q "c.tar: offset $(printf 0x%x $((at + 983680))): truncated tar archive: it ends inside the data of smp_example/cpu/1 (983680 of its 1000000 bytes)" <<<"$output"
+	grep -q ' 173151 events, ' <<<"$output"
+	folder_cut "$SHARED/ltt/smp_example" cpu/1 983680
+	same_as_folder "$TMP/c.apc" 983680
+	# cpu/0 cut past its block_end (774284), cpu/1 not in what is left
+	at=$(member_at "$TMP/s.tar" smp_example/cpu/0)
+	head -c $((at + 984640)) "$TMP/s.tar" >"$TMP/d.tar"
+	conv 1 "$TMP/d.tar" -o "$TMP/d.apc"
+	grep -q "d.tar: offset $(printf 0x%x $((at + 984640))): truncated tar archive: it ends inside the data of smp_example/cpu/0 (984640 of its 1000000 bytes)" <<<"$output"
+	grep -q ' 85914 events, ' <<<"$output"
+	grep -q 'not mapped: ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU): 1$' <<<"$output"
+	run apcdump --summary "$TMP/d.apc"
+	grep -Eq '^  core 0 +85914 messages' <<<"$output"
+}
+
+@test "LTT: a CPU the trace declares with an empty or no tracefile is damage; the others are converted" {
+	"$APC_TOOLS/lttgen" --seed 2 --events 3000 --cpus 2 -o "$TMP/g" >/dev/null
+	grep -q ' cpu="2" ' "$TMP/g/info/system.xml"
+	conv 0 "$TMP/g" -o "$TMP/whole.apc"
+	# core 0 as when whole (its times count from its own start now)
+	apcdump --summary "$TMP/whole.apc" | grep -E '^  core 0 ' >"$TMP/whole.0"
+	: >"$TMP/g/cpu/1"
+	conv 1 "$TMP/g" -o "$TMP/e.apc"
+	grep -q "g/cpu/1: empty tracefile: the capture has no events of CPU 1$" <<<"$output"
+	grep -Eq 'not mapped: ltt CPU tracefiles that are empty \(no events of their CPU\): 1(,|$)' <<<"$output"
+	apcdump --summary "$TMP/e.apc" | grep -E '^  core ' | cmp - "$TMP/whole.0"
+	rm "$TMP/g/cpu/1"
+	conv 1 "$TMP/g" -o "$TMP/m.apc"
+	grep -q "g: no cpu/1 tracefile, though info/system.xml declares 2 CPUs: the capture has no events of CPU 1$" <<<"$output"
+	grep -Eq 'not mapped: ltt CPU tracefiles info/system.xml declares that are missing \(no events of their CPU\): 1(,|$)' <<<"$output"
+	apcdump --summary "$TMP/m.apc" | grep -E '^  core ' | cmp - "$TMP/whole.0"
+	# --stats=json counts it and names it
+	local rc=0
+	apcconv -q --stats=json "$TMP/g" -o "$TMP/j.apc" >"$TMP/j.json" 2>/dev/null || rc=$?
+	[ "$rc" -eq 1 ]
+	python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["status"] == 1 and not o["ok"], o
+assert o["not_mapped"]["ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU)"] == 1, o
+assert o["damage"].endswith("g: no cpu/1 tracefile, though info/system.xml declares 2 CPUs: the capture has no events of CPU 1"), o
+' "$TMP/j.json"
+	# the same of a whole tar without it
+	tar -C "$TMP/g" -cf "$TMP/g.tar" info eventdefs control cpu
+	conv 1 "$TMP/g.tar" -o "$TMP/t.apc"
+	grep -q "g.tar: no cpu/1 tracefile, though info/system.xml declares 2 CPUs" <<<"$output"
+	apcdump --summary "$TMP/t.apc" | grep -E '^  core ' | cmp - "$TMP/whole.0"
+}
+
+@test "LTT: several CPUs with no events: the lowest named, all counted" {
+	"$APC_TOOLS/lttgen" --seed 2 --events 500 --cpus 4 -o "$TMP/g" >/dev/null
+	: >"$TMP/g/cpu/3"
+	rm "$TMP/g/cpu/1" "$TMP/g/cpu/2"
+	conv 1 "$TMP/g" -o "$TMP/g.apc"
+	grep -q "g: no cpu/1 tracefile, though info/system.xml declares 4 CPUs: the capture has no events of CPU 1 (3 CPU tracefiles missing or empty in all)$" <<<"$output"
+	grep -q 'not mapped: ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU): 2, ltt CPU tracefiles that are empty (no events of their CPU): 1, ' <<<"$output"
+	dump --summary "$TMP/g.apc"
+	grep -Eq '^  core 0 +[0-9]+ messages' <<<"$output"
+	# a tracefile of a CPU past the declared ones, empty, is counted too
+	sed -i 's/ cpu="4" / cpu="1" /' "$TMP/g/info/system.xml"
+	conv 1 "$TMP/g" -o "$TMP/h.apc"
+	grep -q "g/cpu/3: empty tracefile: the capture has no events of CPU 3$" <<<"$output"
+}
+
+@test "LTT: the real trace with cpu/1 empty or missing: cpu/0 converted, exit 1" {
+	need_shared
+	cp -r "$SHARED/ltt/smp_example" "$TMP/s"
+	chmod -R u+w "$TMP/s"
+	: >"$TMP/s/cpu/1"
+	conv 1 "$TMP/s" -o "$TMP/e.apc"
+	grep -q "s/cpu/1: empty tracefile: the capture has no events of CPU 1$" <<<"$output"
+	grep -q ' 85914 events, .*; not mapped: ltt CPU tracefiles that are empty (no events of their CPU): 1$' <<<"$output"
+	rm "$TMP/s/cpu/1"
+	conv 1 "$TMP/s" -o "$TMP/m.apc"
+	grep -q "s: no cpu/1 tracefile, though info/system.xml declares 2 CPUs: the capture has no events of CPU 1$" <<<"$output"
+	grep -q ' 85914 events, .*; not mapped: ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU): 1$' <<<"$output"
+}
+
+# zip_left ZIP CUT MEMBER: the bytes of MEMBER that the first CUT bytes
+# of ZIP hold (its data inflated as far as they go, or stored).
+zip_left() {
+	python3 -c '
+import sys, zipfile, zlib, struct
+z, cut, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+i = zipfile.ZipFile(z).getinfo(name)
+d = open(z, "rb").read()
+n, x = struct.unpack("<HH", d[i.header_offset + 26:i.header_offset + 30])
+data = d[i.header_offset + 30 + n + x:cut]
+print(len(zlib.decompressobj(-15).decompress(data)) if i.compress_type == 8 else len(data))
+' "$@"
+}
+
+@test "LTT: a zip cut inside a CPU file keeps what the folder cut there keeps, deflated or stored" {
+	command -v zip >/dev/null || skip "zip is not installed"
+	"$APC_TOOLS/lttgen" --seed 1 --events 20000 --cpus 2 -o "$TMP/g" >/dev/null
+	local opt n cut
+	for opt in -6 -0; do
+		rm -f "$TMP/g.zip"
+		(cd "$TMP/g" && zip -q $opt -r "$TMP/g.zip" info eventdefs control cpu/1 cpu/0)
+		cut=$(($(stat -c %s "$TMP/g.zip") * 5 / 6))
+		head -c $cut "$TMP/g.zip" >"$TMP/c.zip"
+		n=$(zip_left "$TMP/g.zip" $cut cpu/0)
+		[ "$n" -gt 0 ] && [ "$n" -lt "$(stat -c %s "$TMP/g/cpu/0")" ]
+		conv 1 "$TMP/c.zip" -o "$TMP/c$opt.apc"
+		grep -q "c.zip: offset $(printf 0x%x $cut): truncated zip archive: it ends inside cpu/0 or the header after it" <<<"$output"
+		local out=$output
+		folder_cut "$TMP/g" cpu/0 "$n"
+		output=$out
+		same_as_folder "$TMP/c$opt.apc" "$n"
+	done
+}

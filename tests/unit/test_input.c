@@ -178,8 +178,12 @@ static int comp_filter(struct archive *a, const struct comp *c)
 static struct archive *ar_begin(const char *path, const char *kind)
 {
 	struct archive *a = archive_write_new();
-	if (strcmp(kind, "zip") == 0) {
+	if (strncmp(kind, "zip", 3) == 0) {
 		archive_write_set_format_zip(a);
+		/* "zip-store": members stored, not deflated */
+		if (kind[3] && archive_write_set_format_option(a, "zip", "compression", "store") !=
+				       ARCHIVE_OK)
+			T_FAIL("zip store: %s", archive_error_string(a));
 	} else if (strcmp(kind, "7z") == 0) {
 		archive_write_set_format_7zip(a);
 	} else if (strncmp(kind, "cpio", 4) == 0) {
@@ -1371,6 +1375,80 @@ static void truncated_zip_is_damaged(void)
 	free(d);
 }
 
+/* Where the data of zip member `name` starts in d (after its local
+ * header), or 0. */
+static size_t zip_data_at(const uint8_t *d, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i + 30 + n <= len; i++)
+		if (memcmp(d + i, "PK\3\4", 4) == 0 && (d[i + 26] | d[i + 27] << 8) == (int)n &&
+		    memcmp(d + i + 30, name, n) == 0)
+			return i + 30 + n + (size_t)(d[i + 28] | d[i + 29] << 8);
+	return 0;
+}
+
+/*
+ * A zip cut inside a member's data: the member gives every byte its data
+ * before the cut holds (libarchive's zip reader, which drops what it was
+ * inflating, gave less), then says it is cut; a stored one gives every
+ * byte there.
+ */
+static void truncated_zip_member_keeps_every_byte(void)
+{
+	size_t len, data, cut, got;
+	uint8_t *d = t_read_file(tpath("t.zip"), &len), *want;
+	struct apc_input *in;
+	struct apc_err err;
+	z_stream z;
+
+	if (!d)
+		return;
+	data = zip_data_at(d, len, "smp_example/cpu/0");
+	cut = len / 2;
+	T_ASSERT(data > 0 && data < cut);
+	/* what inflating the data before the cut gives */
+	want = malloc(tree[1].len);
+	memset(&z, 0, sizeof z);
+	T_EQ_INT(inflateInit2(&z, -15), Z_OK);
+	z.next_in = d + data;
+	z.avail_in = (uInt)(cut - data);
+	z.next_out = want;
+	z.avail_out = (uInt)tree[1].len;
+	T_EQ_INT(inflate(&z, Z_SYNC_FLUSH), Z_OK);
+	inflateEnd(&z);
+	T_ASSERT(z.total_out > 1000000 && z.total_out < tree[1].len);
+	in = open_copy("mcut.zip", d, cut);
+	if (in) {
+		T_ASSERT(apc_input_damage(in) != NULL);
+		member_whole(in, "info/system.xml", 0);
+		got = member_cut(in, "cpu/0", 1, &err);
+		T_EQ_U64(got, z.total_out);
+		T_EQ_INT(err.offset, (int64_t)got);
+		T_ASSERT(strstr(err.msg, "truncated deflate stream (the compressed data ends at byte ") !=
+			 NULL);
+		apc_input_close(in);
+	}
+	free(want);
+	free(d);
+
+	/* stored */
+	T_ASSERT(make_archive(tpath("st.zip"), "zip-store", ""));
+	d = t_read_file(tpath("st.zip"), &len);
+	if (!d)
+		return;
+	data = zip_data_at(d, len, "cpu/0");
+	T_ASSERT(data > 0 && data < len / 2);
+	in = open_copy("scut.zip", d, len / 2);
+	if (in) {
+		got = member_cut(in, "cpu/0", 1, &err);
+		T_EQ_U64(got, len / 2 - data);
+		T_ASSERT(strstr(err.msg, "truncated archive: the member ends after") != NULL);
+		apc_input_close(in);
+	}
+	free(d);
+}
+
 /* Offset of the "new" cpio header naming `name` in d, or -1. */
 static long cpio_header_at(const uint8_t *d, size_t len, const char *name)
 {
@@ -1810,6 +1888,7 @@ void run_tests(void)
 	T_RUN(cpio_damage_keeps_members);
 	T_RUN(sevenzip_damage);
 	T_RUN(truncated_zip_is_damaged);
+	T_RUN(truncated_zip_member_keeps_every_byte);
 	T_RUN(two_members_interleaved);
 	T_RUN(large_member_small_chunks);
 	T_RUN(stdin_tar_is_spooled);
