@@ -848,3 +848,134 @@ EOF2
 	grep -q '<event counter="Z" title="z" name="z"/>' "$TMP/out.apc/events.xml"
 	! grep -q 'note\|extra' "$TMP/out.apc/events.xml" || false
 }
+
+# two_counters: $TMP/in.apc with counters A (key 0x11, its value 5) and
+# B (key 0x12, no values), each described by events.xml, B's event
+# after A's.
+two_counters() {
+	cap "$TMP/in.apc"
+	counters_xml <<'EOF2'
+<counter key="0x11" type="A"/>
+<counter key="0x12" type="B"/>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events>
+<category name="Disk">
+<event counter="A" title="Disk" name="Reads"/>
+<event counter="B" title="Disk" name="Writes"/>
+</category>
+</events>
+EOF2
+}
+
+# cut_inside FILE STRING: FILE cut 10 bytes into the first STRING; the
+# size it has then is in $cut.
+cut_inside() {
+	cut=$(($(grep -bo "$2" "$1" | head -n 1 | cut -d: -f1) + 10))
+	truncate -s "$cut" "$1"
+}
+
+@test "APC: an events.xml not well-formed is read up to the damage; the capture is written, exit 1" {
+	two_counters
+	# without events.xml the capture converts (the counters named by
+	# their types): a damaged one must not lose more
+	mv "$TMP/in.apc/events.xml" "$TMP/events.xml"
+	conv 0 -q "$TMP/in.apc" -o "$TMP/none.apc"
+	mv "$TMP/events.xml" "$TMP/in.apc/"
+	cut_inside "$TMP/in.apc/events.xml" '<event counter="B"'
+	conv 1 -v "$TMP/in.apc" -o "$TMP/out.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/in.apc/events.xml: offset 0x$(printf %x "$cut"): events.xml is not well-formed at line 5: couldn't find end of Start Tag event; kept everything before it" ]
+	grep -q "^apcconv: $TMP/in.apc (apc) -> $TMP/out.apc: " <<<"$output"
+	# A's event came before the damage, B's did not
+	grep -q '<event counter="A" title="Disk" name="Reads"' "$TMP/out.apc/events.xml"
+	! grep -q 'Writes' "$TMP/out.apc/events.xml" || false
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 1' <<<"$output"
+	apcverify -q "$TMP/out.apc"
+	apcdump "$TMP/out.apc" | grep -q ' block_counter .* key=0x11 value=5$'
+	# apcverify calls it an error; apcdump, which does not read it,
+	# lists the frames
+	verify 1 "$TMP/in.apc"
+	grep -qF "$TMP/in.apc: events.xml: error: line 5: " <<<"$output"
+	dump "$TMP/in.apc"
+	[ "$status" -eq 0 ]
+	grep -q ' block_counter .* key=0x11 value=5$' <<<"$output"
+	# cut after B's counter=: its start tag was not read whole, and its
+	# event is not kept with the attributes it had up to there
+	two_counters
+	cut=$(($(grep -bo '<event counter="B"' "$TMP/in.apc/events.xml" | cut -d: -f1) + 19))
+	truncate -s "$cut" "$TMP/in.apc/events.xml"
+	conv 1 -v "$TMP/in.apc" -o "$TMP/out2.apc"
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 1' <<<"$output"
+	cmp "$TMP/out.apc/events.xml" "$TMP/out2.apc/events.xml"
+	# nothing before the root: read as if absent
+	printf 'junk' >"$TMP/in.apc/events.xml"
+	conv 1 -q "$TMP/in.apc" -o "$TMP/junk.apc"
+	grep -q "events.xml is not well-formed at line 1: .*; nothing before it to keep: read as if absent$" <<<"$output"
+	cmp "$TMP/none.apc/events.xml" "$TMP/junk.apc/events.xml"
+}
+
+@test "APC: a damaged session.xml too; with the data file's damage all are reported" {
+	two_counters
+	cut_inside "$TMP/in.apc/events.xml" '<event counter="B"'
+	printf '<?xml version="1.0"?>\n<session version="1" duration="3"><image path="a"/><image' \
+		>"$TMP/in.apc/session.xml"
+	conv 1 -v "$TMP/in.apc" -o "$TMP/out.apc"
+	grep -q "^apcconv: $TMP/in.apc/events.xml: offset 0x[0-9a-f]*: events.xml is not well-formed at line 5: .*; kept everything before it; $TMP/in.apc/session.xml: offset 0x[0-9a-f]*: session.xml is not well-formed at line 2: .*; kept everything before it$" <<<"$output"
+	# its attributes are kept; of its images, the one whose start tag
+	# was read whole is counted, the one cut inside it is not there
+	grep -q '<session version="1" .* duration="3" ' "$TMP/out.apc/session.xml"
+	grep -qF 'session.xml /session/image: 1' <<<"$output"
+	# the data file cut short: its damage leads, the XML's follows
+	size=$(stat -c %s "$TMP/in.apc/0000000000")
+	truncate -s $((size - 2)) "$TMP/in.apc/0000000000"
+	rm "$TMP/in.apc/session.xml"
+	conv 1 -q "$TMP/in.apc" -o "$TMP/cut.apc"
+	grep -q "^apcconv: $TMP/in.apc/0000000000: offset 0x[0-9a-f]*: .*; $TMP/in.apc/events.xml: offset 0x[0-9a-f]*: events.xml is not well-formed at line 5: " <<<"$output"
+}
+
+# member_at TAR MEMBER: the offset of MEMBER's data in TAR.
+member_at() {
+	python3 -c 'import sys, tarfile; print(tarfile.open(sys.argv[1]).getmember(sys.argv[2]).offset_data)' "$1" "$2"
+}
+
+@test "APC: an archive cut inside events.xml converts what it holds before the cut" {
+	two_counters
+	# gatord's order: the data file first
+	tar -C "$TMP" -cf "$TMP/in.tar" in.apc/0000000000 in.apc/captured.xml in.apc/events.xml
+	at=$(member_at "$TMP/in.tar" in.apc/events.xml)
+	within=$(($(grep -bo '<event counter="B"' "$TMP/in.apc/events.xml" | cut -d: -f1) + 10))
+	head -c $((at + within)) "$TMP/in.tar" >"$TMP/cut.tar"
+	conv 1 -v "$TMP/cut.tar" -o "$TMP/out.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/cut.tar: offset 0x$(printf %x $((at + within))): truncated tar archive: it ends inside the data of in.apc/events.xml ($within of its $(stat -c %s "$TMP/in.apc/events.xml") bytes)" ]
+	grep -q '<event counter="A" title="Disk" name="Reads"' "$TMP/out.apc/events.xml"
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 1' <<<"$output"
+	apcverify -q "$TMP/out.apc"
+}
+
+@test "APC: the real capture with its events.xml cut short, and an archive of it cut there, convert" {
+	need_shared
+	cp -r "$SHARED/apc/v68_nonroot_annotate.apc" "$TMP/ev.apc"
+	chmod -R u+w "$TMP/ev.apc"
+	tar -C "$TMP" -cf "$TMP/ev.tar" ev.apc/captured.xml ev.apc/0000000000 ev.apc/events.xml
+	# cut 3232 bytes into events.xml, as the folder's is
+	head -c $(($(member_at "$TMP/ev.tar" ev.apc/events.xml) + 3232)) "$TMP/ev.tar" >"$TMP/cut.tar"
+	truncate -s 3232 "$TMP/ev.apc/events.xml"
+	conv 1 "$TMP/ev.apc" -o "$TMP/out.apc"
+	grep -q "^apcconv: $TMP/ev.apc/events.xml: offset 0xca0: events.xml is not well-formed at line 28: .*; kept everything before it$" <<<"$output"
+	conv 1 "$TMP/cut.tar" -o "$TMP/tar.apc"
+	grep -q "truncated tar archive: it ends inside the data of ev.apc/events.xml" <<<"$output"
+	# the same capture either way, with all of the data file's frames
+	for f in 0000000000 captured.xml events.xml; do
+		cmp "$TMP/out.apc/$f" "$TMP/tar.apc/$f"
+	done
+	apcverify -q "$TMP/out.apc"
+	[ "$(apcdump --summary "$TMP/out.apc" | awk '/^Frames:/ {print $2}')" -eq 390 ]
+	# apcverify: an error of events.xml each; apcdump lists the frames
+	verify 1 "$TMP/ev.apc"
+	grep -q 'events.xml: error: line 28: .* \[events-xml\]$' <<<"$output"
+	verify 1 "$TMP/cut.tar"
+	grep -q 'events.xml: error: .* \[events-xml\]$' <<<"$output"
+	[ "$(apcdump "$TMP/ev.apc" | wc -l)" -eq "$(apcdump "$SHARED/apc/v68_nonroot_annotate.apc" | wc -l)" ]
+}
+
