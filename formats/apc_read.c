@@ -4,8 +4,9 @@
  * tools share one way of reading captures).
  *
  * Input: an .apc folder or an archive of one (tree with 0000000000 and
- * captured.xml, events.xml optional), or a bare 0000000000 stream (no
- * XML: counters are named after their keys).  Frames are decoded by
+ * captured.xml, events.xml optional), or a bare 0000000000 stream (read
+ * with the XML beside it, if any; without captured.xml its counters are
+ * named after their keys).  Frames are decoded by
  * lib/frame.c; External frames are reassembled per fd and decoded by
  * lib/annotate.c.  Frame types we cannot model (gatord 9.x perf frames)
  * are carried through opaque.
@@ -71,6 +72,9 @@ struct apcr {
 	size_t nfds;
 	uint64_t delta;
 	const char *name;
+	/* A bare data file 0000000000: its path, beside which its XML is
+	 * (apcr_open_xml); NULL for a folder or archive, and stdin. */
+	const char *bare;
 	/* XML files read only as far as their damage (apcr_parse_xml): an
 	 * error to report once the data is read, when status < 0. */
 	struct apc_err xml_damage;
@@ -221,20 +225,32 @@ static int apcr_keep_attr(struct apc_model *m, struct apc_attr **list, size_t *n
 }
 
 /*
- * Open the capture's XML file `name`, the tree's member.  1 with *s, 0
- * when there is none (a bare data file has none), or an error (r->err
- * set).
+ * Open the capture's XML file `name`: the tree's member, or for a bare
+ * data file 0000000000 the file beside it (apc_data_sibling, as
+ * apcverify and apcdump find it; one that cannot be opened is not
+ * there, as for them).  1 with *s, 0 when there is none, or an error
+ * (r->err set).
  */
-static int apcr_open_xml(struct apc_reader *r, const char *name, struct apc_stream **s)
+static int apcr_open_xml(struct apc_reader *r, const struct apcr *a, const char *name,
+			 struct apc_stream **s)
 {
 	struct apc_input *in = r->inputs[0];
+	struct apc_err e;
+	char *path;
 	int rc;
 
 	*s = NULL;
-	if (!apc_input_is_tree(in) || !apc_input_has(in, name))
+	if (apc_input_is_tree(in)) {
+		if (!apc_input_has(in, name))
+			return 0;
+		rc = apc_input_open_member(in, name, s, &r->err);
+		return rc < 0 ? rc : 1;
+	}
+	if (!a->bare || !(path = apc_data_sibling(a->bare, name)))
 		return 0;
-	rc = apc_input_open_member(in, name, s, &r->err);
-	return rc < 0 ? rc : 1;
+	rc = apc_stream_open_path(path, s, &e);
+	free(path);
+	return rc < 0 ? 0 : 1;
 }
 
 /*
@@ -401,7 +417,7 @@ static xmlDoc *apcr_parse_xml(struct apc_reader *r, struct apcr *a, const char *
 	uint8_t *buf;
 	size_t len;
 	xmlDoc *doc;
-	int rc = apcr_open_xml(r, name, &s);
+	int rc = apcr_open_xml(r, a, name, &s);
 
 	if (rc <= 0) {
 		if (rc == 0 && required)
@@ -555,9 +571,21 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 	int seen_target = 0; /* a second <target> is counted, not merged */
 	xmlChar *v;
 
-	if (!root || xmlStrcmp(root->name, (const xmlChar *)"captured") != 0)
-		return apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
-				   "captured.xml has no <captured> root");
+	if (!root || xmlStrcmp(root->name, (const xmlChar *)"captured") != 0) {
+		struct apc_err e;
+		char *path;
+
+		if (!a->bare)
+			return apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
+					   "captured.xml has no <captured> root");
+		/* beside a bare data file, which reads without one */
+		path = apc_data_sibling(a->bare, "captured.xml");
+		apc_err_set(&e, APC_EDATA, path, APC_NO_OFFSET,
+			    "captured.xml has no <captured> root: read as if absent");
+		free(path);
+		apcr_xml_damaged(a, &e);
+		return APC_END;
+	}
 	m->meta.protocol = apcr_u32(m, root, "protocol", F, "/captured");
 	/* INT64_MIN: absent, or not a number (counted) */
 	m->meta.created = apcr_num(m, root, "created", INT64_MIN, F, "/captured");
@@ -1526,7 +1554,9 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 
 /*
  * The capture's XML: a folder's or archive's captured.xml (which it must
- * have), events.xml and session.xml; a bare data file has none.
+ * have), events.xml and session.xml; a bare data file 0000000000 has
+ * them beside it or not at all (captured.xml decides: without it the
+ * others describe nothing).
  */
 static int apcr_xml_files(struct apc_reader *r, struct apcr *a)
 {
@@ -1538,8 +1568,8 @@ static int apcr_xml_files(struct apc_reader *r, struct apcr *a)
 		return r->err.status < 0 ? r->err.status : tree ? APC_EDATA : APC_OK;
 	rc = apcr_captured(r, a, doc);
 	xmlFreeDoc(doc);
-	if (rc < 0)
-		return rc;
+	if (rc != APC_OK)
+		return rc < 0 ? rc : APC_OK; /* APC_END: not one (beside a bare file) */
 	rc = apcr_describe(r);
 	if (rc < 0)
 		return rc;
@@ -1560,6 +1590,8 @@ static int apcr_open_capture(struct apc_reader *r, struct apcr *a)
 
 	a->summary_clocks = 0;
 	apc_err_clear(&a->xml_damage);
+	if (!apc_input_is_tree(in))
+		a->bare = apc_input_path(in); /* "-" has nothing beside it */
 	apc_strset(&r->model->meta.source_format, "apc");
 	rc = apcr_xml_files(r, a);
 	if (rc < 0)

@@ -218,6 +218,11 @@ static xmlChar *xml_attr(xmlNode *n, const char *name)
 	return xmlGetProp(n, (const xmlChar *)name);
 }
 
+/*
+ * captured.xml: the tree's member, or the one beside a bare data file
+ * 0000000000 (apc_data_sibling: apcconv and apcverify read the same;
+ * one there that cannot be opened is not there, as for them).
+ */
 static int dump_load_xml(struct dump *d, struct apc_input *in)
 {
 	struct apc_stream *s;
@@ -226,11 +231,22 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	size_t len;
 	xmlNode *root;
 	xmlChar *v;
+	/* what a problem with it names: the folder, or the file itself */
+	char where[sizeof e.file];
 
 	apc_err_clear(&e);
-	if (!apc_input_has(in, "captured.xml"))
+	snprintf(where, sizeof where, "%s", d->path);
+	if (!apc_input_is_tree(in)) {
+		char *path = apc_data_sibling(d->path, "captured.xml");
+		int rc = path ? apc_stream_open_path(path, &s, &e) : APC_EIO;
+		if (path)
+			snprintf(where, sizeof where, "%s", path);
+		free(path);
+		if (rc < 0)
+			return APC_OK;
+	} else if (!apc_input_has(in, "captured.xml")) {
 		return APC_OK;
-	if (apc_input_open_member(in, "captured.xml", &s, &e) < 0) {
+	} else if (apc_input_open_member(in, "captured.xml", &s, &e) < 0) {
 		dump_problem(d, &e);
 		return APC_EIO;
 	}
@@ -244,8 +260,7 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 			       XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	free(buf);
 	if (!d->doc || !(root = xmlDocGetRootElement(d->doc))) {
-		apc_err_set(&e, APC_EDATA, NULL, APC_NO_OFFSET, "captured.xml is not well-formed XML");
-		snprintf(e.file, sizeof e.file, "%s", d->path);
+		apc_err_set(&e, APC_EDATA, where, APC_NO_OFFSET, "captured.xml is not well-formed XML");
 		dump_problem(d, &e);
 		return APC_EDATA;
 	}
@@ -1488,10 +1503,18 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		}
 		own = 1;
 	} else {
+		if (dump_load_xml(&d, in) == APC_ENOMEM) {
+			dump_oom(&d);
+			goto out;
+		}
 		if (o->xml) {
-			apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
-				    "a bare data file has no captured.xml");
-			dump_problem(&d, &e);
+			if (d.doc) {
+				dump_print_xml(&d);
+			} else if (d.status == APC_OK) {
+				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
+					    "no captured.xml beside the bare data file");
+				dump_problem(&d, &e);
+			}
 			goto out;
 		}
 		s = apc_input_stream(in);

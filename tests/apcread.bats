@@ -979,3 +979,49 @@ member_at() {
 	[ "$(apcdump "$TMP/ev.apc" | wc -l)" -eq "$(apcdump "$SHARED/apc/v68_nonroot_annotate.apc" | wc -l)" ]
 }
 
+@test "APC: a bare 0000000000 is read with the XML beside it, as apcverify reads it" {
+	two_counters
+	printf '<?xml version="1.0"?>\n<session version="1" duration="3"/>\n' >"$TMP/in.apc/session.xml"
+	conv 0 -v "$TMP/in.apc" -o "$TMP/dir.apc"
+	conv 0 -v "$TMP/in.apc/0000000000" -o "$TMP/bare.apc"
+	! grep -q 'not declared' <<<"$output" || false
+	for f in 0000000000 captured.xml events.xml session.xml; do
+		cmp "$TMP/dir.apc/$f" "$TMP/bare.apc/$f"
+	done
+	# apcdump: the protocol and the counters' names, and --xml
+	dump --summary "$TMP/in.apc/0000000000"
+	grep -q '^Protocol: *680$' <<<"$output"
+	grep -q '^  key 0x11 *A  *1 values$' <<<"$output"
+	grep -q '^  key 0x12 *B  *0 values$' <<<"$output"
+	diff <(apcdump --xml "$TMP/in.apc") <(apcdump --xml "$TMP/in.apc/0000000000" | sed 's|/0000000000: captured.xml$|: captured.xml|')
+	verify 0 "$TMP/in.apc/0000000000"
+	# a data file under another name is a stream of frames, nothing more,
+	# for all three
+	cp "$TMP/in.apc/0000000000" "$TMP/in.apc/data.bin"
+	conv 0 -v "$TMP/in.apc/data.bin" -o "$TMP/other.apc"
+	grep -qF 'counter keys not declared in captured.xml: 1' <<<"$output"
+	dump --summary "$TMP/in.apc/data.bin"
+	grep -q '^Protocol: *unknown (no captured.xml)$' <<<"$output"
+	verify 0 "$TMP/in.apc/data.bin"
+	grep -q 'warning: no captured.xml beside a bare data file' <<<"$output"
+}
+
+@test "APC: a damaged captured.xml beside a bare 0000000000 is read as far as it goes" {
+	two_counters
+	rm "$TMP/in.apc/events.xml"
+	cut_inside "$TMP/in.apc/captured.xml" '<counter key="0x12"'
+	conv 1 -v "$TMP/in.apc/0000000000" -o "$TMP/out.apc"
+	grep -q "^apcconv: $TMP/in.apc/captured.xml: offset 0x$(printf %x "$cut"): captured.xml is not well-formed at line 4: .*; kept everything before it$" <<<"$output"
+	# A (key 0x11) was declared before the damage
+	grep -q '<counter key="0x11" type="A"/>' "$TMP/out.apc/captured.xml"
+	! grep -q 'not declared' <<<"$output" || false
+	# one that is not a <captured> is not used
+	echo '<other/>' >"$TMP/in.apc/captured.xml"
+	conv 1 -v "$TMP/in.apc/0000000000" -o "$TMP/other.apc"
+	grep -q "^apcconv: $TMP/in.apc/captured.xml: captured.xml has no <captured> root: read as if absent$" <<<"$output"
+	grep -qF 'counter keys not declared in captured.xml: 1' <<<"$output"
+	# a folder's captured.xml must be whole: nothing written
+	conv 1 "$TMP/in.apc" -o "$TMP/dir.apc"
+	[ ! -e "$TMP/dir.apc" ]
+}
+
