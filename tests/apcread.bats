@@ -1025,3 +1025,91 @@ member_at() {
 	[ ! -e "$TMP/dir.apc" ]
 }
 
+# ann_cap DIR: DIR/0000000000 and its captured.xml, whose External
+# frames carry annotate counters: pid 7 declares keys 1 (an activity) and
+# 2, pid 8 declares key 1 again (another process's counter) and sends a
+# value for key 9, which nobody declares.
+ann_cap() {
+	mkdir -p "$1"
+	pack "$1/0000000000" <<'EOF2'
+def msg(code, body):
+    return bytes([code]) + struct.pack("<I", len(body)) + body
+def setup(tid, pid):
+    return b"ANNOTATE 4\n" + struct.pack("<II", tid, pid) + b"\0"
+def decl(key, cls, title, name):
+    # key, per_cpu, class, display, modifier, series, rendering, average
+    # selection, average cores, percentage, activities, cores; colour;
+    # title, name, units; the description to the end
+    return msg(0x08, b"".join(p(v) for v in (key, 0, cls, 0, 1, 0, 0, 0, 0, 0, 0, 0))
+               + b"\0\0\0\0" + title + b"\0" + name + b"\0\0")
+def value(ts, key, v):
+    return msg(0x09, p(ts) + p(0) + p(key) + p(v))
+def switch(ts, key, act):
+    return msg(0x0a, p(ts) + p(0) + p(key) + p(act) + p(7))
+T = 1700000000000000000 + 1000
+B = [
+    summary(),
+    block_counter(),
+    p(10) + p(1) + setup(7, 7) + decl(1, 3, b"App", b"state") + decl(2, 1, b"App", "t\u00e4sks".encode()),
+    p(10) + p(1) + value(T, 2, 5) + value(T + 1, 2, 6) + switch(T + 2, 1, 1),
+    p(10) + p(2) + setup(8, 8) + decl(1, 2, b"Other", b"level") + value(T + 3, 1, 9) + value(T + 4, 9, 1),
+]
+EOF2
+	finish_cap "$1"
+}
+
+@test "apcdump --summary lists the counters annotate clients declare, apart from captured.xml's" {
+	ann_cap "$TMP/in.apc"
+	dump --summary "$TMP/in.apc"
+	[ "$status" -eq 0 ]
+	# captured.xml's as they were
+	grep -q '^Counters: *1 (1 with values)$' <<<"$output"
+	grep -q '^  key 0x11 *T_cnt0  *1 values$' <<<"$output"
+	[ "$(sed -n '/^Annotate counters:/,/^Annotation channels:/p' <<<"$output")" = 'Annotate counters:   4 (4 with values or activity switches)
+  annotate pid 7       key 1      "App" "state" 0 values, 1 activity switches
+  annotate pid 7       key 2      "App" "t'$'\xc3\xa4''sks" 2 values
+  annotate pid 8       key 1      "Other" "level" 1 values
+  annotate pid 8       key 9      (not declared) 1 values
+Annotation channels: 0' ]
+	apcdump --summary --json "$TMP/in.apc" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+assert [c["name"] for c in o["counters"]] == ["T_cnt0"], o["counters"]
+got = [(c["pid"], c["key"], c["title"], c["name"], c["declared"], c["values"], c["activity_switches"])
+       for c in o["annotate_counters"]]
+assert got == [(7, 1, "App", "state", True, 0, 1), (7, 2, "App", "t\u00e4sks", True, 2, 0),
+               (8, 1, "Other", "level", True, 1, 0), (8, 9, None, None, False, 1, 0)], got'
+}
+
+@test "apcdump --summary: the real capture's annotate counters, as its client declared them" {
+	need_shared
+	local truth="$SHARED/apc/v68_nonroot_annotate.truth.jsonl"
+	apcdump --summary --json "$SHARED/apc/v68_nonroot_annotate.apc" >"$TMP/s.json"
+	# the truth: each counter's title and name, and how many values
+	# and activity switches the client sent of it
+	python3 - "$truth" "$TMP/s.json" <<'EOF2'
+import json, sys
+want = {}
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    a = c.get("args", {})
+    if c.get("func") == "gator_annotate_counter":
+        want[a["id"]] = [a["title"], a["name"], 0, 0]
+    elif c.get("func") == "gator_annotate_counter_value":
+        want[a["id"]][2] += 1
+    elif c.get("func") == "gator_annotate_activity_switch":
+        want[a["id"]][3] += 1
+o = json.load(open(sys.argv[2]))
+got = {c["key"]: [c["title"], c["name"], c["values"], c["activity_switches"]]
+       for c in o["annotate_counters"]}
+print(got)
+assert len(want) == 7 and sum(w[2] for w in want.values()) == 11
+assert got == want, (got, want)
+assert len(o["counters"]) == 6
+EOF2
+	apcdump --summary "$SHARED/apc/v68_nonroot_annotate.apc" >"$TMP/s.txt"
+	grep -q '^Counters: *6 ' "$TMP/s.txt"
+	grep -q '^Annotate counters: *7 ' "$TMP/s.txt"
+	grep -q '^  annotate pid 26828 *key 1 *"Driver" "delta_counter" 3 values$' "$TMP/s.txt"
+	grep -q '^  annotate pid 26828 *key 5 *"Driver" "activity_counter" 0 values, 3 activity switches$' "$TMP/s.txt"
+}
