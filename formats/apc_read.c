@@ -4,8 +4,9 @@
  * tools share one way of reading captures).
  *
  * Input: an .apc folder or an archive of one (tree with 0000000000 and
- * captured.xml, events.xml optional), or a bare 0000000000 stream (no
- * XML: counters are named after their keys).  Frames are decoded by
+ * captured.xml, events.xml optional), or a bare 0000000000 stream (read
+ * with the XML beside it, if any; without captured.xml its counters are
+ * named after their keys).  Frames are decoded by
  * lib/frame.c; External frames are reassembled per fd and decoded by
  * lib/annotate.c.  Frame types we cannot model (gatord 9.x perf frames)
  * are carried through opaque.
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libxml/SAX2.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
@@ -70,6 +72,12 @@ struct apcr {
 	size_t nfds;
 	uint64_t delta;
 	const char *name;
+	/* A bare data file 0000000000: its path, beside which its XML is
+	 * (apcr_open_xml); NULL for a folder or archive, and stdin. */
+	const char *bare;
+	/* XML files read only as far as their damage (apcr_parse_xml): an
+	 * error to report once the data is read, when status < 0. */
+	struct apc_err xml_damage;
 };
 
 static int apcr_bid(struct apc_input *in)
@@ -216,43 +224,233 @@ static int apcr_keep_attr(struct apc_model *m, struct apc_attr **list, size_t *n
 	return rc;
 }
 
-static xmlDoc *apcr_parse_xml(struct apc_reader *r, const char *member, int required)
+/*
+ * Open the capture's XML file `name`: the tree's member, or for a bare
+ * data file 0000000000 the file beside it (apc_data_sibling, as
+ * apcverify and apcdump find it; one that cannot be opened is not
+ * there, as for them).  1 with *s, 0 when there is none, or an error
+ * (r->err set).
+ */
+static int apcr_open_xml(struct apc_reader *r, const struct apcr *a, const char *name,
+			 struct apc_stream **s)
 {
-	struct apc_stream *s;
-	uint8_t *buf;
-	size_t len;
+	struct apc_input *in = r->inputs[0];
+	struct apc_err e;
+	char *path;
+	int rc;
+
+	*s = NULL;
+	if (apc_input_is_tree(in)) {
+		if (!apc_input_has(in, name))
+			return 0;
+		rc = apc_input_open_member(in, name, s, &r->err);
+		return rc < 0 ? rc : 1;
+	}
+	if (!a->bare || !(path = apc_data_sibling(a->bare, name)))
+		return 0;
+	rc = apc_stream_open_path(path, s, &e);
+	free(path);
+	return rc < 0 ? 0 : 1;
+}
+
+/*
+ * The bytes of XML file s, NUL-terminated (at most APCR_XML_MAX): APC_OK,
+ * or an error with err set.  Damage (an archive cut short inside the
+ * file) is APC_EDATA with the bytes before it in *buf all the same.
+ */
+static int apcr_slurp(struct apc_stream *s, uint8_t **buf, size_t *len, struct apc_err *err)
+{
+	size_t cap = 0, n = 0;
+	uint8_t *b = NULL;
+
+	*buf = NULL;
+	*len = 0;
+	for (;;) {
+		ssize_t got;
+
+		if (n + 1 >= cap) {
+			size_t ncap = cap ? cap * 2 : 16384;
+			uint8_t *nb;
+			if (ncap > APCR_XML_MAX + 2)
+				ncap = APCR_XML_MAX + 2;
+			if (n > APCR_XML_MAX || !(nb = realloc(b, ncap))) {
+				free(b);
+				return n > APCR_XML_MAX
+					       ? apc_err_set(err, APC_ENOMEM, apc_stream_name(s), APC_NO_OFFSET,
+							     "more than the %u bytes allowed", APCR_XML_MAX)
+					       : apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+			}
+			b = nb;
+			cap = ncap;
+		}
+		got = apc_stream_read(s, b + n, cap - 1 - n, err);
+		if (got < 0 && err->status != APC_EDATA) {
+			free(b);
+			return err->status < 0 ? err->status : APC_EIO;
+		}
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return err->status == APC_EDATA ? APC_EDATA : APC_OK;
+}
+
+/* The element the parser made last, and where it was in the input
+ * then (its start tag read up to the '>' that should close it). */
+struct apcr_xml_last {
+	xmlNode *node;
+	long at;
+};
+
+static void apcr_xml_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
+			   const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
+			   int nb_attributes, int nb_defaulted, const xmlChar **attributes)
+{
+	xmlParserCtxt *c = ctx;
+	struct apcr_xml_last *last = c->_private;
+
+	xmlSAX2StartElementNs(ctx, localname, prefix, uri, nb_namespaces, namespaces, nb_attributes,
+			      nb_defaulted, attributes);
+	last->node = c->node && xmlStrEqual(c->node->name, localname) ? c->node : NULL;
+	last->at = xmlByteConsumed(c);
+}
+
+/*
+ * Parse len bytes of XML file `name` (stream `file`).  Parsing stops at
+ * the first error: the document still holds what came before it (each
+ * element whose start tag was read whole, with what it held up to
+ * there), and *why says where the error is, unless it already holds a
+ * cause (the file cut short).  Documents that declare entities are
+ * refused: gatord never declares any, and each attribute read would
+ * expand them again.
+ */
+static xmlDoc *apcr_xml_doc(const uint8_t *buf, size_t len, const char *name, const char *file,
+			    struct apc_err *why)
+{
+	struct apcr_xml_last last = {NULL, -1};
+	xmlSAXHandler sax;
+	xmlParserCtxt *ctx;
 	xmlDoc *doc;
 
-	if (!apc_input_has(r->inputs[0], member)) {
-		if (required)
-			apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
-				    "capture has no %s", member);
+	memset(&sax, 0, sizeof sax);
+	xmlSAXVersion(&sax, 2);
+	sax.startElementNs = apcr_xml_start;
+	if (!(ctx = xmlCreatePushParserCtxt(&sax, NULL, NULL, 0, name))) {
+		apc_err_set(why, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 		return NULL;
 	}
-	if (apc_input_open_member(r->inputs[0], member, &s, &r->err) < 0)
-		return NULL;
-	if (apc_stream_slurp(s, APCR_XML_MAX, &buf, &len, &r->err) < 0) {
-		apc_stream_close(s);
-		return NULL;
-	}
+	ctx->_private = &last;
 	/* No XML_PARSE_HUGE: libxml2's default limits are what stop entity
 	 * expansion attacks while parsing (captures' XML is small). */
-	doc = xmlReadMemory((const char *)buf, (int)len, member, NULL,
-			    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	if (!doc) {
-		const xmlError *e = xmlGetLastError();
-		apc_err_set(&r->err, APC_EDATA, apc_stream_name(s), APC_NO_OFFSET,
-			    "%s is not well-formed XML (line %d)", member, e ? e->line : 0);
-	} else if (doc->intSubset && (doc->intSubset->entities || doc->intSubset->pentities)) {
-		/* gatord never declares entities, and each attribute
-		 * read would expand them again */
-		apc_err_set(&r->err, APC_EDATA, apc_stream_name(s), APC_NO_OFFSET,
-			    "%s declares XML entities (refused)", member);
+	xmlCtxtUseOptions(ctx, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	xmlParseChunk(ctx, (const char *)buf, (int)len, 1);
+	doc = ctx->myDoc;
+	ctx->myDoc = NULL;
+	if (!ctx->wellFormed) {
+		const xmlError *e = xmlCtxtGetLastError(ctx);
+		long at = xmlByteConsumed(ctx);
+		char msg[200];
+
+		/* A start tag that ends where the input does (or breaks off
+		 * between attributes) has its element made all the same,
+		 * with the attributes read so far: not kept. */
+		if (e && e->code == XML_ERR_GT_REQUIRED && last.node && last.at == at) {
+			xmlUnlinkNode(last.node);
+			xmlFreeNode(last.node);
+		}
+		apc_lib_message(msg, sizeof msg, e && e->message ? e->message : "parse error");
+		if (why->status == APC_OK)
+			apc_err_set(why, APC_EDATA, file, at >= 0 && (size_t)at <= len ? at : APC_NO_OFFSET,
+				    "%s is not well-formed at line %d: %s", name, e ? e->line : 0, msg);
+	}
+	xmlFreeParserCtxt(ctx);
+	if (doc && doc->intSubset && (doc->intSubset->entities || doc->intSubset->pentities)) {
+		if (why->status == APC_OK)
+			apc_err_set(why, APC_EDATA, file, APC_NO_OFFSET, "%s declares XML entities (refused)",
+				    name);
 		xmlFreeDoc(doc);
 		doc = NULL;
 	}
+	return doc;
+}
+
+/* Append "; " and more (its file and offset too) to e's message, as
+ * much as fits. */
+static void apcr_err_join(struct apc_err *e, const struct apc_err *more)
+{
+	char buf[APC_ERR_MSG];
+	size_t k = strlen(e->msg);
+
+	apc_err_format(more, buf, sizeof buf);
+	snprintf(e->msg + k, sizeof e->msg - k, "; %s", buf);
+}
+
+/* Note the damage of an XML file read as far as it goes, for the end
+ * of the run: the first one's file and offset lead, the others are
+ * joined to it. */
+static void apcr_xml_damaged(struct apcr *a, const struct apc_err *e)
+{
+	if (a->xml_damage.status < 0)
+		apcr_err_join(&a->xml_damage, e);
+	else
+		a->xml_damage = *e;
+}
+
+/*
+ * XML file `name` of the capture, parsed; NULL when there is none (an
+ * error when required) or on an error (r->err set).  A damaged one (not
+ * well-formed, cut short by the archive's damage, declaring entities)
+ * is an error when strict (a folder's captured.xml, which declares the
+ * keys); else it is read as far as it goes, as if what came after the
+ * damage were not there, and the damage is noted in a->xml_damage and
+ * reported at the end (apcr_next): a damaged file costs no more than a
+ * missing one.
+ */
+static xmlDoc *apcr_parse_xml(struct apc_reader *r, struct apcr *a, const char *name, int required,
+			      int strict)
+{
+	struct apc_stream *s;
+	struct apc_err why;
+	uint8_t *buf;
+	size_t len;
+	xmlDoc *doc;
+	int rc = apcr_open_xml(r, a, name, &s);
+
+	if (rc <= 0) {
+		if (rc == 0 && required)
+			apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
+				    "capture has no %s", name);
+		return NULL;
+	}
+	apc_err_clear(&why);
+	rc = apcr_slurp(s, &buf, &len, &why);
+	if (rc < 0 && (rc != APC_EDATA || strict)) {
+		r->err = why;
+		apc_stream_close(s);
+		return NULL;
+	}
+	doc = apcr_xml_doc(buf, len, name, apc_stream_name(s), &why);
 	free(buf);
 	apc_stream_close(s);
+	if (why.status == APC_ENOMEM || (why.status < 0 && strict)) {
+		r->err = why;
+		xmlFreeDoc(doc);
+		return NULL;
+	}
+	if (why.status < 0) {
+		size_t k = strlen(why.msg);
+		int kept = doc && xmlDocGetRootElement(doc);
+		snprintf(why.msg + k, sizeof why.msg - k, "; %s",
+			 kept ? "kept everything before it" : "nothing before it to keep: read as if absent");
+		apcr_xml_damaged(a, &why);
+		if (!kept) {
+			xmlFreeDoc(doc);
+			doc = NULL;
+		}
+	}
 	return doc;
 }
 
@@ -373,9 +571,21 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 	int seen_target = 0; /* a second <target> is counted, not merged */
 	xmlChar *v;
 
-	if (!root || xmlStrcmp(root->name, (const xmlChar *)"captured") != 0)
-		return apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
-				   "captured.xml has no <captured> root");
+	if (!root || xmlStrcmp(root->name, (const xmlChar *)"captured") != 0) {
+		struct apc_err e;
+		char *path;
+
+		if (!a->bare)
+			return apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
+					   "captured.xml has no <captured> root");
+		/* beside a bare data file, which reads without one */
+		path = apc_data_sibling(a->bare, "captured.xml");
+		apc_err_set(&e, APC_EDATA, path, APC_NO_OFFSET,
+			    "captured.xml has no <captured> root: read as if absent");
+		free(path);
+		apcr_xml_damaged(a, &e);
+		return APC_END;
+	}
 	m->meta.protocol = apcr_u32(m, root, "protocol", F, "/captured");
 	/* INT64_MIN: absent, or not a number (counted) */
 	m->meta.created = apcr_num(m, root, "created", INT64_MIN, F, "/captured");
@@ -1160,7 +1370,7 @@ static int apcr_describe(struct apc_reader *r)
 		described[i] = d->title || d->name;
 		from_captured[i] = described[i] || d->description || d->units || d->cls != APC_CLASS_DELTA;
 	}
-	doc = apcr_parse_xml(r, "events.xml", 0);
+	doc = apcr_parse_xml(r, r->priv, "events.xml", 0, 0);
 	if (doc) {
 		rc = apcr_events(m, doc, described, last, from_captured);
 		if (rc == APC_OK)
@@ -1342,38 +1552,51 @@ static int apcr_summary(struct apc_reader *r, struct apcr *a, const struct apc_f
 	return rc == APC_END ? APC_OK : rc;
 }
 
-static int apcr_open(struct apc_reader *r)
+/*
+ * The capture's XML: a folder's or archive's captured.xml (which it must
+ * have), events.xml and session.xml; a bare data file 0000000000 has
+ * them beside it or not at all (captured.xml decides: without it the
+ * others describe nothing).
+ */
+static int apcr_xml_files(struct apc_reader *r, struct apcr *a)
 {
-	struct apcr *a = calloc(1, sizeof *a);
+	int tree = apc_input_is_tree(r->inputs[0]);
+	xmlDoc *doc = apcr_parse_xml(r, a, "captured.xml", tree, tree);
+	int rc;
+
+	if (!doc)
+		return r->err.status < 0 ? r->err.status : tree ? APC_EDATA : APC_OK;
+	rc = apcr_captured(r, a, doc);
+	xmlFreeDoc(doc);
+	if (rc != APC_OK)
+		return rc < 0 ? rc : APC_OK; /* APC_END: not one (beside a bare file) */
+	rc = apcr_describe(r);
+	if (rc < 0)
+		return rc;
+	doc = apcr_parse_xml(r, a, "session.xml", 0, 0);
+	if (doc) {
+		rc = apcr_session(r->model, doc);
+		xmlFreeDoc(doc);
+		return rc;
+	}
+	return r->err.status < 0 ? r->err.status : APC_OK;
+}
+
+static int apcr_open_capture(struct apc_reader *r, struct apcr *a)
+{
 	struct apc_input *in = r->inputs[0];
 	struct apc_frame f;
 	int rc;
 
-	if (!a)
-		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	r->priv = a;
 	a->summary_clocks = 0;
+	apc_err_clear(&a->xml_damage);
+	if (!apc_input_is_tree(in))
+		a->bare = apc_input_path(in); /* "-" has nothing beside it */
 	apc_strset(&r->model->meta.source_format, "apc");
+	rc = apcr_xml_files(r, a);
+	if (rc < 0)
+		return rc;
 	if (apc_input_is_tree(in)) {
-		xmlDoc *doc = apcr_parse_xml(r, "captured.xml", 1);
-		if (!doc)
-			return r->err.status < 0 ? r->err.status : APC_EDATA;
-		rc = apcr_captured(r, a, doc);
-		xmlFreeDoc(doc);
-		if (rc < 0)
-			return rc;
-		rc = apcr_describe(r);
-		if (rc < 0)
-			return rc;
-		doc = apcr_parse_xml(r, "session.xml", 0);
-		if (doc) {
-			rc = apcr_session(r->model, doc);
-			xmlFreeDoc(doc);
-			if (rc < 0)
-				return rc;
-		} else if (r->err.status < 0) {
-			return r->err.status;
-		}
 		apcr_other_files(r);
 		rc = apc_input_open_member(in, "0000000000", &a->data, &r->err);
 		if (rc < 0)
@@ -1432,6 +1655,27 @@ static int apcr_open(struct apc_reader *r)
 		memcpy(np[a->npre].bytes, f.body + f.hdr_len, f.len - f.hdr_len);
 		a->npre++;
 	}
+}
+
+/* The data file's damage and the XML's, in one message: the data's
+ * leads (its file and offset are the error's). */
+static int apcr_with_xml_damage(struct apc_reader *r, struct apcr *a, int rc)
+{
+	if (rc == APC_EDATA && a->xml_damage.status < 0) {
+		apcr_err_join(&r->err, &a->xml_damage);
+		apc_err_clear(&a->xml_damage);
+	}
+	return rc;
+}
+
+static int apcr_open(struct apc_reader *r)
+{
+	struct apcr *a = calloc(1, sizeof *a);
+
+	if (!a)
+		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	r->priv = a;
+	return apcr_with_xml_damage(r, a, apcr_open_capture(r, a));
 }
 
 /* The counter id for an APC key, declaring an anonymous one if needed. */
@@ -1724,7 +1968,7 @@ static int apcr_damage(struct apc_reader *r, struct apcr *a, int rc)
 	r->damaged = 1;
 	if (!r->err.file[0])
 		snprintf(r->err.file, sizeof r->err.file, "%s", apc_stream_name(a->data));
-	return rc;
+	return apcr_with_xml_damage(r, a, rc);
 }
 
 /*
@@ -1803,11 +2047,19 @@ static int apcr_next(struct apc_reader *r, struct apc_batch *b)
 			if (rc == APC_END) {
 				for (size_t i = 0; i < a->nfds; i++)
 					apcr_fd_end(r, &a->fds[i]);
+				/* Every frame was read: the XML's damage is the
+				 * run's (this batch is kept, the capture written). */
+				if (a->xml_damage.status < 0) {
+					r->err = a->xml_damage;
+					apc_err_clear(&a->xml_damage);
+					r->damaged = 1;
+					return APC_EDATA;
+				}
 				return b->n ? APC_OK : APC_END;
 			}
 			if (rc < 0) {
 				r->damaged = 1;
-				return rc;
+				return apcr_with_xml_damage(r, a, rc);
 			}
 			r->model->records_read++;
 			r->progress_done = a->frame.offset + 4 + a->frame.len;

@@ -118,6 +118,15 @@ static char *dup_bytes(const void *s, size_t n)
 /* ---- per-input state --------------------------------------------------- */
 
 struct sum_counter { int32_t key; int declared; uint64_t values; char *name; };
+/* A counter an annotate stream declares, one per process and key (as
+ * the decoder names them: annotate_PID_KEY), with its values and
+ * activity switches. */
+struct sum_acounter {
+	int32_t pid, key;
+	int declared;
+	uint64_t values, switches;
+	char *title, *name;
+};
 struct sum_thread { int32_t tid; uint64_t msgs; char *name; };
 struct sum_core { int32_t core; int named; int32_t cpuid; uint64_t msgs; char *name; };
 struct sum_chan { int32_t channel, group; uint64_t count; char *name; };
@@ -168,6 +177,7 @@ struct dump {
 	uint64_t nframes, nmsgs, bytes, errors;
 	struct sum_kind *kinds; size_t nkinds, ckinds;
 	struct sum_counter *ctrs; size_t nctrs, cctrs; struct apc_map64 ctr_map;
+	struct sum_acounter *actrs; size_t nactrs, cactrs; struct apc_map64 actr_map;
 	struct sum_thread *thr; size_t nthr, cthr; struct apc_map64 thr_map;
 	struct sum_core *cores; size_t ncores, ccores; struct apc_map64 core_map;
 	struct sum_chan *chans; size_t nchans, cchans; struct apc_map64 chan_map;
@@ -218,6 +228,11 @@ static xmlChar *xml_attr(xmlNode *n, const char *name)
 	return xmlGetProp(n, (const xmlChar *)name);
 }
 
+/*
+ * captured.xml: the tree's member, or the one beside a bare data file
+ * 0000000000 (apc_data_sibling: apcconv and apcverify read the same;
+ * one there that cannot be opened is not there, as for them).
+ */
 static int dump_load_xml(struct dump *d, struct apc_input *in)
 {
 	struct apc_stream *s;
@@ -226,11 +241,22 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	size_t len;
 	xmlNode *root;
 	xmlChar *v;
+	/* what a problem with it names: the folder, or the file itself */
+	char where[sizeof e.file];
 
 	apc_err_clear(&e);
-	if (!apc_input_has(in, "captured.xml"))
+	snprintf(where, sizeof where, "%s", d->path);
+	if (!apc_input_is_tree(in)) {
+		char *path = apc_data_sibling(d->path, "captured.xml");
+		int rc = path ? apc_stream_open_path(path, &s, &e) : APC_EIO;
+		if (path)
+			snprintf(where, sizeof where, "%s", path);
+		free(path);
+		if (rc < 0)
+			return APC_OK;
+	} else if (!apc_input_has(in, "captured.xml")) {
 		return APC_OK;
-	if (apc_input_open_member(in, "captured.xml", &s, &e) < 0) {
+	} else if (apc_input_open_member(in, "captured.xml", &s, &e) < 0) {
 		dump_problem(d, &e);
 		return APC_EIO;
 	}
@@ -244,8 +270,7 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 			       XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	free(buf);
 	if (!d->doc || !(root = xmlDocGetRootElement(d->doc))) {
-		apc_err_set(&e, APC_EDATA, NULL, APC_NO_OFFSET, "captured.xml is not well-formed XML");
-		snprintf(e.file, sizeof e.file, "%s", d->path);
+		apc_err_set(&e, APC_EDATA, where, APC_NO_OFFSET, "captured.xml is not well-formed XML");
 		dump_problem(d, &e);
 		return APC_EDATA;
 	}
@@ -918,7 +943,46 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 	return APC_OK;
 }
 
-/* Annotation channels (and the annotations on them) for the summary. */
+/* *dst = a copy of s (NULL for none). */
+static int set_opt(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = s ? dup_bytes(s, strlen(s)) : NULL;
+	return s && !*dst ? APC_ENOMEM : APC_OK;
+}
+
+/* An annotate counter's declaration, value or activity switch. */
+static int sum_ann_counter(struct dump *d, const struct apc_ann *n)
+{
+	uint64_t k = (uint64_t)(uint32_t)n->pid << 32 | (uint32_t)n->key;
+	size_t i = map_get(&d->actr_map, k);
+	struct sum_acounter *c;
+
+	if (i == (size_t)-1) {
+		c = table_add((void **)&d->actrs, &d->nactrs, &d->cactrs, sizeof *c);
+		if (!c || apc_map64_put(&d->actr_map, k, d->nactrs - 1) < 0)
+			return APC_ENOMEM;
+		c->pid = n->pid;
+		c->key = n->key;
+	} else {
+		c = &d->actrs[i];
+	}
+	if (n->code == APC_ANN_COUNTER_VALUE) {
+		c->values++;
+	} else if (n->code == APC_ANN_ACTIVITY_SWITCH) {
+		c->switches++;
+	} else {
+		/* declared again: the last declaration is the one kept */
+		c->declared = 1;
+		if (n->counter && (set_opt(&c->title, n->counter->title) < 0 ||
+				   set_opt(&c->name, n->counter->name) < 0))
+			return APC_ENOMEM;
+	}
+	return APC_OK;
+}
+
+/* Annotation channels (and the annotations on them) and annotate
+ * counters for the summary. */
 static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 {
 	const struct apc_ann *n = &a->ann;
@@ -927,6 +991,9 @@ static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 
 	if (a->is_setup)
 		return APC_OK;
+	if (n->code == APC_ANN_COUNTER || n->code == APC_ANN_COUNTER_VALUE ||
+	    n->code == APC_ANN_ACTIVITY_SWITCH)
+		return sum_ann_counter(d, n);
 	if (n->code != APC_ANN_CHANNEL && n->code != APC_ANN_STR && n->code != APC_ANN_COLOR_STR)
 		return APC_OK;
 	i = map_get(&d->chan_map, (uint64_t)(uint32_t)n->channel);
@@ -1151,6 +1218,14 @@ static int cmp_counter(const void *a, const void *b)
 	return (x->key > y->key) - (x->key < y->key);
 }
 
+static int cmp_acounter(const void *a, const void *b)
+{
+	const struct sum_acounter *x = a, *y = b;
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x->key > y->key) - (x->key < y->key);
+}
+
 static int cmp_thread(const void *a, const void *b)
 {
 	const struct sum_thread *x = a, *y = b;
@@ -1222,6 +1297,19 @@ static void summary_json(struct dump *d)
 		apc_json_cstr(f, d->ctrs[i].name);
 		fprintf(f, ",\"declared\":%s,\"values\":%" PRIu64 "}",
 			d->ctrs[i].declared ? "true" : "false", d->ctrs[i].values);
+	}
+	putc(']', f);
+	json_key(f, &first, "annotate_counters");
+	putc('[', f);
+	for (size_t i = 0; i < d->nactrs; i++) {
+		const struct sum_acounter *c = &d->actrs[i];
+		fprintf(f, "%s{\"pid\":%" PRId32 ",\"key\":%" PRId32 ",\"title\":", i ? "," : "", c->pid,
+			c->key);
+		apc_json_cstr(f, c->title);
+		fputs(",\"name\":", f);
+		apc_json_cstr(f, c->name);
+		fprintf(f, ",\"declared\":%s,\"values\":%" PRIu64 ",\"activity_switches\":%" PRIu64 "}",
+			c->declared ? "true" : "false", c->values, c->switches);
 	}
 	putc(']', f);
 	json_key(f, &first, "channels");
@@ -1309,6 +1397,26 @@ static void summary_text(struct dump *d)
 		fprintf(f, "  key 0x%-6" PRIx32 " %-40s %10" PRIu64 " values%s\n",
 			(uint32_t)d->ctrs[i].key, d->ctrs[i].name ? d->ctrs[i].name : "(unnamed)",
 			d->ctrs[i].values, d->ctrs[i].declared ? "" : "  (not in captured.xml)");
+	with_values = 0;
+	for (size_t i = 0; i < d->nactrs; i++)
+		with_values += d->actrs[i].values || d->actrs[i].switches;
+	fprintf(f, "Annotate counters:   %zu (%" PRIu64 " with values or activity switches)\n", d->nactrs,
+		with_values);
+	for (size_t i = 0; i < d->nactrs; i++) {
+		const struct sum_acounter *c = &d->actrs[i];
+		fprintf(f, "  annotate pid %-7" PRId32 " key %-6" PRId32 " ", c->pid, c->key);
+		if (c->declared) {
+			text_str(f, (const uint8_t *)(c->title ? c->title : ""), c->title ? strlen(c->title) : 0);
+			putc(' ', f);
+			text_str(f, (const uint8_t *)(c->name ? c->name : ""), c->name ? strlen(c->name) : 0);
+		} else {
+			fputs("(not declared)", f);
+		}
+		fprintf(f, " %" PRIu64 " values", c->values);
+		if (c->switches)
+			fprintf(f, ", %" PRIu64 " activity switches", c->switches);
+		putc('\n', f);
+	}
 	fprintf(f, "Annotation channels: %zu\n", d->nchans);
 	for (size_t i = 0; i < d->nchans; i++) {
 		fprintf(f, "  channel %-6" PRId32 " group %-6" PRId32 " ", d->chans[i].channel,
@@ -1376,6 +1484,11 @@ static void dump_free(struct dump *d)
 	for (size_t i = 0; i < d->nctrs; i++)
 		free(d->ctrs[i].name);
 	free(d->ctrs);
+	for (size_t i = 0; i < d->nactrs; i++) {
+		free(d->actrs[i].title);
+		free(d->actrs[i].name);
+	}
+	free(d->actrs);
 	for (size_t i = 0; i < d->nthr; i++)
 		free(d->thr[i].name);
 	free(d->thr);
@@ -1388,6 +1501,7 @@ static void dump_free(struct dump *d)
 	free(d->ord);
 	free(d->xord);
 	apc_map64_free(&d->ctr_map);
+	apc_map64_free(&d->actr_map);
 	apc_map64_free(&d->thr_map);
 	apc_map64_free(&d->core_map);
 	apc_map64_free(&d->chan_map);
@@ -1488,10 +1602,18 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		}
 		own = 1;
 	} else {
+		if (dump_load_xml(&d, in) == APC_ENOMEM) {
+			dump_oom(&d);
+			goto out;
+		}
 		if (o->xml) {
-			apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
-				    "a bare data file has no captured.xml");
-			dump_problem(&d, &e);
+			if (d.doc) {
+				dump_print_xml(&d);
+			} else if (d.status == APC_OK) {
+				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
+					    "no captured.xml beside the bare data file");
+				dump_problem(&d, &e);
+			}
 			goto out;
 		}
 		s = apc_input_stream(in);
@@ -1512,6 +1634,8 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		/* Tables may be empty (NULL), which qsort must not see. */
 		if (d.nctrs > 1)
 			qsort(d.ctrs, d.nctrs, sizeof *d.ctrs, cmp_counter);
+		if (d.nactrs > 1)
+			qsort(d.actrs, d.nactrs, sizeof *d.actrs, cmp_acounter);
 		if (d.nthr > 1)
 			qsort(d.thr, d.nthr, sizeof *d.thr, cmp_thread);
 		if (d.ncores > 1)

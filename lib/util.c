@@ -256,3 +256,31 @@ void apc_scale_prep(struct apc_scale *s, uint64_t num, uint64_t den)
 	s->inv = UINT64_MAX / s->den;
 	s->wide = __builtin_mul_overflow(s->num, s->den, &prod);
 }
+
+char *apc_data_sibling(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	size_t dl = (size_t)(base - path), nl = strlen(name);
+	char *p;
+
+	if (strcmp(base, "0000000000") != 0 || !(p = malloc(dl + nl + 1)))
+		return NULL;
+	memcpy(p, path, dl);
+	memcpy(p + dl, name, nl + 1);
+	return p;
+}
+
+char *apc_lib_message(char *dst, size_t size, const char *msg)
+{
+	size_t n = 0;
+
+	if (!size)
+		return dst;
+	for (; msg && msg[n] && msg[n] != '\n' && n < size - 1; n++)
+		dst[n] = msg[n];
+	dst[n] = '\0';
+	if (n && dst[0] >= 'A' && dst[0] <= 'Z' && !(dst[1] >= 'A' && dst[1] <= 'Z'))
+		dst[0] = (char)(dst[0] - 'A' + 'a');
+	return dst;
+}

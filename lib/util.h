@@ -130,4 +130,22 @@ static inline void apc_zero_pieces(void *p, size_t n)
  */
 void *apc_table_grow(void *tab, size_t *n, size_t elem, size_t need, size_t max);
 
+/*
+ * apc_data_sibling() : for the path of a capture's data file given on
+ * its own ("cap.apc/0000000000"), the path of the capture's file `name`
+ * beside it ("cap.apc/captured.xml"), malloc'd; NULL when the path does
+ * not name a file 0000000000 (stdin "-", "trace.bin") or memory runs
+ * out.  apcconv, apcdump and apcverify read a bare data file with the
+ * XML it has beside it, as they read the folder.
+ */
+char *apc_data_sibling(const char *path, const char *name);
+
+/*
+ * apc_lib_message() : the first line of a library's message (libxml2's
+ * end in a newline and start with a capital) written as ours are, its
+ * first letter lowercased unless it starts an acronym, into dst (size
+ * bytes, cut to fit).  Returns dst.
+ */
+char *apc_lib_message(char *dst, size_t size, const char *msg);
+
 #endif

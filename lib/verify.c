@@ -1266,16 +1266,10 @@ static xmlDoc *v_parse(struct verify *v, const uint8_t *buf, size_t len, const c
 	/* libxml2 warnings (XML 1.1, a namespace URI it finds odd) leave
 	 * a well-formed document: only errors reject it. */
 	if (!doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR)) {
-		const char *msg = xe && xe->message ? xe->message : "not well-formed";
 		char clean[256];
-		size_t n = 0;
 
-		/* libxml messages end in a newline and start with a capital */
-		for (; msg[n] && msg[n] != '\n' && n < sizeof clean - 1; n++)
-			clean[n] = msg[n];
-		clean[n] = '\0';
-		if (n && clean[0] >= 'A' && clean[0] <= 'Z' && !(clean[1] >= 'A' && clean[1] <= 'Z'))
-			clean[0] = (char)(clean[0] - 'A' + 'a');
+		apc_lib_message(clean, sizeof clean,
+				xe && xe->message ? xe->message : "not well-formed");
 		v_xml(v, APC_V_ERROR, check, member, "line %d: %s", xe ? xe->line : 0, clean);
 		if (doc)
 			xmlFreeDoc(doc);
@@ -1573,12 +1567,11 @@ static void v_finish(struct verify *v)
 	}
 }
 
-/* A bare data file: look for captured.xml and events.xml beside it. */
+/* A bare data file 0000000000: look for captured.xml and events.xml
+ * beside it (apc_data_sibling, as apcconv and apcdump do). */
 static void v_sibling(const char *path, const char *name, uint8_t **buf, size_t *len)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
-	char *p = malloc(dl + strlen(name) + 1);
+	char *p = apc_data_sibling(path, name);
 	struct apc_stream *s;
 	struct apc_err e;
 
@@ -1586,8 +1579,6 @@ static void v_sibling(const char *path, const char *name, uint8_t **buf, size_t 
 	*len = 0;
 	if (!p)
 		return;
-	memcpy(p, path, dl);
-	strcpy(p + dl, name);
 	apc_err_clear(&e);
 	if (apc_stream_open_path(p, &s, &e) == APC_OK) {
 		if (apc_stream_slurp(s, V_XML_LIMIT, buf, len, &e) < 0)
@@ -1651,7 +1642,7 @@ int apc_verify_path(const char *path,
 			else if (rc < 0)
 				goto out;
 		}
-	} else if (strcmp(path, "-") != 0) {
+	} else {
 		v_sibling(path, "captured.xml", &cap, &caplen);
 		if (cap)
 			v_sibling(path, "events.xml", &evs, &evlen);

@@ -848,3 +848,268 @@ EOF2
 	grep -q '<event counter="Z" title="z" name="z"/>' "$TMP/out.apc/events.xml"
 	! grep -q 'note\|extra' "$TMP/out.apc/events.xml" || false
 }
+
+# two_counters: $TMP/in.apc with counters A (key 0x11, its value 5) and
+# B (key 0x12, no values), each described by events.xml, B's event
+# after A's.
+two_counters() {
+	cap "$TMP/in.apc"
+	counters_xml <<'EOF2'
+<counter key="0x11" type="A"/>
+<counter key="0x12" type="B"/>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events>
+<category name="Disk">
+<event counter="A" title="Disk" name="Reads"/>
+<event counter="B" title="Disk" name="Writes"/>
+</category>
+</events>
+EOF2
+}
+
+# cut_inside FILE STRING: FILE cut 10 bytes into the first STRING; the
+# size it has then is in $cut.
+cut_inside() {
+	cut=$(($(grep -bo "$2" "$1" | head -n 1 | cut -d: -f1) + 10))
+	truncate -s "$cut" "$1"
+}
+
+@test "APC: an events.xml not well-formed is read up to the damage; the capture is written, exit 1" {
+	two_counters
+	# without events.xml the capture converts (the counters named by
+	# their types): a damaged one must not lose more
+	mv "$TMP/in.apc/events.xml" "$TMP/events.xml"
+	conv 0 -q "$TMP/in.apc" -o "$TMP/none.apc"
+	mv "$TMP/events.xml" "$TMP/in.apc/"
+	cut_inside "$TMP/in.apc/events.xml" '<event counter="B"'
+	conv 1 -v "$TMP/in.apc" -o "$TMP/out.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/in.apc/events.xml: offset 0x$(printf %x "$cut"): events.xml is not well-formed at line 5: couldn't find end of Start Tag event; kept everything before it" ]
+	grep -q "^apcconv: $TMP/in.apc (apc) -> $TMP/out.apc: " <<<"$output"
+	# A's event came before the damage, B's did not
+	grep -q '<event counter="A" title="Disk" name="Reads"' "$TMP/out.apc/events.xml"
+	! grep -q 'Writes' "$TMP/out.apc/events.xml" || false
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 1' <<<"$output"
+	apcverify -q "$TMP/out.apc"
+	apcdump "$TMP/out.apc" | grep -q ' block_counter .* key=0x11 value=5$'
+	# apcverify calls it an error; apcdump, which does not read it,
+	# lists the frames
+	verify 1 "$TMP/in.apc"
+	grep -qF "$TMP/in.apc: events.xml: error: line 5: " <<<"$output"
+	dump "$TMP/in.apc"
+	[ "$status" -eq 0 ]
+	grep -q ' block_counter .* key=0x11 value=5$' <<<"$output"
+	# cut after B's counter=: its start tag was not read whole, and its
+	# event is not kept with the attributes it had up to there
+	two_counters
+	cut=$(($(grep -bo '<event counter="B"' "$TMP/in.apc/events.xml" | cut -d: -f1) + 19))
+	truncate -s "$cut" "$TMP/in.apc/events.xml"
+	conv 1 -v "$TMP/in.apc" -o "$TMP/out2.apc"
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 1' <<<"$output"
+	cmp "$TMP/out.apc/events.xml" "$TMP/out2.apc/events.xml"
+	# nothing before the root: read as if absent
+	printf 'junk' >"$TMP/in.apc/events.xml"
+	conv 1 -q "$TMP/in.apc" -o "$TMP/junk.apc"
+	grep -q "events.xml is not well-formed at line 1: .*; nothing before it to keep: read as if absent$" <<<"$output"
+	cmp "$TMP/none.apc/events.xml" "$TMP/junk.apc/events.xml"
+}
+
+@test "APC: a damaged session.xml too; with the data file's damage all are reported" {
+	two_counters
+	cut_inside "$TMP/in.apc/events.xml" '<event counter="B"'
+	printf '<?xml version="1.0"?>\n<session version="1" duration="3"><image path="a"/><image' \
+		>"$TMP/in.apc/session.xml"
+	conv 1 -v "$TMP/in.apc" -o "$TMP/out.apc"
+	grep -q "^apcconv: $TMP/in.apc/events.xml: offset 0x[0-9a-f]*: events.xml is not well-formed at line 5: .*; kept everything before it; $TMP/in.apc/session.xml: offset 0x[0-9a-f]*: session.xml is not well-formed at line 2: .*; kept everything before it$" <<<"$output"
+	# its attributes are kept; of its images, the one whose start tag
+	# was read whole is counted, the one cut inside it is not there
+	grep -q '<session version="1" .* duration="3" ' "$TMP/out.apc/session.xml"
+	grep -qF 'session.xml /session/image: 1' <<<"$output"
+	# the data file cut short: its damage leads, the XML's follows
+	size=$(stat -c %s "$TMP/in.apc/0000000000")
+	truncate -s $((size - 2)) "$TMP/in.apc/0000000000"
+	rm "$TMP/in.apc/session.xml"
+	conv 1 -q "$TMP/in.apc" -o "$TMP/cut.apc"
+	grep -q "^apcconv: $TMP/in.apc/0000000000: offset 0x[0-9a-f]*: .*; $TMP/in.apc/events.xml: offset 0x[0-9a-f]*: events.xml is not well-formed at line 5: " <<<"$output"
+}
+
+# member_at TAR MEMBER: the offset of MEMBER's data in TAR.
+member_at() {
+	python3 -c 'import sys, tarfile; print(tarfile.open(sys.argv[1]).getmember(sys.argv[2]).offset_data)' "$1" "$2"
+}
+
+@test "APC: an archive cut inside events.xml converts what it holds before the cut" {
+	two_counters
+	# gatord's order: the data file first
+	tar -C "$TMP" -cf "$TMP/in.tar" in.apc/0000000000 in.apc/captured.xml in.apc/events.xml
+	at=$(member_at "$TMP/in.tar" in.apc/events.xml)
+	within=$(($(grep -bo '<event counter="B"' "$TMP/in.apc/events.xml" | cut -d: -f1) + 10))
+	head -c $((at + within)) "$TMP/in.tar" >"$TMP/cut.tar"
+	conv 1 -v "$TMP/cut.tar" -o "$TMP/out.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/cut.tar: offset 0x$(printf %x $((at + within))): truncated tar archive: it ends inside the data of in.apc/events.xml ($within of its $(stat -c %s "$TMP/in.apc/events.xml") bytes)" ]
+	grep -q '<event counter="A" title="Disk" name="Reads"' "$TMP/out.apc/events.xml"
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 1' <<<"$output"
+	apcverify -q "$TMP/out.apc"
+}
+
+@test "APC: the real capture with its events.xml cut short, and an archive of it cut there, convert" {
+	need_shared
+	cp -r "$SHARED/apc/v68_nonroot_annotate.apc" "$TMP/ev.apc"
+	chmod -R u+w "$TMP/ev.apc"
+	tar -C "$TMP" -cf "$TMP/ev.tar" ev.apc/captured.xml ev.apc/0000000000 ev.apc/events.xml
+	# cut 3232 bytes into events.xml, as the folder's is
+	head -c $(($(member_at "$TMP/ev.tar" ev.apc/events.xml) + 3232)) "$TMP/ev.tar" >"$TMP/cut.tar"
+	truncate -s 3232 "$TMP/ev.apc/events.xml"
+	conv 1 "$TMP/ev.apc" -o "$TMP/out.apc"
+	grep -q "^apcconv: $TMP/ev.apc/events.xml: offset 0xca0: events.xml is not well-formed at line 28: .*; kept everything before it$" <<<"$output"
+	conv 1 "$TMP/cut.tar" -o "$TMP/tar.apc"
+	grep -q "truncated tar archive: it ends inside the data of ev.apc/events.xml" <<<"$output"
+	# the same capture either way, with all of the data file's frames
+	for f in 0000000000 captured.xml events.xml; do
+		cmp "$TMP/out.apc/$f" "$TMP/tar.apc/$f"
+	done
+	apcverify -q "$TMP/out.apc"
+	[ "$(apcdump --summary "$TMP/out.apc" | awk '/^Frames:/ {print $2}')" -eq 390 ]
+	# apcverify: an error of events.xml each; apcdump lists the frames
+	verify 1 "$TMP/ev.apc"
+	grep -q 'events.xml: error: line 28: .* \[events-xml\]$' <<<"$output"
+	verify 1 "$TMP/cut.tar"
+	grep -q 'events.xml: error: .* \[events-xml\]$' <<<"$output"
+	[ "$(apcdump "$TMP/ev.apc" | wc -l)" -eq "$(apcdump "$SHARED/apc/v68_nonroot_annotate.apc" | wc -l)" ]
+}
+
+@test "APC: a bare 0000000000 is read with the XML beside it, as apcverify reads it" {
+	two_counters
+	printf '<?xml version="1.0"?>\n<session version="1" duration="3"/>\n' >"$TMP/in.apc/session.xml"
+	conv 0 -v "$TMP/in.apc" -o "$TMP/dir.apc"
+	conv 0 -v "$TMP/in.apc/0000000000" -o "$TMP/bare.apc"
+	! grep -q 'not declared' <<<"$output" || false
+	for f in 0000000000 captured.xml events.xml session.xml; do
+		cmp "$TMP/dir.apc/$f" "$TMP/bare.apc/$f"
+	done
+	# apcdump: the protocol and the counters' names, and --xml
+	dump --summary "$TMP/in.apc/0000000000"
+	grep -q '^Protocol: *680$' <<<"$output"
+	grep -q '^  key 0x11 *A  *1 values$' <<<"$output"
+	grep -q '^  key 0x12 *B  *0 values$' <<<"$output"
+	diff <(apcdump --xml "$TMP/in.apc") <(apcdump --xml "$TMP/in.apc/0000000000" | sed 's|/0000000000: captured.xml$|: captured.xml|')
+	verify 0 "$TMP/in.apc/0000000000"
+	# a data file under another name is a stream of frames, nothing more,
+	# for all three
+	cp "$TMP/in.apc/0000000000" "$TMP/in.apc/data.bin"
+	conv 0 -v "$TMP/in.apc/data.bin" -o "$TMP/other.apc"
+	grep -qF 'counter keys not declared in captured.xml: 1' <<<"$output"
+	dump --summary "$TMP/in.apc/data.bin"
+	grep -q '^Protocol: *unknown (no captured.xml)$' <<<"$output"
+	verify 0 "$TMP/in.apc/data.bin"
+	grep -q 'warning: no captured.xml beside a bare data file' <<<"$output"
+}
+
+@test "APC: a damaged captured.xml beside a bare 0000000000 is read as far as it goes" {
+	two_counters
+	rm "$TMP/in.apc/events.xml"
+	cut_inside "$TMP/in.apc/captured.xml" '<counter key="0x12"'
+	conv 1 -v "$TMP/in.apc/0000000000" -o "$TMP/out.apc"
+	grep -q "^apcconv: $TMP/in.apc/captured.xml: offset 0x$(printf %x "$cut"): captured.xml is not well-formed at line 4: .*; kept everything before it$" <<<"$output"
+	# A (key 0x11) was declared before the damage
+	grep -q '<counter key="0x11" type="A"/>' "$TMP/out.apc/captured.xml"
+	! grep -q 'not declared' <<<"$output" || false
+	# one that is not a <captured> is not used
+	echo '<other/>' >"$TMP/in.apc/captured.xml"
+	conv 1 -v "$TMP/in.apc/0000000000" -o "$TMP/other.apc"
+	grep -q "^apcconv: $TMP/in.apc/captured.xml: captured.xml has no <captured> root: read as if absent$" <<<"$output"
+	grep -qF 'counter keys not declared in captured.xml: 1' <<<"$output"
+	# a folder's captured.xml must be whole: nothing written
+	conv 1 "$TMP/in.apc" -o "$TMP/dir.apc"
+	[ ! -e "$TMP/dir.apc" ]
+}
+
+# ann_cap DIR: DIR/0000000000 and its captured.xml, whose External
+# frames carry annotate counters: pid 7 declares keys 1 (an activity) and
+# 2, pid 8 declares key 1 again (another process's counter) and sends a
+# value for key 9, which nobody declares.
+ann_cap() {
+	mkdir -p "$1"
+	pack "$1/0000000000" <<'EOF2'
+def msg(code, body):
+    return bytes([code]) + struct.pack("<I", len(body)) + body
+def setup(tid, pid):
+    return b"ANNOTATE 4\n" + struct.pack("<II", tid, pid) + b"\0"
+def decl(key, cls, title, name):
+    # key, per_cpu, class, display, modifier, series, rendering, average
+    # selection, average cores, percentage, activities, cores; colour;
+    # title, name, units; the description to the end
+    return msg(0x08, b"".join(p(v) for v in (key, 0, cls, 0, 1, 0, 0, 0, 0, 0, 0, 0))
+               + b"\0\0\0\0" + title + b"\0" + name + b"\0\0")
+def value(ts, key, v):
+    return msg(0x09, p(ts) + p(0) + p(key) + p(v))
+def switch(ts, key, act):
+    return msg(0x0a, p(ts) + p(0) + p(key) + p(act) + p(7))
+T = 1700000000000000000 + 1000
+B = [
+    summary(),
+    block_counter(),
+    p(10) + p(1) + setup(7, 7) + decl(1, 3, b"App", b"state") + decl(2, 1, b"App", "t\u00e4sks".encode()),
+    p(10) + p(1) + value(T, 2, 5) + value(T + 1, 2, 6) + switch(T + 2, 1, 1),
+    p(10) + p(2) + setup(8, 8) + decl(1, 2, b"Other", b"level") + value(T + 3, 1, 9) + value(T + 4, 9, 1),
+]
+EOF2
+	finish_cap "$1"
+}
+
+@test "apcdump --summary lists the counters annotate clients declare, apart from captured.xml's" {
+	ann_cap "$TMP/in.apc"
+	dump --summary "$TMP/in.apc"
+	[ "$status" -eq 0 ]
+	# captured.xml's as they were
+	grep -q '^Counters: *1 (1 with values)$' <<<"$output"
+	grep -q '^  key 0x11 *T_cnt0  *1 values$' <<<"$output"
+	[ "$(sed -n '/^Annotate counters:/,/^Annotation channels:/p' <<<"$output")" = 'Annotate counters:   4 (4 with values or activity switches)
+  annotate pid 7       key 1      "App" "state" 0 values, 1 activity switches
+  annotate pid 7       key 2      "App" "t'$'\xc3\xa4''sks" 2 values
+  annotate pid 8       key 1      "Other" "level" 1 values
+  annotate pid 8       key 9      (not declared) 1 values
+Annotation channels: 0' ]
+	apcdump --summary --json "$TMP/in.apc" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+assert [c["name"] for c in o["counters"]] == ["T_cnt0"], o["counters"]
+got = [(c["pid"], c["key"], c["title"], c["name"], c["declared"], c["values"], c["activity_switches"])
+       for c in o["annotate_counters"]]
+assert got == [(7, 1, "App", "state", True, 0, 1), (7, 2, "App", "t\u00e4sks", True, 2, 0),
+               (8, 1, "Other", "level", True, 1, 0), (8, 9, None, None, False, 1, 0)], got'
+}
+
+@test "apcdump --summary: the real capture's annotate counters, as its client declared them" {
+	need_shared
+	local truth="$SHARED/apc/v68_nonroot_annotate.truth.jsonl"
+	apcdump --summary --json "$SHARED/apc/v68_nonroot_annotate.apc" >"$TMP/s.json"
+	# the truth: each counter's title and name, and how many values
+	# and activity switches the client sent of it
+	python3 - "$truth" "$TMP/s.json" <<'EOF2'
+import json, sys
+want = {}
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    a = c.get("args", {})
+    if c.get("func") == "gator_annotate_counter":
+        want[a["id"]] = [a["title"], a["name"], 0, 0]
+    elif c.get("func") == "gator_annotate_counter_value":
+        want[a["id"]][2] += 1
+    elif c.get("func") == "gator_annotate_activity_switch":
+        want[a["id"]][3] += 1
+o = json.load(open(sys.argv[2]))
+got = {c["key"]: [c["title"], c["name"], c["values"], c["activity_switches"]]
+       for c in o["annotate_counters"]}
+print(got)
+assert len(want) == 7 and sum(w[2] for w in want.values()) == 11
+assert got == want, (got, want)
+assert len(o["counters"]) == 6
+EOF2
+	apcdump --summary "$SHARED/apc/v68_nonroot_annotate.apc" >"$TMP/s.txt"
+	grep -q '^Counters: *6 ' "$TMP/s.txt"
+	grep -q '^Annotate counters: *7 ' "$TMP/s.txt"
+	grep -q '^  annotate pid 26828 *key 1 *"Driver" "delta_counter" 3 values$' "$TMP/s.txt"
+	grep -q '^  annotate pid 26828 *key 5 *"Driver" "activity_counter" 0 values, 3 activity switches$' "$TMP/s.txt"
+}
