@@ -361,7 +361,7 @@ static xmlDoc *apcr_xml_doc(const uint8_t *buf, size_t len, const char *name, co
 			xmlUnlinkNode(last.node);
 			xmlFreeNode(last.node);
 		}
-		apc_lib_message(msg, sizeof msg, e && e->message ? e->message : "parse error");
+		apc_err_lower(e && e->message ? e->message : "parse error", msg, sizeof msg);
 		if (why->status == APC_OK)
 			apc_err_set(why, APC_EDATA, file, at >= 0 && (size_t)at <= len ? at : APC_NO_OFFSET,
 				    "%s is not well-formed at line %d: %s", name, e ? e->line : 0, msg);

@@ -43,6 +43,7 @@ const char *apc_err_lower(const char *text, char *buf, size_t len)
 	if (len == 0)
 		return "";
 	snprintf(buf, len, "%s", text ? text : "unknown error");
+	buf[strcspn(buf, "\n")] = '\0'; /* libxml2's end in a newline: its first line */
 	/* "No such file or directory": messages here are lowercase (but
 	 * not an acronym such as "EOF") */
 	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))

@@ -270,17 +270,3 @@ char *apc_data_sibling(const char *path, const char *name)
 	memcpy(p + dl, name, nl + 1);
 	return p;
 }
-
-char *apc_lib_message(char *dst, size_t size, const char *msg)
-{
-	size_t n = 0;
-
-	if (!size)
-		return dst;
-	for (; msg && msg[n] && msg[n] != '\n' && n < size - 1; n++)
-		dst[n] = msg[n];
-	dst[n] = '\0';
-	if (n && dst[0] >= 'A' && dst[0] <= 'Z' && !(dst[1] >= 'A' && dst[1] <= 'Z'))
-		dst[0] = (char)(dst[0] - 'A' + 'a');
-	return dst;
-}

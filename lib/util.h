@@ -140,12 +140,4 @@ void *apc_table_grow(void *tab, size_t *n, size_t elem, size_t need, size_t max)
  */
 char *apc_data_sibling(const char *path, const char *name);
 
-/*
- * apc_lib_message() : the first line of a library's message (libxml2's
- * end in a newline and start with a capital) written as ours are, its
- * first letter lowercased unless it starts an acronym, into dst (size
- * bytes, cut to fit).  Returns dst.
- */
-char *apc_lib_message(char *dst, size_t size, const char *msg);
-
 #endif

@@ -1268,8 +1268,8 @@ static xmlDoc *v_parse(struct verify *v, const uint8_t *buf, size_t len, const c
 	if (!doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR)) {
 		char clean[256];
 
-		apc_lib_message(clean, sizeof clean,
-				xe && xe->message ? xe->message : "not well-formed");
+		apc_err_lower(xe && xe->message ? xe->message : "not well-formed", clean,
+			      sizeof clean);
 		v_xml(v, APC_V_ERROR, check, member, "line %d: %s", xe ? xe->line : 0, clean);
 		if (doc)
 			xmlFreeDoc(doc);
