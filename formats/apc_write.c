@@ -1324,7 +1324,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 		}
 		w->kind = APCW_STDOUT;
 		w->path = apcw_strdup("-");
-		w->name = apcw_strdup("capture.apc");
+		w->name = apcw_strdup(w->o.stream_name && *w->o.stream_name ? w->o.stream_name : "capture.apc");
 		w->tmpdir = apcw_printf("%s/apcconv-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		w->where = tmp && *tmp ? apcw_printf("%s (TMPDIR)", tmp) : apcw_strdup("/tmp");
 	} else {

@@ -45,7 +45,10 @@ static int ends_with(const char *s, const char *suffix)
 
 void apc_default_output(const char *input, char *out, size_t len)
 {
-	static const char *const wrappers[] = {".gz", ".tgz", ".tar", ".zip", NULL};
+	/* what the input side unwraps (lib/input.c: gzip by itself, the rest
+	 * through libarchive) */
+	static const char *const wrappers[] = {".gz",  ".tgz",  ".bz2", ".tbz2", ".tbz", ".xz", ".txz",
+					       ".lzma", ".zst", ".Z", ".tar", ".zip", NULL};
 	char tmp[4096];
 	const char *b;
 	char *dot;
@@ -643,12 +646,21 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	if (!res->model.meta.source_format)
 		apc_strset(&res->model.meta.source_format, fmt->name);
 
-	if (o->output) {
-		snprintf(outbuf, sizeof outbuf, "%s", o->output);
+	if (o->output && strcmp(o->output, "-") == 0) {
+		/* a tar stream: its folder is named as the default output */
+		struct apc_write_opts wo = o->write;
+		char folder[1024];
+
+		apc_default_output(o->inputs[0], folder, sizeof folder);
+		wo.stream_name = folder;
+		rc = apc_writer_open("-", &wo, &w, err);
 	} else {
-		apc_default_output(o->inputs[0], outbuf, sizeof outbuf);
+		if (o->output)
+			snprintf(outbuf, sizeof outbuf, "%s", o->output);
+		else
+			apc_default_output(o->inputs[0], outbuf, sizeof outbuf);
+		rc = apc_writer_open(outbuf, &o->write, &w, err);
 	}
-	rc = apc_writer_open(outbuf, &o->write, &w, err);
 	if (rc < 0)
 		goto out;
 	snprintf(res->output, sizeof res->output, "%s", apc_writer_path(w));

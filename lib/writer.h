@@ -31,6 +31,7 @@ struct apc_write_opts {
 	int64_t created;        /* captured.xml created=; -1: model or SOURCE_DATE_EPOCH or 0 */
 	uint32_t frame_max;     /* flush frames at this body size; 0 = default */
 	int annotate_version;   /* External frames' annotate version; 0 = smallest that fits */
+	const char *stream_name;/* out "-": the tar stream's folder (NAME.apc); NULL: capture.apc */
 };
 
 struct apc_write_stats {

@@ -1139,6 +1139,26 @@ PY
 	[ -z "$output" ]
 }
 
+@test "default names: compression and archive extensions come off, and -o - names its folder so" {
+	cd "$TMP"
+	for ext in gz bz2 xz; do
+		case $ext in
+		gz) gzip -c "$TD/barman/demo.bin" > "demo.bin.$ext" ;;
+		bz2) bzip2 -c "$TD/barman/demo.bin" > "demo.bin.$ext" ;;
+		xz) xz -c "$TD/barman/demo.bin" > "demo.bin.$ext" ;;
+		esac
+		apcconv -q "demo.bin.$ext"
+		[ -d demo.apc ]
+		[ ! -e "demo.bin.apc" ]
+		rm -r demo.apc
+	done
+	# the tar stream's folder is the default name, not a fixed one
+	apcconv -q "$TD/barman/demo.bin" -o - > s.tar
+	[ "$(tar tf s.tar | sort | tr '\n' ' ')" = "demo.apc/ demo.apc/0000000000 demo.apc/captured.xml demo.apc/events.xml demo.apc/session.xml " ]
+	apcconv -q - -o - < "$TD/barman/demo.bin" > s.tar
+	[ "$(tar tf s.tar | head -1)" = "stdin.apc/" ]
+}
+
 @test "output errors name the output as given, not the temporary folder, in lowercase" {
 	run apcconv -q "$TD/barman/demo.bin" -o /nonexistent/dir/x
 	[ "$status" -eq 2 ]
@@ -1152,7 +1172,7 @@ PY
 	[ "$output" = "apcconv: /nonexistent (TMPDIR): cannot create a temporary folder: no such file or directory" ]
 	if [ -w /dev/full ]; then
 		exits 2 sh -c 'exec "$0" -q "$1" -o - > /dev/full' "$APC_BIN/apcconv" "$TD/barman/demo.bin"
-		[ "$output" = "apcconv: stdout: capture.apc/0000000000: cannot write: no space left on device" ]
+		[ "$output" = "apcconv: stdout: demo.apc/0000000000: cannot write: no space left on device" ]
 	fi
 }
 
