@@ -50,25 +50,30 @@ static void on_signal(int sig)
 struct progress {
 	double start, last;
 	int shown;
+	int lines;  /* stderr is not a terminal (--progress into a log): whole lines */
 };
 
 static void show_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct progress *p = ctx;
 	double now = apc_now(), el = now - p->start, rate;
+	/* a terminal line is redrawn in place; a log gets a line every 5 s */
+	const char *pre = p->lines ? "" : "\r", *end = p->lines ? "\n" : "";
 
-	if (now - p->last < 0.25)
+	if (now - p->last < (p->lines ? 5.0 : 0.25))
 		return;
 	p->last = now;
 	rate = el > 0 ? (double)done / el : 0;
 	if (total) {
 		double pct = 100.0 * (double)done / (double)total;
 		double eta = rate > 0 ? (double)(total - (done < total ? done : total)) / rate : 0;
-		fprintf(stderr, "\r" PROG ": %5.1f%%  %8.1f MB/s  ETA %4.0f s ", pct, rate / 1e6, eta);
+		fprintf(stderr, "%s" PROG ": %5.1f%%  %8.1f MB/s  ETA %4.0f s %s", pre, pct, rate / 1e6,
+			eta, end);
 	} else {
-		fprintf(stderr, "\r" PROG ": %10.1f MB  %8.1f MB/s ", (double)done / 1e6, rate / 1e6);
+		fprintf(stderr, "%s" PROG ": %10.1f MB  %8.1f MB/s %s", pre, (double)done / 1e6,
+			rate / 1e6, end);
 	}
-	p->shown = 1;
+	p->shown = !p->lines;
 }
 
 static void list_formats(void)
@@ -180,6 +185,7 @@ int main(int argc, char **argv)
 
 	if (apc_progress_wanted(progress, quiet)) {
 		prog.start = prog.last = apc_now();
+		prog.lines = !isatty(STDERR_FILENO);
 		o.progress = show_progress;
 		o.progress_ctx = &prog;
 	}

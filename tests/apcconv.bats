@@ -1159,6 +1159,23 @@ PY
 	[ "$(tar tf s.tar | head -1)" = "stdin.apc/" ]
 }
 
+@test "progress: redrawn on a terminal, whole lines into a log with --progress, off in pipes" {
+	# A stdin that stays open a while makes the run last past the
+	# redraw interval (0.25 s on a terminal, 5 s into a log).
+	(cat "$TD/barman/demo.bin"; sleep 6) | "$APC_BIN/apcconv" --progress - -o "$TMP/a.apc" 2> "$TMP/log"
+	grep -qE '^apcconv: +[0-9.]+%  +[0-9.]+ MB/s  ETA +[0-9]+ s $' "$TMP/log"
+	[ "$(tr -d -c '\r\033' < "$TMP/log" | wc -c)" -eq 0 ]
+	# not asked for, and stderr not a terminal: no progress at all
+	(cat "$TD/barman/demo.bin"; sleep 1) | "$APC_BIN/apcconv" - -o "$TMP/b.apc" 2> "$TMP/log"
+	[ "$(wc -l < "$TMP/log")" -eq 1 ]
+	grep -q ' -> .*b.apc: ' "$TMP/log"
+	command -v script >/dev/null || skip "script(1) is not installed: no terminal to test with"
+	# on a terminal: redrawn in place, then the line is cleared
+	script -qec "(cat '$TD/barman/demo.bin'; sleep 1) | '$APC_BIN/apcconv' - -o '$TMP/c.apc'" /dev/null > "$TMP/tty"
+	grep -q "$(printf '\rapcconv: ')" "$TMP/tty"
+	grep -q "$(printf '\r\033\\[K')" "$TMP/tty"
+}
+
 @test "output errors name the output as given, not the temporary folder, in lowercase" {
 	run apcconv -q "$TD/barman/demo.bin" -o /nonexistent/dir/x
 	[ "$status" -eq 2 ]
