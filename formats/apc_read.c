@@ -253,51 +253,6 @@ static int apcr_open_xml(struct apc_reader *r, const struct apcr *a, const char 
 	return rc < 0 ? 0 : 1;
 }
 
-/*
- * The bytes of XML file s, NUL-terminated (at most APCR_XML_MAX): APC_OK,
- * or an error with err set.  Damage (an archive cut short inside the
- * file) is APC_EDATA with the bytes before it in *buf all the same.
- */
-static int apcr_slurp(struct apc_stream *s, uint8_t **buf, size_t *len, struct apc_err *err)
-{
-	size_t cap = 0, n = 0;
-	uint8_t *b = NULL;
-
-	*buf = NULL;
-	*len = 0;
-	for (;;) {
-		ssize_t got;
-
-		if (n + 1 >= cap) {
-			size_t ncap = cap ? cap * 2 : 16384;
-			uint8_t *nb;
-			if (ncap > APCR_XML_MAX + 2)
-				ncap = APCR_XML_MAX + 2;
-			if (n > APCR_XML_MAX || !(nb = realloc(b, ncap))) {
-				free(b);
-				return n > APCR_XML_MAX
-					       ? apc_err_set(err, APC_ENOMEM, apc_stream_name(s), APC_NO_OFFSET,
-							     "more than the %u bytes allowed", APCR_XML_MAX)
-					       : apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-			}
-			b = nb;
-			cap = ncap;
-		}
-		got = apc_stream_read(s, b + n, cap - 1 - n, err);
-		if (got < 0 && err->status != APC_EDATA) {
-			free(b);
-			return err->status < 0 ? err->status : APC_EIO;
-		}
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	return err->status == APC_EDATA ? APC_EDATA : APC_OK;
-}
-
 /* The element the parser made last, and where it was in the input
  * then (its start tag read up to the '>' that should close it). */
 struct apcr_xml_last {
@@ -426,9 +381,10 @@ static xmlDoc *apcr_parse_xml(struct apc_reader *r, struct apcr *a, const char *
 		return NULL;
 	}
 	apc_err_clear(&why);
-	rc = apcr_slurp(s, &buf, &len, &why);
+	rc = apc_stream_slurp_upto(s, APCR_XML_MAX, &buf, &len, &why);
 	if (rc < 0 && (rc != APC_EDATA || strict)) {
 		r->err = why;
+		free(buf); /* damage keeps the bytes before it */
 		apc_stream_close(s);
 		return NULL;
 	}

@@ -1219,6 +1219,19 @@ int64_t apc_stream_raw_size(const struct apc_stream *s)
 int apc_stream_slurp(struct apc_stream *s, size_t limit, uint8_t **buf, size_t *len,
 		     struct apc_err *err)
 {
+	int rc = apc_stream_slurp_upto(s, limit, buf, len, err);
+
+	if (rc < 0) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+	}
+	return rc;
+}
+
+int apc_stream_slurp_upto(struct apc_stream *s, size_t limit, uint8_t **buf, size_t *len,
+			  struct apc_err *err)
+{
 	size_t cap, n = 0;
 	uint8_t *b;
 
@@ -1257,6 +1270,13 @@ int apc_stream_slurp(struct apc_stream *s, size_t limit, uint8_t **buf, size_t *
 			cap = ncap;
 		}
 		r = apc_stream_read(s, b + n, cap - 1 - n, err);
+		if (r < 0 && err && err->status == APC_EDATA) {
+			/* damage: what came before it is the caller's */
+			b[n] = '\0';
+			*buf = b;
+			*len = n;
+			return APC_EDATA;
+		}
 		if (r < 0) {
 			free(b);
 			return err ? err->status : APC_EIO;

@@ -149,9 +149,14 @@ int64_t apc_stream_raw_size(const struct apc_stream *s);
 /*
  * apc_stream_slurp() : read a whole (small) stream into a malloc'd,
  * NUL-terminated buffer, refusing more than `limit` bytes.
+ * apc_stream_slurp_upto() : the same, but when the stream is damaged
+ * (APC_EDATA: an archive member cut short) the bytes before the damage
+ * are in *buf (the caller frees it) as well as the error.
  */
 int apc_stream_slurp(struct apc_stream *s, size_t limit, uint8_t **buf, size_t *len,
 		     struct apc_err *err);
+int apc_stream_slurp_upto(struct apc_stream *s, size_t limit, uint8_t **buf, size_t *len,
+			  struct apc_err *err);
 
 /*
  * In-memory files, so fuzzers and tests need no file system.  While a

@@ -953,6 +953,21 @@ member_at() {
 	apcverify -q "$TMP/out.apc"
 }
 
+@test "APC: an archive cut inside captured.xml writes nothing and names the cut member" {
+	# captured.xml declares the keys: cut, it is an error, not a partial
+	# read (and the bytes read before the cut are freed: SANITIZE=1)
+	two_counters
+	tar -C "$TMP" -cf "$TMP/in.tar" in.apc/0000000000 in.apc/events.xml in.apc/captured.xml
+	at=$(member_at "$TMP/in.tar" in.apc/captured.xml)
+	head -c $((at + 40)) "$TMP/in.tar" >"$TMP/cut.tar"
+	conv 1 "$TMP/cut.tar" -o "$TMP/out.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/cut.tar: offset 0x$(printf %x $((at + 40))): truncated tar archive: it ends inside the data of in.apc/captured.xml (40 of its $(stat -c %s "$TMP/in.apc/captured.xml") bytes)" ]
+	[[ "${lines[1]}" == *" -> nothing written: "* ]]
+	# and nothing else (under SANITIZE=1, no leak report)
+	[ "${#lines[@]}" -eq 2 ]
+	[ ! -e "$TMP/out.apc" ]
+}
+
 @test "APC: the real capture with its events.xml cut short, and an archive of it cut there, convert" {
 	need_shared
 	cp -r "$SHARED/apc/v68_nonroot_annotate.apc" "$TMP/ev.apc"
