@@ -1630,6 +1630,14 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	/* after the listing, whose end the damage may be */
 	if (apc_input_damage(in))
 		dump_damage(&d, in);
+	/* No frame and nothing else to blame: an empty data file is no
+	 * capture, and an empty listing (or a summary of zeros) that exits 0
+	 * would pass it off as one. */
+	if (d.nframes == 0 && d.status == APC_OK) {
+		apc_err_set(&e, APC_EDATA, NULL, APC_NO_OFFSET,
+			    "empty capture: the data file has no frames");
+		dump_problem(&d, &e);
+	}
 	if (o->summary && d.status != APC_EIO) {
 		/* Tables may be empty (NULL), which qsort must not see. */
 		if (d.nctrs > 1)

@@ -468,3 +468,27 @@ tar_compressed() {
 	whole=$(apcdump "$TMP/c.apc.tar" | wc -l)
 	each_compressor tar_compressed "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"
 }
+
+# An empty data file lists nothing: that is an error naming it, counted
+# in --summary, never an empty listing that exits 0.
+@test "an empty data file or stdin: an error naming it, in the listing and --summary" {
+	mkdir "$TMP/e.apc"
+	: >"$TMP/e.apc/0000000000"
+	exits 1 apcdump "$TMP/e.apc"
+	[ "$output" = "apcdump: $TMP/e.apc/0000000000: empty capture: the data file has no frames" ]
+	exits 1 sh -c ': | "$0" -' "$APC_BIN/apcdump"
+	[ "$output" = "apcdump: <stdin>: empty capture: the data file has no frames" ]
+	exits 1 apcdump --summary "$TMP/e.apc"
+	grep -q '^Frames: *0$' <<<"$output"
+	grep -q '^Problems: *1$' <<<"$output"
+	rc=0
+	apcdump --summary --json "$TMP/e.apc" >"$TMP/j" 2>"$TMP/err" || rc=$?
+	[ "$rc" -eq 1 ]
+	grep -q '"frames":0,' "$TMP/j"
+	grep -q '"errors":1[,}]' "$TMP/j"
+	grep -q 'e.apc/0000000000: empty capture' "$TMP/err"
+	# a capture that lists nothing only because of a filter is no problem
+	printf '\x0d\x00\x00\x00\x03\x00\x02\x00\x05\x07abcdefg' >"$TMP/one"
+	exits 0 apcdump --frame=summary "$TMP/one"
+	[ -z "$output" ]
+}
