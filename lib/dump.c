@@ -162,6 +162,7 @@ struct dump {
 	const char *path;
 	const char *dname;  /* data stream name, for messages */
 	int status;         /* worst so far */
+	struct apc_err io_error; /* the first problem that made it APC_EIO */
 	uint64_t lines;     /* listed */
 	int stop;
 	/* captured.xml */
@@ -207,6 +208,8 @@ static void dump_problem(struct dump *d, struct apc_err *e)
 		if (d->status == APC_OK)
 			d->status = APC_EDATA;
 	} else {
+		if (d->status != APC_EIO)
+			d->io_error = *e;
 		d->status = APC_EIO;
 	}
 	if (d->o->report)
@@ -1359,6 +1362,12 @@ static void summary_json(struct dump *d)
 	fprintf(f, "%" PRIu64, d->x_regressions);
 	json_key(f, &first, "errors");
 	fprintf(f, "%" PRIu64, d->errors);
+	/* why the capture could not be opened or read, as apcverify says */
+	json_key(f, &first, "io_error");
+	if (d->status == APC_EIO)
+		apc_json_cstr(f, d->io_error.msg);
+	else
+		fputs("null", f);
 	fputs("}\n", f);
 }
 
@@ -1471,6 +1480,25 @@ static void summary_text(struct dump *d)
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
 }
 
+static void summary_print(struct dump *d)
+{
+	/* Tables may be empty (NULL), which qsort must not see. */
+	if (d->nctrs > 1)
+		qsort(d->ctrs, d->nctrs, sizeof *d->ctrs, cmp_counter);
+	if (d->nactrs > 1)
+		qsort(d->actrs, d->nactrs, sizeof *d->actrs, cmp_acounter);
+	if (d->nthr > 1)
+		qsort(d->thr, d->nthr, sizeof *d->thr, cmp_thread);
+	if (d->ncores > 1)
+		qsort(d->cores, d->ncores, sizeof *d->cores, cmp_core);
+	if (d->nchans > 1)
+		qsort(d->chans, d->nchans, sizeof *d->chans, cmp_chan);
+	if (d->o->json)
+		summary_json(d);
+	else
+		summary_text(d);
+}
+
 /* ---- driver ------------------------------------------------------------ */
 
 static void dump_free(struct dump *d)
@@ -1566,7 +1594,7 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 			snprintf(e.file, sizeof e.file, "%s", path);
 		e.status = e.status == APC_EDATA ? APC_EDATA : APC_EIO;
 		dump_problem(&d, &e);
-		return d.status;
+		goto out;
 	}
 	if (apc_input_is_tree(in)) {
 		if (dump_load_xml(&d, in) == APC_ENOMEM) {
@@ -1638,24 +1666,12 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 			    "empty capture: the data file has no frames");
 		dump_problem(&d, &e);
 	}
-	if (o->summary && d.status != APC_EIO) {
-		/* Tables may be empty (NULL), which qsort must not see. */
-		if (d.nctrs > 1)
-			qsort(d.ctrs, d.nctrs, sizeof *d.ctrs, cmp_counter);
-		if (d.nactrs > 1)
-			qsort(d.actrs, d.nactrs, sizeof *d.actrs, cmp_acounter);
-		if (d.nthr > 1)
-			qsort(d.thr, d.nthr, sizeof *d.thr, cmp_thread);
-		if (d.ncores > 1)
-			qsort(d.cores, d.ncores, sizeof *d.cores, cmp_core);
-		if (d.nchans > 1)
-			qsort(d.chans, d.nchans, sizeof *d.chans, cmp_chan);
-		if (o->json)
-			summary_json(&d);
-		else
-			summary_text(&d);
-	}
 out:
+	/* A summary of what was read; for a capture that could not be
+	 * opened or read, JSON still gives its object (with io_error), so a
+	 * script gets one per input, while text leaves it to the message. */
+	if (o->summary && (d.status != APC_EIO || o->json))
+		summary_print(&d);
 	if (own)
 		apc_stream_close(s);
 	apc_input_close(in);

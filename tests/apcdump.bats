@@ -492,3 +492,28 @@ tar_compressed() {
 	exits 0 apcdump --frame=summary "$TMP/one"
 	[ -z "$output" ]
 }
+
+@test "--summary --json: one object per input, one that cannot be opened too (io_error)" {
+	need_python
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	rc=0
+	apcdump --summary --json "$TMP/d.apc" "$TMP/nosuch.apc" "$TMP/d.apc" >"$TMP/j" 2>"$TMP/err" || rc=$?
+	cat "$TMP/j" "$TMP/err"
+	[ "$rc" -eq 2 ]
+	[ "$(cat "$TMP/err")" = "apcdump: $TMP/nosuch.apc: cannot open: no such file or directory" ]
+	python3 - "$TMP/j" "$TMP" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+t = sys.argv[2]
+assert [o["file"] for o in objs] == [t + "/d.apc", t + "/nosuch.apc", t + "/d.apc"], objs
+assert objs[1]["io_error"] == "cannot open: no such file or directory", objs[1]
+assert objs[1]["frames"] == 0 and objs[1]["errors"] == 0, objs[1]
+for o in (objs[0], objs[2]):
+    assert o["io_error"] is None and o["errors"] == 0 and o["frames"] > 0, o
+# one shape for all (first_ts and last_ts only when there are timestamps)
+assert set(objs[1]) == set(objs[0]) - {"first_ts", "last_ts"}, (list(objs[0]), list(objs[1]))
+PY
+	# text keeps to the message on stderr
+	exits 2 apcdump --summary "$TMP/nosuch.apc"
+	[ "$output" = "apcdump: $TMP/nosuch.apc: cannot open: no such file or directory" ]
+}
