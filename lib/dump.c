@@ -22,6 +22,7 @@
 
 #include "annotate.h"
 #include "dump.h"
+#include "format.h"
 #include "frame.h"
 #include "input.h"
 #include "json.h"
@@ -163,6 +164,10 @@ struct dump {
 	const char *dname;  /* data stream name, for messages */
 	int status;         /* worst so far */
 	struct apc_err io_error; /* the first problem that made it APC_EIO */
+	/* A bare stream that detection takes for another format apcconv
+	 * converts: said instead of a bad first frame. */
+	int foreign;
+	struct apc_err foreign_err;
 	uint64_t lines;     /* listed */
 	int stop;
 	/* captured.xml */
@@ -1558,6 +1563,11 @@ static void dump_frames(struct dump *d, struct apc_stream *s)
 		apc_frame_reader_readahead(fr, 1u << 20);
 	while (!d->stop && (rc = apc_frame_read(fr, &f, &e)) != APC_END) {
 		if (rc < 0) {
+			/* The first frame already bad, in bytes apcconv would
+			 * convert: that, not what their first word makes as a
+			 * frame length, is what the user needs to hear. */
+			if (rc == APC_EDATA && d->nframes == 0 && d->foreign)
+				e = d->foreign_err;
 			/* A bad length word leaves nothing to resynchronise on. */
 			dump_problem(d, &e);
 			break;
@@ -1597,6 +1607,12 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		goto out;
 	}
 	if (apc_input_is_tree(in)) {
+		/* a trace folder or archive (LTT) rather than a capture */
+		if (!apc_input_has(in, "0000000000") && !apc_input_damage(in) &&
+		    apc_format_foreign(in, &e)) {
+			dump_problem(&d, &e);
+			goto out;
+		}
 		if (dump_load_xml(&d, in) == APC_ENOMEM) {
 			dump_oom(&d);
 			goto out;
@@ -1630,6 +1646,8 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		}
 		own = 1;
 	} else {
+		/* Only peeks: the frames are read from the start all the same. */
+		d.foreign = apc_format_foreign(in, &d.foreign_err);
 		if (dump_load_xml(&d, in) == APC_ENOMEM) {
 			dump_oom(&d);
 			goto out;
@@ -1637,6 +1655,8 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		if (o->xml) {
 			if (d.doc) {
 				dump_print_xml(&d);
+			} else if (d.status == APC_OK && d.foreign) {
+				dump_problem(&d, &d.foreign_err);
 			} else if (d.status == APC_OK) {
 				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
 					    "no captured.xml beside the bare data file");

@@ -28,6 +28,7 @@
 #include <libxml/tree.h>
 
 #include "annotate.h"
+#include "format.h"
 #include "frame.h"
 #include "input.h"
 #include "packed.h"
@@ -1477,11 +1478,9 @@ static void v_damage(struct verify *v, const struct apc_err *d)
 		v_prob(v, APC_V_ERROR, "archive", -1, -1, "%s", d->msg);
 }
 
-static int v_data(struct verify *v, struct apc_stream *s, struct apc_err *err)
+static int v_reader_new(struct apc_stream *s, struct apc_frame_reader **fr, struct apc_err *err)
 {
-	struct apc_frame_reader *fr;
-	struct apc_frame f;
-	int rc = apc_frame_reader_new(s, &fr, err);
+	int rc = apc_frame_reader_new(s, fr, err);
 
 	if (rc < 0)
 		return rc;
@@ -1491,31 +1490,52 @@ static int v_data(struct verify *v, struct apc_stream *s, struct apc_err *err)
 	 * that breaks counts the bytes before the break by how its output
 	 * was asked for, and that count is in the message. */
 	if (apc_stream_size(s) >= 0)
-		apc_frame_reader_readahead(fr, 1u << 20);
-	for (;;) {
-		struct apc_err e;
+		apc_frame_reader_readahead(*fr, 1u << 20);
+	return APC_OK;
+}
 
-		apc_err_clear(&e);
-		rc = apc_frame_read(fr, &f, &e);
-		if (rc == APC_END) {
-			rc = APC_OK;
-			break;
+/* One frame read: its status, the frame, and what went wrong. */
+struct vread {
+	int rc;
+	struct apc_frame f;
+	struct apc_err e;
+};
+
+static void v_read(struct apc_frame_reader *fr, struct vread *r)
+{
+	apc_err_clear(&r->e);
+	r->rc = apc_frame_read(fr, &r->f, &r->e);
+}
+
+/* The frame walk; `first`, when not NULL, is its first read, done
+ * already (before the XML files were read). */
+static int v_data(struct verify *v, struct apc_frame_reader *fr, const struct vread *first,
+		  struct apc_err *err)
+{
+	struct vread r;
+
+	for (;;) {
+		if (first) {
+			r = *first;
+			first = NULL;
+		} else {
+			v_read(fr, &r);
 		}
-		if (rc == APC_EDATA) {
-			v->frame = (int64_t)f.index;
-			v_prob(v, APC_V_ERROR, "frame-truncated", (int64_t)f.index,
-			       e.offset == APC_NO_OFFSET ? (int64_t)f.offset : e.offset, "%s", e.msg);
-			rc = APC_OK;
-			break;
+		if (r.rc == APC_END)
+			return APC_OK;
+		if (r.rc == APC_EDATA) {
+			v->frame = (int64_t)r.f.index;
+			v_prob(v, APC_V_ERROR, "frame-truncated", (int64_t)r.f.index,
+			       r.e.offset == APC_NO_OFFSET ? (int64_t)r.f.offset : r.e.offset, "%s",
+			       r.e.msg);
+			return APC_OK;
 		}
-		if (rc < 0) {
-			*err = e;
-			break;
+		if (r.rc < 0) {
+			*err = r.e;
+			return r.rc;
 		}
-		v_frame(v, &f);
+		v_frame(v, &r.f);
 	}
-	apc_frame_reader_free(fr);
-	return rc;
 }
 
 static int vslot_key_cmp(const void *a, const void *b)
@@ -1595,6 +1615,8 @@ int apc_verify_path(const char *path,
 	struct verify v;
 	struct apc_input *in = NULL;
 	struct apc_stream *data = NULL;
+	struct apc_frame_reader *fr = NULL;
+	struct vread first, *held = NULL;
 	uint8_t *cap = NULL, *evs = NULL;
 	size_t caplen = 0, evlen = 0;
 	int rc, tree, cap_cut = 0;
@@ -1619,9 +1641,36 @@ int apc_verify_path(const char *path,
 	}
 	if (rc < 0)
 		return rc;
+	tree = apc_input_is_tree(in);
+	/* a trace folder or archive (LTT) rather than a capture */
+	if (tree && !apc_input_has(in, "0000000000") && !apc_input_damage(in) &&
+	    apc_format_foreign(in, err)) {
+		rc = err->status;
+		goto out;
+	}
+	if (!tree) {
+		struct apc_err foreign;
+
+		/* A first frame already bad, in bytes apcconv would convert
+		 * (a Barman dump, a TPTP trace): say that, not what their
+		 * first word makes as a frame length.  That frame is read
+		 * here, before the XML checks report anything, so this
+		 * message is the only one. */
+		data = apc_input_stream(in);
+		if (apc_format_foreign(in, &foreign)) {
+			if ((rc = v_reader_new(data, &fr, err)) < 0)
+				goto out;
+			v_read(fr, &first);
+			held = &first;
+			if (first.rc == APC_EDATA) {
+				*err = foreign;
+				rc = err->status;
+				goto out;
+			}
+		}
+	}
 	if (apc_input_damage(in))
 		v_damage(&v, apc_input_damage(in));
-	tree = apc_input_is_tree(in);
 	if (tree) {
 		if (!apc_input_has(in, "0000000000")) {
 			v_prob(&v, APC_V_ERROR, "data-file", -1, -1,
@@ -1660,13 +1709,14 @@ int apc_verify_path(const char *path,
 		rc = apc_input_open_member(in, "0000000000", &data, err);
 		if (rc < 0)
 			goto out;
-	} else {
-		data = apc_input_stream(in);
 	}
-	rc = v_data(&v, data, err);
+	if (!fr && (rc = v_reader_new(data, &fr, err)) < 0)
+		goto out;
+	rc = v_data(&v, fr, held, err);
 	if (rc >= 0)
 		v_finish(&v);
 out:
+	apc_frame_reader_free(fr);
 	if (tree && data)
 		apc_stream_close(data);
 	for (size_t i = 0; i < v.nfds; i++)

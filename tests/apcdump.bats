@@ -517,3 +517,42 @@ PY
 	exits 2 apcdump --summary "$TMP/nosuch.apc"
 	[ "$output" = "apcdump: $TMP/nosuch.apc: cannot open: no such file or directory" ]
 }
+
+# foreign_inputs: $TMP/f/ holds inputs apcconv converts and apcdump and
+# apcverify do not read: a Barman dump (also gzipped), an LTT trace
+# folder (also as a .tar.gz), TPTP binary and XML traces.
+foreign_inputs() {
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	mkdir "$TMP/f"
+	"$APC_TOOLS/barmangen" -o "$TMP/f/b.bin" --seed 2 --records 50 >/dev/null
+	gzip -c "$TMP/f/b.bin" >"$TMP/f/b.bin.gz"
+	"$APC_TOOLS/lttgen" --seed 3 --events 30 -o "$TMP/f/ltt" >/dev/null
+	tar -C "$TMP/f" -czf "$TMP/f/ltt.tar.gz" ltt
+	"$APC_TOOLS/tptpgen" --seed 4 --calls 5 --binary -o "$TMP/f/t.trcbin" >/dev/null
+	"$APC_TOOLS/tptpgen" --seed 4 --calls 5 -o "$TMP/f/t.trcxml" >/dev/null
+}
+
+@test "a trace apcconv converts is named as such, not read as broken frames: exit 2" {
+	foreign_inputs
+	for f in b.bin:barman b.bin.gz:barman ltt:ltt ltt.tar.gz:ltt t.trcbin:tptp-bin t.trcxml:tptp-xml; do
+		want="apcdump: $TMP/f/${f%%:*}: not an APC capture but ${f#*:} input: convert it with apcconv first"
+		exits 2 apcdump "$TMP/f/${f%%:*}"
+		[ "$output" = "$want" ]
+		exits 2 apcdump --summary "$TMP/f/${f%%:*}"
+		[ "$output" = "$want" ]
+		exits 2 apcdump --xml "$TMP/f/${f%%:*}"
+		[ "$output" = "$want" ]
+	done
+	exits 2 sh -c 'exec "$0" - <"$1"' "$APC_BIN/apcdump" "$TMP/f/b.bin"
+	[ "$output" = "apcdump: <stdin>: not an APC capture but barman input: convert it with apcconv first" ]
+	# the others given with it are still listed
+	apcconv -q "$TMP/f/b.bin" -o "$TMP/b.apc"
+	exits 2 apcdump -c 1 "$TMP/f/b.bin" "$TMP/b.apc"
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[1]}" == *" summary "* ]]
+	# only when the first frame is bad: a data file whose first frame is
+	# a good one, and whose thread name holds a Barman magic, is listed
+	printf '\x12\x00\x00\x00\x03\x00\x02\x00\x05\x0cBARMAN64\x00\x00\x00\x03' >"$TMP/name"
+	exits 0 apcdump "$TMP/name"
+	[[ "$output" == *' thread_name      ts=0 tid=5 name="BARMAN64\x00\x00\x00\x03"' ]]
+}

@@ -486,3 +486,26 @@ assert [p["check"] for p in o["problems"]] == ["archive"], o
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" == "$TMP/crc.apc.tar.gz: error: offset 0x"*": gzip data corrupt at compressed byte "*" (incorrect data check) [archive]" ]]
 }
+
+@test "a trace apcconv converts is named as such, not checked as frames: exit 2" {
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 2 --records 50 >/dev/null
+	"$APC_TOOLS/lttgen" --seed 3 --events 30 -o "$TMP/ltt" >/dev/null
+	"$APC_TOOLS/tptpgen" --seed 4 --calls 5 -o "$TMP/t.trcxml" >/dev/null
+	for f in b.bin:barman ltt:ltt t.trcxml:tptp-xml; do
+		verify 2 "$TMP/${f%%:*}"
+		[ "$output" = "apcverify: $TMP/${f%%:*}: not an APC capture but ${f#*:} input: convert it with apcconv first" ]
+	done
+	verify 2 - <"$TMP/b.bin"
+	[ "$output" = "apcverify: <stdin>: not an APC capture but barman input: convert it with apcconv first" ]
+	run apcverify --json "$TMP/b.bin"
+	[ "$status" -eq 2 ]
+	grep -qF '"ok":false,' <<<"$output"
+	grep -qF '"io_error":"not an APC capture but barman input: convert it with apcconv first"}' <<<"$output"
+	# only when the first frame is bad: a Barman magic in a good first
+	# frame (a thread's name) is checked as the capture it is
+	printf '\x12\x00\x00\x00\x03\x00\x02\x00\x05\x0cBARMAN64\x00\x00\x00\x03' >"$TMP/name"
+	verify 1 "$TMP/name"
+	[[ "$output" == *"[summary-missing]"* ]]
+	[[ "$output" != *"not an APC capture"* ]]
+}
