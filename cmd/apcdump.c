@@ -142,6 +142,8 @@ int main(int argc, char **argv)
 	/* the window holds both ends: --begin=1ms --end=1ms is one instant */
 	if (o.have_begin && o.have_end && o.end < o.begin)
 		return bad_usage("%s", "--end is before --begin (an empty window lists nothing)");
+	/* as head(1) and grep(1) do: name each input only when there are several */
+	o.name_inputs = argc - optind > 1;
 	apc_size_limit_errors();
 	for (int i = optind; i < argc; i++) {
 		int rc = apc_dump_path(argv[i], &o);

@@ -509,8 +509,8 @@ static void pairs_print(struct apc_wbuf *w, const struct apc_field *fl, int json
 
 static int reserved_json_key(const char *n)
 {
-	static const char *const r[] = {"frame", "offset", "frame_offset", "type", "core",
-					"msg", "code", "ts", "raw", NULL};
+	static const char *const r[] = {"file", "frame", "offset", "frame_offset", "type",
+					"core", "msg", "code", "ts", "raw", NULL};
 	for (int i = 0; r[i]; i++)
 		if (!strcmp(n, r[i]))
 			return 1;
@@ -604,7 +604,13 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 {
 	struct apc_wbuf *w = &d->w;
 
-	W_LIT(w, "{\"frame\":");
+	if (d->o->name_inputs) {
+		W_LIT(w, "{\"file\":");
+		apc_json_wstr(w, d->path, strlen(d->path));
+		W_LIT(w, ",\"frame\":");
+	} else {
+		W_LIT(w, "{\"frame\":");
+	}
 	dump_num(w, &d->n_index, fr->index, 0, 0);
 	W_LIT(w, ",\"offset\":");
 	apc_wbuf_u64(w, m->offset);
@@ -1544,6 +1550,14 @@ static void dump_free(struct dump *d)
 		xmlFreeDoc(d->doc);
 }
 
+/* Which capture the lines that follow are of, as head(1) says it. */
+static void dump_name_line(struct dump *d)
+{
+	W_LIT(&d->w, "==> ");
+	apc_wbuf_puts(&d->w, d->path);
+	W_LIT(&d->w, " <==\n");
+}
+
 static void dump_frames(struct dump *d, struct apc_stream *s)
 {
 	struct apc_frame_reader *fr;
@@ -1561,13 +1575,19 @@ static void dump_frames(struct dump *d, struct apc_stream *s)
 	 * pipes and gzip streams). */
 	if (apc_stream_size(s) >= 0)
 		apc_frame_reader_readahead(fr, 1u << 20);
-	while (!d->stop && (rc = apc_frame_read(fr, &f, &e)) != APC_END) {
+	for (uint64_t n = 0; !d->stop; n++) {
+		rc = apc_frame_read(fr, &f, &e);
+		/* The first frame already bad, in bytes apcconv would
+		 * convert: that, not what their first word makes as a frame
+		 * length, is what the user needs to hear (and no name line:
+		 * nothing of it is a capture's listing). */
+		if (n == 0 && rc == APC_EDATA && d->foreign)
+			e = d->foreign_err;
+		else if (n == 0 && d->w.p && d->o->name_inputs && !d->o->json)
+			dump_name_line(d);
+		if (rc == APC_END)
+			break;
 		if (rc < 0) {
-			/* The first frame already bad, in bytes apcconv would
-			 * convert: that, not what their first word makes as a
-			 * frame length, is what the user needs to hear. */
-			if (rc == APC_EDATA && d->nframes == 0 && d->foreign)
-				e = d->foreign_err;
 			/* A bad length word leaves nothing to resynchronise on. */
 			dump_problem(d, &e);
 			break;

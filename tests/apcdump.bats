@@ -356,7 +356,13 @@ PY
 	apcdump -c $((n / 2)) "$SHARED/apc/v68_sleep.apc" > "$TMP/half"
 	head -n $((n / 2)) "$TMP/whole" | cmp - "$TMP/half"
 	apcdump "$SHARED/apc/v68_sleep.apc" "$SHARED/apc/v68_sleep.apc" > "$TMP/twice"
-	cat "$TMP/whole" "$TMP/whole" | cmp - "$TMP/twice"
+	# each after the line that names it
+	{
+		echo "==> $SHARED/apc/v68_sleep.apc <=="
+		cat "$TMP/whole"
+		echo "==> $SHARED/apc/v68_sleep.apc <=="
+		cat "$TMP/whole"
+	} | cmp - "$TMP/twice"
 }
 
 @test "--core is decimal and --frame numbers do not wrap" {
@@ -548,11 +554,52 @@ foreign_inputs() {
 	# the others given with it are still listed
 	apcconv -q "$TMP/f/b.bin" -o "$TMP/b.apc"
 	exits 2 apcdump -c 1 "$TMP/f/b.bin" "$TMP/b.apc"
-	[ "${#lines[@]}" -eq 2 ]
-	[[ "${lines[1]}" == *" summary "* ]]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[1]}" = "==> $TMP/b.apc <==" ]
+	[[ "${lines[2]}" == *" summary "* ]]
 	# only when the first frame is bad: a data file whose first frame is
 	# a good one, and whose thread name holds a Barman magic, is listed
 	printf '\x12\x00\x00\x00\x03\x00\x02\x00\x05\x0cBARMAN64\x00\x00\x00\x03' >"$TMP/name"
 	exits 0 apcdump "$TMP/name"
 	[[ "$output" == *' thread_name      ts=0 tid=5 name="BARMAN64\x00\x00\x00\x03"' ]]
+}
+
+@test "several inputs: each listing is named (==> FILE <==, JSON \"file\"); one input is not" {
+	need_python
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/a.apc"
+	apcconv -q "$APC_ROOT/testdata/barman/le32_linear_v1.bin" -o "$TMP/b.apc"
+	apcdump -c 3 "$TMP/a.apc" >"$TMP/a"
+	apcdump -c 3 "$TMP/b.apc" >"$TMP/b"
+	# one input: no name anywhere
+	! grep -q '==>' "$TMP/a" || false
+	! apcdump --json -c 3 "$TMP/a.apc" | grep -q '"file"' || false
+	exits 0 apcdump -c 3 "$TMP/a.apc" "$TMP/b.apc"
+	[ "$output" = "==> $TMP/a.apc <==
+$(cat "$TMP/a")
+==> $TMP/b.apc <==
+$(cat "$TMP/b")" ]
+	# a capture that cannot be opened, or is none, gets its message, not
+	# a name line; an empty one gets both
+	"$APC_TOOLS/barmangen" -o "$TMP/raw.bin" --seed 2 --records 50 >/dev/null
+	mkdir "$TMP/e.apc"
+	: >"$TMP/e.apc/0000000000"
+	apcdump -c 3 "$TMP/a.apc" "$TMP/nosuch.apc" "$TMP/raw.bin" "$TMP/e.apc" "$TMP/b.apc" \
+		>"$TMP/out" 2>"$TMP/err" || true
+	[ "$(grep '^==> ' "$TMP/out")" = "==> $TMP/a.apc <==
+==> $TMP/e.apc <==
+==> $TMP/b.apc <==" ]
+	[ "$(wc -l <"$TMP/err")" -eq 3 ]
+	# JSON: "file" first in each object, the listing otherwise the same
+	apcdump --json -c 3 "$TMP/a.apc" "$TMP/b.apc" >"$TMP/j"
+	python3 - "$TMP/j" "$TMP" "$APC_BIN" <<'PY'
+import json, subprocess, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+t = sys.argv[2]
+assert [o["file"] for o in objs] == [t + "/a.apc"] * 3 + [t + "/b.apc"] * 3, objs
+assert all(list(o)[0] == "file" for o in objs)
+for name, part in (("a", objs[:3]), ("b", objs[3:])):
+    one = subprocess.run([sys.argv[3] + "/apcdump", "--json", "-c", "3", t + "/" + name + ".apc"],
+                         capture_output=True, check=True).stdout.decode().splitlines()
+    assert [dict((k, v) for k, v in o.items() if k != "file") for o in part] == [json.loads(l) for l in one]
+PY
 }
