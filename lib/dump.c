@@ -45,11 +45,16 @@ int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_
 {
 	const char *p = list;
 
-	while (*p) {
+	/* "" would select every frame, as no --frame does */
+	if (!*list)
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+				   "empty frame type list (names or numbers, separated by commas)");
+	for (;;) {
 		size_t n = strcspn(p, ",");
 		char word[32];
 		int type = -1;
 
+		/* an empty name: ",x", "x,,y", or "x," */
 		if (n == 0 || n >= sizeof word)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
 					   "bad frame type list '%s'", list);
@@ -74,10 +79,10 @@ int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_
 		o->frames[type] = 1;
 		o->have_frames = 1;
 		p += n;
-		if (*p == ',')
-			p++;
+		if (!*p)
+			return APC_OK;
+		p++; /* the comma */
 	}
-	return APC_OK;
 }
 
 /* ---- tables indexed through a map of their keys --------------------- */

@@ -603,3 +603,23 @@ for name, part in (("a", objs[:3]), ("b", objs[3:])):
     assert [dict((k, v) for k, v in o.items() if k != "file") for o in part] == [json.loads(l) for l in one]
 PY
 }
+
+@test "--summary and --xml refuse the listing's options; --frame= needs a type" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	for mode in --summary --xml; do
+		for opt in --frame=summary:--frame --core=0:--core --begin=1ms:--begin \
+			--end=1s:--end -c1:-c/--count --count=1:-c/--count -x:-x/--hex; do
+			exits 2 apcdump $mode "${opt%%:*}" "$TMP/d.apc"
+			[ "$output" = "apcdump: ${opt#*:} has no effect with $mode (it is for the listing)
+Try 'apcdump --help' for more information." ]
+		done
+		exits 0 apcdump $mode -v -j "$TMP/d.apc"
+	done
+	exits 2 apcdump --frame= "$TMP/d.apc"
+	[ "${lines[0]}" = "apcdump: empty frame type list (names or numbers, separated by commas)" ]
+	for bad in summary, ,summary summary,,7; do
+		exits 2 apcdump --frame=$bad "$TMP/d.apc"
+		[ "${lines[0]}" = "apcdump: bad frame type list '$bad'" ]
+	done
+	exits 0 apcdump --frame=summary,7 "$TMP/d.apc"
+}
