@@ -1387,6 +1387,23 @@ static void summary_json(struct dump *d)
 	fputs("}\n", f);
 }
 
+/* The noun after a count: "1 value", "2 values". */
+static const char *noun(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* A counter key as the text shows it: hex, as captured.xml declares
+ * them, a negative one (the data may hold it) signed, in `width`
+ * columns. */
+static void text_key(FILE *f, int32_t key, int width)
+{
+	if (key < 0)
+		fprintf(f, "key %-*" PRId32, width, key);
+	else
+		fprintf(f, "key 0x%-*" PRIx32, width - 2, (uint32_t)key);
+}
+
 static void summary_text(struct dump *d)
 {
 	FILE *f = d->o->out;
@@ -1409,8 +1426,9 @@ static void summary_text(struct dump *d)
 			fprintf(f, "  %3d %-16s", t, apc_frame_type_name(t));
 		else
 			fprintf(f, "    ? %-16s", "other");
-		fprintf(f, " %10" PRIu64 " frames %10" PRIu64 " messages\n", d->frames[t],
-			d->fmsgs[t]);
+		fprintf(f, " %10" PRIu64 " %s %10" PRIu64 " %s\n", d->frames[t],
+			noun(d->frames[t], "frame ", "frames"), d->fmsgs[t],
+			noun(d->fmsgs[t], "message", "messages"));
 	}
 	fprintf(f, "Message kinds:\n");
 	for (size_t i = 0; i < d->nkinds; i++)
@@ -1418,10 +1436,14 @@ static void summary_text(struct dump *d)
 	for (size_t i = 0; i < d->nctrs; i++)
 		with_values += d->ctrs[i].values != 0;
 	fprintf(f, "Counters:            %zu (%" PRIu64 " with values)\n", d->nctrs, with_values);
-	for (size_t i = 0; i < d->nctrs; i++)
-		fprintf(f, "  key 0x%-6" PRIx32 " %-40s %10" PRIu64 " values%s\n",
-			(uint32_t)d->ctrs[i].key, d->ctrs[i].name ? d->ctrs[i].name : "(unnamed)",
-			d->ctrs[i].values, d->ctrs[i].declared ? "" : "  (not in captured.xml)");
+	for (size_t i = 0; i < d->nctrs; i++) {
+		fputs("  ", f);
+		text_key(f, d->ctrs[i].key, 8);
+		fprintf(f, " %-40s %10" PRIu64 " %s%s\n",
+			d->ctrs[i].name ? d->ctrs[i].name : "(unnamed)", d->ctrs[i].values,
+			noun(d->ctrs[i].values, "value", "values"),
+			d->ctrs[i].declared ? "" : "  (not in captured.xml)");
+	}
 	with_values = 0;
 	for (size_t i = 0; i < d->nactrs; i++)
 		with_values += d->actrs[i].values || d->actrs[i].switches;
@@ -1437,9 +1459,10 @@ static void summary_text(struct dump *d)
 		} else {
 			fputs("(not declared)", f);
 		}
-		fprintf(f, " %" PRIu64 " values", c->values);
+		fprintf(f, " %" PRIu64 " %s", c->values, noun(c->values, "value", "values"));
 		if (c->switches)
-			fprintf(f, ", %" PRIu64 " activity switches", c->switches);
+			fprintf(f, ", %" PRIu64 " %s", c->switches,
+				noun(c->switches, "activity switch", "activity switches"));
 		putc('\n', f);
 	}
 	fprintf(f, "Annotation channels: %zu\n", d->nchans);
@@ -1450,14 +1473,16 @@ static void summary_text(struct dump *d)
 			text_str(f, (const uint8_t *)d->chans[i].name, strlen(d->chans[i].name));
 		else
 			fputs("(unnamed)", f);
-		fprintf(f, " %" PRIu64 " annotations\n", d->chans[i].count);
+		fprintf(f, " %" PRIu64 " %s\n", d->chans[i].count,
+			noun(d->chans[i].count, "annotation", "annotations"));
 	}
 	fprintf(f, "Cores:               %zu\n", d->ncores);
 	for (size_t i = 0; i < d->ncores; i++) {
-		fprintf(f, "  core %-4" PRId32 " %10" PRIu64 " messages", d->cores[i].core,
-			d->cores[i].msgs);
+		fprintf(f, "  core %-4" PRId32 " %10" PRIu64 " %s", d->cores[i].core,
+			d->cores[i].msgs, noun(d->cores[i].msgs, "message", "messages"));
 		if (d->cores[i].named) {
-			fprintf(f, "  cpuid 0x%" PRIx32 " ", (uint32_t)d->cores[i].cpuid);
+			fprintf(f, "%s  cpuid 0x%" PRIx32 " ", d->cores[i].msgs == 1 ? " " : "",
+				(uint32_t)d->cores[i].cpuid);
 			text_str(f, (const uint8_t *)d->cores[i].name, strlen(d->cores[i].name));
 		}
 		putc('\n', f);
@@ -1467,7 +1492,8 @@ static void summary_text(struct dump *d)
 		named += d->thr[i].name != NULL;
 	fprintf(f, "Threads:             %zu (%zu named)\n", d->nthr, named);
 	for (size_t i = 0; i < d->nthr; i++) {
-		fprintf(f, "  tid %-8" PRId32 " %10" PRIu64 " messages  ", d->thr[i].tid, d->thr[i].msgs);
+		fprintf(f, "  tid %-8" PRId32 " %10" PRIu64 " %s  ", d->thr[i].tid, d->thr[i].msgs,
+			noun(d->thr[i].msgs, "message ", "messages"));
 		if (d->thr[i].name)
 			text_str(f, (const uint8_t *)d->thr[i].name, strlen(d->thr[i].name));
 		else
@@ -1487,12 +1513,13 @@ static void summary_text(struct dump *d)
 		fprintf(f, "Time span:           no timestamps\n");
 	}
 	if (d->regressions)
-		fprintf(f, "Timestamps in order: no (%" PRIu64 " regressions per frame type and core, "
+		fprintf(f, "Timestamps in order: no (%" PRIu64 " %s per frame type and core, "
 			   "first at offset 0x%" PRIx64 ")\n", d->regressions,
-			(uint64_t)d->first_regression);
+			noun(d->regressions, "regression", "regressions"), (uint64_t)d->first_regression);
 	else
 		fprintf(f, "Timestamps in order: yes (per frame type and core, annotations per fd)\n");
-	fprintf(f, "Across frame types:  %" PRIu64 " regressions per core\n", d->x_regressions);
+	fprintf(f, "Across frame types:  %" PRIu64 " %s per core\n", d->x_regressions,
+		noun(d->x_regressions, "regression", "regressions"));
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
 }
 

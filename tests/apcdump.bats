@@ -110,7 +110,7 @@ EOF2
 	ann_cap "$TMP/back.apc" 1
 	run apcdump --summary "$TMP/back.apc"
 	echo "$output"
-	grep -q '^Timestamps in order: no (1 regressions per frame type and core, first at offset 0x' <<<"$output"
+	grep -q '^Timestamps in order: no (1 regression per frame type and core, first at offset 0x' <<<"$output"
 	apcdump --summary --json "$TMP/back.apc" | grep -q '"in_order":false'
 }
 
@@ -132,7 +132,7 @@ EOF2
 	exits 0 apcdump --summary "$TMP/t.apc"
 	grep -q '^Threads: *2 (1 named)$' <<<"$output"
 	grep -q '^  tid 42  *2 messages  "main"$' <<<"$output"
-	grep -q '^  tid 43  *1 messages  (no name)$' <<<"$output"
+	grep -q '^  tid 43  *1 message   (no name)$' <<<"$output"
 	apcdump --summary --json "$TMP/t.apc" | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["threads"]
