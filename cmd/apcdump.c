@@ -139,9 +139,23 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "no capture given");
 	if (o.summary && o.xml)
 		return bad_usage("%s", "--summary and --xml do not go together");
+	if (o.summary || o.xml) {
+		/* what narrows or adds to the listing would be ignored */
+		const char *opt = o.have_frames ? "--frame" : o.have_core ? "--core"
+				: o.have_begin ? "--begin" : o.have_end ? "--end"
+				: o.count ? "-c/--count" : o.hex ? "-x/--hex" : NULL;
+		if (opt) {
+			char why[128];
+			snprintf(why, sizeof why, "%s has no effect with %s (it is for the listing)", opt,
+				 o.summary ? "--summary" : "--xml");
+			return bad_usage("%s", why);
+		}
+	}
 	/* the window holds both ends: --begin=1ms --end=1ms is one instant */
 	if (o.have_begin && o.have_end && o.end < o.begin)
 		return bad_usage("%s", "--end is before --begin (an empty window lists nothing)");
+	/* as head(1) and grep(1) do: name each input only when there are several */
+	o.name_inputs = argc - optind > 1;
 	apc_size_limit_errors();
 	for (int i = optind; i < argc; i++) {
 		int rc = apc_dump_path(argv[i], &o);

@@ -110,12 +110,15 @@ static int verify_one(const char *path, int json, int quiet, int strict, long ma
 			printf("}\n");
 		} else if (rc >= 0) {
 			if (o.stopped)
-				printf("%s: listing stopped after %ld errors\n", path, max_errors);
+				printf("%s: listing stopped after %ld error%s\n", path, max_errors,
+				       max_errors == 1 ? "" : "s");
 			if (!bad && !r.warnings)
-				printf("%s: ok (%" PRIu64 " frames)\n", path, r.frames);
+				printf("%s: ok (%" PRIu64 " frame%s)\n", path, r.frames,
+				       r.frames == 1 ? "" : "s");
 			else if (!bad)
-				printf("%s: ok (%" PRIu64 " frames, %" PRIu64 " warning%s)\n", path,
-				       r.frames, r.warnings, r.warnings == 1 ? "" : "s");
+				printf("%s: ok (%" PRIu64 " frame%s, %" PRIu64 " warning%s)\n", path,
+				       r.frames, r.frames == 1 ? "" : "s", r.warnings,
+				       r.warnings == 1 ? "" : "s");
 			else
 				printf("%s: %" PRIu64 " error%s, %" PRIu64 " warning%s\n", path,
 				       r.errors, r.errors == 1 ? "" : "s", r.warnings,

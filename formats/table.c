@@ -72,3 +72,17 @@ const struct apc_format *apc_format_detect(struct apc_input *in, int *bid)
 		*bid = best_bid;
 	return best;
 }
+
+int apc_format_foreign(struct apc_input *in, struct apc_err *err)
+{
+	const struct apc_format *f = apc_format_detect(in, NULL);
+
+	if (!f || f == &apc_format_apc)
+		return 0;
+	/* named as the stream's messages name it ("<stdin>" for "-") */
+	apc_err_set(err, APC_EIO,
+		    apc_input_is_tree(in) ? apc_input_path(in) : apc_stream_name(apc_input_stream(in)),
+		    APC_NO_OFFSET,
+		    "not an APC capture but %s input: convert it with apcconv first", f->name);
+	return 1;
+}

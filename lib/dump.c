@@ -22,6 +22,7 @@
 
 #include "annotate.h"
 #include "dump.h"
+#include "format.h"
 #include "frame.h"
 #include "input.h"
 #include "json.h"
@@ -44,11 +45,16 @@ int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_
 {
 	const char *p = list;
 
-	while (*p) {
+	/* "" would select every frame, as no --frame does */
+	if (!*list)
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+				   "empty frame type list (names or numbers, separated by commas)");
+	for (;;) {
 		size_t n = strcspn(p, ",");
 		char word[32];
 		int type = -1;
 
+		/* an empty name: ",x", "x,,y", or "x," */
 		if (n == 0 || n >= sizeof word)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
 					   "bad frame type list '%s'", list);
@@ -73,10 +79,10 @@ int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_
 		o->frames[type] = 1;
 		o->have_frames = 1;
 		p += n;
-		if (*p == ',')
-			p++;
+		if (!*p)
+			return APC_OK;
+		p++; /* the comma */
 	}
-	return APC_OK;
 }
 
 /* ---- tables indexed through a map of their keys --------------------- */
@@ -162,6 +168,11 @@ struct dump {
 	const char *path;
 	const char *dname;  /* data stream name, for messages */
 	int status;         /* worst so far */
+	struct apc_err io_error; /* the first problem that made it APC_EIO */
+	/* A bare stream that detection takes for another format apcconv
+	 * converts: said instead of a bad first frame. */
+	int foreign;
+	struct apc_err foreign_err;
 	uint64_t lines;     /* listed */
 	int stop;
 	/* captured.xml */
@@ -207,6 +218,8 @@ static void dump_problem(struct dump *d, struct apc_err *e)
 		if (d->status == APC_OK)
 			d->status = APC_EDATA;
 	} else {
+		if (d->status != APC_EIO)
+			d->io_error = *e;
 		d->status = APC_EIO;
 	}
 	if (d->o->report)
@@ -501,8 +514,8 @@ static void pairs_print(struct apc_wbuf *w, const struct apc_field *fl, int json
 
 static int reserved_json_key(const char *n)
 {
-	static const char *const r[] = {"frame", "offset", "frame_offset", "type", "core",
-					"msg", "code", "ts", "raw", NULL};
+	static const char *const r[] = {"file", "frame", "offset", "frame_offset", "type",
+					"core", "msg", "code", "ts", "raw", NULL};
 	for (int i = 0; r[i]; i++)
 		if (!strcmp(n, r[i]))
 			return 1;
@@ -596,7 +609,13 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 {
 	struct apc_wbuf *w = &d->w;
 
-	W_LIT(w, "{\"frame\":");
+	if (d->o->name_inputs) {
+		W_LIT(w, "{\"file\":");
+		apc_json_wstr(w, d->path, strlen(d->path));
+		W_LIT(w, ",\"frame\":");
+	} else {
+		W_LIT(w, "{\"frame\":");
+	}
 	dump_num(w, &d->n_index, fr->index, 0, 0);
 	W_LIT(w, ",\"offset\":");
 	apc_wbuf_u64(w, m->offset);
@@ -1359,7 +1378,30 @@ static void summary_json(struct dump *d)
 	fprintf(f, "%" PRIu64, d->x_regressions);
 	json_key(f, &first, "errors");
 	fprintf(f, "%" PRIu64, d->errors);
+	/* why the capture could not be opened or read, as apcverify says */
+	json_key(f, &first, "io_error");
+	if (d->status == APC_EIO)
+		apc_json_cstr(f, d->io_error.msg);
+	else
+		fputs("null", f);
 	fputs("}\n", f);
+}
+
+/* The noun after a count: "1 value", "2 values". */
+static const char *noun(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* A counter key as the text shows it: hex, as captured.xml declares
+ * them, a negative one (the data may hold it) signed, in `width`
+ * columns. */
+static void text_key(FILE *f, int32_t key, int width)
+{
+	if (key < 0)
+		fprintf(f, "key %-*" PRId32, width, key);
+	else
+		fprintf(f, "key 0x%-*" PRIx32, width - 2, (uint32_t)key);
 }
 
 static void summary_text(struct dump *d)
@@ -1384,8 +1426,9 @@ static void summary_text(struct dump *d)
 			fprintf(f, "  %3d %-16s", t, apc_frame_type_name(t));
 		else
 			fprintf(f, "    ? %-16s", "other");
-		fprintf(f, " %10" PRIu64 " frames %10" PRIu64 " messages\n", d->frames[t],
-			d->fmsgs[t]);
+		fprintf(f, " %10" PRIu64 " %s %10" PRIu64 " %s\n", d->frames[t],
+			noun(d->frames[t], "frame ", "frames"), d->fmsgs[t],
+			noun(d->fmsgs[t], "message", "messages"));
 	}
 	fprintf(f, "Message kinds:\n");
 	for (size_t i = 0; i < d->nkinds; i++)
@@ -1393,10 +1436,14 @@ static void summary_text(struct dump *d)
 	for (size_t i = 0; i < d->nctrs; i++)
 		with_values += d->ctrs[i].values != 0;
 	fprintf(f, "Counters:            %zu (%" PRIu64 " with values)\n", d->nctrs, with_values);
-	for (size_t i = 0; i < d->nctrs; i++)
-		fprintf(f, "  key 0x%-6" PRIx32 " %-40s %10" PRIu64 " values%s\n",
-			(uint32_t)d->ctrs[i].key, d->ctrs[i].name ? d->ctrs[i].name : "(unnamed)",
-			d->ctrs[i].values, d->ctrs[i].declared ? "" : "  (not in captured.xml)");
+	for (size_t i = 0; i < d->nctrs; i++) {
+		fputs("  ", f);
+		text_key(f, d->ctrs[i].key, 8);
+		fprintf(f, " %-40s %10" PRIu64 " %s%s\n",
+			d->ctrs[i].name ? d->ctrs[i].name : "(unnamed)", d->ctrs[i].values,
+			noun(d->ctrs[i].values, "value", "values"),
+			d->ctrs[i].declared ? "" : "  (not in captured.xml)");
+	}
 	with_values = 0;
 	for (size_t i = 0; i < d->nactrs; i++)
 		with_values += d->actrs[i].values || d->actrs[i].switches;
@@ -1412,9 +1459,10 @@ static void summary_text(struct dump *d)
 		} else {
 			fputs("(not declared)", f);
 		}
-		fprintf(f, " %" PRIu64 " values", c->values);
+		fprintf(f, " %" PRIu64 " %s", c->values, noun(c->values, "value", "values"));
 		if (c->switches)
-			fprintf(f, ", %" PRIu64 " activity switches", c->switches);
+			fprintf(f, ", %" PRIu64 " %s", c->switches,
+				noun(c->switches, "activity switch", "activity switches"));
 		putc('\n', f);
 	}
 	fprintf(f, "Annotation channels: %zu\n", d->nchans);
@@ -1425,14 +1473,16 @@ static void summary_text(struct dump *d)
 			text_str(f, (const uint8_t *)d->chans[i].name, strlen(d->chans[i].name));
 		else
 			fputs("(unnamed)", f);
-		fprintf(f, " %" PRIu64 " annotations\n", d->chans[i].count);
+		fprintf(f, " %" PRIu64 " %s\n", d->chans[i].count,
+			noun(d->chans[i].count, "annotation", "annotations"));
 	}
 	fprintf(f, "Cores:               %zu\n", d->ncores);
 	for (size_t i = 0; i < d->ncores; i++) {
-		fprintf(f, "  core %-4" PRId32 " %10" PRIu64 " messages", d->cores[i].core,
-			d->cores[i].msgs);
+		fprintf(f, "  core %-4" PRId32 " %10" PRIu64 " %s", d->cores[i].core,
+			d->cores[i].msgs, noun(d->cores[i].msgs, "message", "messages"));
 		if (d->cores[i].named) {
-			fprintf(f, "  cpuid 0x%" PRIx32 " ", (uint32_t)d->cores[i].cpuid);
+			fprintf(f, "%s  cpuid 0x%" PRIx32 " ", d->cores[i].msgs == 1 ? " " : "",
+				(uint32_t)d->cores[i].cpuid);
 			text_str(f, (const uint8_t *)d->cores[i].name, strlen(d->cores[i].name));
 		}
 		putc('\n', f);
@@ -1442,7 +1492,8 @@ static void summary_text(struct dump *d)
 		named += d->thr[i].name != NULL;
 	fprintf(f, "Threads:             %zu (%zu named)\n", d->nthr, named);
 	for (size_t i = 0; i < d->nthr; i++) {
-		fprintf(f, "  tid %-8" PRId32 " %10" PRIu64 " messages  ", d->thr[i].tid, d->thr[i].msgs);
+		fprintf(f, "  tid %-8" PRId32 " %10" PRIu64 " %s  ", d->thr[i].tid, d->thr[i].msgs,
+			noun(d->thr[i].msgs, "message ", "messages"));
 		if (d->thr[i].name)
 			text_str(f, (const uint8_t *)d->thr[i].name, strlen(d->thr[i].name));
 		else
@@ -1462,13 +1513,33 @@ static void summary_text(struct dump *d)
 		fprintf(f, "Time span:           no timestamps\n");
 	}
 	if (d->regressions)
-		fprintf(f, "Timestamps in order: no (%" PRIu64 " regressions per frame type and core, "
+		fprintf(f, "Timestamps in order: no (%" PRIu64 " %s per frame type and core, "
 			   "first at offset 0x%" PRIx64 ")\n", d->regressions,
-			(uint64_t)d->first_regression);
+			noun(d->regressions, "regression", "regressions"), (uint64_t)d->first_regression);
 	else
 		fprintf(f, "Timestamps in order: yes (per frame type and core, annotations per fd)\n");
-	fprintf(f, "Across frame types:  %" PRIu64 " regressions per core\n", d->x_regressions);
+	fprintf(f, "Across frame types:  %" PRIu64 " %s per core\n", d->x_regressions,
+		noun(d->x_regressions, "regression", "regressions"));
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
+}
+
+static void summary_print(struct dump *d)
+{
+	/* Tables may be empty (NULL), which qsort must not see. */
+	if (d->nctrs > 1)
+		qsort(d->ctrs, d->nctrs, sizeof *d->ctrs, cmp_counter);
+	if (d->nactrs > 1)
+		qsort(d->actrs, d->nactrs, sizeof *d->actrs, cmp_acounter);
+	if (d->nthr > 1)
+		qsort(d->thr, d->nthr, sizeof *d->thr, cmp_thread);
+	if (d->ncores > 1)
+		qsort(d->cores, d->ncores, sizeof *d->cores, cmp_core);
+	if (d->nchans > 1)
+		qsort(d->chans, d->nchans, sizeof *d->chans, cmp_chan);
+	if (d->o->json)
+		summary_json(d);
+	else
+		summary_text(d);
 }
 
 /* ---- driver ------------------------------------------------------------ */
@@ -1511,6 +1582,14 @@ static void dump_free(struct dump *d)
 		xmlFreeDoc(d->doc);
 }
 
+/* Which capture the lines that follow are of, as head(1) says it. */
+static void dump_name_line(struct dump *d)
+{
+	W_LIT(&d->w, "==> ");
+	apc_wbuf_puts(&d->w, d->path);
+	W_LIT(&d->w, " <==\n");
+}
+
 static void dump_frames(struct dump *d, struct apc_stream *s)
 {
 	struct apc_frame_reader *fr;
@@ -1528,7 +1607,18 @@ static void dump_frames(struct dump *d, struct apc_stream *s)
 	 * pipes and gzip streams). */
 	if (apc_stream_size(s) >= 0)
 		apc_frame_reader_readahead(fr, 1u << 20);
-	while (!d->stop && (rc = apc_frame_read(fr, &f, &e)) != APC_END) {
+	for (uint64_t n = 0; !d->stop; n++) {
+		rc = apc_frame_read(fr, &f, &e);
+		/* The first frame already bad, in bytes apcconv would
+		 * convert: that, not what their first word makes as a frame
+		 * length, is what the user needs to hear (and no name line:
+		 * nothing of it is a capture's listing). */
+		if (n == 0 && rc == APC_EDATA && d->foreign)
+			e = d->foreign_err;
+		else if (n == 0 && d->w.p && d->o->name_inputs && !d->o->json)
+			dump_name_line(d);
+		if (rc == APC_END)
+			break;
 		if (rc < 0) {
 			/* A bad length word leaves nothing to resynchronise on. */
 			dump_problem(d, &e);
@@ -1566,9 +1656,15 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 			snprintf(e.file, sizeof e.file, "%s", path);
 		e.status = e.status == APC_EDATA ? APC_EDATA : APC_EIO;
 		dump_problem(&d, &e);
-		return d.status;
+		goto out;
 	}
 	if (apc_input_is_tree(in)) {
+		/* a trace folder or archive (LTT) rather than a capture */
+		if (!apc_input_has(in, "0000000000") && !apc_input_damage(in) &&
+		    apc_format_foreign(in, &e)) {
+			dump_problem(&d, &e);
+			goto out;
+		}
 		if (dump_load_xml(&d, in) == APC_ENOMEM) {
 			dump_oom(&d);
 			goto out;
@@ -1602,6 +1698,8 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		}
 		own = 1;
 	} else {
+		/* Only peeks: the frames are read from the start all the same. */
+		d.foreign = apc_format_foreign(in, &d.foreign_err);
 		if (dump_load_xml(&d, in) == APC_ENOMEM) {
 			dump_oom(&d);
 			goto out;
@@ -1609,6 +1707,8 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		if (o->xml) {
 			if (d.doc) {
 				dump_print_xml(&d);
+			} else if (d.status == APC_OK && d.foreign) {
+				dump_problem(&d, &d.foreign_err);
 			} else if (d.status == APC_OK) {
 				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
 					    "no captured.xml beside the bare data file");
@@ -1630,24 +1730,20 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	/* after the listing, whose end the damage may be */
 	if (apc_input_damage(in))
 		dump_damage(&d, in);
-	if (o->summary && d.status != APC_EIO) {
-		/* Tables may be empty (NULL), which qsort must not see. */
-		if (d.nctrs > 1)
-			qsort(d.ctrs, d.nctrs, sizeof *d.ctrs, cmp_counter);
-		if (d.nactrs > 1)
-			qsort(d.actrs, d.nactrs, sizeof *d.actrs, cmp_acounter);
-		if (d.nthr > 1)
-			qsort(d.thr, d.nthr, sizeof *d.thr, cmp_thread);
-		if (d.ncores > 1)
-			qsort(d.cores, d.ncores, sizeof *d.cores, cmp_core);
-		if (d.nchans > 1)
-			qsort(d.chans, d.nchans, sizeof *d.chans, cmp_chan);
-		if (o->json)
-			summary_json(&d);
-		else
-			summary_text(&d);
+	/* No frame and nothing else to blame: an empty data file is no
+	 * capture, and an empty listing (or a summary of zeros) that exits 0
+	 * would pass it off as one. */
+	if (d.nframes == 0 && d.status == APC_OK) {
+		apc_err_set(&e, APC_EDATA, NULL, APC_NO_OFFSET,
+			    "empty capture: the data file has no frames");
+		dump_problem(&d, &e);
 	}
 out:
+	/* A summary of what was read; for a capture that could not be
+	 * opened or read, JSON still gives its object (with io_error), so a
+	 * script gets one per input, while text leaves it to the message. */
+	if (o->summary && (d.status != APC_EIO || o->json))
+		summary_print(&d);
 	if (own)
 		apc_stream_close(s);
 	apc_input_close(in);

@@ -33,6 +33,10 @@ struct apc_dump_opts {
 	int have_begin, have_end; /* ns, zero-based as written */
 	int64_t begin, end;
 	uint64_t count;  /* stop after this many lines per input; 0 = all */
+	/* Several inputs: the listing names each one, text with a line
+	 * "==> FILE <==" before its lines, JSON with a "file" member first
+	 * in each object. */
+	int name_inputs;
 	/* Called for each problem found (data or I/O); may be NULL. */
 	void (*report)(void *ctx, const struct apc_err *e);
 	void *report_ctx;

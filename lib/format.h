@@ -98,5 +98,13 @@ const struct apc_format *apc_format_find(const char *name);
  * or NULL.  *bid receives the winning bid.
  */
 const struct apc_format *apc_format_detect(struct apc_input *in, int *bid);
+/*
+ * apc_format_foreign() : for the tools that read APC captures only
+ * (apcdump, apcverify).  1 when detection takes `in` for another format
+ * apcconv converts, with err set (APC_EIO, naming the input): "not an
+ * APC capture but barman input: convert it with apcconv first"; else 0.
+ * Only peeks, as the bids do.
+ */
+int apc_format_foreign(struct apc_input *in, struct apc_err *err);
 
 #endif

@@ -28,6 +28,7 @@
 #include <libxml/tree.h>
 
 #include "annotate.h"
+#include "format.h"
 #include "frame.h"
 #include "input.h"
 #include "packed.h"
@@ -290,6 +291,26 @@ static const char *const agg_notes[AGG_N] = {
 	"accepted up to 1 s back",
 };
 
+/* "s" after a count other than one. */
+static const char *v_s(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* A key as messages name it: in hex, as captured.xml declares them, and
+ * a negative one (a packed integer may hold it) signed: "key -1", not
+ * "key 0xffffffffffffffff".  buf: V_KEY_LEN bytes, e.g. a compound
+ * literal (char[V_KEY_LEN]){0}. */
+#define V_KEY_LEN 24
+static const char *v_keystr(char *buf, long long key)
+{
+	if (key < 0)
+		snprintf(buf, V_KEY_LEN, "%lld", key);
+	else
+		snprintf(buf, V_KEY_LEN, "0x%llx", (unsigned long long)key);
+	return buf;
+}
+
 static void v_emit(struct verify *v, struct apc_vproblem *p)
 {
 	if (p->severity == APC_V_ERROR)
@@ -398,7 +419,8 @@ static int c_fail_trunc(struct verify *v, struct vcur *c, const char *what)
 {
 	if (!c->quiet) {
 		v_prob(v, APC_V_ERROR, "packed-truncated", v->frame, c_off(v, c->pos),
-		       "frame ends inside %s (%zu bytes left)", what, c->len - c->pos);
+		       "frame ends inside %s (%zu byte%s left)", what, c->len - c->pos,
+		       v_s(c->len - c->pos));
 		v->frame_bad = 1;
 	}
 	return -1;
@@ -438,7 +460,8 @@ static int c_packed_report(struct verify *v, struct vcur *c, int max, int64_t *o
 						      : apc_packed_size64(*out);
 		if ((size_t)k > want)
 			v_agg(v, AGG_NONMIN, "packed-nonminimal", c_off(v, start), (int64_t)((size_t)k - want),
-			      "%s %lld takes %d bytes where %zu suffice", what, (long long)*out, k, want);
+			      "%s %lld takes %d bytes where %zu suffice%s", what, (long long)*out, k, want,
+			      want == 1 ? "s" : "");
 	}
 	return 0;
 }
@@ -494,9 +517,9 @@ static int c_str(struct verify *v, struct vcur *c, const uint8_t **s, size_t *n,
 	if (len < 0 || (uint64_t)len > c->len - c->pos) {
 		if (!c->quiet) {
 			v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, at),
-			       "%s length %lld %s (%zu bytes left in the frame)", what, (long long)len,
+			       "%s length %lld %s (%zu byte%s left in the frame)", what, (long long)len,
 			       len < 0 ? "is negative" : "runs past the end of the frame",
-			       c->len - c->pos);
+			       c->len - c->pos, v_s(c->len - c->pos));
 			v->frame_bad = 1;
 		}
 		return -1;
@@ -539,8 +562,8 @@ static void v_mixed(struct verify *v, uint8_t *used, uint8_t *reported, int kind
 	if ((*used & (KEY_COUNTER | KEY_BLOCK)) == (KEY_COUNTER | KEY_BLOCK) && !*reported) {
 		*reported = 1;
 		v_prob(v, APC_V_ERROR, "key-mixed", v->frame, offset,
-		       "key 0x%llx is used in both Counter and Block Counter frames",
-		       (unsigned long long)key);
+		       "key %s is used in both Counter and Block Counter frames",
+		       v_keystr((char[V_KEY_LEN]){0}, key));
 	}
 }
 
@@ -565,10 +588,10 @@ static void v_key(struct verify *v, int64_t key, int kind, int64_t offset)
 		struct vslot *s = vtab_get(&v->undeclared, (uint64_t)key, &created);
 		if (s && created && v->have_captured)
 			v_prob(v, APC_V_ERROR, "key-undeclared", v->frame, offset,
-			       "%s key 0x%llx is not declared in captured.xml",
+			       "%s key %s is not declared in captured.xml",
 			       kind == KEY_COUNTER ? "counter" : kind == KEY_BLOCK ? "block counter"
 										: "activity switch",
-			       (unsigned long long)key);
+			       v_keystr((char[V_KEY_LEN]){0}, key));
 		if (s && kind != KEY_ACTIVITY) {
 			uint8_t used = (uint8_t)s->code, reported = (uint8_t)s->type;
 			v_mixed(v, &used, &reported, kind, key, offset);
@@ -762,8 +785,8 @@ static void walk_summary(struct verify *v, struct vcur *c)
 				return;
 			if (n != V_CANARY_LEN || memcmp(s, APC_NEWLINE_CANARY, V_CANARY_LEN) != 0)
 				v_prob(v, APC_V_ERROR, "canary", v->frame, c_off(v, at),
-				       "newline canary is wrong (%zu bytes; line endings translated in transfer?)",
-				       n);
+				       "newline canary is wrong (%zu byte%s; line endings translated in transfer?)",
+				       n, v_s(n));
 			clocks = v->summary_clocks;
 			if (!clocks) {
 				/* no protocol known: what fits decides, and the
@@ -883,8 +906,8 @@ static void walk_block(struct verify *v, struct vcur *c, int32_t fcore)
 			return;
 		if (first && key != 0)
 			v_prob(v, APC_V_ERROR, "block-no-ts", v->frame, c_off(v, at),
-			       "block counter frame starts with key 0x%llx, not key 0 (timestamp)",
-			       (unsigned long long)key);
+			       "block counter frame starts with key %s, not key 0 (timestamp)",
+			       v_keystr((char[V_KEY_LEN]){0}, key));
 		first = 0;
 		if (key == 0) {
 			ts = val;
@@ -908,8 +931,8 @@ static void walk_block(struct verify *v, struct vcur *c, int32_t fcore)
 			v_key(v, key, KEY_BLOCK, c_off(v, at));
 			if (core_g != core_s)
 				v_agg(v, AGG_BLOCKCORE, "block-core-reading", c_off(v, at), 0,
-				      "key 0x%llx after a timestamp is on core %d by gatord's reading, core %d by the spec's",
-				      (unsigned long long)key, (int)core_g, (int)core_s);
+				      "key %s after a timestamp is on core %d by gatord's reading, core %d by the spec's",
+				      v_keystr((char[V_KEY_LEN]){0}, key), (int)core_g, (int)core_s);
 			/* The frame check was done at key 0; per-core checks here.
 			 * The values of one sample share core and time: once the
 			 * first has stored them, the same v_ts() call again could
@@ -1092,12 +1115,13 @@ static void walk_external(struct verify *v, struct vcur *c)
 			       "disconnect for fd %lld, which was never opened", (long long)fd);
 		else if (!f->bad && f->dec && apc_ann_decoder_pending(f->dec))
 			v_prob(v, APC_V_ERROR, "annotate-decode", v->frame, c_off(v, at),
-			       "fd %lld disconnects inside a message (%zu bytes pending)", (long long)fd,
-			       apc_ann_decoder_pending(f->dec));
+			       "fd %lld disconnects inside a message (%zu byte%s pending)", (long long)fd,
+			       apc_ann_decoder_pending(f->dec), v_s(apc_ann_decoder_pending(f->dec)));
 		v_fd_close(f);
 		if (c->pos < c->len)
 			v_prob(v, APC_V_WARNING, "unknown-msg", v->frame, c_off(v, c->pos),
-			       "%zu bytes after a disconnect message", c->len - c->pos);
+			       "%zu byte%s after a disconnect message", c->len - c->pos,
+			       v_s(c->len - c->pos));
 		return;
 	}
 	f = v_fd(v, fd);
@@ -1201,7 +1225,8 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 		return;
 	if (!type_known(type)) {
 		v_prob(v, APC_V_WARNING, "unknown-frame", v->frame, (int64_t)f->offset,
-		       "unknown frame type %lld (%u bytes skipped)", (long long)type, f->len);
+		       "unknown frame type %lld (%u byte%s skipped)", (long long)type, f->len,
+		       v_s(f->len));
 		return;
 	}
 	if (type == APC_FRAME_PERF_DATA)
@@ -1223,9 +1248,9 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 			       apc_frame_type_name(v->first_non11_type), (long long)v->frame);
 		else
 			v_prob(v, APC_V_WARNING, "summary-first", v->frame, (int64_t)f->offset,
-			       "the Summary follows %llu type-11 frames: gatord 9.x writes its perf "
+			       "the Summary follows %llu type-11 frame%s: gatord 9.x writes its perf "
 			       "attributes first; the spec only recommends the Summary first",
-			       (unsigned long long)v->pre_summary);
+			       (unsigned long long)v->pre_summary, v_s(v->pre_summary));
 	}
 	if (apc_frame_has_core((int)type) && c_p32(v, &c, &core, "frame core") < 0)
 		return;
@@ -1437,8 +1462,9 @@ static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, cons
 			ts = xmlGetProp(k, BAD_CAST "type");
 			if (ts && edoc && !events_has(ev, nev, sets, nsets, (const char *)ts))
 				v_xml(v, APC_V_WARNING, "captured-type", "captured.xml",
-				      "line %ld: counter type \"%s\" (key 0x%llx) is not defined in events.xml",
-				      (long)xmlGetLineNo(k), (const char *)ts, (unsigned long long)key);
+				      "line %ld: counter type \"%s\" (key %s) is not defined in events.xml",
+				      (long)xmlGetLineNo(k), (const char *)ts,
+				      v_keystr((char[V_KEY_LEN]){0}, key));
 			xmlFree(ts);
 		}
 	}
@@ -1448,7 +1474,8 @@ static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, cons
 		if (v->keys[i].key == v->keys[i - 1].key && v->keys[i].key > 2 &&
 		    (i < 2 || v->keys[i - 2].key != v->keys[i].key))
 			v_xml(v, APC_V_ERROR, "captured-key-dup", "captured.xml",
-			      "key 0x%llx is declared more than once", (unsigned long long)v->keys[i].key);
+			      "key %s is declared more than once",
+			      v_keystr((char[V_KEY_LEN]){0}, v->keys[i].key));
 	for (size_t i = 0; i < nev; i++)
 		free(ev[i]);
 	for (size_t i = 0; i < nsets; i++)
@@ -1477,11 +1504,9 @@ static void v_damage(struct verify *v, const struct apc_err *d)
 		v_prob(v, APC_V_ERROR, "archive", -1, -1, "%s", d->msg);
 }
 
-static int v_data(struct verify *v, struct apc_stream *s, struct apc_err *err)
+static int v_reader_new(struct apc_stream *s, struct apc_frame_reader **fr, struct apc_err *err)
 {
-	struct apc_frame_reader *fr;
-	struct apc_frame f;
-	int rc = apc_frame_reader_new(s, &fr, err);
+	int rc = apc_frame_reader_new(s, fr, err);
 
 	if (rc < 0)
 		return rc;
@@ -1491,31 +1516,52 @@ static int v_data(struct verify *v, struct apc_stream *s, struct apc_err *err)
 	 * that breaks counts the bytes before the break by how its output
 	 * was asked for, and that count is in the message. */
 	if (apc_stream_size(s) >= 0)
-		apc_frame_reader_readahead(fr, 1u << 20);
-	for (;;) {
-		struct apc_err e;
+		apc_frame_reader_readahead(*fr, 1u << 20);
+	return APC_OK;
+}
 
-		apc_err_clear(&e);
-		rc = apc_frame_read(fr, &f, &e);
-		if (rc == APC_END) {
-			rc = APC_OK;
-			break;
+/* One frame read: its status, the frame, and what went wrong. */
+struct vread {
+	int rc;
+	struct apc_frame f;
+	struct apc_err e;
+};
+
+static void v_read(struct apc_frame_reader *fr, struct vread *r)
+{
+	apc_err_clear(&r->e);
+	r->rc = apc_frame_read(fr, &r->f, &r->e);
+}
+
+/* The frame walk; `first`, when not NULL, is its first read, done
+ * already (before the XML files were read). */
+static int v_data(struct verify *v, struct apc_frame_reader *fr, const struct vread *first,
+		  struct apc_err *err)
+{
+	struct vread r;
+
+	for (;;) {
+		if (first) {
+			r = *first;
+			first = NULL;
+		} else {
+			v_read(fr, &r);
 		}
-		if (rc == APC_EDATA) {
-			v->frame = (int64_t)f.index;
-			v_prob(v, APC_V_ERROR, "frame-truncated", (int64_t)f.index,
-			       e.offset == APC_NO_OFFSET ? (int64_t)f.offset : e.offset, "%s", e.msg);
-			rc = APC_OK;
-			break;
+		if (r.rc == APC_END)
+			return APC_OK;
+		if (r.rc == APC_EDATA) {
+			v->frame = (int64_t)r.f.index;
+			v_prob(v, APC_V_ERROR, "frame-truncated", (int64_t)r.f.index,
+			       r.e.offset == APC_NO_OFFSET ? (int64_t)r.f.offset : r.e.offset, "%s",
+			       r.e.msg);
+			return APC_OK;
 		}
-		if (rc < 0) {
-			*err = e;
-			break;
+		if (r.rc < 0) {
+			*err = r.e;
+			return r.rc;
 		}
-		v_frame(v, &f);
+		v_frame(v, &r.f);
 	}
-	apc_frame_reader_free(fr);
-	return rc;
 }
 
 static int vslot_key_cmp(const void *a, const void *b)
@@ -1537,8 +1583,9 @@ static void v_finish(struct verify *v)
 		if (v->fds[i].open && !v->fds[i].bad && v->fds[i].dec &&
 		    apc_ann_decoder_pending(v->fds[i].dec))
 			v_prob(v, APC_V_WARNING, "annotate-cut", -1, -1,
-			       "fd %zu ends inside a message at the end of the capture (%zu bytes pending)", i,
-			       apc_ann_decoder_pending(v->fds[i].dec));
+			       "fd %zu ends inside a message at the end of the capture (%zu byte%s pending)",
+			       i, apc_ann_decoder_pending(v->fds[i].dec),
+			       v_s(apc_ann_decoder_pending(v->fds[i].dec)));
 	/* Cookies used and never named, by cookie (the table's order is
 	 * its hash's); a table at its bound has stopped taking cookies. */
 	const struct vslot **un = calloc(v->cookies.n ? v->cookies.n : 1, sizeof *un);
@@ -1554,8 +1601,8 @@ static void v_finish(struct verify *v)
 		       (long long)(int64_t)un[i]->key);
 	free(un);
 	if (!v->summaries)
-		v_prob(v, APC_V_ERROR, "summary-missing", -1, -1, "no Summary message in %llu frames",
-		       (unsigned long long)v->res->frames);
+		v_prob(v, APC_V_ERROR, "summary-missing", -1, -1, "no Summary message in %llu frame%s",
+		       (unsigned long long)v->res->frames, v_s(v->res->frames));
 	if (!v->res->data_msgs) {
 		if (v->res->perf_mode)
 			v_prob(v, APC_V_WARNING, "no-data", -1, -1,
@@ -1595,6 +1642,8 @@ int apc_verify_path(const char *path,
 	struct verify v;
 	struct apc_input *in = NULL;
 	struct apc_stream *data = NULL;
+	struct apc_frame_reader *fr = NULL;
+	struct vread first, *held = NULL;
 	uint8_t *cap = NULL, *evs = NULL;
 	size_t caplen = 0, evlen = 0;
 	int rc, tree, cap_cut = 0;
@@ -1619,9 +1668,36 @@ int apc_verify_path(const char *path,
 	}
 	if (rc < 0)
 		return rc;
+	tree = apc_input_is_tree(in);
+	/* a trace folder or archive (LTT) rather than a capture */
+	if (tree && !apc_input_has(in, "0000000000") && !apc_input_damage(in) &&
+	    apc_format_foreign(in, err)) {
+		rc = err->status;
+		goto out;
+	}
+	if (!tree) {
+		struct apc_err foreign;
+
+		/* A first frame already bad, in bytes apcconv would convert
+		 * (a Barman dump, a TPTP trace): say that, not what their
+		 * first word makes as a frame length.  That frame is read
+		 * here, before the XML checks report anything, so this
+		 * message is the only one. */
+		data = apc_input_stream(in);
+		if (apc_format_foreign(in, &foreign)) {
+			if ((rc = v_reader_new(data, &fr, err)) < 0)
+				goto out;
+			v_read(fr, &first);
+			held = &first;
+			if (first.rc == APC_EDATA) {
+				*err = foreign;
+				rc = err->status;
+				goto out;
+			}
+		}
+	}
 	if (apc_input_damage(in))
 		v_damage(&v, apc_input_damage(in));
-	tree = apc_input_is_tree(in);
 	if (tree) {
 		if (!apc_input_has(in, "0000000000")) {
 			v_prob(&v, APC_V_ERROR, "data-file", -1, -1,
@@ -1660,13 +1736,14 @@ int apc_verify_path(const char *path,
 		rc = apc_input_open_member(in, "0000000000", &data, err);
 		if (rc < 0)
 			goto out;
-	} else {
-		data = apc_input_stream(in);
 	}
-	rc = v_data(&v, data, err);
+	if (!fr && (rc = v_reader_new(data, &fr, err)) < 0)
+		goto out;
+	rc = v_data(&v, fr, held, err);
 	if (rc >= 0)
 		v_finish(&v);
 out:
+	apc_frame_reader_free(fr);
 	if (tree && data)
 		apc_stream_close(data);
 	for (size_t i = 0; i < v.nfds; i++)

@@ -110,7 +110,7 @@ EOF2
 	ann_cap "$TMP/back.apc" 1
 	run apcdump --summary "$TMP/back.apc"
 	echo "$output"
-	grep -q '^Timestamps in order: no (1 regressions per frame type and core, first at offset 0x' <<<"$output"
+	grep -q '^Timestamps in order: no (1 regression per frame type and core, first at offset 0x' <<<"$output"
 	apcdump --summary --json "$TMP/back.apc" | grep -q '"in_order":false'
 }
 
@@ -132,7 +132,7 @@ EOF2
 	exits 0 apcdump --summary "$TMP/t.apc"
 	grep -q '^Threads: *2 (1 named)$' <<<"$output"
 	grep -q '^  tid 42  *2 messages  "main"$' <<<"$output"
-	grep -q '^  tid 43  *1 messages  (no name)$' <<<"$output"
+	grep -q '^  tid 43  *1 message   (no name)$' <<<"$output"
 	apcdump --summary --json "$TMP/t.apc" | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["threads"]
@@ -356,7 +356,13 @@ PY
 	apcdump -c $((n / 2)) "$SHARED/apc/v68_sleep.apc" > "$TMP/half"
 	head -n $((n / 2)) "$TMP/whole" | cmp - "$TMP/half"
 	apcdump "$SHARED/apc/v68_sleep.apc" "$SHARED/apc/v68_sleep.apc" > "$TMP/twice"
-	cat "$TMP/whole" "$TMP/whole" | cmp - "$TMP/twice"
+	# each after the line that names it
+	{
+		echo "==> $SHARED/apc/v68_sleep.apc <=="
+		cat "$TMP/whole"
+		echo "==> $SHARED/apc/v68_sleep.apc <=="
+		cat "$TMP/whole"
+	} | cmp - "$TMP/twice"
 }
 
 @test "--core is decimal and --frame numbers do not wrap" {
@@ -467,4 +473,153 @@ tar_compressed() {
 	apcconv -q "$TMP/b.bin" -o "$TMP/c.apc.tar"
 	whole=$(apcdump "$TMP/c.apc.tar" | wc -l)
 	each_compressor tar_compressed "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"
+}
+
+# An empty data file lists nothing: that is an error naming it, counted
+# in --summary, never an empty listing that exits 0.
+@test "an empty data file or stdin: an error naming it, in the listing and --summary" {
+	mkdir "$TMP/e.apc"
+	: >"$TMP/e.apc/0000000000"
+	exits 1 apcdump "$TMP/e.apc"
+	[ "$output" = "apcdump: $TMP/e.apc/0000000000: empty capture: the data file has no frames" ]
+	exits 1 sh -c ': | "$0" -' "$APC_BIN/apcdump"
+	[ "$output" = "apcdump: <stdin>: empty capture: the data file has no frames" ]
+	exits 1 apcdump --summary "$TMP/e.apc"
+	grep -q '^Frames: *0$' <<<"$output"
+	grep -q '^Problems: *1$' <<<"$output"
+	rc=0
+	apcdump --summary --json "$TMP/e.apc" >"$TMP/j" 2>"$TMP/err" || rc=$?
+	[ "$rc" -eq 1 ]
+	grep -q '"frames":0,' "$TMP/j"
+	grep -q '"errors":1[,}]' "$TMP/j"
+	grep -q 'e.apc/0000000000: empty capture' "$TMP/err"
+	# a capture that lists nothing only because of a filter is no problem
+	printf '\x0d\x00\x00\x00\x03\x00\x02\x00\x05\x07abcdefg' >"$TMP/one"
+	exits 0 apcdump --frame=summary "$TMP/one"
+	[ -z "$output" ]
+}
+
+@test "--summary --json: one object per input, one that cannot be opened too (io_error)" {
+	need_python
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	rc=0
+	apcdump --summary --json "$TMP/d.apc" "$TMP/nosuch.apc" "$TMP/d.apc" >"$TMP/j" 2>"$TMP/err" || rc=$?
+	cat "$TMP/j" "$TMP/err"
+	[ "$rc" -eq 2 ]
+	[ "$(cat "$TMP/err")" = "apcdump: $TMP/nosuch.apc: cannot open: no such file or directory" ]
+	python3 - "$TMP/j" "$TMP" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+t = sys.argv[2]
+assert [o["file"] for o in objs] == [t + "/d.apc", t + "/nosuch.apc", t + "/d.apc"], objs
+assert objs[1]["io_error"] == "cannot open: no such file or directory", objs[1]
+assert objs[1]["frames"] == 0 and objs[1]["errors"] == 0, objs[1]
+for o in (objs[0], objs[2]):
+    assert o["io_error"] is None and o["errors"] == 0 and o["frames"] > 0, o
+# one shape for all (first_ts and last_ts only when there are timestamps)
+assert set(objs[1]) == set(objs[0]) - {"first_ts", "last_ts"}, (list(objs[0]), list(objs[1]))
+PY
+	# text keeps to the message on stderr
+	exits 2 apcdump --summary "$TMP/nosuch.apc"
+	[ "$output" = "apcdump: $TMP/nosuch.apc: cannot open: no such file or directory" ]
+}
+
+# foreign_inputs: $TMP/f/ holds inputs apcconv converts and apcdump and
+# apcverify do not read: a Barman dump (also gzipped), an LTT trace
+# folder (also as a .tar.gz), TPTP binary and XML traces.
+foreign_inputs() {
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	mkdir "$TMP/f"
+	"$APC_TOOLS/barmangen" -o "$TMP/f/b.bin" --seed 2 --records 50 >/dev/null
+	gzip -c "$TMP/f/b.bin" >"$TMP/f/b.bin.gz"
+	"$APC_TOOLS/lttgen" --seed 3 --events 30 -o "$TMP/f/ltt" >/dev/null
+	tar -C "$TMP/f" -czf "$TMP/f/ltt.tar.gz" ltt
+	"$APC_TOOLS/tptpgen" --seed 4 --calls 5 --binary -o "$TMP/f/t.trcbin" >/dev/null
+	"$APC_TOOLS/tptpgen" --seed 4 --calls 5 -o "$TMP/f/t.trcxml" >/dev/null
+}
+
+@test "a trace apcconv converts is named as such, not read as broken frames: exit 2" {
+	foreign_inputs
+	for f in b.bin:barman b.bin.gz:barman ltt:ltt ltt.tar.gz:ltt t.trcbin:tptp-bin t.trcxml:tptp-xml; do
+		want="apcdump: $TMP/f/${f%%:*}: not an APC capture but ${f#*:} input: convert it with apcconv first"
+		exits 2 apcdump "$TMP/f/${f%%:*}"
+		[ "$output" = "$want" ]
+		exits 2 apcdump --summary "$TMP/f/${f%%:*}"
+		[ "$output" = "$want" ]
+		exits 2 apcdump --xml "$TMP/f/${f%%:*}"
+		[ "$output" = "$want" ]
+	done
+	exits 2 sh -c 'exec "$0" - <"$1"' "$APC_BIN/apcdump" "$TMP/f/b.bin"
+	[ "$output" = "apcdump: <stdin>: not an APC capture but barman input: convert it with apcconv first" ]
+	# the others given with it are still listed
+	apcconv -q "$TMP/f/b.bin" -o "$TMP/b.apc"
+	exits 2 apcdump -c 1 "$TMP/f/b.bin" "$TMP/b.apc"
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[1]}" = "==> $TMP/b.apc <==" ]
+	[[ "${lines[2]}" == *" summary "* ]]
+	# only when the first frame is bad: a data file whose first frame is
+	# a good one, and whose thread name holds a Barman magic, is listed
+	printf '\x12\x00\x00\x00\x03\x00\x02\x00\x05\x0cBARMAN64\x00\x00\x00\x03' >"$TMP/name"
+	exits 0 apcdump "$TMP/name"
+	[[ "$output" == *' thread_name      ts=0 tid=5 name="BARMAN64\x00\x00\x00\x03"' ]]
+}
+
+@test "several inputs: each listing is named (==> FILE <==, JSON \"file\"); one input is not" {
+	need_python
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/a.apc"
+	apcconv -q "$APC_ROOT/testdata/barman/le32_linear_v1.bin" -o "$TMP/b.apc"
+	apcdump -c 3 "$TMP/a.apc" >"$TMP/a"
+	apcdump -c 3 "$TMP/b.apc" >"$TMP/b"
+	# one input: no name anywhere
+	! grep -q '==>' "$TMP/a" || false
+	! apcdump --json -c 3 "$TMP/a.apc" | grep -q '"file"' || false
+	exits 0 apcdump -c 3 "$TMP/a.apc" "$TMP/b.apc"
+	[ "$output" = "==> $TMP/a.apc <==
+$(cat "$TMP/a")
+==> $TMP/b.apc <==
+$(cat "$TMP/b")" ]
+	# a capture that cannot be opened, or is none, gets its message, not
+	# a name line; an empty one gets both
+	"$APC_TOOLS/barmangen" -o "$TMP/raw.bin" --seed 2 --records 50 >/dev/null
+	mkdir "$TMP/e.apc"
+	: >"$TMP/e.apc/0000000000"
+	apcdump -c 3 "$TMP/a.apc" "$TMP/nosuch.apc" "$TMP/raw.bin" "$TMP/e.apc" "$TMP/b.apc" \
+		>"$TMP/out" 2>"$TMP/err" || true
+	[ "$(grep '^==> ' "$TMP/out")" = "==> $TMP/a.apc <==
+==> $TMP/e.apc <==
+==> $TMP/b.apc <==" ]
+	[ "$(wc -l <"$TMP/err")" -eq 3 ]
+	# JSON: "file" first in each object, the listing otherwise the same
+	apcdump --json -c 3 "$TMP/a.apc" "$TMP/b.apc" >"$TMP/j"
+	python3 - "$TMP/j" "$TMP" "$APC_BIN" <<'PY'
+import json, subprocess, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+t = sys.argv[2]
+assert [o["file"] for o in objs] == [t + "/a.apc"] * 3 + [t + "/b.apc"] * 3, objs
+assert all(list(o)[0] == "file" for o in objs)
+for name, part in (("a", objs[:3]), ("b", objs[3:])):
+    one = subprocess.run([sys.argv[3] + "/apcdump", "--json", "-c", "3", t + "/" + name + ".apc"],
+                         capture_output=True, check=True).stdout.decode().splitlines()
+    assert [dict((k, v) for k, v in o.items() if k != "file") for o in part] == [json.loads(l) for l in one]
+PY
+}
+
+@test "--summary and --xml refuse the listing's options; --frame= needs a type" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	for mode in --summary --xml; do
+		for opt in --frame=summary:--frame --core=0:--core --begin=1ms:--begin \
+			--end=1s:--end -c1:-c/--count --count=1:-c/--count -x:-x/--hex; do
+			exits 2 apcdump $mode "${opt%%:*}" "$TMP/d.apc"
+			[ "$output" = "apcdump: ${opt#*:} has no effect with $mode (it is for the listing)
+Try 'apcdump --help' for more information." ]
+		done
+		exits 0 apcdump $mode -v -j "$TMP/d.apc"
+	done
+	exits 2 apcdump --frame= "$TMP/d.apc"
+	[ "${lines[0]}" = "apcdump: empty frame type list (names or numbers, separated by commas)" ]
+	for bad in summary, ,summary summary,,7; do
+		exits 2 apcdump --frame=$bad "$TMP/d.apc"
+		[ "${lines[0]}" = "apcdump: bad frame type list '$bad'" ]
+	done
+	exits 0 apcdump --frame=summary,7 "$TMP/d.apc"
 }

@@ -1006,7 +1006,7 @@ member_at() {
 	# apcdump: the protocol and the counters' names, and --xml
 	dump --summary "$TMP/in.apc/0000000000"
 	grep -q '^Protocol: *680$' <<<"$output"
-	grep -q '^  key 0x11 *A  *1 values$' <<<"$output"
+	grep -q '^  key 0x11 *A  *1 value$' <<<"$output"
 	grep -q '^  key 0x12 *B  *0 values$' <<<"$output"
 	diff <(apcdump --xml "$TMP/in.apc") <(apcdump --xml "$TMP/in.apc/0000000000" | sed 's|/0000000000: captured.xml$|: captured.xml|')
 	verify 0 "$TMP/in.apc/0000000000"
@@ -1079,12 +1079,12 @@ EOF2
 	[ "$status" -eq 0 ]
 	# captured.xml's as they were
 	grep -q '^Counters: *1 (1 with values)$' <<<"$output"
-	grep -q '^  key 0x11 *T_cnt0  *1 values$' <<<"$output"
+	grep -q '^  key 0x11 *T_cnt0  *1 value$' <<<"$output"
 	[ "$(sed -n '/^Annotate counters:/,/^Annotation channels:/p' <<<"$output")" = 'Annotate counters:   4 (4 with values or activity switches)
-  annotate pid 7       key 1      "App" "state" 0 values, 1 activity switches
+  annotate pid 7       key 1      "App" "state" 0 values, 1 activity switch
   annotate pid 7       key 2      "App" "t'$'\xc3\xa4''sks" 2 values
-  annotate pid 8       key 1      "Other" "level" 1 values
-  annotate pid 8       key 9      (not declared) 1 values
+  annotate pid 8       key 1      "Other" "level" 1 value
+  annotate pid 8       key 9      (not declared) 1 value
 Annotation channels: 0' ]
 	apcdump --summary --json "$TMP/in.apc" | python3 -c '
 import json, sys

@@ -486,3 +486,55 @@ assert [p["check"] for p in o["problems"]] == ["archive"], o
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" == "$TMP/crc.apc.tar.gz: error: offset 0x"*": gzip data corrupt at compressed byte "*" (incorrect data check) [archive]" ]]
 }
+
+@test "a trace apcconv converts is named as such, not checked as frames: exit 2" {
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 2 --records 50 >/dev/null
+	"$APC_TOOLS/lttgen" --seed 3 --events 30 -o "$TMP/ltt" >/dev/null
+	"$APC_TOOLS/tptpgen" --seed 4 --calls 5 -o "$TMP/t.trcxml" >/dev/null
+	for f in b.bin:barman ltt:ltt t.trcxml:tptp-xml; do
+		verify 2 "$TMP/${f%%:*}"
+		[ "$output" = "apcverify: $TMP/${f%%:*}: not an APC capture but ${f#*:} input: convert it with apcconv first" ]
+	done
+	verify 2 - <"$TMP/b.bin"
+	[ "$output" = "apcverify: <stdin>: not an APC capture but barman input: convert it with apcconv first" ]
+	run apcverify --json "$TMP/b.bin"
+	[ "$status" -eq 2 ]
+	grep -qF '"ok":false,' <<<"$output"
+	grep -qF '"io_error":"not an APC capture but barman input: convert it with apcconv first"}' <<<"$output"
+	# only when the first frame is bad: a Barman magic in a good first
+	# frame (a thread's name) is checked as the capture it is
+	printf '\x12\x00\x00\x00\x03\x00\x02\x00\x05\x0cBARMAN64\x00\x00\x00\x03' >"$TMP/name"
+	verify 1 "$TMP/name"
+	[[ "$output" == *"[summary-missing]"* ]]
+	[[ "$output" != *"not an APC capture"* ]]
+}
+
+@test "a negative key is shown signed; counts of one are singular" {
+	need_python
+	mkdir "$TMP/neg.apc" "$TMP/one.apc"
+	python3 - "$TMP/neg.apc" "$TMP/one.apc" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+# a Counter message (time 30, core 0) of key -1
+write_cap(sys.argv[1], frames([summary(), block_counter(), p(4) + p(30) + p(0) + p(-1) + p(7)]))
+# one frame: a perf-mode capture with only its Summary
+write_cap(sys.argv[2], frames([summary()]))
+with open(sys.argv[2] + "/captured.xml", "w") as f:
+    f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Perf"><counters/></captured>\n')
+EOF2
+	verify 1 "$TMP/neg.apc"
+	grep -Eq '^[^ ]*neg.apc: frame 2 @0x[0-9a-f]+: error: counter key -1 is not declared in captured.xml \[key-undeclared\]$' <<<"$output"
+	verify 0 "$TMP/one.apc"
+	[ "${lines[-1]}" = "$TMP/one.apc: ok (1 frame, 1 warning)" ]
+	rm "$TMP/one.apc/captured.xml"
+	verify 1 --max-errors=1 "$TMP/one.apc"
+	[ "${lines[-2]}" = "$TMP/one.apc: listing stopped after 1 error" ]
+	# apcdump --summary: the same key, and counts of one
+	exits 0 apcdump --summary "$TMP/neg.apc"
+	grep -q '^    1 summary  *1 frame  *1 message$' <<<"$output"
+	grep -q '^  key -1  *(unnamed)  *1 value  (not in captured.xml)$' <<<"$output"
+	grep -q '^  key 0x11  *T_cnt0  *1 value$' <<<"$output"
+	grep -q '^  core 0  *2 messages$' <<<"$output"
+}
