@@ -254,10 +254,18 @@ static int apcr_open_xml(struct apc_reader *r, const struct apcr *a, const char 
 }
 
 /* The element the parser made last, and where it was in the input
- * then (its start tag read up to the '>' that should close it). */
+ * then (its start tag read up to the '>' that should close it); and the
+ * first error (of level error or fatal) the parser raised. */
 struct apcr_xml_last {
 	xmlNode *node;
 	long at;
+	int err_code, err_line, err_fatal;
+	long err_at;            /* -1: no error */
+	char err_msg[200];
+	int well_formed;        /* no fatal error: then the one libxml2 stopped at is */
+	int end_code, end_line;
+	long end_at;
+	char end_msg[200];
 };
 
 static void apcr_xml_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
@@ -273,55 +281,105 @@ static void apcr_xml_start(void *ctx, const xmlChar *localname, const xmlChar *p
 	last->at = xmlByteConsumed(c);
 }
 
-/*
- * Parse len bytes of XML file `name` (stream `file`).  Parsing stops at
- * the first error: the document still holds what came before it (each
- * element whose start tag was read whole, with what it held up to
- * there), and *why says where the error is, unless it already holds a
- * cause (the file cut short).  Documents that declare entities are
- * refused: gatord never declares any, and each attribute read would
- * expand them again.
- */
-static xmlDoc *apcr_xml_doc(const uint8_t *buf, size_t len, const char *name, const char *file,
-			    struct apc_err *why)
+#if LIBXML_VERSION >= 21200
+typedef const xmlError *apcr_xml_error_t;
+#else
+typedef xmlError *apcr_xml_error_t;
+#endif
+
+static void apcr_xml_error(void *ctx, apcr_xml_error_t e)
 {
-	struct apcr_xml_last last = {NULL, -1};
+	xmlParserCtxt *c = ctx;
+	struct apcr_xml_last *last = c->_private;
+
+	if (!e || e->level < XML_ERR_ERROR || last->err_at >= 0)
+		return;
+	last->err_code = e->code;
+	last->err_line = e->line;
+	last->err_fatal = e->level == XML_ERR_FATAL;
+	last->err_at = xmlByteConsumed(c);
+	apc_err_lower(e->message ? e->message : "parse error", last->err_msg, sizeof last->err_msg);
+}
+
+/* One parse of len bytes: the document built (NULL if none), *last
+ * what went wrong first. */
+static xmlDoc *apcr_xml_pass(const uint8_t *buf, size_t len, const char *name,
+			     struct apcr_xml_last *last, struct apc_err *why)
+{
 	xmlSAXHandler sax;
 	xmlParserCtxt *ctx;
 	xmlDoc *doc;
 
+	memset(last, 0, sizeof *last);
+	last->at = last->err_at = -1;
 	memset(&sax, 0, sizeof sax);
 	xmlSAXVersion(&sax, 2);
 	sax.startElementNs = apcr_xml_start;
+	sax.serror = apcr_xml_error;
 	if (!(ctx = xmlCreatePushParserCtxt(&sax, NULL, NULL, 0, name))) {
 		apc_err_set(why, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 		return NULL;
 	}
-	ctx->_private = &last;
+	ctx->_private = last;
 	/* No XML_PARSE_HUGE: libxml2's default limits are what stop entity
 	 * expansion attacks while parsing (captures' XML is small). */
 	xmlCtxtUseOptions(ctx, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	xmlParseChunk(ctx, (const char *)buf, (int)len, 1);
 	doc = ctx->myDoc;
 	ctx->myDoc = NULL;
+	last->well_formed = ctx->wellFormed;
 	if (!ctx->wellFormed) {
 		const xmlError *e = xmlCtxtGetLastError(ctx);
-		long at = xmlByteConsumed(ctx);
-		char msg[200];
 
+		last->end_code = e ? e->code : 0;
+		last->end_line = e ? e->line : 0;
+		last->end_at = xmlByteConsumed(ctx);
+		apc_err_lower(e && e->message ? e->message : "parse error", last->end_msg,
+			      sizeof last->end_msg);
 		/* A start tag that ends where the input does (or breaks off
 		 * between attributes) has its element made all the same,
 		 * with the attributes read so far: not kept. */
-		if (e && e->code == XML_ERR_GT_REQUIRED && last.node && last.at == at) {
-			xmlUnlinkNode(last.node);
-			xmlFreeNode(last.node);
+		if (last->end_code == XML_ERR_GT_REQUIRED && last->node && last->at == last->end_at) {
+			xmlUnlinkNode(last->node);
+			xmlFreeNode(last->node);
 		}
-		apc_err_lower(e && e->message ? e->message : "parse error", msg, sizeof msg);
-		if (why->status == APC_OK)
-			apc_err_set(why, APC_EDATA, file, at >= 0 && (size_t)at <= len ? at : APC_NO_OFFSET,
-				    "%s is not well-formed at line %d: %s", name, e ? e->line : 0, msg);
 	}
 	xmlFreeParserCtxt(ctx);
+	return doc;
+}
+
+/*
+ * Parse len bytes of XML file `name` (stream `file`), keeping what came
+ * before the first error: the document holds each element whose start
+ * tag was read whole, with what it held up to there, and *why says where
+ * the error is, unless it already holds a cause (the file cut short).
+ * A fatal error stops libxml2 there; after one it recovers from (a
+ * namespace error: an attribute ":name"), the bytes before it are
+ * parsed again on their own, so that nothing after it is kept either.
+ * Documents that declare entities are refused: gatord never declares
+ * any, and each attribute read would expand them again.
+ */
+static xmlDoc *apcr_xml_doc(const uint8_t *buf, size_t len, const char *name, const char *file,
+			    struct apc_err *why)
+{
+	struct apcr_xml_last last, again;
+	xmlDoc *doc = apcr_xml_pass(buf, len, name, &last, why);
+
+	if (last.err_at >= 0 && !last.err_fatal && why->status != APC_ENOMEM) {
+		/* recovered from: what came after it is not kept either */
+		xmlFreeDoc(doc);
+		doc = apcr_xml_pass(buf, (size_t)last.err_at <= len ? (size_t)last.err_at : len, name,
+				    &again, why);
+		if (why->status == APC_OK)
+			apc_err_set(why, APC_EDATA, file,
+				    (size_t)last.err_at <= len ? last.err_at : APC_NO_OFFSET,
+				    "%s is not well-formed at line %d: %s", name, last.err_line,
+				    last.err_msg);
+	} else if (!last.well_formed && why->status == APC_OK) {
+		apc_err_set(why, APC_EDATA, file,
+			    last.end_at >= 0 && (size_t)last.end_at <= len ? last.end_at : APC_NO_OFFSET,
+			    "%s is not well-formed at line %d: %s", name, last.end_line, last.end_msg);
+	}
 	if (doc && doc->intSubset && (doc->intSubset->entities || doc->intSubset->pentities)) {
 		if (why->status == APC_OK)
 			apc_err_set(why, APC_EDATA, file, APC_NO_OFFSET, "%s declares XML entities (refused)",

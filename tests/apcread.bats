@@ -915,6 +915,32 @@ cut_inside() {
 	cmp "$TMP/none.apc/events.xml" "$TMP/junk.apc/events.xml"
 }
 
+@test "APC: an events.xml error libxml2 recovers from (an attribute :name) ends what is kept there" {
+	two_counters
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events>
+<category name="Disk">
+<event counter="A" title="Disk" name="Reads"/>
+</category>
+<category :name="Net">
+<event counter="B" title="Net" name="Writes"/>
+</category>
+</events>
+EOF2
+	at=$(grep -bo ':name=' "$TMP/in.apc/events.xml" | cut -d: -f1)
+	conv 1 "$TMP/in.apc" -o "$TMP/out.apc"
+	[[ "${lines[0]}" == "apcconv: $TMP/in.apc/events.xml: offset 0x"*": events.xml is not well-formed at line 6: failed to parse QName ':name'"*"; kept everything before it" ]]
+	# the offset is inside that start tag
+	off=$((16#$(sed -n 's/.*offset 0x\([0-9a-f]*\):.*/\1/p' <<<"${lines[0]}")))
+	[ "$off" -ge $((at - 10)) ]
+	[ "$off" -le $((at + 10)) ]
+	grep -q '<event counter="A" title="Disk" name="Reads"' "$TMP/out.apc/events.xml"
+	# nothing of the broken element or after it: B has the default names
+	[ "$(grep -c -e 'Net' -e ':name' "$TMP/out.apc/events.xml")" -eq 0 ]
+	apcverify -q "$TMP/out.apc"
+}
+
 @test "APC: a damaged session.xml too; with the data file's damage all are reported" {
 	two_counters
 	cut_inside "$TMP/in.apc/events.xml" '<event counter="B"'
