@@ -34,7 +34,7 @@ static void usage(FILE *f)
 		"      --progress, --no-progress  force progress on stderr on or off\n"
 		"      --stats=json      print the run's figures as one JSON object\n"
 		"  -q, --quiet           no summary line\n"
-		"  -v, --verbose         more detail\n"
+		"  -v, --verbose         what each kind of record became; -vv adds time and memory\n"
 		"  -h, --help            this help\n"
 		"  -V, --version         print the version\n"
 		"Exit status: 0 converted; 1 the input is damaged (what came before the\n"
@@ -209,6 +209,8 @@ int main(int argc, char **argv)
 		apc_report_line(stderr, PROG, o.inputs[0], &res, apc_now() - t0);
 		if (verbose)
 			apc_report_kinds(stderr, PROG, &res);
+		if (verbose > 1)
+			apc_report_resources(stderr, PROG, &res, apc_now() - t0);
 	}
 	if (stats_json) {
 		FILE *out = (o.output && strcmp(o.output, "-") == 0) ? stderr : stdout;

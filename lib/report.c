@@ -3,6 +3,7 @@
  */
 #include <inttypes.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "json.h"
 #include "report.h"
@@ -38,6 +39,30 @@ void apc_report_line(FILE *f, const char *prog, const char *input, const struct 
 	fputc('\n', f);
 }
 
+/* The process's CPU time (every thread's, those ended too) and peak RSS
+ * so far. */
+static void report_usage(double *user, double *sys, long *maxrss_kib)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		memset(&ru, 0, sizeof ru);
+	*user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	*maxrss_kib = ru.ru_maxrss; /* KiB on Linux */
+}
+
+void apc_report_resources(FILE *f, const char *prog, const struct apc_conv_result *r, double seconds)
+{
+	double user, sys;
+	long rss;
+
+	report_usage(&user, &sys, &rss);
+	fprintf(f, "%s:   %.2f s wall, %.2f s user, %.2f s system (%.2f CPUs busy), peak RSS %.1f MiB; threads: read-ahead %s, write-behind %s\n",
+		prog, seconds, user, sys, seconds > 0 ? (user + sys) / seconds : 0.0,
+		(double)rss / 1024.0, r->read_ahead ? "yes" : "no", r->wstats.write_thread ? "yes" : "no");
+}
+
 void apc_report_kinds(FILE *f, const char *prog, const struct apc_conv_result *r)
 {
 	const struct apc_model *m = &r->model;
@@ -52,6 +77,8 @@ void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r
 {
 	const struct apc_model *m = &r->model;
 	int first = 1;
+	double user, sys;
+	long rss;
 
 	fputs("{\"input\":", f);
 	apc_json_cstr(f, input);
@@ -76,6 +103,8 @@ void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r
 		r->events_cut);
 	fprintf(f, ",\"first_ts\":%" PRIu64 ",\"last_ts\":%" PRIu64 ",\"seconds\":%.3f",
 		r->have_ts ? r->first_ts : 0, r->have_ts ? r->last_ts : 0, seconds);
+	report_usage(&user, &sys, &rss);
+	fprintf(f, ",\"cpu_user_s\":%.3f,\"cpu_system_s\":%.3f,\"max_rss_kib\":%ld", user, sys, rss);
 	fprintf(f, ",\"threads\":{\"reader\":%s,\"writer\":%s}", r->read_ahead ? "true" : "false",
 		r->wstats.write_thread ? "true" : "false");
 	fputs(",\"not_mapped\":{", f);

@@ -17,6 +17,12 @@ void apc_report_line(FILE *f, const char *prog, const char *input, const struct 
 		     double seconds);
 /* With -v: one line per kind of source record and what it became. */
 void apc_report_kinds(FILE *f, const char *prog, const struct apc_conv_result *r);
+/*
+ * apc_report_resources() : apcconv -vv's line: wall, user and system
+ * time, CPUs busy, peak RSS, and which helper threads ran.
+ */
+void apc_report_resources(FILE *f, const char *prog, const struct apc_conv_result *r,
+			  double seconds);
 /* One JSON object with the same figures, the per-type event counts, the
  * unmapped kinds and the damage (if any). */
 void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r, double seconds,

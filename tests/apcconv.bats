@@ -1159,6 +1159,28 @@ PY
 	[ "$(tar tf s.tar | head -1)" = "stdin.apc/" ]
 }
 
+@test "-vv adds time and memory; --stats=json carries CPU time and peak RSS" {
+	run apcconv -v "$TD/barman/demo.bin" -o "$TMP/a.apc"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'peak RSS' <<<"$output")" -eq 0 ]
+	run apcconv -vv "$TD/barman/demo.bin" -o "$TMP/b.apc"
+	[ "$status" -eq 0 ]
+	# the kinds' lines come first, then the resources line
+	grep -q '^apcconv:   barman sample ' <<<"$output"
+	[[ "${lines[-1]}" =~ ^apcconv:\ \ \ [0-9.]+\ s\ wall,\ [0-9.]+\ s\ user,\ [0-9.]+\ s\ system\ \([0-9.]+\ CPUs\ busy\),\ peak\ RSS\ [0-9.]+\ MiB\;\ threads:\ read-ahead\ (yes|no),\ write-behind\ (yes|no)$ ]]
+	# single-threaded when told so
+	APC_NO_THREADS=1 run apcconv -vv "$TD/barman/demo.bin" -o "$TMP/c.apc"
+	[[ "${lines[-1]}" == *"threads: read-ahead no, write-behind no" ]]
+	apcconv -q --stats=json "$TD/barman/demo.bin" -o "$TMP/d.apc" > "$TMP/s.json"
+	python3 - "$TMP/s.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["cpu_user_s"] >= 0 and d["cpu_system_s"] >= 0, d
+# a real process: more than 1 MiB resident, less than the 64 MiB bound
+assert 1024 < d["max_rss_kib"] < 65536, d["max_rss_kib"]
+PY
+}
+
 @test "progress: redrawn on a terminal, whole lines into a log with --progress, off in pipes" {
 	# A stdin that stays open a while makes the run last past the
 	# redraw interval (0.25 s on a terminal, 5 s into a log).
