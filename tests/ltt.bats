@@ -561,7 +561,8 @@ print(len(zlib.decompressobj(-15).decompress(data)) if i.compress_type == 8 else
 		cut=$(($(stat -c %s "$TMP/g.zip") * 5 / 6))
 		head -c $cut "$TMP/g.zip" >"$TMP/c.zip"
 		n=$(zip_left "$TMP/g.zip" $cut cpu/0)
-		[ "$n" -gt 0 ] && [ "$n" -lt "$(stat -c %s "$TMP/g/cpu/0")" ]
+		[ "$n" -gt 0 ]
+		[ "$n" -lt "$(stat -c %s "$TMP/g/cpu/0")" ]
 		conv 1 "$TMP/c.zip" -o "$TMP/c$opt.apc"
 		grep -q "c.zip: offset $(printf 0x%x $cut): truncated zip archive: it ends inside cpu/0 or the header after it" <<<"$output"
 		local out=$output
