@@ -871,6 +871,16 @@ static int sum_kind(struct dump *d, const char *name)
 	return APC_OK;
 }
 
+/* Widen the capture's time range to ts. */
+static void sum_time(struct dump *d, int64_t ts)
+{
+	if (!d->have_ts || ts < d->first_ts)
+		d->first_ts = ts;
+	if (!d->have_ts || ts > d->last_ts)
+		d->last_ts = ts;
+	d->have_ts = 1;
+}
+
 static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
 	int t = fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
@@ -889,11 +899,7 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 	}
 	if (m->has_ts) {
 		struct sum_order *o;
-		if (!d->have_ts || m->ts < d->first_ts)
-			d->first_ts = m->ts;
-		if (!d->have_ts || m->ts > d->last_ts)
-			d->last_ts = m->ts;
-		d->have_ts = 1;
+		sum_time(d, m->ts);
 		/* Per (frame type, core): what gatord promises.  External
 		 * frames have no core: their annotations are one stream per
 		 * fd (a connection per thread), and fds interleave. */
@@ -1010,6 +1016,14 @@ static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 
 	if (a->is_setup)
 		return APC_OK;
+	/* A CAM job carries its own start and duration (a v4 one has no
+	 * message time at all; apcconv times the job's event at its end):
+	 * both are in the capture's time range.  Absolute, as message
+	 * times are; shown on the capture's clock. */
+	if (n->code == APC_ANN_CAM_JOB) {
+		sum_time(d, (int64_t)(n->start - (uint64_t)d->delta));
+		sum_time(d, (int64_t)(n->start + n->duration - (uint64_t)d->delta));
+	}
 	if (n->code == APC_ANN_COUNTER || n->code == APC_ANN_COUNTER_VALUE ||
 	    n->code == APC_ANN_ACTIVITY_SWITCH)
 		return sum_ann_counter(d, n);

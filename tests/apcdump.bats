@@ -623,3 +623,18 @@ Try 'apcdump --help' for more information." ]
 	done
 	exits 0 apcdump --frame=summary,7 "$TMP/d.apc"
 }
+
+@test "--summary: the time span takes in CAM jobs' own times (TPTP method calls), as apcconv's" {
+	need_shared
+	for f in "$SHARED"/tptp/*.trcxml; do
+		rm -rf "$TMP/t.apc"
+		span=$(apcconv "$f" -o "$TMP/t.apc" 2>&1 | grep -o 'span [0-9.]* s')
+		exits 0 apcdump --summary "$TMP/t.apc"
+		[[ "$output" == *"Time span:           ${span#span }"* ]]
+	done
+	# jag_dmtrace: method calls run 4.7 ms past the last thread name
+	rm -rf "$TMP/j.apc"
+	apcconv -q "$SHARED/tptp/jag_dmtrace.trcxml" -o "$TMP/j.apc"
+	exits 0 apcdump --summary --json "$TMP/j.apc"
+	[ "$(python3 -c 'import json,sys; o=json.loads(sys.argv[1]); print(o["first_ts"], o["last_ts"])' "$output")" = "0 4716000" ]
+}
