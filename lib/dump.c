@@ -135,7 +135,15 @@ struct sum_acounter {
 };
 struct sum_thread { int32_t tid; uint64_t msgs; char *name; };
 struct sum_core { int32_t core; int named; int32_t cpuid; uint64_t msgs; char *name; };
-struct sum_chan { int32_t channel, group; uint64_t count; char *name; };
+/* Annotation channels and groups are a connection's own (channel 1 of
+ * one thread is not channel 1 of another): one per connection, known by
+ * the tid and pid of its setup message, and channel or group. */
+struct sum_chan {
+	int32_t tid, pid, channel, group;
+	uint64_t count;
+	char *name;
+};
+struct sum_group { int32_t tid, pid, group; char *name; };
 struct sum_kind { const char *ptr; char *name; uint64_t n; };
 struct sum_order { int64_t last; };
 
@@ -192,6 +200,7 @@ struct dump {
 	struct sum_thread *thr; size_t nthr, cthr; struct apc_map64 thr_map;
 	struct sum_core *cores; size_t ncores, ccores; struct apc_map64 core_map;
 	struct sum_chan *chans; size_t nchans, cchans; struct apc_map64 chan_map;
+	struct sum_group *grps; size_t ngrps, cgrps; struct apc_map64 grp_map;
 	struct sum_order *ord; size_t nord, cord; struct apc_map64 ord_map;
 	struct sum_order *xord; size_t nxord, cxord; struct apc_map64 xord_map;
 	int have_ts;
@@ -837,21 +846,29 @@ static struct sum_thread *sum_thread(struct dump *d, const struct apc_field *tid
 	return th;
 }
 
-/* Last ts in an order table; returns the slot to update. */
-static struct sum_order *order_slot(struct apc_map64 *map, struct sum_order **tab, size_t *n,
-				    size_t *cap, uint64_t key, int *fresh)
+/* The entry for key in a table of `size`-byte entries indexed through
+ * map, added (zeroed, *fresh set) when new; NULL when out of memory. */
+static void *table_slot(struct apc_map64 *map, void **tab, size_t *n, size_t *cap, size_t size,
+			uint64_t key, int *fresh)
 {
 	size_t i = map_get(map, key);
-	struct sum_order *o;
+	void *o;
 
 	*fresh = 0;
 	if (i != (size_t)-1)
-		return &(*tab)[i];
-	o = table_add((void **)tab, n, cap, sizeof *o);
+		return (char *)*tab + i * size;
+	o = table_add(tab, n, cap, size);
 	if (!o || apc_map64_put(map, key, *n - 1) < 0)
 		return NULL;
 	*fresh = 1;
 	return o;
+}
+
+/* Last ts in an order table; returns the slot to update. */
+static struct sum_order *order_slot(struct apc_map64 *map, struct sum_order **tab, size_t *n,
+				    size_t *cap, uint64_t key, int *fresh)
+{
+	return table_slot(map, (void **)tab, n, cap, sizeof **tab, key, fresh);
 }
 
 static int sum_kind(struct dump *d, const char *name)
@@ -1011,8 +1028,11 @@ static int sum_ann_counter(struct dump *d, const struct apc_ann *n)
 static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 {
 	const struct apc_ann *n = &a->ann;
+	/* a connection's tables are keyed by its tid, then channel or group */
+	uint64_t conn = (uint64_t)(uint32_t)n->tid << 32;
 	struct sum_chan *c;
-	size_t i;
+	struct sum_group *g;
+	int fresh;
 
 	if (a->is_setup)
 		return APC_OK;
@@ -1027,17 +1047,26 @@ static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 	if (n->code == APC_ANN_COUNTER || n->code == APC_ANN_COUNTER_VALUE ||
 	    n->code == APC_ANN_ACTIVITY_SWITCH)
 		return sum_ann_counter(d, n);
+	if (n->code == APC_ANN_GROUP) {
+		g = table_slot(&d->grp_map, (void **)&d->grps, &d->ngrps, &d->cgrps, sizeof *g,
+			       conn | (uint32_t)n->group, &fresh);
+		if (!g)
+			return APC_ENOMEM;
+		g->tid = n->tid;
+		g->pid = n->pid;
+		g->group = n->group;
+		return set_name(&g->name, (const uint8_t *)(n->text ? n->text : ""),
+				n->text ? n->text_len : 0);
+	}
 	if (n->code != APC_ANN_CHANNEL && n->code != APC_ANN_STR && n->code != APC_ANN_COLOR_STR)
 		return APC_OK;
-	i = map_get(&d->chan_map, (uint64_t)(uint32_t)n->channel);
-	if (i == (size_t)-1) {
-		c = table_add((void **)&d->chans, &d->nchans, &d->cchans, sizeof *c);
-		if (!c || apc_map64_put(&d->chan_map, (uint64_t)(uint32_t)n->channel, d->nchans - 1) < 0)
-			return APC_ENOMEM;
-		c->channel = n->channel;
-	} else {
-		c = &d->chans[i];
-	}
+	c = table_slot(&d->chan_map, (void **)&d->chans, &d->nchans, &d->cchans, sizeof *c,
+		       conn | (uint32_t)n->channel, &fresh);
+	if (!c)
+		return APC_ENOMEM;
+	c->tid = n->tid;
+	c->pid = n->pid;
+	c->channel = n->channel;
 	if (n->code == APC_ANN_CHANNEL) {
 		c->group = n->group;
 		if (set_name(&c->name, (const uint8_t *)(n->text ? n->text : ""),
@@ -1271,10 +1300,22 @@ static int cmp_core(const void *a, const void *b)
 	return (x->core > y->core) - (x->core < y->core);
 }
 
+/* Per connection (pid, tid), then by number. */
+#define CMP3(x, y, a, b, c)                                                                    \
+	((x)->a != (y)->a   ? ((x)->a > (y)->a) - ((x)->a < (y)->a)                             \
+	 : (x)->b != (y)->b ? ((x)->b > (y)->b) - ((x)->b < (y)->b)                             \
+			    : ((x)->c > (y)->c) - ((x)->c < (y)->c))
+
 static int cmp_chan(const void *a, const void *b)
 {
 	const struct sum_chan *x = a, *y = b;
-	return (x->channel > y->channel) - (x->channel < y->channel);
+	return CMP3(x, y, pid, tid, channel);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct sum_group *x = a, *y = b;
+	return CMP3(x, y, pid, tid, group);
 }
 
 static void json_key(FILE *f, int *first, const char *k)
@@ -1348,10 +1389,22 @@ static void summary_json(struct dump *d)
 	json_key(f, &first, "channels");
 	putc('[', f);
 	for (size_t i = 0; i < d->nchans; i++) {
-		fprintf(f, "%s{\"channel\":%" PRId32 ",\"group\":%" PRId32 ",\"name\":", i ? "," : "",
-			d->chans[i].channel, d->chans[i].group);
-		apc_json_cstr(f, d->chans[i].name);
-		fprintf(f, ",\"annotations\":%" PRIu64 "}", d->chans[i].count);
+		const struct sum_chan *c = &d->chans[i];
+		fprintf(f, "%s{\"tid\":%" PRId32 ",\"pid\":%" PRId32 ",\"channel\":%" PRId32
+			   ",\"group\":%" PRId32 ",\"name\":",
+			i ? "," : "", c->tid, c->pid, c->channel, c->group);
+		apc_json_cstr(f, c->name);
+		fprintf(f, ",\"annotations\":%" PRIu64 "}", c->count);
+	}
+	putc(']', f);
+	json_key(f, &first, "groups");
+	putc('[', f);
+	for (size_t i = 0; i < d->ngrps; i++) {
+		const struct sum_group *g = &d->grps[i];
+		fprintf(f, "%s{\"tid\":%" PRId32 ",\"pid\":%" PRId32 ",\"group\":%" PRId32 ",\"name\":",
+			i ? "," : "", g->tid, g->pid, g->group);
+		apc_json_cstr(f, g->name);
+		putc('}', f);
 	}
 	putc(']', f);
 	json_key(f, &first, "cores");
@@ -1481,14 +1534,23 @@ static void summary_text(struct dump *d)
 	}
 	fprintf(f, "Annotation channels: %zu\n", d->nchans);
 	for (size_t i = 0; i < d->nchans; i++) {
-		fprintf(f, "  channel %-6" PRId32 " group %-6" PRId32 " ", d->chans[i].channel,
-			d->chans[i].group);
-		if (d->chans[i].name)
-			text_str(f, (const uint8_t *)d->chans[i].name, strlen(d->chans[i].name));
+		const struct sum_chan *c = &d->chans[i];
+		fprintf(f, "  tid %-8" PRId32 " pid %-8" PRId32 " channel %-6" PRId32 " group %-6" PRId32
+			   " ",
+			c->tid, c->pid, c->channel, c->group);
+		if (c->name)
+			text_str(f, (const uint8_t *)c->name, strlen(c->name));
 		else
 			fputs("(unnamed)", f);
-		fprintf(f, " %" PRIu64 " %s\n", d->chans[i].count,
-			noun(d->chans[i].count, "annotation", "annotations"));
+		fprintf(f, " %" PRIu64 " %s\n", c->count, noun(c->count, "annotation", "annotations"));
+	}
+	fprintf(f, "Annotation groups:   %zu\n", d->ngrps);
+	for (size_t i = 0; i < d->ngrps; i++) {
+		const struct sum_group *g = &d->grps[i];
+		fprintf(f, "  tid %-8" PRId32 " pid %-8" PRId32 " group %-6" PRId32 " ", g->tid, g->pid,
+			g->group);
+		text_str(f, (const uint8_t *)g->name, strlen(g->name));
+		putc('\n', f);
 	}
 	fprintf(f, "Cores:               %zu\n", d->ncores);
 	for (size_t i = 0; i < d->ncores; i++) {
@@ -1550,6 +1612,8 @@ static void summary_print(struct dump *d)
 		qsort(d->cores, d->ncores, sizeof *d->cores, cmp_core);
 	if (d->nchans > 1)
 		qsort(d->chans, d->nchans, sizeof *d->chans, cmp_chan);
+	if (d->ngrps > 1)
+		qsort(d->grps, d->ngrps, sizeof *d->grps, cmp_group);
 	if (d->o->json)
 		summary_json(d);
 	else
@@ -1583,6 +1647,9 @@ static void dump_free(struct dump *d)
 	for (size_t i = 0; i < d->nchans; i++)
 		free(d->chans[i].name);
 	free(d->chans);
+	for (size_t i = 0; i < d->ngrps; i++)
+		free(d->grps[i].name);
+	free(d->grps);
 	free(d->ord);
 	free(d->xord);
 	apc_map64_free(&d->ctr_map);
@@ -1590,6 +1657,7 @@ static void dump_free(struct dump *d)
 	apc_map64_free(&d->thr_map);
 	apc_map64_free(&d->core_map);
 	apc_map64_free(&d->chan_map);
+	apc_map64_free(&d->grp_map);
 	apc_map64_free(&d->ord_map);
 	apc_map64_free(&d->xord_map);
 	if (d->doc)

@@ -638,3 +638,57 @@ Try 'apcdump --help' for more information." ]
 	exits 0 apcdump --summary --json "$TMP/j.apc"
 	[ "$(python3 -c 'import json,sys; o=json.loads(sys.argv[1]); print(o["first_ts"], o["last_ts"])' "$output")" = "0 4716000" ]
 }
+
+# The summary's annotation groups and channels (JSON) against
+# a truth.jsonl of what each client thread called.
+summary_vs_truth() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+from collections import Counter
+o = json.load(open(sys.argv[1]))
+pid, groups, chans, counts = {}, {}, {}, Counter()
+for line in open(sys.argv[2]):
+    t = json.loads(line)
+    tid, a, code = t["tid"], t.get("args", {}), t.get("code")
+    if "pid" in t:
+        pid[tid] = t["pid"]
+    if not code:  # the setup, a flush: no message
+        continue
+    if code == 4:
+        groups[tid, a["group"]] = a["str"]
+    elif code == 3:
+        chans[tid, a["channel"]] = (a["group"], a["str"])
+    elif code in (1, 2):
+        counts[tid, a["channel"]] += 1
+tid0 = next(iter(pid))
+pid_of = lambda tid: pid.get(tid, pid[tid0])  # the worker threads' pid is the process's
+got = {(g["tid"], g["group"]): g["name"] for g in o["groups"]}
+assert got == groups, (got, groups)
+assert all(g["pid"] == pid_of(g["tid"]) for g in o["groups"]), o["groups"]
+want = {k: (chans.get(k, (0, None)), counts[k]) for k in set(chans) | set(counts)}
+got = {(c["tid"], c["channel"]): ((c["group"], c["name"]), c["annotations"]) for c in o["channels"]}
+assert got == want, (got, want)
+assert all(c["pid"] == pid_of(c["tid"]) for c in o["channels"]), o["channels"]
+print(len(o["channels"]), "channels", len(o["groups"]), "groups matched")
+PY
+}
+
+@test "--summary: annotation channels and groups are per connection (tid), as the clients named them" {
+	need_shared
+	exits 0 apcdump --summary --json "$SHARED/apc/v68_nonroot_annotate.apc"
+	printf '%s\n' "$output" > "$TMP/s.json"
+	exits 0 summary_vs_truth "$TMP/s.json" "$SHARED/apc/v68_nonroot_annotate.truth.jsonl"
+	[ "$output" = "8 channels 3 groups matched" ]
+	a="$SHARED/annotate/v5"
+	apcconv -q "$a/stream1.annotate.bin" "$a/stream2.annotate.bin" "$a/stream3.annotate.bin" -o "$TMP/v5.apc"
+	apcdump --summary --json "$TMP/v5.apc" > "$TMP/s.json"
+	exits 0 summary_vs_truth "$TMP/s.json" "$a/truth.jsonl"
+	[ "$output" = "8 channels 3 groups matched" ]
+	# The text: each thread's channel 1 under its own name, the groups too.
+	exits 0 apcdump --summary "$TMP/v5.apc"
+	[[ "$output" == *'  tid 24329    pid 24329    channel 1      group 1      "Channel 1 (group 1)" 4 annotations'* ]]
+	[[ "$output" == *'  tid 24357    pid 24329    channel 1      group 1      "Worker A channel 1" 2 annotations'* ]]
+	[[ "$output" == *'  tid 24329    pid 24329    group 2      "Gruppe Zwei ü"'* ]]
+	[[ "$output" == *'  tid 24357    pid 24329    group 1      "Worker A group"'* ]]
+	[[ "$output" == *'Annotation channels: 8'* ]]
+}
