@@ -144,6 +144,13 @@ struct sum_chan {
 	char *name;
 };
 struct sum_group { int32_t tid, pid, group; char *name; };
+/* An annotate connection (a client thread) and what it sent. */
+struct sum_conn {
+	int32_t tid, pid;
+	int version;
+	uint64_t msgs, strs, markers, jobs;
+	const char *name; /* its thread's, borrowed when printing */
+};
 struct sum_kind { const char *ptr; char *name; uint64_t n; };
 struct sum_order { int64_t last; };
 
@@ -201,6 +208,7 @@ struct dump {
 	struct sum_core *cores; size_t ncores, ccores; struct apc_map64 core_map;
 	struct sum_chan *chans; size_t nchans, cchans; struct apc_map64 chan_map;
 	struct sum_group *grps; size_t ngrps, cgrps; struct apc_map64 grp_map;
+	struct sum_conn *conns; size_t nconns, cconns; struct apc_map64 conn_map;
 	struct sum_order *ord; size_t nord, cord; struct apc_map64 ord_map;
 	struct sum_order *xord; size_t nxord, cxord; struct apc_map64 xord_map;
 	int have_ts;
@@ -1030,12 +1038,27 @@ static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 	const struct apc_ann *n = &a->ann;
 	/* a connection's tables are keyed by its tid, then channel or group */
 	uint64_t conn = (uint64_t)(uint32_t)n->tid << 32;
+	struct sum_conn *k;
 	struct sum_chan *c;
 	struct sum_group *g;
 	int fresh;
 
+	k = table_slot(&d->conn_map, (void **)&d->conns, &d->nconns, &d->cconns, sizeof *k,
+		       (uint32_t)n->tid, &fresh);
+	if (!k)
+		return APC_ENOMEM;
+	k->tid = n->tid;
+	k->pid = n->pid;
+	k->version = a->version;
 	if (a->is_setup)
 		return APC_OK;
+	k->msgs++;
+	if (n->code == APC_ANN_MARKER || n->code == APC_ANN_COLOR_MARKER)
+		k->markers++;
+	else if (n->code == APC_ANN_CAM_JOB || n->code == APC_ANN_JOB_START)
+		k->jobs++;
+	else if (n->code == APC_ANN_STR || n->code == APC_ANN_COLOR_STR)
+		k->strs++;
 	/* A CAM job carries its own start and duration (a v4 one has no
 	 * message time at all; apcconv times the job's event at its end):
 	 * both are in the capture's time range.  Absolute, as message
@@ -1318,6 +1341,12 @@ static int cmp_group(const void *a, const void *b)
 	return CMP3(x, y, pid, tid, group);
 }
 
+static int cmp_conn(const void *a, const void *b)
+{
+	const struct sum_conn *x = a, *y = b;
+	return CMP3(x, y, pid, tid, tid);
+}
+
 static void json_key(FILE *f, int *first, const char *k)
 {
 	if (!*first)
@@ -1405,6 +1434,18 @@ static void summary_json(struct dump *d)
 			i ? "," : "", g->tid, g->pid, g->group);
 		apc_json_cstr(f, g->name);
 		putc('}', f);
+	}
+	putc(']', f);
+	json_key(f, &first, "annotate_connections");
+	putc('[', f);
+	for (size_t i = 0; i < d->nconns; i++) {
+		const struct sum_conn *k = &d->conns[i];
+		fprintf(f, "%s{\"tid\":%" PRId32 ",\"pid\":%" PRId32 ",\"thread\":", i ? "," : "",
+			k->tid, k->pid);
+		apc_json_cstr(f, k->name);
+		fprintf(f, ",\"version\":%d,\"messages\":%" PRIu64 ",\"annotations\":%" PRIu64
+			   ",\"markers\":%" PRIu64 ",\"jobs\":%" PRIu64 "}",
+			k->version, k->msgs, k->strs, k->markers, k->jobs);
 	}
 	putc(']', f);
 	json_key(f, &first, "cores");
@@ -1552,6 +1593,20 @@ static void summary_text(struct dump *d)
 		text_str(f, (const uint8_t *)g->name, strlen(g->name));
 		putc('\n', f);
 	}
+	fprintf(f, "Annotate connections: %zu\n", d->nconns);
+	for (size_t i = 0; i < d->nconns; i++) {
+		const struct sum_conn *k = &d->conns[i];
+		fprintf(f, "  tid %-8" PRId32 " pid %-8" PRId32 " v%d %8" PRIu64 " %s %8" PRIu64
+			   " %s %6" PRIu64 " %s %8" PRIu64 " %s  ",
+			k->tid, k->pid, k->version, k->msgs, noun(k->msgs, "message ", "messages"),
+			k->strs, noun(k->strs, "annotation ", "annotations"), k->markers,
+			noun(k->markers, "marker ", "markers"), k->jobs, noun(k->jobs, "job ", "jobs"));
+		if (k->name)
+			text_str(f, (const uint8_t *)k->name, strlen(k->name));
+		else
+			fputs("(no name)", f);
+		putc('\n', f);
+	}
 	fprintf(f, "Cores:               %zu\n", d->ncores);
 	for (size_t i = 0; i < d->ncores; i++) {
 		fprintf(f, "  core %-4" PRId32 " %10" PRIu64 " %s", d->cores[i].core,
@@ -1606,6 +1661,11 @@ static void summary_print(struct dump *d)
 		qsort(d->ctrs, d->nctrs, sizeof *d->ctrs, cmp_counter);
 	if (d->nactrs > 1)
 		qsort(d->actrs, d->nactrs, sizeof *d->actrs, cmp_acounter);
+	/* (names looked up through the thread map before it is sorted) */
+	for (size_t i = 0; i < d->nconns; i++) {
+		size_t t = map_get(&d->thr_map, (uint64_t)d->conns[i].tid);
+		d->conns[i].name = t != (size_t)-1 ? d->thr[t].name : NULL;
+	}
 	if (d->nthr > 1)
 		qsort(d->thr, d->nthr, sizeof *d->thr, cmp_thread);
 	if (d->ncores > 1)
@@ -1614,6 +1674,8 @@ static void summary_print(struct dump *d)
 		qsort(d->chans, d->nchans, sizeof *d->chans, cmp_chan);
 	if (d->ngrps > 1)
 		qsort(d->grps, d->ngrps, sizeof *d->grps, cmp_group);
+	if (d->nconns > 1)
+		qsort(d->conns, d->nconns, sizeof *d->conns, cmp_conn);
 	if (d->o->json)
 		summary_json(d);
 	else
@@ -1650,6 +1712,7 @@ static void dump_free(struct dump *d)
 	for (size_t i = 0; i < d->ngrps; i++)
 		free(d->grps[i].name);
 	free(d->grps);
+	free(d->conns);
 	free(d->ord);
 	free(d->xord);
 	apc_map64_free(&d->ctr_map);
@@ -1658,6 +1721,7 @@ static void dump_free(struct dump *d)
 	apc_map64_free(&d->core_map);
 	apc_map64_free(&d->chan_map);
 	apc_map64_free(&d->grp_map);
+	apc_map64_free(&d->conn_map);
 	apc_map64_free(&d->ord_map);
 	apc_map64_free(&d->xord_map);
 	if (d->doc)

@@ -639,14 +639,14 @@ Try 'apcdump --help' for more information." ]
 	[ "$(python3 -c 'import json,sys; o=json.loads(sys.argv[1]); print(o["first_ts"], o["last_ts"])' "$output")" = "0 4716000" ]
 }
 
-# The summary's annotation groups and channels (JSON) against
-# a truth.jsonl of what each client thread called.
+# The summary's annotation groups, channels and annotate connections (JSON)
+# against a truth.jsonl of what each client thread called.
 summary_vs_truth() {
 	python3 - "$1" "$2" <<'PY'
 import json, sys
 from collections import Counter
 o = json.load(open(sys.argv[1]))
-pid, groups, chans, counts = {}, {}, {}, Counter()
+pid, groups, chans, counts, conns = {}, {}, {}, Counter(), {}
 for line in open(sys.argv[2]):
     t = json.loads(line)
     tid, a, code = t["tid"], t.get("args", {}), t.get("code")
@@ -654,6 +654,11 @@ for line in open(sys.argv[2]):
         pid[tid] = t["pid"]
     if not code:  # the setup, a flush: no message
         continue
+    k = conns.setdefault(tid, Counter())
+    k["messages"] += 1
+    k["annotations"] += code in (1, 2)
+    k["markers"] += code in (6, 7)
+    k["jobs"] += code in (12, 14)
     if code == 4:
         groups[tid, a["group"]] = a["str"]
     elif code == 3:
@@ -669,6 +674,11 @@ want = {k: (chans.get(k, (0, None)), counts[k]) for k in set(chans) | set(counts
 got = {(c["tid"], c["channel"]): ((c["group"], c["name"]), c["annotations"]) for c in o["channels"]}
 assert got == want, (got, want)
 assert all(c["pid"] == pid_of(c["tid"]) for c in o["channels"]), o["channels"]
+got = {k["tid"]: {n: k[n] for n in ("messages", "annotations", "markers", "jobs")}
+       for k in o["annotate_connections"]}
+assert got == {tid: {n: k[n] for n in ("messages", "annotations", "markers", "jobs")}
+               for tid, k in conns.items()}, (got, conns)
+assert all(k["pid"] == pid_of(k["tid"]) for k in o["annotate_connections"]), o["annotate_connections"]
 print(len(o["channels"]), "channels", len(o["groups"]), "groups matched")
 PY
 }
@@ -691,4 +701,14 @@ PY
 	[[ "$output" == *'  tid 24329    pid 24329    group 2      "Gruppe Zwei ü"'* ]]
 	[[ "$output" == *'  tid 24357    pid 24329    group 1      "Worker A group"'* ]]
 	[[ "$output" == *'Annotation channels: 8'* ]]
+}
+
+@test "--summary: annotate connections count each thread's jobs (TPTP method calls) and markers" {
+	need_shared
+	apcconv -q "$SHARED/tptp/jag_dmtrace.trcxml" -o "$TMP/j.apc"
+	exits 0 apcdump --summary "$TMP/j.apc"
+	[[ "$output" == *'Annotate connections: 2'* ]]
+	[[ "$output" == *'  tid 12       pid 3812     v4     2064 messages        0 annotations      0 markers     2057 jobs  "Thread-106"'* ]]
+	exits 0 apcdump --summary --json "$TMP/j.apc"
+	[ "$(python3 -c 'import json,sys; print(sum(k["jobs"] for k in json.loads(sys.argv[1])["annotate_connections"]))' "$output")" = 2057 ]
 }
