@@ -224,6 +224,7 @@ struct tptp_map {
 	struct tptp_out *heap;  /* the spill heap */
 	size_t hsn, hcap;
 	uint64_t seq;
+	uint64_t begin_seq;     /* seq after begin's own events: more is data */
 	int32_t next_synth_tid, next_job;
 	struct tptp_rec *early; /* records waiting for the zero (strings interned) */
 	size_t nearly, early_cap;
@@ -786,6 +787,9 @@ int tptp_map_begin(struct tptp_map *m, uint64_t first_time, struct apc_err *err)
 	o.text = pool_intern(&m->pool, "Java methods", 12);
 	if (o.text)
 		heap_push(m, &o);
+	/* Nothing above is the trace's: without anything after it, the
+	 * process's link is not written (see tptp_map_drain()). */
+	m->begin_seq = m->seq;
 
 	/* The records that waited for a time: theirs is t0 now. */
 	for (size_t i = 0; i < m->nearly; i++) {
@@ -1588,6 +1592,12 @@ long tptp_map_drain(struct tptp_map *m, struct apc_batch *b, int final)
 				break;
 		}
 		queue_pop(m, &o);
+		/* The process's own link is there for the trace's events;
+		 * with none (an empty or header-only trace) it would be the
+		 * capture's only thread activity, and a capture of nothing
+		 * the trace holds: left out, nothing is written. */
+		if (o.type == APC_EV_LINK && o.seq < m->begin_seq && m->seq == m->begin_seq)
+			continue;
 		if (emit(m, b, &o) < 0)
 			return -1;
 		n++;

@@ -1253,3 +1253,23 @@ PY
 	[ "$status" -eq 0 ]
 	diff "$TMP/want" - <<<"$output"
 }
+
+@test "TPTP: an empty or header-only trace writes nothing and exits 1 (the process's own link is not content)" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	printf '<?xml version="1.0"?>\n<TRACE>\n</TRACE>\n' >"$TMP/empty.trcxml"
+	"$G" --seed 3 -o "$TMP/a.trcxml"
+	# cut after processCreate: a header and no data
+	sed '/<processCreate/q' "$TMP/a.trcxml" >"$TMP/hdr.trcxml"
+	grep -q '<processCreate' "$TMP/hdr.trcxml"
+	"$G" --seed 3 --binary -o "$TMP/a.trcbin"
+	head -c 20 "$TMP/a.trcbin" >"$TMP/hdr.trcbin"
+	for f in empty.trcxml hdr.trcxml hdr.trcbin; do
+		run apcconv "$TMP/$f" -o "$TMP/$f.apc"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"-> nothing written"* ]]
+		[ ! -e "$TMP/$f.apc" ]
+	done
+	run apcconv "$TMP/empty.trcxml" -o "$TMP/empty.apc"
+	[[ "$output" == *"empty.trcxml: no counter values, samples or thread activity to convert"* ]]
+}
