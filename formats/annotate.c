@@ -7,6 +7,7 @@
  * the previous message of their stream, so they stay in stream order.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,7 @@ struct annr {
 	size_t n;
 	struct annr_src *src;
 	uint8_t *chunk;
+	uint64_t kinds[APC_ANN_JOB_STOP + 1]; /* messages read per code; [0] setups */
 };
 
 static int annr_bid(struct apc_input *in)
@@ -93,6 +95,8 @@ static int annr_fetch(struct apc_reader *r, struct annr_src *src)
 		rc = apc_ann_decoder_next(src->d, &src->head, &e);
 		if (rc == APC_OK) {
 			r->model->records_read++;
+			a->kinds[src->head.is_setup ? 0 : src->head.ann.code <= APC_ANN_JOB_STOP
+							      ? src->head.ann.code : 0]++;
 			if (src->head.is_setup)
 				continue;
 			src->have_head = 1;
@@ -341,6 +345,25 @@ static int annr_next(struct apc_reader *r, struct apc_batch *b)
 	return APC_END;
 }
 
+/* --stats=json and -v: messages read per code and what each became. */
+static void annr_report(struct apc_reader *r)
+{
+	struct annr *a = r->priv;
+	char what[64];
+
+	if (!a)
+		return;
+	if (a->kinds[0])
+		apc_model_count_kind(r->model, "annotate setup",
+				     "External connection (and its thread's link)", a->kinds[0]);
+	for (int c = 1; c <= APC_ANN_JOB_STOP; c++) {
+		if (!a->kinds[c])
+			continue;
+		snprintf(what, sizeof what, "annotate %s", apc_ann_code_name(c));
+		apc_model_count_kind(r->model, what, "annotation (External frame)", a->kinds[c]);
+	}
+}
+
 const struct apc_format apc_format_annotate = {
 	.name = "annotate",
 	.description = "recorded Annotate protocol streams (v3, v4, v5), one file per client connection",
@@ -349,5 +372,6 @@ const struct apc_format apc_format_annotate = {
 	.bid = annr_bid,
 	.open = annr_open,
 	.next = annr_next,
+	.report = annr_report,
 	.close = annr_close,
 };

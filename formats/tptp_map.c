@@ -586,6 +586,56 @@ static const char *const kind_names[TPTP_KIND_COUNT] = {
 	[TPTP_CLASS_UNLOAD] = "classUnload",
 };
 
+/* What each kind of record becomes (the mapping in the header comment),
+ * for -v and --stats=json. */
+static const char *const kind_became[TPTP_KIND_COUNT] = {
+	[TPTP_UNKNOWN] = "nothing (counted as not mapped)",
+	[TPTP_NODE] = "capture metadata",
+	[TPTP_PROCESS_CREATE] = "capture metadata (the process's pid and name)",
+	[TPTP_AGENT_CREATE] = "capture metadata",
+	[TPTP_AGENT_DESTROY] = "nothing (its time ends open calls)",
+	[TPTP_TRACE_START] = "capture metadata (the capture's zero)",
+	[TPTP_TRACE_END] = "nothing (its time ends open calls)",
+	[TPTP_FILTER] = "capture metadata",
+	[TPTP_OPTION] = "capture metadata",
+	[TPTP_THREAD_START] = "thread name and link",
+	[TPTP_THREAD_END] = "task exit",
+	[TPTP_CLASS_DEF] = "names of method jobs",
+	[TPTP_METHOD_DEF] = "names of method jobs",
+	[TPTP_OBJ_ALLOC] = "counters tptp_live_heap and tptp_alloc_rate",
+	[TPTP_METHOD_ENTRY] = "method job start (Java methods view)",
+	[TPTP_METHOD_EXIT] = "method job end (Java methods view)",
+	[TPTP_GC_START] = "marker and GC job start",
+	[TPTP_OBJ_FREE] = "counter tptp_live_heap",
+	[TPTP_GC_FINISH] = "GC job end",
+	[TPTP_RUNTIME_INIT_DONE] = "marker",
+	[TPTP_RUNTIME_SHUTDOWN] = "marker",
+	[TPTP_MON_WAIT] = "string annotation",
+	[TPTP_MON_WAITED] = "string annotation",
+	[TPTP_MON_CONTENDED_ENTER] = "string annotation",
+	[TPTP_MON_CONTENDED_ENTERED] = "string annotation",
+	[TPTP_AG_METHOD_ENTRY] = "nothing (counted as not mapped)",
+	[TPTP_AG_METHOD_EXIT] = "nothing (counted as not mapped)",
+	[TPTP_HD_START] = "nothing (counted as not mapped)",
+	[TPTP_GC_ROOT] = "nothing (counted as not mapped)",
+	[TPTP_OBJ_REF] = "nothing (counted as not mapped)",
+	[TPTP_CUSTOM] = "nothing (counted as not mapped)",
+	[TPTP_CLASS_UNLOAD] = "nothing (forgets the class name)",
+};
+
+void tptp_map_report(struct apc_reader *r)
+{
+	const struct tptp_stats *st = tptp_reader_stats(r);
+	char what[64];
+
+	for (int k = 0; st && k < TPTP_KIND_COUNT; k++) {
+		if (!st->kinds[k])
+			continue;
+		snprintf(what, sizeof what, "tptp %s", k ? kind_names[k] : "unknown element");
+		apc_model_count_kind(r->model, what, kind_became[k], st->kinds[k]);
+	}
+}
+
 int tptp_kind_from_name(const char *name)
 {
 	for (int k = 1; k < TPTP_KIND_COUNT; k++)

@@ -176,3 +176,19 @@ names_per_connection() {
 	[ "$(grep -Ec 'annotate_channel .* channel=3 group=1 text="Channel Three"$' <<<"$output")" -eq 2 ]
 	[ "$(grep -Ec 'annotate_group .* group=1 text="Group One"$' <<<"$output")" -eq 2 ]
 }
+
+@test "annotate: -v and --stats=json report the messages read per code" {
+	stream "$TMP/s.bin" 5 0
+	apcconv -q --stats=json "$TMP/s.bin" -o "$TMP/s.apc" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+kinds = {k["kind"]: (k["became"], k["count"]) for k in o["records_by_kind"]}
+assert kinds["annotate setup"][1] == 1, kinds
+assert kinds["annotate counter"][1] == 1, kinds
+assert kinds["annotate counter_value"][1] == 2, kinds
+assert kinds["annotate str"] == ("annotation (External frame)", 1), kinds
+assert sum(c for _, c in kinds.values()) == o["records_read"], (kinds, o["records_read"])'
+	run apcconv -v "$TMP/s.bin" -o "$TMP/v.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"annotate counter_value "*" 2  -> annotation (External frame)"* ]]
+}
