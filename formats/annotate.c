@@ -143,12 +143,15 @@ static int annr_fetch(struct apc_reader *r, struct annr_src *src)
 }
 
 /*
- * The stream's first timestamp, read ahead: clients often declare
+ * The stream's earliest timestamp, read ahead: clients often declare
  * counters, tracks and views (messages with no time) before anything
- * else.  A throwaway decoder looks through at most ANNR_SCOUT_MAX bytes;
- * the bytes read are then fed to the stream's own decoder, so nothing
- * is read twice and damage is reported by the real pass.  *have is 0
- * when no time turned up.
+ * else, and a counter value may carry a time of its own earlier than the
+ * messages before it (gator_annotate_counter_time_value()).  A throwaway
+ * decoder looks through the stream, at most ANNR_SCOUT_MAX bytes (what
+ * lies further is clamped to the start when it goes before it, and
+ * counted: see annr_next()); the bytes read are then fed to the stream's
+ * own decoder, so nothing is read twice and damage is reported by the
+ * real pass.  *have is 0 when no time turned up.
  */
 static int annr_scout(struct apc_reader *r, struct annr_src *src, uint64_t *ts, int *have)
 {
@@ -162,14 +165,14 @@ static int annr_scout(struct apc_reader *r, struct annr_src *src, uint64_t *ts, 
 	*have = 0;
 	if (!d)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	while (!*have && raw.len < ANNR_SCOUT_MAX) {
+	while (raw.len < ANNR_SCOUT_MAX) {
 		ssize_t got;
 		int dr;
 
 		apc_err_clear(&e);
 		dr = apc_ann_decoder_next(d, &m, &e);
 		if (dr == APC_OK) {
-			if (m.has_ts) {
+			if (m.has_ts && (!*have || m.ts < *ts)) {
 				*ts = m.ts;
 				*have = 1;
 			}
@@ -259,8 +262,8 @@ static int annr_open(struct apc_reader *r)
 	    apc_strset(&meta->source_format, "annotate") != APC_OK ||
 	    apc_model_set_cores(r->model, 1) != APC_OK)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	/* The earliest first timestamp of any stream is the capture start;
-	 * then prime every stream. */
+	/* The earliest timestamp of any stream is the capture start; then
+	 * prime every stream. */
 	for (size_t i = 0; i < a->n; i++) {
 		struct annr_src *src = &a->src[i];
 		uint64_t t = 0;
@@ -305,6 +308,13 @@ static int annr_next(struct apc_reader *r, struct apc_batch *b)
 		if (!best)
 			break;
 		ts = annr_head_ts(best);
+		if (ts < r->model->meta.monotonic_delta) {
+			/* Before the start, past what annr_scout() looked at:
+			 * a capture's times do not go below its start. */
+			apc_model_unmapped(r->model,
+					   "annotate times before the capture start (clamped to it)", 1);
+			ts = r->model->meta.monotonic_delta;
+		}
 		if (!best->linked) {
 			/*
 			 * The connection's thread, as an Activity Link: true of the

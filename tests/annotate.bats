@@ -192,3 +192,31 @@ assert sum(c for _, c in kinds.values()) == o["records_read"], (kinds, o["record
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"annotate counter_value "*" 2  -> annotation (External frame)"* ]]
 }
+
+@test "annotate: a counter value timed before the first message starts the capture, not a negative time" {
+	# v5: declare key 3, a value at t0, then one with its own time 1 s
+	# before t0 (gator_annotate_counter_time_value()), then a string
+	python3 - "$TMP/e.bin" "$APC_ROOT/tests" <<'EOF'
+import struct, sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import p
+def msg(code, body):
+    return bytes([code]) + struct.pack("<I", len(body)) + body
+decl = b"".join(p(v) for v in (3, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0)) + b"\0\0\0\0"
+decl += b"Client\0level\0\0a level"
+t0 = 5_000_000_000
+data = b"ANNOTATE 5\n" + struct.pack("<II", 77, 77) + b"\0"
+data += msg(0x08, decl)
+data += msg(0x09, p(t0) + p(0) + p(3) + p(5))
+data += msg(0x09, p(t0 - 1_000_000_000) + p(0) + p(3) + p(6))
+data += msg(0x01, p(t0 + 5000) + p(0) + b"hello")
+open(sys.argv[1], "wb").write(data)
+EOF
+	apcconv -q "$TMP/e.bin" -o "$TMP/e.apc"
+	run apcdump --summary "$TMP/e.apc"
+	[ "$status" -eq 0 ]
+	grep -q '^First timestamp: *0 ns$' <<<"$output"
+	grep -q '^Last timestamp: *1000005000 ns$' <<<"$output"
+	run apcverify --strict "$TMP/e.apc"
+	[ "$status" -eq 0 ]
+}
