@@ -25,6 +25,7 @@ struct annr_src {
 	int done;
 	uint64_t last_ts;            /* time of the last message emitted */
 	int linked;                  /* Link for this connection's thread written */
+	int any;                     /* a message after the setup was read */
 };
 
 struct annr {
@@ -34,20 +35,35 @@ struct annr {
 	uint64_t kinds[APC_ANN_JOB_STOP + 1]; /* messages read per code; [0] setups */
 };
 
-static int annr_bid(struct apc_input *in)
+/*
+ * What the stream's first bytes are: 2 a setup ("ANNOTATE N\n", N 3..5),
+ * 1 a setup cut short (the whole stream is fewer bytes, all of them the
+ * setup's: damage in that stream), 0 something else (or nothing).
+ */
+static int annr_setup_kind(struct apc_stream *s)
 {
-	struct apc_stream *s;
+	static const char magic[] = "ANNOTATE 5\n";
 	const uint8_t *p;
 	struct apc_err err;
 	ssize_t n;
 
-	if (apc_input_is_tree(in) || !(s = apc_input_stream(in)))
-		return 0;
 	apc_err_clear(&err);
 	n = apc_stream_peek(s, &p, 11, &err);
-	if (n < 11 || memcmp(p, "ANNOTATE ", 9) != 0 || p[10] != '\n')
+	if (n <= 0)
 		return 0;
-	return p[9] >= '3' && p[9] <= '5' ? 100 : 0;
+	for (ssize_t i = 0; i < n && i < 11; i++)
+		if (i == 9 ? p[i] < '3' || p[i] > '5' : p[i] != (uint8_t)magic[i])
+			return 0;
+	return n >= 11 ? 2 : 1;
+}
+
+static int annr_bid(struct apc_input *in)
+{
+	struct apc_stream *s;
+
+	if (apc_input_is_tree(in) || !(s = apc_input_stream(in)))
+		return 0;
+	return annr_setup_kind(s) == 2 ? 100 : 0;
 }
 
 /* Record damage in stream `src`: the first failure is the one reported. */
@@ -100,6 +116,7 @@ static int annr_fetch(struct apc_reader *r, struct annr_src *src)
 			if (src->head.is_setup)
 				continue;
 			src->have_head = 1;
+			src->any = 1;
 			return APC_OK;
 		}
 		if (rc == APC_EDATA) {
@@ -126,6 +143,9 @@ static int annr_fetch(struct apc_reader *r, struct annr_src *src)
 					    "annotate stream ends inside a message (%zu bytes pending; truncated?)",
 					    pend);
 				annr_damage(r, src, &e);
+			} else if (!src->any) {
+				apc_model_unmapped(r->model,
+						   "annotate connections that sent nothing after their setup", 1);
 			}
 			return APC_OK;
 		}
@@ -250,6 +270,13 @@ static int annr_open(struct apc_reader *r)
 			return apc_err_set(&r->err, APC_EIO, apc_input_path(r->inputs[i]), APC_NO_OFFSET,
 					   "an annotate stream is a single file, not a %s",
 					   apc_input_kind(r->inputs[i]));
+		/* Every file is a connection: another format's file (the
+		 * format was told by another input) is refused, not read as
+		 * a damaged stream; one cut inside its setup is that damage. */
+		if (!annr_setup_kind(src->s))
+			return apc_err_set(&r->err, APC_EIO, apc_input_path(r->inputs[i]), APC_NO_OFFSET,
+					   "not an annotate stream (it does not begin with "
+					   "\"ANNOTATE N\\n\"): convert it on its own");
 		src->d = apc_ann_decoder_new(apc_stream_name(src->s));
 		if (!src->d)
 			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");

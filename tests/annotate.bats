@@ -220,3 +220,41 @@ EOF
 	run apcverify --strict "$TMP/e.apc"
 	[ "$status" -eq 0 ]
 }
+
+@test "annotate: a first stream cut in its setup is damage in that stream, in any argument order" {
+	stream "$TMP/a.bin" 5 0
+	stream "$TMP/b.bin" 5 0
+	head -c 5 "$TMP/a.bin" >"$TMP/cut.bin"
+	run apcconv "$TMP/cut.bin" "$TMP/b.bin" -o "$TMP/first.apc"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cut.bin: offset 0x0: annotate stream ends inside a message"* ]]
+	[ -e "$TMP/first.apc" ]
+	run apcconv "$TMP/b.bin" "$TMP/cut.bin" -o "$TMP/second.apc"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cut.bin: offset 0x0: annotate stream ends inside a message"* ]]
+	cmp "$TMP/first.apc/0000000000" "$TMP/second.apc/0000000000"
+}
+
+@test "annotate: an input that is not an annotate stream is refused in any position (exit 2)" {
+	stream "$TMP/a.bin" 5 0
+	demo="$APC_ROOT/testdata/barman/demo.bin"
+	run apcconv "$TMP/a.bin" "$demo" -o "$TMP/o.apc"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: $demo: not an annotate stream (it does not begin with \"ANNOTATE N\\n\"): convert it on its own" ]
+	[ ! -e "$TMP/o.apc" ]
+	echo hello >"$TMP/t.txt"
+	run apcconv "$TMP/t.txt" "$TMP/a.bin" -o "$TMP/o.apc"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"t.txt: not an annotate stream"* ]]
+	[ ! -e "$TMP/o.apc" ]
+	run apcconv "$demo" "$TMP/a.bin" -o "$TMP/o.apc"
+	[ "$status" -eq 2 ]
+}
+
+@test "annotate: a stream of only its setup is counted" {
+	stream "$TMP/a.bin" 5 0
+	head -c 20 "$TMP/a.bin" >"$TMP/setup.bin"
+	run apcconv "$TMP/a.bin" "$TMP/setup.bin" -o "$TMP/o.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"not mapped: annotate connections that sent nothing after their setup: 1"* ]]
+}
