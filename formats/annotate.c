@@ -7,6 +7,7 @@
  * the previous message of their stream, so they stay in stream order.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,28 +25,45 @@ struct annr_src {
 	int done;
 	uint64_t last_ts;            /* time of the last message emitted */
 	int linked;                  /* Link for this connection's thread written */
+	int any;                     /* a message after the setup was read */
 };
 
 struct annr {
 	size_t n;
 	struct annr_src *src;
 	uint8_t *chunk;
+	uint64_t kinds[APC_ANN_JOB_STOP + 1]; /* messages read per code; [0] setups */
 };
 
-static int annr_bid(struct apc_input *in)
+/*
+ * What the stream's first bytes are: 2 a setup ("ANNOTATE N\n", N 3..5),
+ * 1 a setup cut short (the whole stream is fewer bytes, all of them the
+ * setup's: damage in that stream), 0 something else (or nothing).
+ */
+static int annr_setup_kind(struct apc_stream *s)
 {
-	struct apc_stream *s;
+	static const char magic[] = "ANNOTATE 5\n";
 	const uint8_t *p;
 	struct apc_err err;
 	ssize_t n;
 
-	if (apc_input_is_tree(in) || !(s = apc_input_stream(in)))
-		return 0;
 	apc_err_clear(&err);
 	n = apc_stream_peek(s, &p, 11, &err);
-	if (n < 11 || memcmp(p, "ANNOTATE ", 9) != 0 || p[10] != '\n')
+	if (n <= 0)
 		return 0;
-	return p[9] >= '3' && p[9] <= '5' ? 100 : 0;
+	for (ssize_t i = 0; i < n && i < 11; i++)
+		if (i == 9 ? p[i] < '3' || p[i] > '5' : p[i] != (uint8_t)magic[i])
+			return 0;
+	return n >= 11 ? 2 : 1;
+}
+
+static int annr_bid(struct apc_input *in)
+{
+	struct apc_stream *s;
+
+	if (apc_input_is_tree(in) || !(s = apc_input_stream(in)))
+		return 0;
+	return annr_setup_kind(s) == 2 ? 100 : 0;
 }
 
 /* Record damage in stream `src`: the first failure is the one reported. */
@@ -93,9 +111,12 @@ static int annr_fetch(struct apc_reader *r, struct annr_src *src)
 		rc = apc_ann_decoder_next(src->d, &src->head, &e);
 		if (rc == APC_OK) {
 			r->model->records_read++;
+			a->kinds[src->head.is_setup ? 0 : src->head.ann.code <= APC_ANN_JOB_STOP
+							      ? src->head.ann.code : 0]++;
 			if (src->head.is_setup)
 				continue;
 			src->have_head = 1;
+			src->any = 1;
 			return APC_OK;
 		}
 		if (rc == APC_EDATA) {
@@ -122,6 +143,9 @@ static int annr_fetch(struct apc_reader *r, struct annr_src *src)
 					    "annotate stream ends inside a message (%zu bytes pending; truncated?)",
 					    pend);
 				annr_damage(r, src, &e);
+			} else if (!src->any) {
+				apc_model_unmapped(r->model,
+						   "annotate connections that sent nothing after their setup", 1);
 			}
 			return APC_OK;
 		}
@@ -139,12 +163,15 @@ static int annr_fetch(struct apc_reader *r, struct annr_src *src)
 }
 
 /*
- * The stream's first timestamp, read ahead: clients often declare
+ * The stream's earliest timestamp, read ahead: clients often declare
  * counters, tracks and views (messages with no time) before anything
- * else.  A throwaway decoder looks through at most ANNR_SCOUT_MAX bytes;
- * the bytes read are then fed to the stream's own decoder, so nothing
- * is read twice and damage is reported by the real pass.  *have is 0
- * when no time turned up.
+ * else, and a counter value may carry a time of its own earlier than the
+ * messages before it (gator_annotate_counter_time_value()).  A throwaway
+ * decoder looks through the stream, at most ANNR_SCOUT_MAX bytes (what
+ * lies further is clamped to the start when it goes before it, and
+ * counted: see annr_next()); the bytes read are then fed to the stream's
+ * own decoder, so nothing is read twice and damage is reported by the
+ * real pass.  *have is 0 when no time turned up.
  */
 static int annr_scout(struct apc_reader *r, struct annr_src *src, uint64_t *ts, int *have)
 {
@@ -158,14 +185,14 @@ static int annr_scout(struct apc_reader *r, struct annr_src *src, uint64_t *ts, 
 	*have = 0;
 	if (!d)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	while (!*have && raw.len < ANNR_SCOUT_MAX) {
+	while (raw.len < ANNR_SCOUT_MAX) {
 		ssize_t got;
 		int dr;
 
 		apc_err_clear(&e);
 		dr = apc_ann_decoder_next(d, &m, &e);
 		if (dr == APC_OK) {
-			if (m.has_ts) {
+			if (m.has_ts && (!*have || m.ts < *ts)) {
 				*ts = m.ts;
 				*have = 1;
 			}
@@ -243,6 +270,13 @@ static int annr_open(struct apc_reader *r)
 			return apc_err_set(&r->err, APC_EIO, apc_input_path(r->inputs[i]), APC_NO_OFFSET,
 					   "an annotate stream is a single file, not a %s",
 					   apc_input_kind(r->inputs[i]));
+		/* Every file is a connection: another format's file (the
+		 * format was told by another input) is refused, not read as
+		 * a damaged stream; one cut inside its setup is that damage. */
+		if (!annr_setup_kind(src->s))
+			return apc_err_set(&r->err, APC_EIO, apc_input_path(r->inputs[i]), APC_NO_OFFSET,
+					   "not an annotate stream (it does not begin with "
+					   "\"ANNOTATE N\\n\"): convert it on its own");
 		src->d = apc_ann_decoder_new(apc_stream_name(src->s));
 		if (!src->d)
 			return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
@@ -255,8 +289,8 @@ static int annr_open(struct apc_reader *r)
 	    apc_strset(&meta->source_format, "annotate") != APC_OK ||
 	    apc_model_set_cores(r->model, 1) != APC_OK)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	/* The earliest first timestamp of any stream is the capture start;
-	 * then prime every stream. */
+	/* The earliest timestamp of any stream is the capture start; then
+	 * prime every stream. */
 	for (size_t i = 0; i < a->n; i++) {
 		struct annr_src *src = &a->src[i];
 		uint64_t t = 0;
@@ -301,6 +335,13 @@ static int annr_next(struct apc_reader *r, struct apc_batch *b)
 		if (!best)
 			break;
 		ts = annr_head_ts(best);
+		if (ts < r->model->meta.monotonic_delta) {
+			/* Before the start, past what annr_scout() looked at:
+			 * a capture's times do not go below its start. */
+			apc_model_unmapped(r->model,
+					   "annotate times before the capture start (clamped to it)", 1);
+			ts = r->model->meta.monotonic_delta;
+		}
 		if (!best->linked) {
 			/*
 			 * The connection's thread, as an Activity Link: true of the
@@ -341,6 +382,25 @@ static int annr_next(struct apc_reader *r, struct apc_batch *b)
 	return APC_END;
 }
 
+/* --stats=json and -v: messages read per code and what each became. */
+static void annr_report(struct apc_reader *r)
+{
+	struct annr *a = r->priv;
+	char what[64];
+
+	if (!a)
+		return;
+	if (a->kinds[0])
+		apc_model_count_kind(r->model, "annotate setup",
+				     "External connection (and its thread's link)", a->kinds[0]);
+	for (int c = 1; c <= APC_ANN_JOB_STOP; c++) {
+		if (!a->kinds[c])
+			continue;
+		snprintf(what, sizeof what, "annotate %s", apc_ann_code_name(c));
+		apc_model_count_kind(r->model, what, "annotation (External frame)", a->kinds[c]);
+	}
+}
+
 const struct apc_format apc_format_annotate = {
 	.name = "annotate",
 	.description = "recorded Annotate protocol streams (v3, v4, v5), one file per client connection",
@@ -349,5 +409,6 @@ const struct apc_format apc_format_annotate = {
 	.bid = annr_bid,
 	.open = annr_open,
 	.next = annr_next,
+	.report = annr_report,
 	.close = annr_close,
 };

@@ -185,6 +185,12 @@ size_t tptp_map_pending(const struct tptp_map *map);
 
 const struct tptp_stats *tptp_map_stats(const struct tptp_map *map);
 
+/*
+ * tptp_map_report() : the .report of both TPTP readers (-v, --stats=json):
+ * the records the map was fed, per kind, and what each kind became.
+ */
+void tptp_map_report(struct apc_reader *r);
+
 /* tptp_kind_from_name() : element name -> kind (TPTP_UNKNOWN if none). */
 int tptp_kind_from_name(const char *name);
 const char *tptp_kind_name(int kind);

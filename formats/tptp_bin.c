@@ -119,6 +119,7 @@ struct tptp_bin {
 	int fast;               /* fast paths allowed (APC_NO_SIMD unset) */
 	int finished, pending_rc;
 	uint64_t nrec;          /* messages read, not yet added to the model */
+	uint64_t nsys, nskipped; /* of them: system messages, skipped ones (-v) */
 	struct bin_plan plan[TPTP_BIN_IDS]; /* by id - TPTP_BIN_FIRST_ID */
 };
 
@@ -625,6 +626,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	x->nrec++;
 
 	if (id <= 1000) {
+		x->nsys++;
 		if (id == 1) {
 			/* Character encoding: strings are passed through as bytes;
 			 * recorded for the user. */
@@ -675,6 +677,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 		char what[64];
 		snprintf(what, sizeof what, "tptp binary message id %d (skipped)", id);
 		apc_model_unmapped(x->r->model, what, 1);
+		x->nskipped++;
 		return 2;
 	}
 	APC_ZERO(rec);
@@ -686,6 +689,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 		    : bin_parse(x, lay, p, (size_t)body, rec);
 	if (used < 0) {
 		apc_model_unmapped(x->r->model, "tptp binary messages shorter than their attributes (skipped)", 1);
+		x->nskipped++;
 		return 2;
 	}
 	if ((uint64_t)used < body)
@@ -825,6 +829,21 @@ static void tptp_bin_close(struct apc_reader *r)
 	r->priv = NULL;
 }
 
+/* --stats=json and -v: the map's kinds, and the messages that never
+ * reached it. */
+static void tptp_bin_report(struct apc_reader *r)
+{
+	struct tptp_bin *x = r->priv;
+
+	tptp_map_report(r);
+	if (x && x->nsys)
+		apc_model_count_kind(r->model, "tptp binary system message",
+				     "capture metadata (encoding, tick frequency)", x->nsys);
+	if (x && x->nskipped)
+		apc_model_count_kind(r->model, "tptp binary message skipped",
+				     "nothing (counted as not mapped)", x->nskipped);
+}
+
 const struct apc_format apc_format_tptp_bin = {
 	.name = "tptp-bin",
 	.description = "TPTP Java profiler binary trace (.trcbin, feature 196713)",
@@ -832,6 +851,7 @@ const struct apc_format apc_format_tptp_bin = {
 	.bid = tptp_bin_bid,
 	.open = tptp_bin_open,
 	.next = tptp_bin_next,
+	.report = tptp_bin_report,
 	.close = tptp_bin_close,
 	.read_ahead = 1,
 };

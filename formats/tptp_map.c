@@ -224,6 +224,7 @@ struct tptp_map {
 	struct tptp_out *heap;  /* the spill heap */
 	size_t hsn, hcap;
 	uint64_t seq;
+	uint64_t begin_seq;     /* seq after begin's own events: more is data */
 	int32_t next_synth_tid, next_job;
 	struct tptp_rec *early; /* records waiting for the zero (strings interned) */
 	size_t nearly, early_cap;
@@ -585,6 +586,56 @@ static const char *const kind_names[TPTP_KIND_COUNT] = {
 	[TPTP_CLASS_UNLOAD] = "classUnload",
 };
 
+/* What each kind of record becomes (the mapping in the header comment),
+ * for -v and --stats=json. */
+static const char *const kind_became[TPTP_KIND_COUNT] = {
+	[TPTP_UNKNOWN] = "nothing (counted as not mapped)",
+	[TPTP_NODE] = "capture metadata",
+	[TPTP_PROCESS_CREATE] = "capture metadata (the process's pid and name)",
+	[TPTP_AGENT_CREATE] = "capture metadata",
+	[TPTP_AGENT_DESTROY] = "nothing (its time ends open calls)",
+	[TPTP_TRACE_START] = "capture metadata (the capture's zero)",
+	[TPTP_TRACE_END] = "nothing (its time ends open calls)",
+	[TPTP_FILTER] = "capture metadata",
+	[TPTP_OPTION] = "capture metadata",
+	[TPTP_THREAD_START] = "thread name and link",
+	[TPTP_THREAD_END] = "task exit",
+	[TPTP_CLASS_DEF] = "names of method jobs",
+	[TPTP_METHOD_DEF] = "names of method jobs",
+	[TPTP_OBJ_ALLOC] = "counters tptp_live_heap and tptp_alloc_rate",
+	[TPTP_METHOD_ENTRY] = "method job start (Java methods view)",
+	[TPTP_METHOD_EXIT] = "method job end (Java methods view)",
+	[TPTP_GC_START] = "marker and GC job start",
+	[TPTP_OBJ_FREE] = "counter tptp_live_heap",
+	[TPTP_GC_FINISH] = "GC job end",
+	[TPTP_RUNTIME_INIT_DONE] = "marker",
+	[TPTP_RUNTIME_SHUTDOWN] = "marker",
+	[TPTP_MON_WAIT] = "string annotation",
+	[TPTP_MON_WAITED] = "string annotation",
+	[TPTP_MON_CONTENDED_ENTER] = "string annotation",
+	[TPTP_MON_CONTENDED_ENTERED] = "string annotation",
+	[TPTP_AG_METHOD_ENTRY] = "nothing (counted as not mapped)",
+	[TPTP_AG_METHOD_EXIT] = "nothing (counted as not mapped)",
+	[TPTP_HD_START] = "nothing (counted as not mapped)",
+	[TPTP_GC_ROOT] = "nothing (counted as not mapped)",
+	[TPTP_OBJ_REF] = "nothing (counted as not mapped)",
+	[TPTP_CUSTOM] = "nothing (counted as not mapped)",
+	[TPTP_CLASS_UNLOAD] = "nothing (forgets the class name)",
+};
+
+void tptp_map_report(struct apc_reader *r)
+{
+	const struct tptp_stats *st = tptp_reader_stats(r);
+	char what[64];
+
+	for (int k = 0; st && k < TPTP_KIND_COUNT; k++) {
+		if (!st->kinds[k])
+			continue;
+		snprintf(what, sizeof what, "tptp %s", k ? kind_names[k] : "unknown element");
+		apc_model_count_kind(r->model, what, kind_became[k], st->kinds[k]);
+	}
+}
+
 int tptp_kind_from_name(const char *name)
 {
 	for (int k = 1; k < TPTP_KIND_COUNT; k++)
@@ -786,6 +837,9 @@ int tptp_map_begin(struct tptp_map *m, uint64_t first_time, struct apc_err *err)
 	o.text = pool_intern(&m->pool, "Java methods", 12);
 	if (o.text)
 		heap_push(m, &o);
+	/* Nothing above is the trace's: without anything after it, the
+	 * process's link is not written (see tptp_map_drain()). */
+	m->begin_seq = m->seq;
 
 	/* The records that waited for a time: theirs is t0 now. */
 	for (size_t i = 0; i < m->nearly; i++) {
@@ -1588,6 +1642,12 @@ long tptp_map_drain(struct tptp_map *m, struct apc_batch *b, int final)
 				break;
 		}
 		queue_pop(m, &o);
+		/* The process's own link is there for the trace's events;
+		 * with none (an empty or header-only trace) it would be the
+		 * capture's only thread activity, and a capture of nothing
+		 * the trace holds: left out, nothing is written. */
+		if (o.type == APC_EV_LINK && o.seq < m->begin_seq && m->seq == m->begin_seq)
+			continue;
 		if (emit(m, b, &o) < 0)
 			return -1;
 		n++;

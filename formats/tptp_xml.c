@@ -1140,6 +1140,7 @@ const struct apc_format apc_format_tptp_xml = {
 	.bid = tptp_xml_bid,
 	.open = tptp_xml_open,
 	.next = tptp_xml_next,
+	.report = tptp_map_report,
 	.close = tptp_xml_close,
 	.read_ahead = 1,
 };

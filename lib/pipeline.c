@@ -610,6 +610,18 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 			rc = err->status;
 			goto out;
 		}
+		/* A first input no format claims (an annotate stream cut
+		 * inside its setup): the next one that a format claims may
+		 * tell one that reads several inputs, whose reader then
+		 * judges the first as it does every input. */
+		for (size_t i = 1; !fmt && i < o->ninputs; i++) {
+			const struct apc_format *f = apc_format_detect(inputs[i], &bid);
+			if (f) {
+				if (f->many_inputs)
+					fmt = f;
+				break;
+			}
+		}
 		/* nothing was converted: the user is to say what it is */
 		if (!fmt) {
 			rc = apc_err_set(err, APC_EIO, o->inputs[0], APC_NO_OFFSET,

@@ -69,6 +69,9 @@ const struct apc_vcheck apc_verify_checks[] = {
 	{"ts-gatord-exit", APC_V_WARNING,
 	 "a sched switch stamped just before the thread exit ahead of it (gatord 6.8; at most "
 	 "1 s back)"},
+	{"ts-before-start", APC_V_WARNING,
+	 "a timestamp before the capture's start (a negative frame timestamp, or an annotation "
+	 "time before the Summary's monotonic delta)"},
 	{"key-undeclared", APC_V_ERROR,
 	 "a Counter, Block Counter or Activity Switch key not declared in captured.xml"},
 	{"key-mixed", APC_V_ERROR, "one key used in both Counter and Block Counter frames"},
@@ -262,6 +265,8 @@ struct verify {
 	int frame_bad;        /* the walker reported an error or unknown code in it */
 	uint64_t summaries;
 	int summary_clocks;
+	int64_t mono_delta;   /* the Summary's monotonic delta (annotation times are absolute) */
+	int have_delta;
 	int64_t first_non11;  /* first frame before the Summary that is not type 11 */
 	int64_t first_non11_off;
 	int first_non11_type;
@@ -671,6 +676,11 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 	int64_t prev_frame_ts = v->in_frame_ts;
 	int had_frame = v->in_frame_have;
 
+	if (ts < 0)
+		v_prob(v, APC_V_WARNING, "ts-before-start", v->frame, offset,
+		       "%s timestamp %lld is before the capture's start", apc_frame_type_name(type),
+		       (long long)ts);
+
 	s = vtab_get(&v->ts_type, vtab_key(type, core), &created);
 	if (s && !created) {
 		/* the quirks, told by what came before on this (type, core) */
@@ -794,10 +804,15 @@ static void walk_summary(struct verify *v, struct vcur *c)
 				clocks = summary_fits(v, c, 3) ? 3 : 4;
 				v->summary_clocks = clocks;
 			}
-			for (int i = 0; i < clocks; i++)
+			for (int i = 0; i < clocks; i++) {
 				if (c_p64(v, c, &x, i == 0 ? "wall clock" : i == 1 ? "uptime" :
 						    i == 2 ? "monotonic delta" : "fourth clock") < 0)
 					return;
+				if (i == 2) {
+					v->mono_delta = x;
+					v->have_delta = 1;
+				}
+			}
 			if (summary_attrs(v, c) < 0)
 				return;
 		} else if (code == 3) {
@@ -1172,7 +1187,14 @@ static void walk_external(struct verify *v, struct vcur *c)
 			return;
 		}
 		while ((rc = apc_ann_decoder_next(f->dec, &m, &e)) == APC_OK)
-			;
+			if (m.has_ts && v->have_delta && v->mono_delta >= 0 &&
+			    m.ts < (uint64_t)v->mono_delta)
+				v_prob(v, APC_V_WARNING, "ts-before-start", v->frame, c_off(v, at),
+				       "annotate %s on fd %lld, stream offset 0x%llx: time %llu is "
+				       "%llu ns before the capture's start",
+				       apc_ann_code_name(m.ann.code), (long long)fd,
+				       (unsigned long long)m.offset, (unsigned long long)m.ts,
+				       (unsigned long long)((uint64_t)v->mono_delta - m.ts));
 		if (rc < 0) {
 			v_prob(v, APC_V_ERROR, "annotate-decode", v->frame, c_off(v, at),
 			       "annotate stream on fd %lld, stream offset 0x%llx: %s", (long long)fd,

@@ -176,3 +176,85 @@ names_per_connection() {
 	[ "$(grep -Ec 'annotate_channel .* channel=3 group=1 text="Channel Three"$' <<<"$output")" -eq 2 ]
 	[ "$(grep -Ec 'annotate_group .* group=1 text="Group One"$' <<<"$output")" -eq 2 ]
 }
+
+@test "annotate: -v and --stats=json report the messages read per code" {
+	stream "$TMP/s.bin" 5 0
+	apcconv -q --stats=json "$TMP/s.bin" -o "$TMP/s.apc" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+kinds = {k["kind"]: (k["became"], k["count"]) for k in o["records_by_kind"]}
+assert kinds["annotate setup"][1] == 1, kinds
+assert kinds["annotate counter"][1] == 1, kinds
+assert kinds["annotate counter_value"][1] == 2, kinds
+assert kinds["annotate str"] == ("annotation (External frame)", 1), kinds
+assert sum(c for _, c in kinds.values()) == o["records_read"], (kinds, o["records_read"])'
+	run apcconv -v "$TMP/s.bin" -o "$TMP/v.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"annotate counter_value "*" 2  -> annotation (External frame)"* ]]
+}
+
+@test "annotate: a counter value timed before the first message starts the capture, not a negative time" {
+	# v5: declare key 3, a value at t0, then one with its own time 1 s
+	# before t0 (gator_annotate_counter_time_value()), then a string
+	python3 - "$TMP/e.bin" "$APC_ROOT/tests" <<'EOF'
+import struct, sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import p
+def msg(code, body):
+    return bytes([code]) + struct.pack("<I", len(body)) + body
+decl = b"".join(p(v) for v in (3, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0)) + b"\0\0\0\0"
+decl += b"Client\0level\0\0a level"
+t0 = 5_000_000_000
+data = b"ANNOTATE 5\n" + struct.pack("<II", 77, 77) + b"\0"
+data += msg(0x08, decl)
+data += msg(0x09, p(t0) + p(0) + p(3) + p(5))
+data += msg(0x09, p(t0 - 1_000_000_000) + p(0) + p(3) + p(6))
+data += msg(0x01, p(t0 + 5000) + p(0) + b"hello")
+open(sys.argv[1], "wb").write(data)
+EOF
+	apcconv -q "$TMP/e.bin" -o "$TMP/e.apc"
+	run apcdump --summary "$TMP/e.apc"
+	[ "$status" -eq 0 ]
+	grep -q '^First timestamp: *0 ns$' <<<"$output"
+	grep -q '^Last timestamp: *1000005000 ns$' <<<"$output"
+	run apcverify --strict "$TMP/e.apc"
+	[ "$status" -eq 0 ]
+}
+
+@test "annotate: a first stream cut in its setup is damage in that stream, in any argument order" {
+	stream "$TMP/a.bin" 5 0
+	stream "$TMP/b.bin" 5 0
+	head -c 5 "$TMP/a.bin" >"$TMP/cut.bin"
+	run apcconv "$TMP/cut.bin" "$TMP/b.bin" -o "$TMP/first.apc"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cut.bin: offset 0x0: annotate stream ends inside a message"* ]]
+	[ -e "$TMP/first.apc" ]
+	run apcconv "$TMP/b.bin" "$TMP/cut.bin" -o "$TMP/second.apc"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cut.bin: offset 0x0: annotate stream ends inside a message"* ]]
+	cmp "$TMP/first.apc/0000000000" "$TMP/second.apc/0000000000"
+}
+
+@test "annotate: an input that is not an annotate stream is refused in any position (exit 2)" {
+	stream "$TMP/a.bin" 5 0
+	demo="$APC_ROOT/testdata/barman/demo.bin"
+	run apcconv "$TMP/a.bin" "$demo" -o "$TMP/o.apc"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: $demo: not an annotate stream (it does not begin with \"ANNOTATE N\\n\"): convert it on its own" ]
+	[ ! -e "$TMP/o.apc" ]
+	echo hello >"$TMP/t.txt"
+	run apcconv "$TMP/t.txt" "$TMP/a.bin" -o "$TMP/o.apc"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"t.txt: not an annotate stream"* ]]
+	[ ! -e "$TMP/o.apc" ]
+	run apcconv "$demo" "$TMP/a.bin" -o "$TMP/o.apc"
+	[ "$status" -eq 2 ]
+}
+
+@test "annotate: a stream of only its setup is counted" {
+	stream "$TMP/a.bin" 5 0
+	head -c 20 "$TMP/a.bin" >"$TMP/setup.bin"
+	run apcconv "$TMP/a.bin" "$TMP/setup.bin" -o "$TMP/o.apc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"not mapped: annotate connections that sent nothing after their setup: 1"* ]]
+}

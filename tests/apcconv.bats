@@ -1253,3 +1253,48 @@ PY
 	[ "$status" -eq 0 ]
 	diff "$TMP/want" - <<<"$output"
 }
+
+@test "TPTP: an empty or header-only trace writes nothing and exits 1 (the process's own link is not content)" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	printf '<?xml version="1.0"?>\n<TRACE>\n</TRACE>\n' >"$TMP/empty.trcxml"
+	"$G" --seed 3 -o "$TMP/a.trcxml"
+	# cut after processCreate: a header and no data
+	sed '/<processCreate/q' "$TMP/a.trcxml" >"$TMP/hdr.trcxml"
+	grep -q '<processCreate' "$TMP/hdr.trcxml"
+	"$G" --seed 3 --binary -o "$TMP/a.trcbin"
+	head -c 20 "$TMP/a.trcbin" >"$TMP/hdr.trcbin"
+	for f in empty.trcxml hdr.trcxml hdr.trcbin; do
+		run apcconv "$TMP/$f" -o "$TMP/$f.apc"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"-> nothing written"* ]]
+		[ ! -e "$TMP/$f.apc" ]
+	done
+	run apcconv "$TMP/empty.trcxml" -o "$TMP/empty.apc"
+	[[ "$output" == *"empty.trcxml: no counter values, samples or thread activity to convert"* ]]
+}
+
+@test "TPTP: -v and --stats=json report the records read per kind, XML and binary" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	"$G" --seed 3 --truth "$TMP/x.truth" -o "$TMP/a.trcxml"
+	"$G" --seed 3 --binary --truth "$TMP/b.truth" -o "$TMP/a.trcbin"
+	for f in a.trcxml a.trcbin; do
+		truth="$TMP/x.truth"
+		[ "$f" = a.trcxml ] || truth="$TMP/b.truth"
+		apcconv -q --stats=json "$TMP/$f" -o "$TMP/$f.apc" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+kinds = {k["kind"]: (k["became"], k["count"]) for k in o["records_by_kind"]}
+truth = dict(l.split()[:2] for l in open(sys.argv[1]) if len(l.split()) == 2)
+assert kinds["tptp methodEntry"][1] == int(truth["entries"]), (kinds, truth)
+assert kinds["tptp methodExit"][1] == int(truth["exits"]), (kinds, truth)
+assert kinds["tptp threadStart"][1] == int(truth["threads"]), (kinds, truth)
+assert kinds["tptp objAlloc"][0].startswith("counters tptp_live_heap"), kinds
+# every record read is accounted for by some kind
+assert sum(c for _, c in kinds.values()) == o["records_read"], (kinds, o["records_read"])' "$truth"
+		run apcconv -v "$TMP/$f" -o "$TMP/$f.v.apc"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"tptp methodEntry "*" -> method job start (Java methods view)"* ]]
+	done
+}

@@ -538,3 +538,30 @@ EOF2
 	grep -q '^  key 0x11  *T_cnt0  *1 value$' <<<"$output"
 	grep -q '^  core 0  *2 messages$' <<<"$output"
 }
+
+@test "a timestamp before the capture's start is a warning [ts-before-start]" {
+	need_python
+	mkdir "$TMP/early.apc" "$TMP/ann.apc"
+	python3 - "$TMP/early.apc" "$TMP/ann.apc" <<'EOF2'
+import os, struct, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+# a Counter message (core 0, key 0x11) at time -5: before the start
+write_cap(sys.argv[1], frames([summary(), p(4) + p(-5) + p(0) + p(0x11) + p(7),
+                               p(4) + p(20) + p(0) + p(0x11) + p(8)]))
+# an annotate v5 string at absolute time 50 and one at 150: the Summary's
+# monotonic delta is 100, so the first is 50 ns before the start
+def msg(code, body):
+    return bytes([code]) + struct.pack("<I", len(body)) + body
+ann = b"ANNOTATE 5\n" + struct.pack("<II", 7, 7) + b"\0"
+ann += msg(0x01, p(50) + p(0) + b"early") + msg(0x01, p(150) + p(0) + b"late")
+write_cap(sys.argv[2], frames([summary(), block_counter(), p(10) + p(1) + ann]))
+EOF2
+	verify 0 "$TMP/early.apc"
+	grep -Eq '^[^ ]*early.apc: frame 1 @0x[0-9a-f]+: warning: counter timestamp -5 is before the capture.s start \[ts-before-start\]$' <<<"$output"
+	verify 0 "$TMP/ann.apc"
+	grep -Eq 'warning: annotate str on fd 1, stream offset 0x[0-9a-f]+: time 50 is 50 ns before the capture.s start \[ts-before-start\]$' <<<"$output"
+	[ "$(grep -c 'ts-before-start' <<<"$output")" -eq 1 ]
+	verify 1 --strict "$TMP/ann.apc"
+	apcverify --list-checks | grep -q '^ts-before-start  *warning'
+}

@@ -971,7 +971,8 @@ static void every_check_is_tested(void)
 		"ts-gatord-exit", "key-undeclared", "key-mixed", "block-no-ts",
 		"block-core-reading", "no-data", "captured-xml", "captured-key-dup",
 		"captured-type", "events-xml", "ext-fd", "ext-disconnect", "annotate-setup",
-		"annotate-decode", "annotate-cut", "cookie-reserved", "cookie-unnamed", NULL};
+		"annotate-decode", "annotate-cut", "cookie-reserved", "cookie-unnamed", "ts-before-start",
+		NULL};
 	size_t n = 0;
 
 	for (const struct apc_vcheck *k = apc_verify_checks; k->id; k++, n++) {
