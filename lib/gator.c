@@ -37,6 +37,24 @@ static int64_t gator_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Set on the host side until APC Start: a request to stop (SIGINT,
+ * SIGTERM) then ends any wait at once, as there is no capture to drain.
+ */
+static int gator_stop_early;
+
+/* A timeout in the unit of the --timeout options: "30 s", "1.5 s", "250 ms". */
+static const char *gator_dur(char *buf, size_t len, int ms)
+{
+	if (ms >= 1000 && ms % 1000 == 0)
+		snprintf(buf, len, "%d s", ms / 1000);
+	else if (ms >= 1000)
+		snprintf(buf, len, "%.1f s", ms / 1000.0);
+	else
+		snprintf(buf, len, "%d ms", ms);
+	return buf;
+}
+
 static char *gator_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *gator_printf(const char *fmt, ...)
 {
@@ -228,6 +246,8 @@ int apc_gator_connect(const char *host, unsigned port, int timeout_ms, int *fd,
 		close(s);
 	}
 	freeaddrinfo(res);
+	if (*fd < 0 && apc_interrupted())
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
 	if (*fd < 0) {
 		char peer[300];
 		return apc_err_sys(err, APC_EIO, gator_peer(peer, sizeof peer, host, port),
@@ -289,19 +309,24 @@ int apc_gator_listen(const char *addr, unsigned port, int *fd, unsigned *bound,
 
 /*
  * Wait for fd to become ready before the deadline.  1 ready, 0 timed out,
- * -1 error.  A signal does not end the wait early: callers check
- * apc_interrupted() between messages, never in the middle of one.
+ * -1 error, -2 interrupted.  Once a capture runs a signal does not end the
+ * wait early: callers check apc_interrupted() between messages, never in
+ * the middle of one.  Before it (gator_stop_early) it does.
  */
 static int gator_wait(int fd, short events, int64_t deadline)
 {
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = events};
 		int64_t left = deadline - gator_now_ms();
+		/* short slices: a signal just before poll() is seen soon */
+		int64_t slice = gator_stop_early ? 200 : 1000000;
 		int n;
 
+		if (gator_stop_early && apc_interrupted())
+			return -2;
 		if (left < 0)
 			left = 0;
-		n = poll(&p, 1, (int)(left > 1000000 ? 1000000 : left));
+		n = poll(&p, 1, (int)(left > slice ? slice : left));
 		if (n > 0)
 			return 1;
 		if (n == 0) {
@@ -339,10 +364,17 @@ int apc_gator_read(int fd, void *buf, size_t n, int timeout_ms, struct apc_err *
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return apc_err_sys(err, APC_EIO, NULL, "cannot read", errno);
 		int w = gator_wait(fd, POLLIN, deadline);
+		char d[32];
+		if (w == -2)
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
+		if (w == 0 && got == 0)
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					   "timed out after %s waiting for the peer",
+					   gator_dur(d, sizeof d, timeout_ms));
 		if (w == 0)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
-					   "timed out after %d ms waiting for the peer (%zu of %zu bytes)",
-					   timeout_ms, got, n);
+					   "timed out after %s waiting for the peer (%zu of %zu bytes)",
+					   gator_dur(d, sizeof d, timeout_ms), got, n);
 		if (w < 0)
 			return apc_err_sys(err, APC_EIO, NULL, "cannot wait", errno);
 	}
@@ -366,9 +398,13 @@ int apc_gator_write(int fd, const void *buf, size_t n, int timeout_ms, struct ap
 		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return apc_err_sys(err, APC_EIO, NULL, "cannot send", errno);
 		int w = gator_wait(fd, POLLOUT, deadline);
+		char d[32];
+		if (w == -2)
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
 		if (w == 0)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
-					   "timed out after %d ms: the peer does not read", timeout_ms);
+					   "timed out after %s: the peer does not read",
+					   gator_dur(d, sizeof d, timeout_ms));
 		if (w < 0)
 			return apc_err_sys(err, APC_EIO, NULL, "cannot wait", errno);
 	}
@@ -450,13 +486,13 @@ void apc_gator_msg_free(struct apc_gator_msg *m)
 /*
  * Read one line a byte at a time (the bytes after the magic are binary
  * and must stay in the socket).  Lines longer than the buffer are cut;
- * *total counts every byte so a peer cannot talk forever.
+ * *total counts every byte and the deadline covers the whole exchange
+ * (timeout_ms from its start), so a peer cannot talk forever.
  */
-static int gator_read_line(int fd, char *line, size_t cap, size_t *total, int timeout_ms,
-			   struct apc_err *err)
+static int gator_read_line(int fd, char *line, size_t cap, size_t *total, int64_t deadline,
+			   int timeout_ms, struct apc_err *err)
 {
 	size_t n = 0;
-	int64_t deadline = gator_now_ms() + timeout_ms;
 
 	for (;;) {
 		char c;
@@ -467,7 +503,19 @@ static int gator_read_line(int fd, char *line, size_t cap, size_t *total, int ti
 			return apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
 					   "no magic in the first %u bytes from the peer",
 					   APC_GATOR_MAGIC_MAX);
-		rc = apc_gator_read(fd, &c, 1, left > 0 ? (int)left : 0, err);
+		if (left <= 0) {
+			char d[32];
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					   "no magic from the peer within %s",
+					   gator_dur(d, sizeof d, timeout_ms));
+		}
+		rc = apc_gator_read(fd, &c, 1, (int)left, err);
+		if (rc == APC_EIO && strncmp(err->msg, "timed out", 9) == 0) {
+			char d[32];
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					   "no magic from the peer within %s",
+					   gator_dur(d, sizeof d, timeout_ms));
+		}
 		if (rc == APC_END)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
 					   "the peer closed the connection during the magic exchange");
@@ -491,10 +539,11 @@ int apc_gator_magic_host(int fd, int timeout_ms, int *version, struct apc_err *e
 	static const char hello[] = "VERSION 680\nSTREAMLINE\n";
 	char line[256];
 	size_t total = 0;
+	int64_t deadline = gator_now_ms() + timeout_ms;
 	int rc = apc_gator_write(fd, hello, sizeof hello - 1, timeout_ms, err);
 
 	while (rc == APC_OK) {
-		rc = gator_read_line(fd, line, sizeof line, &total, timeout_ms, err);
+		rc = gator_read_line(fd, line, sizeof line, &total, deadline, timeout_ms, err);
 		if (rc != APC_OK)
 			break;
 		if (strncmp(line, "GATOR ", 6) == 0) {
@@ -514,10 +563,11 @@ int apc_gator_magic_agent(int fd, int timeout_ms, struct apc_err *err)
 {
 	char line[256];
 	size_t total = 0;
+	int64_t deadline = gator_now_ms() + timeout_ms;
 	int rc;
 
 	for (;;) {
-		rc = gator_read_line(fd, line, sizeof line, &total, timeout_ms, err);
+		rc = gator_read_line(fd, line, sizeof line, &total, deadline, timeout_ms, err);
 		if (rc != APC_OK)
 			return rc;
 		if (strcmp(line, "STREAMLINE") == 0)
@@ -987,6 +1037,8 @@ int apc_gator_host_capture(int fd, const char *session_xml, size_t session_len, 
 			rc = err->status = APC_EIO;
 		return rc;
 	}
+	/* From here a stop request sends APC Stop and drains the capture. */
+	gator_stop_early = 0;
 
 	start = last_rx = last_ping = last_progress = gator_now_ms();
 	for (;;) {
@@ -1003,9 +1055,10 @@ int apc_gator_host_capture(int fd, const char *session_xml, size_t session_len, 
 			r->stopped = 1;
 		}
 		if (now - last_rx >= timeout_ms) {
+			char d[32];
 			rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
-					 "the agent sent nothing for %d ms (%" PRIu64 " pings unanswered)",
-					 timeout_ms, r->pings - r->acks);
+					 "the agent sent nothing for %s (%" PRIu64 " pings unanswered)",
+					 gator_dur(d, sizeof d, timeout_ms), r->pings - r->acks);
 			break;
 		}
 		if (!r->stopped && now - last_rx >= ping_ms && now - last_ping >= ping_ms) {
@@ -1303,6 +1356,8 @@ int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_rec
 		return rc;
 	}
 
+	/* Until APC Start there is nothing to keep: a stop request ends the run. */
+	gator_stop_early = 1;
 	/* First connection: what the agent offers, and our configuration. */
 	rc = apc_gator_connect(o->host, o->port, timeout, &fd, err);
 	if (rc == APC_OK) {
@@ -1315,6 +1370,8 @@ int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_rec
 		memset(&setup, 0, sizeof setup);
 	}
 	r->agent_version = setup.agent_version;
+	if (rc == APC_OK && apc_interrupted())
+		rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
 
 	/* Second connection: the capture. */
 	memset(&cb, 0, sizeof cb);
@@ -1354,6 +1411,7 @@ int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_rec
 		rc = APC_EDATA;
 	}
 done:
+	gator_stop_early = 0;
 	apc_gator_setup_free(&setup);
 	free(captured);
 	free(config);

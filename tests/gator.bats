@@ -12,9 +12,14 @@ CAPS="v68_nonroot.apc v68_sleep.apc sleep_counters.apc v68_nonroot_annotate.apc"
 setup() {
 	TMP="$(mktemp -d)"
 	SERVE_PID=
+	PEER_PID=
 }
 
 teardown() {
+	if [ -n "$PEER_PID" ]; then
+		kill "$PEER_PID" 2>/dev/null || true
+		wait "$PEER_PID" 2>/dev/null || true
+	fi
 	if [ -n "$SERVE_PID" ]; then
 		kill "$SERVE_PID" 2>/dev/null || true
 		wait "$SERVE_PID" 2>/dev/null || true
@@ -40,6 +45,25 @@ serve() {
 	done
 	cat "$TMP/serve.log" >&2
 	return 1
+}
+
+# fake_peer silent|junk: a scripted peer on a free port that accepts one
+# connection and then says nothing, or a junk line every 0.5 s; sets
+# PORT and PEER_PID (killed in teardown).
+fake_peer() {
+	: >"$TMP/peer.port"
+	timeout -k 5 60 python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+print(s.getsockname()[1], flush=True); sys.stdout.close()
+c, _ = s.accept()
+for _ in range(100):
+    if sys.argv[1] == "junk":
+        c.sendall(b"junk\n")
+    time.sleep(0.5)' "$1" >"$TMP/peer.port" 3>&- &
+	PEER_PID=$!
+	for _ in $(seq 50); do [ -s "$TMP/peer.port" ] && break; sleep 0.1; done
+	PORT=$(cat "$TMP/peer.port")
+	[ -n "$PORT" ]
 }
 
 # Wait (bounded) for the --once server to exit; its status in SERVE_STATUS.
@@ -115,6 +139,37 @@ serve_wait() {
 	exits 2 apcrecord --bogus
 	[ "$output" = "apcrecord: unrecognized option '--bogus'
 Try 'apcrecord --help' for more information." ]
+}
+
+@test "apcrecord: a signal before APC Start ends the run at once; the magic exchange has one deadline" {
+	command -v python3 >/dev/null || skip "python3 not available"
+	for peer in silent junk; do
+		for sig in INT TERM; do
+			fake_peer $peer
+			start=$(date +%s)
+			timeout -k 5 40 "$APC_BIN/apcrecord" --timeout=30 "127.0.0.1:$PORT" -o "$TMP/s.apc" 2>"$TMP/rec.log" 3>&- &
+			rec=$!
+			sleep 1
+			kill -$sig "$rec"
+			st=0; wait "$rec" || st=$?
+			cat "$TMP/rec.log"
+			[ "$st" -eq 2 ]
+			[ $(($(date +%s) - start)) -le 4 ]
+			[ "$(cat "$TMP/rec.log")" = "apcrecord: 127.0.0.1:$PORT: interrupted" ]
+			# nothing left behind: no capture, no temporary folder
+			[ "$(ls -A "$TMP" | grep -v -e '^peer.port$' -e '^rec.log$' || true)" = "" ]
+			kill "$PEER_PID" 2>/dev/null || true
+			wait "$PEER_PID" 2>/dev/null || true
+			PEER_PID=
+		done
+	done
+	# A peer that talks junk forever still times out, in the option's unit.
+	fake_peer junk
+	start=$(date +%s)
+	exits 2 apcrecord --timeout=2 "127.0.0.1:$PORT" -o "$TMP/s.apc"
+	[ $(($(date +%s) - start)) -le 5 ]
+	[ "$output" = "apcrecord: 127.0.0.1:$PORT: no magic from the peer within 2 s" ]
+	[ ! -e "$TMP/s.apc" ]
 }
 
 @test "--duration stops a paced capture early; it still ends with End of Sequence" {
