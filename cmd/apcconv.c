@@ -76,15 +76,6 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 	p->shown = !p->lines;
 }
 
-static void list_formats(void)
-{
-	const struct apc_format *const *f = apc_format_list();
-
-	printf("%-10s %-33s %s\n", "FORMAT", "READS", "DESCRIPTION");
-	for (; *f; f++)
-		printf("%-10s %-33s %s\n", (*f)->name, (*f)->reads, (*f)->description);
-}
-
 /*
  * -o DIR/, DIR a folder there is and not a capture (NAME.apc): the
  * capture goes inside it under its default name, as cp and mv put a file
@@ -135,7 +126,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case 'f': o.from = optarg; break;
-		case O_LIST: list_formats(); return apc_cli_stdout_done(PROG, 0, 0);
+		case O_LIST: apc_report_formats(stdout); return apc_cli_stdout_done(PROG, 0, 0);
 		case O_OVERWRITE: o.write.overwrite = 1; break;
 		case O_EVENTS: o.write.events_file = optarg; break;
 		case O_BEGIN:

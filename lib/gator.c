@@ -1451,19 +1451,26 @@ static int gator_is_capture(struct apc_input *in)
 	       apc_input_has(in, "captured.xml");
 }
 
-int apc_gator_capture_open(const char *path, struct apc_gator_capture **out, struct apc_err *err)
+int apc_gator_capture_open(const char *path, struct apc_gator_capture **out,
+			   struct apc_gator_conv *conv, struct apc_err *err)
 {
 	struct apc_gator_capture *c = calloc(1, sizeof *c);
+	struct apc_gator_conv own;
 	int rc;
 
 	*out = NULL;
+	if (!conv) {
+		memset(&own, 0, sizeof own);
+		conv = &own;
+	}
+	conv->ran = 0;
+	conv->status = APC_OK;
 	if (!c)
 		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	rc = apc_input_open(path, &c->in, err);
 	if (rc == APC_OK && !gator_is_capture(c->in)) {
 		/* Not a capture: convert it the way apcconv would, privately. */
 		struct apc_conv_opts co;
-		struct apc_conv_result res;
 		const char *tmp = getenv("TMPDIR");
 		const char *inputs[1] = {path};
 
@@ -1479,14 +1486,27 @@ int apc_gator_capture_open(const char *path, struct apc_gator_capture **out, str
 			memset(&co, 0, sizeof co);
 			co.inputs = inputs;
 			co.ninputs = 1;
+			co.from = conv->from;
 			c->apcpath = gator_printf("%s/capture.apc", c->tmpdir);
 			co.output = c->apcpath;
 			co.write.created = -1;
-			rc = apc_convert(&co, &res, err);
-			apc_conv_result_free(&res);
-			/* A damaged input still gives a capture of what came before the damage. */
-			if (rc == APC_EDATA)
+			double t0 = apc_now();
+			rc = apc_convert(&co, &conv->res, err);
+			conv->seconds = apc_now() - t0;
+			conv->ran = 1;
+			conv->status = rc;
+			/*
+			 * A damaged input still gives a capture of what came before
+			 * the damage; damage in the headers gives none: apcconv's
+			 * error, not a missing file in our temporary folder.
+			 */
+			if (rc != APC_OK)
+				conv->err = *err;
+			if (rc == APC_EDATA && conv->res.output[0])
 				rc = APC_OK;
+			/* The log names what is served, not our temporary folder. */
+			if (conv->res.output[0])
+				snprintf(conv->res.output, sizeof conv->res.output, "the served capture");
 			if (rc == APC_OK)
 				rc = apc_input_open(c->apcpath, &c->in, err);
 			if (rc == APC_OK && !gator_is_capture(c->in))

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "pipeline.h"
 
 #define APC_GATOR_PORT 8080
 #define APC_GATOR_PROTOCOL 680
@@ -268,12 +269,27 @@ int apc_gator_host_capture(int fd, const char *session_xml, size_t session_len, 
 
 struct apc_gator_capture;
 
+/* What converting the input gave, for the log (as apcconv reports it). */
+struct apc_gator_conv {
+	const char *from;           /* -f/--from, or NULL to detect */
+	int ran;                    /* a conversion ran: free res with apc_conv_result_free */
+	int status;                 /* apc_convert()'s status */
+	struct apc_err err;         /* its error (apcconv's message) when status != APC_OK */
+	double seconds;
+	struct apc_conv_result res;
+};
+
 /*
  * apc_gator_capture_open() : the capture an agent plays.  An .apc folder
- * or archive is used as is; any other input apcconv reads is converted
- * into a private temporary folder first (removed by close).
+ * or archive of gatord 6.8 (protocol 680 or older) is used as is; any
+ * other input apcconv reads, a newer gatord's capture included, is
+ * converted into a private temporary folder first (removed by close).
+ * conv (may be NULL) reports the conversion.  When nothing converts the
+ * status and err are apcconv's (APC_EDATA for damage, APC_EIO for an
+ * input no format claims), never naming the temporary folder.
  */
-int apc_gator_capture_open(const char *path, struct apc_gator_capture **out, struct apc_err *err);
+int apc_gator_capture_open(const char *path, struct apc_gator_capture **out,
+			   struct apc_gator_conv *conv, struct apc_err *err);
 void apc_gator_capture_close(struct apc_gator_capture *c);
 /* 1 if the capture was converted on the fly. */
 int apc_gator_capture_converted(const struct apc_gator_capture *c);

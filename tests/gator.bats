@@ -282,6 +282,39 @@ EOF
 	[ "${lines[-1]}" = "ok" ]
 }
 
+@test "apcserve reports the conversion as apcconv does: damage, summary, exit status" {
+	need_shared
+	head -c 20000 "$SHARED/barman/capture1_linear64.bin" >"$TMP/cut.bin"
+	run apcconv "$TMP/cut.bin" -o "$TMP/cut.apc"
+	[ "$status" -eq 1 ]
+	conv_damage="${lines[0]#apcconv: }"
+	[[ "$conv_damage" == *"data area truncated"* ]]
+	serve "$TMP/cut.bin" --once
+	exits 0 apcrecord "127.0.0.1:$PORT" -o "$TMP/rec.apc"
+	serve_wait
+	cat "$TMP/serve.log"
+	# the damage, then the summary line, then the listening line
+	[ "$(sed -n 1p "$TMP/serve.log")" = "apcserve: $conv_damage" ]
+	[[ "$(sed -n 2p "$TMP/serve.log")" == "apcserve: $TMP/cut.bin (barman) -> the served capture: "* ]]
+	[[ "$(sed -n 3p "$TMP/serve.log")" == *"converted, listening on"* ]]
+	cmp "$TMP/cut.apc/0000000000" "$TMP/rec.apc/0000000000"
+	# Nothing converts: apcconv's cause and exit status, no temporary folder named.
+	head -c 1000 "$SHARED/barman/capture1_linear64.bin" >"$TMP/bc.bin"
+	run timeout -k 5 20 "$APC_BIN/apcserve" --port 0 "$TMP/bc.bin"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcserve: $TMP/bc.bin: offset 0x0: file ends inside the barman header"* ]]
+	[[ "$output" != *apcserve-* ]]
+	[[ "$output" != *listening* ]]
+	echo text >"$TMP/text.txt"
+	exits 2 timeout -k 5 20 "$APC_BIN/apcserve" --port 0 "$TMP/text.txt"
+	[ "$output" = "apcserve: $TMP/text.txt: cannot tell the input format (try -f FORMAT; see --list-formats)" ]
+	# and the options that hint names exist
+	exits 1 timeout -k 5 20 "$APC_BIN/apcserve" --port 0 -f barman "$TMP/text.txt"
+	[[ "$output" == *"no barman magic"* ]]
+	[ "$(apcserve --list-formats)" = "$(apcconv --list-formats)" ]
+}
+
 @test "apcserve: bad capture or port exit 2" {
 	exits 2 apcserve "$TMP/missing.apc" --port 0
 	exits 2 apcserve --port 99999 x
