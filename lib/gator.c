@@ -1451,6 +1451,35 @@ static int gator_is_capture(struct apc_input *in)
 	       apc_input_has(in, "captured.xml");
 }
 
+/*
+ * 1 when the capture is one gatord 6.8 could have made (captured.xml's
+ * protocol 680 or older, or none given): served as is.  A newer gatord's
+ * capture (protocol="950", frames 6.8 does not know) is converted.
+ */
+static int gator_is_680(struct apc_input *in)
+{
+	struct apc_gator_xml_iter it;
+	struct apc_gator_xml_elem e;
+	struct apc_err ignore;
+	uint8_t *xml = NULL;
+	size_t len = 0;
+	char v[32];
+	int ok = 1;
+
+	if (gator_slurp_member(in, "captured.xml", &xml, &len, &ignore) != APC_OK)
+		return 1; /* reading it later reports the problem */
+	apc_gator_xml_init(&it, (const char *)xml, len);
+	while (apc_gator_xml_next(&it, &e)) {
+		if (!apc_gator_xml_is(&e, "captured"))
+			continue;
+		if (apc_gator_xml_attr(&e, "protocol", v, sizeof v))
+			ok = strtol(v, NULL, 10) <= APC_GATOR_PROTOCOL;
+		break;
+	}
+	free(xml);
+	return ok;
+}
+
 int apc_gator_capture_open(const char *path, struct apc_gator_capture **out,
 			   struct apc_gator_conv *conv, struct apc_err *err)
 {
@@ -1468,7 +1497,7 @@ int apc_gator_capture_open(const char *path, struct apc_gator_capture **out,
 	if (!c)
 		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	rc = apc_input_open(path, &c->in, err);
-	if (rc == APC_OK && !gator_is_capture(c->in)) {
+	if (rc == APC_OK && !(gator_is_capture(c->in) && gator_is_680(c->in))) {
 		/* Not a capture: convert it the way apcconv would, privately. */
 		struct apc_conv_opts co;
 		const char *tmp = getenv("TMPDIR");

@@ -7,7 +7,8 @@
 
 load helpers
 
-CAPS="v68_nonroot.apc v68_sleep.apc sleep_counters.apc v68_nonroot_annotate.apc"
+# gatord 6.8 captures, served as they are (sleep_counters.apc is 9.x: converted)
+CAPS="v68_nonroot.apc v68_sleep.apc v68_nonroot_annotate.apc"
 
 setup() {
 	TMP="$(mktemp -d)"
@@ -91,6 +92,23 @@ serve_wait() {
 	apcdump "$SHARED/apc/v68_nonroot.apc" >"$TMP/a.txt"
 	apcdump "$TMP/v68_nonroot.apc" >"$TMP/b.txt"
 	diff "$TMP/a.txt" "$TMP/b.txt"
+}
+
+@test "a gatord 9.x capture is converted to protocol 680 before it is served, as apcconv converts it" {
+	need_shared
+	c="$SHARED/apc/sleep_counters.apc"
+	[ -d "$c" ] || skip "sleep_counters.apc is absent"
+	grep -q 'protocol="950"' "$c/captured.xml"
+	apcconv "$c" -o "$TMP/conv.apc" -q
+	serve "$c" --once
+	exits 0 apcrecord "127.0.0.1:$PORT" -o "$TMP/rec.apc"
+	serve_wait
+	[ "$SERVE_STATUS" -eq 0 ]
+	grep -q "gatord 9.x perf frames (not expressible at protocol 680): 17" "$TMP/serve.log"
+	grep -q ": converted, listening on" "$TMP/serve.log"
+	grep -q 'protocol="680"' "$TMP/rec.apc/captured.xml"
+	cmp "$TMP/conv.apc/0000000000" "$TMP/rec.apc/0000000000"
+	cmp "$TMP/conv.apc/captured.xml" "$TMP/rec.apc/captured.xml"
 }
 
 @test "a converted Barman capture comes back byte for byte, also converted on the fly" {
