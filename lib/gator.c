@@ -1148,8 +1148,19 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 
 	memset(o, 0, sizeof *o);
 	o->overwrite = overwrite;
+	/* apcconv's rules; the frames are stored as they come, into a folder only */
+	if (strcmp(out, "-") == 0)
+		return apc_err_set(err, APC_EIO, out, APC_NO_OFFSET,
+				   "cannot record to stdout: a recording is an .apc folder "
+				   "(record to NAME.apc, then apcconv NAME.apc -o - for a tar stream)");
+	if (apc_archive_suffix(out, l))
+		return apc_err_set(err, APC_EIO, out, APC_NO_OFFSET,
+				   "cannot record into an archive: a recording is an .apc folder "
+				   "(record to NAME.apc, then apcconv NAME.apc -o %s)", out);
 	while (l > 1 && out[l - 1] == '/')
 		l--;
+	if (apc_dot_name(out, l))
+		return apc_err_set(err, APC_EIO, out, APC_NO_OFFSET, "not a usable output name");
 	if (l >= 4 && memcmp(out + l - 4, ".apc", 4) == 0)
 		o->path = gator_printf("%.*s", (int)l, out);
 	else
@@ -1169,7 +1180,7 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 				 slash ? slash + 1 : o->path);
 	free(dir);
 	if (!o->tmpdir || !mkdtemp(o->tmpdir)) {
-		int rc = o->tmpdir ? gator_eio(err, o->tmpdir, "cannot create a temporary folder")
+		int rc = o->tmpdir ? gator_eio(err, o->path, "cannot create")
 				   : apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 		free(o->tmpdir);
 		free(o->path);
@@ -1179,7 +1190,7 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 	char *dp = gator_printf("%s/0000000000", o->tmpdir);
 	o->data = dp ? fopen(dp, "wb") : NULL;
 	if (!o->data) {
-		int rc = gator_eio(err, dp ? dp : o->tmpdir, "cannot create");
+		int rc = gator_eio(err, o->path, "cannot create");
 		free(dp);
 		rmdir(o->tmpdir);
 		free(o->tmpdir);
@@ -1208,10 +1219,14 @@ static int gator_out_file(struct gator_out *o, const char *leaf, const char *tex
 	FILE *f = p ? fopen(p, "wb") : NULL;
 	int rc = APC_OK;
 
+	char what[64];
+
+	/* named as the user named the output: "x.apc: captured.xml: cannot write" */
+	snprintf(what, sizeof what, "%s: cannot write", leaf);
 	if (!f || (len && fwrite(text, 1, len, f) != len))
-		rc = gator_eio(err, p ? p : leaf, "cannot write");
+		rc = gator_eio(err, o->path, what);
 	if (f && fclose(f) != 0 && rc == APC_OK)
-		rc = gator_eio(err, p, "cannot write");
+		rc = gator_eio(err, o->path, what);
 	free(p);
 	return rc;
 }
@@ -1267,7 +1282,7 @@ static int gator_out_finish(struct gator_out *o, struct apc_err *err)
 		rc = gator_eio(err, o->path, "cannot write the data file");
 	o->data = NULL;
 	if (rc == APC_OK && chmod(o->tmpdir, 0755) != 0)
-		rc = gator_eio(err, o->tmpdir, "cannot set the mode of");
+		rc = gator_eio(err, o->path, "cannot set the mode");
 	if (rc == APC_OK && o->overwrite && lstat(o->path, &st) == 0 &&
 	    gator_remove_capture(o->path) != 0)
 		rc = gator_eio(err, o->path, "cannot replace");

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -269,4 +270,31 @@ char *apc_data_sibling(const char *path, const char *name)
 	memcpy(p, path, dl);
 	memcpy(p + dl, name, nl + 1);
 	return p;
+}
+
+size_t apc_archive_suffix(const char *out, size_t n)
+{
+	/* longest first: .tar.gz before .tar */
+	static const char *const sfx[] = {".tar.gz", ".tgz", ".tar.bz2", ".tbz2",
+					  ".tar.xz", ".txz",    ".tar",     ".zip"};
+
+	for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+		size_t k = strlen(sfx[i]);
+		if (n >= k && strncasecmp(out + n - k, sfx[i], k) == 0)
+			return k;
+	}
+	return 0;
+}
+
+int apc_dot_name(const char *out, size_t n)
+{
+	const char *last;
+
+	while (n > 1 && out[n - 1] == '/')
+		n--;
+	last = out + n;
+	while (last > out && last[-1] != '/')
+		last--;
+	return (out + n - last == 1 && *last == '.') ||
+	       (out + n - last == 2 && strncmp(last, "..", 2) == 0);
 }

@@ -140,4 +140,15 @@ void *apc_table_grow(void *tab, size_t *n, size_t elem, size_t need, size_t max)
  */
 char *apc_data_sibling(const char *path, const char *name);
 
+/*
+ * apcconv's output-name rules, for the commands that write a capture:
+ * apc_archive_suffix() : the length of the archive extension out[0..n)
+ * ends with, in any case (.tar.gz, .tgz, .tar.bz2, .tbz2, .tar.xz,
+ * .txz, .tar, .zip), 0 if none.  apc_dot_name() : 1 when the last
+ * component of out[0..n) (trailing slashes ignored) is "." or "..",
+ * a folder there is and no capture name ("not a usable output name").
+ */
+size_t apc_archive_suffix(const char *out, size_t n);
+int apc_dot_name(const char *out, size_t n);
+
 #endif

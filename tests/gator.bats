@@ -190,6 +190,25 @@ Try 'apcrecord --help' for more information." ]
 	[ ! -e "$TMP/s.apc" ]
 }
 
+@test "apcrecord: output names follow apcconv's rules; errors name the output as given" {
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	cd "$TMP"
+	exits 2 apcrecord "127.0.0.1:$port" -o -
+	[ "$output" = "apcrecord: -: cannot record to stdout: a recording is an .apc folder (record to NAME.apc, then apcconv NAME.apc -o - for a tar stream)" ]
+	exits 2 apcrecord "127.0.0.1:$port" -o out.apc.zip
+	[ "$output" = "apcrecord: out.apc.zip: cannot record into an archive: a recording is an .apc folder (record to NAME.apc, then apcconv NAME.apc -o out.apc.zip)" ]
+	exits 2 apcrecord "127.0.0.1:$port" -o x.TAR.GZ
+	[[ "$output" == "apcrecord: x.TAR.GZ: cannot record into an archive"* ]]
+	for o in . .. sub/. ./; do
+		exits 2 apcrecord "127.0.0.1:$port" -o "$o"
+		[ "$output" = "apcrecord: $o: not a usable output name" ]
+	done
+	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/nonexistent/x.apc"
+	[ "$output" = "apcrecord: $TMP/nonexistent/x.apc: cannot create: no such file or directory" ]
+	# nothing was made
+	[ -z "$(ls -A "$TMP")" ]
+}
+
 @test "--duration stops a paced capture early; it still ends with End of Sequence" {
 	need_shared
 	serve "$SHARED/apc/v68_nonroot.apc" --once --realtime
