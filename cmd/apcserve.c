@@ -34,7 +34,7 @@ static void usage(FILE *f)
 		"      --realtime        pace the frames by their timestamps\n"
 		"      --once            exit after serving one capture session\n"
 		"      --timeout=SECONDS drop a silent client after this long (default 60)\n"
-		"  -q, --quiet           no log lines\n"
+		"  -q, --quiet           only the listening line and errors\n"
 		"  -v, --verbose         log every connection\n"
 		"  -h, --help            this help\n"
 		"  -V, --version         print the version\n"
@@ -111,6 +111,12 @@ int main(int argc, char **argv)
 	}
 	/* accept() and the session's waits return at the signal. */
 	apc_catch_stop_signals(on_signal);
+	/* A closed terminal (SIGHUP) stops it the same way: the temporary folder goes too. */
+	struct sigaction hup;
+	memset(&hup, 0, sizeof hup);
+	hup.sa_handler = on_signal;
+	sigemptyset(&hup.sa_mask);
+	sigaction(SIGHUP, &hup, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	/* The port first: one in use fails at once, before a long conversion. */

@@ -759,7 +759,10 @@ char *apc_gator_session_xml(const struct apc_gator_session *o)
 	return gator_str_done(&s);
 }
 
-static int gator_one_of(const char *v, const char *const *set)
+const char *const apc_gator_buffer_modes[] = {"streaming", "large", "medium", "small", NULL};
+const char *const apc_gator_sample_rates[] = {"high", "normal", "low", "none", NULL};
+
+int apc_gator_one_of(const char *v, const char *const *set)
 {
 	for (; *set; set++)
 		if (strcmp(v, *set) == 0)
@@ -770,8 +773,7 @@ static int gator_one_of(const char *v, const char *const *set)
 int apc_gator_session_check(const char *xml, size_t len, unsigned *duration, char *why,
 			    size_t whylen)
 {
-	static const char *const modes[] = {"streaming", "large", "medium", "small", NULL};
-	static const char *const rates[] = {"high", "normal", "low", "none", NULL};
+	const char *const *modes = apc_gator_buffer_modes, *const *rates = apc_gator_sample_rates;
 	struct apc_gator_xml_iter it;
 	struct apc_gator_xml_elem e;
 	char v[64];
@@ -781,11 +783,11 @@ int apc_gator_session_check(const char *xml, size_t len, unsigned *duration, cha
 	while (apc_gator_xml_next(&it, &e)) {
 		if (!apc_gator_xml_is(&e, "session"))
 			continue;
-		if (apc_gator_xml_attr(&e, "buffer_mode", v, sizeof v) && !gator_one_of(v, modes)) {
+		if (apc_gator_xml_attr(&e, "buffer_mode", v, sizeof v) && !apc_gator_one_of(v, modes)) {
 			snprintf(why, whylen, "Invalid value for buffer mode in session xml");
 			return -1;
 		}
-		if (apc_gator_xml_attr(&e, "sample_rate", v, sizeof v) && !gator_one_of(v, rates)) {
+		if (apc_gator_xml_attr(&e, "sample_rate", v, sizeof v) && !apc_gator_one_of(v, rates)) {
 			snprintf(why, whylen, "Invalid sample rate (%s) in session xml", v);
 			return -1;
 		}
@@ -1324,6 +1326,33 @@ int apc_gator_list(const char *host, unsigned port, int timeout_ms, char **count
 	return APC_OK;
 }
 
+/* The names of a --counters list that the Counters XML does not offer, "A, B". */
+static void gator_unknown_counters(const char *list, const char *xml, size_t len, char *out,
+				   size_t outlen)
+{
+	const char *p = list;
+	size_t n = 0;
+
+	out[0] = 0;
+	while (*p) {
+		const char *e = p + strcspn(p, ","), *colon = memchr(p, ':', (size_t)(e - p));
+		size_t k = (size_t)((colon ? colon : e) - p);
+		struct apc_gator_xml_iter it;
+		struct apc_gator_xml_elem el;
+		char name[256];
+		int found = 0;
+
+		apc_gator_xml_init(&it, xml ? xml : "", xml ? len : 0);
+		while (!found && apc_gator_xml_next(&it, &el))
+			found = apc_gator_xml_is(&el, "counter") &&
+				apc_gator_xml_attr(&el, "name", name, sizeof name) &&
+				strlen(name) == k && strncmp(name, p, k) == 0;
+		if (!found && k && n + k + 3 < outlen)
+			n += (size_t)snprintf(out + n, outlen - n, "%s%.*s", n ? ", " : "", (int)k, p);
+		p = *e ? e + 1 : e;
+	}
+}
+
 int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_record_result *r,
 		     struct apc_err *err)
 {
@@ -1385,6 +1414,9 @@ int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_rec
 		memset(&setup, 0, sizeof setup);
 	}
 	r->agent_version = setup.agent_version;
+	if (rc == APC_OK && o->counters)
+		gator_unknown_counters(o->counters, setup.counters, setup.counters_len, r->unknown_counters,
+				       sizeof r->unknown_counters);
 	if (rc == APC_OK && apc_interrupted())
 		rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
 

@@ -168,6 +168,11 @@ struct apc_gator_session {
 	unsigned target_port;
 };
 char *apc_gator_session_xml(const struct apc_gator_session *s);
+/* The values gatord accepts for buffer_mode and sample_rate (NULL-ended). */
+extern const char *const apc_gator_buffer_modes[];
+extern const char *const apc_gator_sample_rates[];
+/* 1 if v is one of the NULL-ended set. */
+int apc_gator_one_of(const char *v, const char *const *set);
 /*
  * apc_gator_session_check() : validate a delivered session XML the way
  * gatord does; *duration gets its duration (0 if absent).  -1 with a
@@ -212,6 +217,7 @@ struct apc_gator_record_result {
 	int stopped;          /* we sent APC Stop (duration, interrupt) */
 	int ended;            /* End of Sequence received */
 	double seconds;       /* from APC Start to the end */
+	char unknown_counters[1024]; /* --counters names the agent does not offer, "A, B" */
 };
 
 /*

@@ -298,3 +298,30 @@ int apc_dot_name(const char *out, size_t n)
 	return (out + n - last == 1 && *last == '.') ||
 	       (out + n - last == 2 && strncmp(last, "..", 2) == 0);
 }
+
+void apc_progress_init(struct apc_progress *p)
+{
+	p->start = p->last = apc_now();
+	p->lines = !isatty(STDERR_FILENO);
+	p->shown = 0;
+}
+
+int apc_progress_due(struct apc_progress *p, const char **pre, const char **end)
+{
+	double now = apc_now();
+
+	if (now - p->last < (p->lines ? 5.0 : 0.25))
+		return 0;
+	p->last = now;
+	*pre = p->lines ? "" : "\r";
+	*end = p->lines ? "\n" : "";
+	p->shown = !p->lines;
+	return 1;
+}
+
+void apc_progress_clear(struct apc_progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = 0;
+}

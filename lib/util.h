@@ -151,4 +151,22 @@ char *apc_data_sibling(const char *path, const char *name);
 size_t apc_archive_suffix(const char *out, size_t n);
 int apc_dot_name(const char *out, size_t n);
 
+/*
+ * Progress on stderr, paced the same way by every command: on a terminal
+ * one line redrawn in place ("\r" before it) at most every 0.25 s; into a
+ * log or pipe (--progress when stderr is not a terminal) a whole line
+ * ("\n" after it) every 5 s, with no escape sequences.
+ * apc_progress_init() : start now.  apc_progress_due() : 1 when a line is
+ * due, with *pre and *end to print around it.  apc_progress_clear() :
+ * erase a line left on the terminal, before the summary.
+ */
+struct apc_progress {
+	double start, last;
+	int lines; /* stderr is not a terminal: whole lines */
+	int shown; /* a line is on the terminal */
+};
+void apc_progress_init(struct apc_progress *p);
+int apc_progress_due(struct apc_progress *p, const char **pre, const char **end);
+void apc_progress_clear(struct apc_progress *p);
+
 #endif

@@ -209,6 +209,35 @@ Try 'apcrecord --help' for more information." ]
 	[ -z "$(ls -A "$TMP")" ]
 }
 
+@test "apcrecord: bad session values fail before connecting; unknown counters are named; --progress into a log is whole lines" {
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/x.apc" --sample-rate=bogus
+	[ "$output" = "apcrecord: invalid sample rate 'bogus' (high, normal, low or none)" ]
+	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/x.apc" --buffer-mode=bogus
+	[ "$output" = "apcrecord: invalid buffer mode 'bogus' (streaming, large, medium or small)" ]
+	need_shared
+	serve "$SHARED/apc/v68_nonroot.apc" --once
+	apcrecord "127.0.0.1:$PORT" -o "$TMP/c.apc" --counters=NoSuchCounter,Other:3 --progress 2>"$TMP/rec.log"
+	serve_wait
+	cat "$TMP/rec.log"
+	grep -qx "apcrecord: 127.0.0.1:$PORT: warning: the agent does not offer NoSuchCounter, Other (see --list-counters)" "$TMP/rec.log"
+	# stderr is a file: no carriage returns, no escape sequences
+	[ "$(tr -cd '\r\033' <"$TMP/rec.log" | wc -c)" -eq 0 ]
+}
+
+@test "apcserve: SIGHUP removes the converted temporary folder; -q keeps only the listening line" {
+	mkdir "$TMP/t"
+	TMPDIR="$TMP/t" serve "$APC_ROOT/testdata/barman/demo.bin" -q
+	[ "$(wc -l <"$TMP/serve.log")" -eq 1 ]
+	grep -q "listening on" "$TMP/serve.log"
+	[ -n "$(ls -A "$TMP/t")" ]
+	kill -HUP $(pgrep -P "$SERVE_PID")
+	serve_wait
+	[ "$SERVE_STATUS" -eq 0 ]
+	[ -z "$(ls -A "$TMP/t")" ]
+	apcserve --help | grep -q -- "-q, --quiet           only the listening line and errors"
+}
+
 @test "--duration stops a paced capture early; it still ends with End of Sequence" {
 	need_shared
 	serve "$SHARED/apc/v68_nonroot.apc" --once --realtime
