@@ -47,22 +47,15 @@ static void on_signal(int sig)
 	apc_pipeline_interrupt();
 }
 
-struct progress {
-	double start, last;
-	int shown;
-	int lines;  /* stderr is not a terminal (--progress into a log): whole lines */
-};
-
 static void show_progress(void *ctx, uint64_t done, uint64_t total)
 {
-	struct progress *p = ctx;
-	double now = apc_now(), el = now - p->start, rate;
-	/* a terminal line is redrawn in place; a log gets a line every 5 s */
-	const char *pre = p->lines ? "" : "\r", *end = p->lines ? "\n" : "";
+	struct apc_progress *p = ctx;
+	const char *pre, *end;
+	double el, rate;
 
-	if (now - p->last < (p->lines ? 5.0 : 0.25))
+	if (!apc_progress_due(p, &pre, &end))
 		return;
-	p->last = now;
+	el = p->last - p->start;
 	rate = el > 0 ? (double)done / el : 0;
 	if (total) {
 		double pct = 100.0 * (double)done / (double)total;
@@ -73,16 +66,6 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 		fprintf(stderr, "%s" PROG ": %10.1f MB  %8.1f MB/s %s", pre, (double)done / 1e6,
 			rate / 1e6, end);
 	}
-	p->shown = !p->lines;
-}
-
-static void list_formats(void)
-{
-	const struct apc_format *const *f = apc_format_list();
-
-	printf("%-10s %-33s %s\n", "FORMAT", "READS", "DESCRIPTION");
-	for (; *f; f++)
-		printf("%-10s %-33s %s\n", (*f)->name, (*f)->reads, (*f)->description);
 }
 
 /*
@@ -123,7 +106,7 @@ int main(int argc, char **argv)
 	struct apc_conv_opts o = {0};
 	struct apc_conv_result res;
 	struct apc_err err;
-	struct progress prog = {0};
+	struct apc_progress prog = {0};
 	int c, quiet = 0, verbose = 0, progress = -1, stats_json = 0, rc, status;
 	char msg[2048], outbuf[4096], why[160];
 	double t0;
@@ -135,7 +118,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case 'f': o.from = optarg; break;
-		case O_LIST: list_formats(); return apc_cli_stdout_done(PROG, 0, 0);
+		case O_LIST: apc_report_formats(stdout); return apc_cli_stdout_done(PROG, 0, 0);
 		case O_OVERWRITE: o.write.overwrite = 1; break;
 		case O_EVENTS: o.write.events_file = optarg; break;
 		case O_BEGIN:
@@ -184,8 +167,7 @@ int main(int argc, char **argv)
 		o.output = output_path(o.output, o.inputs[0], outbuf, sizeof outbuf);
 
 	if (apc_progress_wanted(progress, quiet)) {
-		prog.start = prog.last = apc_now();
-		prog.lines = !isatty(STDERR_FILENO);
+		apc_progress_init(&prog);
 		o.progress = show_progress;
 		o.progress_ctx = &prog;
 	}
@@ -196,8 +178,7 @@ int main(int argc, char **argv)
 
 	t0 = apc_now();
 	rc = apc_convert(&o, &res, &err);
-	if (prog.shown)
-		fputs("\r\033[K", stderr);
+	apc_progress_clear(&prog);
 	status = rc == APC_OK ? 0 : rc == APC_EDATA ? 1 : 2;
 	if (rc < 0) {
 		/* A closed pipe downstream ends the run quietly. */

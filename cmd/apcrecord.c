@@ -22,7 +22,7 @@ static void usage(FILE *f)
 		"  -o, --output=PATH       the capture folder (.apc added if missing)\n"
 		"      --overwrite         replace an existing output\n"
 		"  -d, --duration=SECONDS  stop after this long (default: until the agent ends)\n"
-		"      --sample-rate=RATE  normal, low or none (default normal)\n"
+		"      --sample-rate=RATE  high, normal, low or none (default normal)\n"
 		"      --buffer-mode=MODE  streaming, large, medium or small (default streaming)\n"
 		"      --call-stack-unwinding  ask for call stacks\n"
 		"      --session=FILE      deliver this session XML instead\n"
@@ -44,18 +44,25 @@ static void on_signal(int sig)
 	apc_interrupt();
 }
 
-struct progress {
-	double start;
-	int shown;
-};
-
 static void show_progress(void *ctx, uint64_t frames, uint64_t bytes)
 {
-	struct progress *p = ctx;
+	struct apc_progress *p = ctx;
+	const char *pre, *end;
 
-	fprintf(stderr, "\r" PROG ": %10.3f MB  %8llu frames  %6.1f s ", (double)bytes / 1e6,
-		(unsigned long long)frames, apc_now() - p->start);
-	p->shown = 1;
+	if (apc_progress_due(p, &pre, &end))
+		fprintf(stderr, "%s" PROG ": %10.3f MB  %8llu frames  %6.1f s %s", pre,
+			(double)bytes / 1e6, (unsigned long long)frames, p->last - p->start, end);
+}
+
+/* --sample-rate and --buffer-mode take what the agent would accept. */
+static int check_value(const char *opt, const char *v, const char *const *set)
+{
+	if (apc_gator_one_of(v, set))
+		return 0;
+	fprintf(stderr, PROG ": invalid %s '%s' (", opt, v);
+	for (const char *const *p = set; *p; p++)
+		fprintf(stderr, "%s%s", *p, p[1] ? (p[2] ? ", " : " or ") : ")\n");
+	return -1;
 }
 
 /* Print the counter names and each event of the Events XML, one a line. */
@@ -127,7 +134,7 @@ int main(int argc, char **argv)
 	struct apc_gator_record_opts o = {0};
 	struct apc_gator_record_result r;
 	struct apc_err err;
-	struct progress prog = {0};
+	struct apc_progress prog = {0};
 	char host[256], msg[2048];
 	const char *session_file = NULL;
 	uint8_t *session_buf = NULL;
@@ -146,8 +153,16 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case O_RATE: o.session.sample_rate = optarg; break;
-		case O_MODE: o.session.buffer_mode = optarg; break;
+		case O_RATE:
+			if (check_value("sample rate", optarg, apc_gator_sample_rates) != 0)
+				return 2;
+			o.session.sample_rate = optarg;
+			break;
+		case O_MODE:
+			if (check_value("buffer mode", optarg, apc_gator_buffer_modes) != 0)
+				return 2;
+			o.session.buffer_mode = optarg;
+			break;
 		case O_CSU: o.session.call_stack_unwinding = 1; break;
 		case O_SESSION: session_file = optarg; break;
 		case O_COUNTERS: o.counters = optarg; break;
@@ -212,7 +227,7 @@ int main(int argc, char **argv)
 	o.session.target_port = o.port;
 
 	if (apc_progress_wanted(progress, quiet)) {
-		prog.start = apc_now();
+		apc_progress_init(&prog);
 		o.progress = show_progress;
 		o.progress_ctx = &prog;
 	}
@@ -220,8 +235,10 @@ int main(int argc, char **argv)
 	apc_catch_stop_signals(on_signal);
 
 	rc = apc_gator_record(&o, &r, &err);
-	if (prog.shown)
-		fputs("\r\033[K", stderr);
+	apc_progress_clear(&prog);
+	if (r.unknown_counters[0])
+		fprintf(stderr, PROG ": %s: warning: the agent does not offer %s (see --list-counters)\n",
+			argv[optind], r.unknown_counters);
 	status = rc == APC_OK ? 0 : rc == APC_EDATA ? 1 : 2;
 	if (rc != APC_OK)
 		print_err(argv[optind], &err,

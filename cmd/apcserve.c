@@ -16,6 +16,7 @@
 
 #include "gator.h"
 #include "pipeline.h"
+#include "report.h"
 #include "util.h"
 
 #define PROG "apcserve"
@@ -26,18 +27,23 @@ static void usage(FILE *f)
 		"usage: " PROG " [OPTIONS] CAPTURE\n"
 		"Serve a capture (an .apc folder or archive, or any input apcconv reads) to\n"
 		"Streamline or apcrecord over the gator target-host protocol.\n\n"
+		"  -f, --from=FORMAT     the input's format, as apcconv -f (default: detect)\n"
+		"      --list-formats    list the input formats and exit\n"
 		"  -p, --port=N          port to listen on (default %d; 0 picks a free one)\n"
 		"  -l, --listen=ADDR     address to listen on (default 127.0.0.1)\n"
 		"      --realtime        pace the frames by their timestamps\n"
 		"      --once            exit after serving one capture session\n"
 		"      --timeout=SECONDS drop a silent client after this long (default 60)\n"
-		"  -q, --quiet           no log lines\n"
+		"  -q, --quiet           only the listening line and errors\n"
 		"  -v, --verbose         log every connection\n"
 		"  -h, --help            this help\n"
 		"  -V, --version         print the version\n"
 		"The chosen address and port are printed on stderr (\"listening on ADDR port N\").\n"
-		"Exit status: 0 stopped by a signal or --once served; 1 the --once session failed;\n"
-		"2 usage, capture or socket error.\n",
+		"An input that is converted first is reported as apcconv reports it (the damage,\n"
+		"then the summary line) before the listening line.\n"
+		"Exit status: 0 stopped by a signal or --once served; 1 the --once session failed,\n"
+		"or the input is damaged and nothing could be converted; 2 usage, capture or\n"
+		"socket error (an input no format claims among them).\n",
 		APC_GATOR_PORT);
 }
 
@@ -50,8 +56,9 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-	enum { O_REALTIME = 256, O_ONCE, O_TIMEOUT };
+	enum { O_REALTIME = 256, O_ONCE, O_TIMEOUT, O_LIST };
 	static const struct option longopts[] = {
+		{"from", required_argument, NULL, 'f'},      {"list-formats", no_argument, NULL, O_LIST},
 		{"port", required_argument, NULL, 'p'},      {"listen", required_argument, NULL, 'l'},
 		{"realtime", no_argument, NULL, O_REALTIME}, {"once", no_argument, NULL, O_ONCE},
 		{"timeout", required_argument, NULL, O_TIMEOUT},
@@ -61,15 +68,16 @@ int main(int argc, char **argv)
 	};
 	struct apc_gator_serve_opts so = {.listen_fd = -1, .timeout_ms = 60000};
 	struct apc_gator_capture *cap;
+	struct apc_gator_conv conv = {0};
 	struct apc_err err;
 	const char *addr = "127.0.0.1";
 	char msg[2048];
 	unsigned port = APC_GATOR_PORT, bound, timeout_s;
-	int c, once = 0, quiet = 0, verbose = 0, lfd, status = 0;
+	int c, once = 0, quiet = 0, verbose = 0, lfd, status = 0, rc;
 
 	/* getopt's messages start with argv[0]: the name, not the path */
 	argv[0] = (char *)PROG;
-	while ((c = getopt_long(argc, argv, "p:l:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:p:l:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (apc_parse_uint(optarg, 65535, &port) != 0) {
@@ -78,6 +86,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'l': addr = optarg; break;
+		case 'f': conv.from = optarg; break;
+		case O_LIST: apc_report_formats(stdout); return apc_cli_stdout_done(PROG, 0, 0);
 		case O_REALTIME: so.realtime = 1; break;
 		case O_ONCE: once = 1; break;
 		case O_TIMEOUT:
@@ -101,16 +111,35 @@ int main(int argc, char **argv)
 	}
 	/* accept() and the session's waits return at the signal. */
 	apc_catch_stop_signals(on_signal);
+	/* A closed terminal (SIGHUP) stops it the same way: the temporary folder goes too. */
+	struct sigaction hup;
+	memset(&hup, 0, sizeof hup);
+	hup.sa_handler = on_signal;
+	sigemptyset(&hup.sa_mask);
+	sigaction(SIGHUP, &hup, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (apc_gator_capture_open(argv[optind], &cap, &err) != APC_OK) {
+	/* The port first: one in use fails at once, before a long conversion. */
+	if (apc_gator_listen(addr, port, &lfd, &bound, &err) != APC_OK) {
 		fprintf(stderr, PROG ": %s\n", apc_err_format(&err, msg, sizeof msg));
 		return 2;
 	}
-	if (apc_gator_listen(addr, port, &lfd, &bound, &err) != APC_OK) {
-		fprintf(stderr, PROG ": %s\n", apc_err_format(&err, msg, sizeof msg));
-		apc_gator_capture_close(cap);
-		return 2;
+	rc = apc_gator_capture_open(argv[optind], &cap, &conv, &err);
+	/* What converting the input gave, in apcconv's words: the damage, the summary. */
+	if (rc != APC_OK || (conv.ran && conv.status != APC_OK && !quiet))
+		fprintf(stderr, PROG ": %s\n",
+			apc_err_format(rc != APC_OK ? &err : &conv.err, msg, sizeof msg));
+	if (conv.ran && conv.res.format && (conv.status == APC_OK || conv.status == APC_EDATA) &&
+	    !quiet) {
+		apc_report_line(stderr, PROG, argv[optind], &conv.res, conv.seconds);
+		if (verbose)
+			apc_report_kinds(stderr, PROG, &conv.res);
+	}
+	if (conv.ran)
+		apc_conv_result_free(&conv.res);
+	if (rc != APC_OK) {
+		close(lfd);
+		return rc == APC_EDATA ? 1 : 2;
 	}
 	so.listen_fd = lfd;
 	fprintf(stderr, PROG ": %s: %slistening on %s port %u\n", argv[optind],
@@ -120,7 +149,7 @@ int main(int argc, char **argv)
 	while (!apc_interrupted()) {
 		struct pollfd p = {.fd = lfd, .events = POLLIN};
 		struct apc_gator_serve_stats st;
-		int n = poll(&p, 1, 500), fd, rc;
+		int n = poll(&p, 1, 500), fd;
 
 		if (n <= 0)
 			continue;

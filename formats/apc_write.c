@@ -1334,7 +1334,6 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 			{".tbz2", APCW_TBZ2},  {".tar.xz", APCW_TXZ}, {".txz", APCW_TXZ},
 			{".tar", APCW_TAR},    {".zip", APCW_ZIP},
 		};
-		const char *last;
 		w->kind = APCW_DIR;
 		for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++)
 			if (apcw_ends(out, n, arch[i].sfx)) {
@@ -1346,11 +1345,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 			while (n > 1 && out[n - 1] == '/')
 				n--;
 			/* "..", "x/." name a folder there is: no capture name */
-			last = out + n;
-			while (last > out && last[-1] != '/')
-				last--;
-			if ((out + n - last == 1 && *last == '.') ||
-			    (out + n - last == 2 && !strncmp(last, "..", 2))) {
+			if (apc_dot_name(out, n)) {
 				apc_err_set(err, APC_EIO, out, APC_NO_OFFSET, "not a usable output name");
 				apcw_free(w);
 				return APC_EIO;

@@ -37,6 +37,24 @@ static int64_t gator_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Set on the host side until APC Start: a request to stop (SIGINT,
+ * SIGTERM) then ends any wait at once, as there is no capture to drain.
+ */
+static int gator_stop_early;
+
+/* A timeout in the unit of the --timeout options: "30 s", "1.5 s", "250 ms". */
+static const char *gator_dur(char *buf, size_t len, int ms)
+{
+	if (ms >= 1000 && ms % 1000 == 0)
+		snprintf(buf, len, "%d s", ms / 1000);
+	else if (ms >= 1000)
+		snprintf(buf, len, "%.1f s", ms / 1000.0);
+	else
+		snprintf(buf, len, "%d ms", ms);
+	return buf;
+}
+
 static char *gator_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *gator_printf(const char *fmt, ...)
 {
@@ -228,6 +246,8 @@ int apc_gator_connect(const char *host, unsigned port, int timeout_ms, int *fd,
 		close(s);
 	}
 	freeaddrinfo(res);
+	if (*fd < 0 && apc_interrupted())
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
 	if (*fd < 0) {
 		char peer[300];
 		return apc_err_sys(err, APC_EIO, gator_peer(peer, sizeof peer, host, port),
@@ -289,19 +309,24 @@ int apc_gator_listen(const char *addr, unsigned port, int *fd, unsigned *bound,
 
 /*
  * Wait for fd to become ready before the deadline.  1 ready, 0 timed out,
- * -1 error.  A signal does not end the wait early: callers check
- * apc_interrupted() between messages, never in the middle of one.
+ * -1 error, -2 interrupted.  Once a capture runs a signal does not end the
+ * wait early: callers check apc_interrupted() between messages, never in
+ * the middle of one.  Before it (gator_stop_early) it does.
  */
 static int gator_wait(int fd, short events, int64_t deadline)
 {
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = events};
 		int64_t left = deadline - gator_now_ms();
+		/* short slices: a signal just before poll() is seen soon */
+		int64_t slice = gator_stop_early ? 200 : 1000000;
 		int n;
 
+		if (gator_stop_early && apc_interrupted())
+			return -2;
 		if (left < 0)
 			left = 0;
-		n = poll(&p, 1, (int)(left > 1000000 ? 1000000 : left));
+		n = poll(&p, 1, (int)(left > slice ? slice : left));
 		if (n > 0)
 			return 1;
 		if (n == 0) {
@@ -339,10 +364,17 @@ int apc_gator_read(int fd, void *buf, size_t n, int timeout_ms, struct apc_err *
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return apc_err_sys(err, APC_EIO, NULL, "cannot read", errno);
 		int w = gator_wait(fd, POLLIN, deadline);
+		char d[32];
+		if (w == -2)
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
+		if (w == 0 && got == 0)
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					   "timed out after %s waiting for the peer",
+					   gator_dur(d, sizeof d, timeout_ms));
 		if (w == 0)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
-					   "timed out after %d ms waiting for the peer (%zu of %zu bytes)",
-					   timeout_ms, got, n);
+					   "timed out after %s waiting for the peer (%zu of %zu bytes)",
+					   gator_dur(d, sizeof d, timeout_ms), got, n);
 		if (w < 0)
 			return apc_err_sys(err, APC_EIO, NULL, "cannot wait", errno);
 	}
@@ -366,9 +398,13 @@ int apc_gator_write(int fd, const void *buf, size_t n, int timeout_ms, struct ap
 		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return apc_err_sys(err, APC_EIO, NULL, "cannot send", errno);
 		int w = gator_wait(fd, POLLOUT, deadline);
+		char d[32];
+		if (w == -2)
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
 		if (w == 0)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
-					   "timed out after %d ms: the peer does not read", timeout_ms);
+					   "timed out after %s: the peer does not read",
+					   gator_dur(d, sizeof d, timeout_ms));
 		if (w < 0)
 			return apc_err_sys(err, APC_EIO, NULL, "cannot wait", errno);
 	}
@@ -450,13 +486,13 @@ void apc_gator_msg_free(struct apc_gator_msg *m)
 /*
  * Read one line a byte at a time (the bytes after the magic are binary
  * and must stay in the socket).  Lines longer than the buffer are cut;
- * *total counts every byte so a peer cannot talk forever.
+ * *total counts every byte and the deadline covers the whole exchange
+ * (timeout_ms from its start), so a peer cannot talk forever.
  */
-static int gator_read_line(int fd, char *line, size_t cap, size_t *total, int timeout_ms,
-			   struct apc_err *err)
+static int gator_read_line(int fd, char *line, size_t cap, size_t *total, int64_t deadline,
+			   int timeout_ms, struct apc_err *err)
 {
 	size_t n = 0;
-	int64_t deadline = gator_now_ms() + timeout_ms;
 
 	for (;;) {
 		char c;
@@ -467,7 +503,19 @@ static int gator_read_line(int fd, char *line, size_t cap, size_t *total, int ti
 			return apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
 					   "no magic in the first %u bytes from the peer",
 					   APC_GATOR_MAGIC_MAX);
-		rc = apc_gator_read(fd, &c, 1, left > 0 ? (int)left : 0, err);
+		if (left <= 0) {
+			char d[32];
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					   "no magic from the peer within %s",
+					   gator_dur(d, sizeof d, timeout_ms));
+		}
+		rc = apc_gator_read(fd, &c, 1, (int)left, err);
+		if (rc == APC_EIO && strncmp(err->msg, "timed out", 9) == 0) {
+			char d[32];
+			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+					   "no magic from the peer within %s",
+					   gator_dur(d, sizeof d, timeout_ms));
+		}
 		if (rc == APC_END)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
 					   "the peer closed the connection during the magic exchange");
@@ -491,10 +539,11 @@ int apc_gator_magic_host(int fd, int timeout_ms, int *version, struct apc_err *e
 	static const char hello[] = "VERSION 680\nSTREAMLINE\n";
 	char line[256];
 	size_t total = 0;
+	int64_t deadline = gator_now_ms() + timeout_ms;
 	int rc = apc_gator_write(fd, hello, sizeof hello - 1, timeout_ms, err);
 
 	while (rc == APC_OK) {
-		rc = gator_read_line(fd, line, sizeof line, &total, timeout_ms, err);
+		rc = gator_read_line(fd, line, sizeof line, &total, deadline, timeout_ms, err);
 		if (rc != APC_OK)
 			break;
 		if (strncmp(line, "GATOR ", 6) == 0) {
@@ -514,10 +563,11 @@ int apc_gator_magic_agent(int fd, int timeout_ms, struct apc_err *err)
 {
 	char line[256];
 	size_t total = 0;
+	int64_t deadline = gator_now_ms() + timeout_ms;
 	int rc;
 
 	for (;;) {
-		rc = gator_read_line(fd, line, sizeof line, &total, timeout_ms, err);
+		rc = gator_read_line(fd, line, sizeof line, &total, deadline, timeout_ms, err);
 		if (rc != APC_OK)
 			return rc;
 		if (strcmp(line, "STREAMLINE") == 0)
@@ -709,7 +759,10 @@ char *apc_gator_session_xml(const struct apc_gator_session *o)
 	return gator_str_done(&s);
 }
 
-static int gator_one_of(const char *v, const char *const *set)
+const char *const apc_gator_buffer_modes[] = {"streaming", "large", "medium", "small", NULL};
+const char *const apc_gator_sample_rates[] = {"high", "normal", "low", "none", NULL};
+
+int apc_gator_one_of(const char *v, const char *const *set)
 {
 	for (; *set; set++)
 		if (strcmp(v, *set) == 0)
@@ -720,8 +773,7 @@ static int gator_one_of(const char *v, const char *const *set)
 int apc_gator_session_check(const char *xml, size_t len, unsigned *duration, char *why,
 			    size_t whylen)
 {
-	static const char *const modes[] = {"streaming", "large", "medium", "small", NULL};
-	static const char *const rates[] = {"high", "normal", "low", "none", NULL};
+	const char *const *modes = apc_gator_buffer_modes, *const *rates = apc_gator_sample_rates;
 	struct apc_gator_xml_iter it;
 	struct apc_gator_xml_elem e;
 	char v[64];
@@ -731,11 +783,11 @@ int apc_gator_session_check(const char *xml, size_t len, unsigned *duration, cha
 	while (apc_gator_xml_next(&it, &e)) {
 		if (!apc_gator_xml_is(&e, "session"))
 			continue;
-		if (apc_gator_xml_attr(&e, "buffer_mode", v, sizeof v) && !gator_one_of(v, modes)) {
+		if (apc_gator_xml_attr(&e, "buffer_mode", v, sizeof v) && !apc_gator_one_of(v, modes)) {
 			snprintf(why, whylen, "Invalid value for buffer mode in session xml");
 			return -1;
 		}
-		if (apc_gator_xml_attr(&e, "sample_rate", v, sizeof v) && !gator_one_of(v, rates)) {
+		if (apc_gator_xml_attr(&e, "sample_rate", v, sizeof v) && !apc_gator_one_of(v, rates)) {
 			snprintf(why, whylen, "Invalid sample rate (%s) in session xml", v);
 			return -1;
 		}
@@ -987,6 +1039,8 @@ int apc_gator_host_capture(int fd, const char *session_xml, size_t session_len, 
 			rc = err->status = APC_EIO;
 		return rc;
 	}
+	/* From here a stop request sends APC Stop and drains the capture. */
+	gator_stop_early = 0;
 
 	start = last_rx = last_ping = last_progress = gator_now_ms();
 	for (;;) {
@@ -1003,9 +1057,10 @@ int apc_gator_host_capture(int fd, const char *session_xml, size_t session_len, 
 			r->stopped = 1;
 		}
 		if (now - last_rx >= timeout_ms) {
+			char d[32];
 			rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
-					 "the agent sent nothing for %d ms (%" PRIu64 " pings unanswered)",
-					 timeout_ms, r->pings - r->acks);
+					 "the agent sent nothing for %s (%" PRIu64 " pings unanswered)",
+					 gator_dur(d, sizeof d, timeout_ms), r->pings - r->acks);
 			break;
 		}
 		if (!r->stopped && now - last_rx >= ping_ms && now - last_ping >= ping_ms) {
@@ -1095,8 +1150,19 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 
 	memset(o, 0, sizeof *o);
 	o->overwrite = overwrite;
+	/* apcconv's rules; the frames are stored as they come, into a folder only */
+	if (strcmp(out, "-") == 0)
+		return apc_err_set(err, APC_EIO, out, APC_NO_OFFSET,
+				   "cannot record to stdout: a recording is an .apc folder "
+				   "(record to NAME.apc, then apcconv NAME.apc -o - for a tar stream)");
+	if (apc_archive_suffix(out, l))
+		return apc_err_set(err, APC_EIO, out, APC_NO_OFFSET,
+				   "cannot record into an archive: a recording is an .apc folder "
+				   "(record to NAME.apc, then apcconv NAME.apc -o %s)", out);
 	while (l > 1 && out[l - 1] == '/')
 		l--;
+	if (apc_dot_name(out, l))
+		return apc_err_set(err, APC_EIO, out, APC_NO_OFFSET, "not a usable output name");
 	if (l >= 4 && memcmp(out + l - 4, ".apc", 4) == 0)
 		o->path = gator_printf("%.*s", (int)l, out);
 	else
@@ -1116,7 +1182,7 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 				 slash ? slash + 1 : o->path);
 	free(dir);
 	if (!o->tmpdir || !mkdtemp(o->tmpdir)) {
-		int rc = o->tmpdir ? gator_eio(err, o->tmpdir, "cannot create a temporary folder")
+		int rc = o->tmpdir ? gator_eio(err, o->path, "cannot create")
 				   : apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 		free(o->tmpdir);
 		free(o->path);
@@ -1126,7 +1192,7 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 	char *dp = gator_printf("%s/0000000000", o->tmpdir);
 	o->data = dp ? fopen(dp, "wb") : NULL;
 	if (!o->data) {
-		int rc = gator_eio(err, dp ? dp : o->tmpdir, "cannot create");
+		int rc = gator_eio(err, o->path, "cannot create");
 		free(dp);
 		rmdir(o->tmpdir);
 		free(o->tmpdir);
@@ -1155,10 +1221,14 @@ static int gator_out_file(struct gator_out *o, const char *leaf, const char *tex
 	FILE *f = p ? fopen(p, "wb") : NULL;
 	int rc = APC_OK;
 
+	char what[64];
+
+	/* named as the user named the output: "x.apc: captured.xml: cannot write" */
+	snprintf(what, sizeof what, "%s: cannot write", leaf);
 	if (!f || (len && fwrite(text, 1, len, f) != len))
-		rc = gator_eio(err, p ? p : leaf, "cannot write");
+		rc = gator_eio(err, o->path, what);
 	if (f && fclose(f) != 0 && rc == APC_OK)
-		rc = gator_eio(err, p, "cannot write");
+		rc = gator_eio(err, o->path, what);
 	free(p);
 	return rc;
 }
@@ -1214,7 +1284,7 @@ static int gator_out_finish(struct gator_out *o, struct apc_err *err)
 		rc = gator_eio(err, o->path, "cannot write the data file");
 	o->data = NULL;
 	if (rc == APC_OK && chmod(o->tmpdir, 0755) != 0)
-		rc = gator_eio(err, o->tmpdir, "cannot set the mode of");
+		rc = gator_eio(err, o->path, "cannot set the mode");
 	if (rc == APC_OK && o->overwrite && lstat(o->path, &st) == 0 &&
 	    gator_remove_capture(o->path) != 0)
 		rc = gator_eio(err, o->path, "cannot replace");
@@ -1254,6 +1324,33 @@ int apc_gator_list(const char *host, unsigned port, int timeout_ms, char **count
 		return rc < 0 ? rc : APC_EIO;
 	}
 	return APC_OK;
+}
+
+/* The names of a --counters list that the Counters XML does not offer, "A, B". */
+static void gator_unknown_counters(const char *list, const char *xml, size_t len, char *out,
+				   size_t outlen)
+{
+	const char *p = list;
+	size_t n = 0;
+
+	out[0] = 0;
+	while (*p) {
+		const char *e = p + strcspn(p, ","), *colon = memchr(p, ':', (size_t)(e - p));
+		size_t k = (size_t)((colon ? colon : e) - p);
+		struct apc_gator_xml_iter it;
+		struct apc_gator_xml_elem el;
+		char name[256];
+		int found = 0;
+
+		apc_gator_xml_init(&it, xml ? xml : "", xml ? len : 0);
+		while (!found && apc_gator_xml_next(&it, &el))
+			found = apc_gator_xml_is(&el, "counter") &&
+				apc_gator_xml_attr(&el, "name", name, sizeof name) &&
+				strlen(name) == k && strncmp(name, p, k) == 0;
+		if (!found && k && n + k + 3 < outlen)
+			n += (size_t)snprintf(out + n, outlen - n, "%s%.*s", n ? ", " : "", (int)k, p);
+		p = *e ? e + 1 : e;
+	}
 }
 
 int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_record_result *r,
@@ -1303,6 +1400,8 @@ int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_rec
 		return rc;
 	}
 
+	/* Until APC Start there is nothing to keep: a stop request ends the run. */
+	gator_stop_early = 1;
 	/* First connection: what the agent offers, and our configuration. */
 	rc = apc_gator_connect(o->host, o->port, timeout, &fd, err);
 	if (rc == APC_OK) {
@@ -1315,6 +1414,11 @@ int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_rec
 		memset(&setup, 0, sizeof setup);
 	}
 	r->agent_version = setup.agent_version;
+	if (rc == APC_OK && o->counters)
+		gator_unknown_counters(o->counters, setup.counters, setup.counters_len, r->unknown_counters,
+				       sizeof r->unknown_counters);
+	if (rc == APC_OK && apc_interrupted())
+		rc = apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted");
 
 	/* Second connection: the capture. */
 	memset(&cb, 0, sizeof cb);
@@ -1354,6 +1458,7 @@ int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_rec
 		rc = APC_EDATA;
 	}
 done:
+	gator_stop_early = 0;
 	apc_gator_setup_free(&setup);
 	free(captured);
 	free(config);
@@ -1393,19 +1498,55 @@ static int gator_is_capture(struct apc_input *in)
 	       apc_input_has(in, "captured.xml");
 }
 
-int apc_gator_capture_open(const char *path, struct apc_gator_capture **out, struct apc_err *err)
+/*
+ * 1 when the capture is one gatord 6.8 could have made (captured.xml's
+ * protocol 680 or older, or none given): served as is.  A newer gatord's
+ * capture (protocol="950", frames 6.8 does not know) is converted.
+ */
+static int gator_is_680(struct apc_input *in)
+{
+	struct apc_gator_xml_iter it;
+	struct apc_gator_xml_elem e;
+	struct apc_err ignore;
+	uint8_t *xml = NULL;
+	size_t len = 0;
+	char v[32];
+	int ok = 1;
+
+	if (gator_slurp_member(in, "captured.xml", &xml, &len, &ignore) != APC_OK)
+		return 1; /* reading it later reports the problem */
+	apc_gator_xml_init(&it, (const char *)xml, len);
+	while (apc_gator_xml_next(&it, &e)) {
+		if (!apc_gator_xml_is(&e, "captured"))
+			continue;
+		if (apc_gator_xml_attr(&e, "protocol", v, sizeof v))
+			ok = strtol(v, NULL, 10) <= APC_GATOR_PROTOCOL;
+		break;
+	}
+	free(xml);
+	return ok;
+}
+
+int apc_gator_capture_open(const char *path, struct apc_gator_capture **out,
+			   struct apc_gator_conv *conv, struct apc_err *err)
 {
 	struct apc_gator_capture *c = calloc(1, sizeof *c);
+	struct apc_gator_conv own;
 	int rc;
 
 	*out = NULL;
+	if (!conv) {
+		memset(&own, 0, sizeof own);
+		conv = &own;
+	}
+	conv->ran = 0;
+	conv->status = APC_OK;
 	if (!c)
 		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	rc = apc_input_open(path, &c->in, err);
-	if (rc == APC_OK && !gator_is_capture(c->in)) {
+	if (rc == APC_OK && !(gator_is_capture(c->in) && gator_is_680(c->in))) {
 		/* Not a capture: convert it the way apcconv would, privately. */
 		struct apc_conv_opts co;
-		struct apc_conv_result res;
 		const char *tmp = getenv("TMPDIR");
 		const char *inputs[1] = {path};
 
@@ -1421,14 +1562,27 @@ int apc_gator_capture_open(const char *path, struct apc_gator_capture **out, str
 			memset(&co, 0, sizeof co);
 			co.inputs = inputs;
 			co.ninputs = 1;
+			co.from = conv->from;
 			c->apcpath = gator_printf("%s/capture.apc", c->tmpdir);
 			co.output = c->apcpath;
 			co.write.created = -1;
-			rc = apc_convert(&co, &res, err);
-			apc_conv_result_free(&res);
-			/* A damaged input still gives a capture of what came before the damage. */
-			if (rc == APC_EDATA)
+			double t0 = apc_now();
+			rc = apc_convert(&co, &conv->res, err);
+			conv->seconds = apc_now() - t0;
+			conv->ran = 1;
+			conv->status = rc;
+			/*
+			 * A damaged input still gives a capture of what came before
+			 * the damage; damage in the headers gives none: apcconv's
+			 * error, not a missing file in our temporary folder.
+			 */
+			if (rc != APC_OK)
+				conv->err = *err;
+			if (rc == APC_EDATA && conv->res.output[0])
 				rc = APC_OK;
+			/* The log names what is served, not our temporary folder. */
+			if (conv->res.output[0])
+				snprintf(conv->res.output, sizeof conv->res.output, "the served capture");
 			if (rc == APC_OK)
 				rc = apc_input_open(c->apcpath, &c->in, err);
 			if (rc == APC_OK && !gator_is_capture(c->in))

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "pipeline.h"
 
 #define APC_GATOR_PORT 8080
 #define APC_GATOR_PROTOCOL 680
@@ -167,6 +168,11 @@ struct apc_gator_session {
 	unsigned target_port;
 };
 char *apc_gator_session_xml(const struct apc_gator_session *s);
+/* The values gatord accepts for buffer_mode and sample_rate (NULL-ended). */
+extern const char *const apc_gator_buffer_modes[];
+extern const char *const apc_gator_sample_rates[];
+/* 1 if v is one of the NULL-ended set. */
+int apc_gator_one_of(const char *v, const char *const *set);
 /*
  * apc_gator_session_check() : validate a delivered session XML the way
  * gatord does; *duration gets its duration (0 if absent).  -1 with a
@@ -211,6 +217,7 @@ struct apc_gator_record_result {
 	int stopped;          /* we sent APC Stop (duration, interrupt) */
 	int ended;            /* End of Sequence received */
 	double seconds;       /* from APC Start to the end */
+	char unknown_counters[1024]; /* --counters names the agent does not offer, "A, B" */
 };
 
 /*
@@ -268,12 +275,27 @@ int apc_gator_host_capture(int fd, const char *session_xml, size_t session_len, 
 
 struct apc_gator_capture;
 
+/* What converting the input gave, for the log (as apcconv reports it). */
+struct apc_gator_conv {
+	const char *from;           /* -f/--from, or NULL to detect */
+	int ran;                    /* a conversion ran: free res with apc_conv_result_free */
+	int status;                 /* apc_convert()'s status */
+	struct apc_err err;         /* its error (apcconv's message) when status != APC_OK */
+	double seconds;
+	struct apc_conv_result res;
+};
+
 /*
  * apc_gator_capture_open() : the capture an agent plays.  An .apc folder
- * or archive is used as is; any other input apcconv reads is converted
- * into a private temporary folder first (removed by close).
+ * or archive of gatord 6.8 (protocol 680 or older) is used as is; any
+ * other input apcconv reads, a newer gatord's capture included, is
+ * converted into a private temporary folder first (removed by close).
+ * conv (may be NULL) reports the conversion.  When nothing converts the
+ * status and err are apcconv's (APC_EDATA for damage, APC_EIO for an
+ * input no format claims), never naming the temporary folder.
  */
-int apc_gator_capture_open(const char *path, struct apc_gator_capture **out, struct apc_err *err);
+int apc_gator_capture_open(const char *path, struct apc_gator_capture **out,
+			   struct apc_gator_conv *conv, struct apc_err *err);
 void apc_gator_capture_close(struct apc_gator_capture *c);
 /* 1 if the capture was converted on the fly. */
 int apc_gator_capture_converted(const struct apc_gator_capture *c);

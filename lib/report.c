@@ -8,6 +8,15 @@
 #include "json.h"
 #include "report.h"
 
+void apc_report_formats(FILE *f)
+{
+	const struct apc_format *const *fm = apc_format_list();
+
+	fprintf(f, "%-10s %-33s %s\n", "FORMAT", "READS", "DESCRIPTION");
+	for (; *fm; fm++)
+		fprintf(f, "%-10s %-33s %s\n", (*fm)->name, (*fm)->reads, (*fm)->description);
+}
+
 static void report_span(FILE *f, const struct apc_conv_result *r)
 {
 	uint64_t span = r->have_ts ? r->last_ts - r->first_ts : 0;

@@ -9,6 +9,9 @@
 
 #include "pipeline.h"
 
+/* --list-formats (apcconv, apcserve): one line per format of this build. */
+void apc_report_formats(FILE *f);
+
 /*
  * apc_report_line() : "INPUT (FORMAT) -> OUTPUT: N bytes in, N events,
  * N frames, N bytes written, span S s[; not mapped: what N, ...]".

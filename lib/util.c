@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -269,4 +270,58 @@ char *apc_data_sibling(const char *path, const char *name)
 	memcpy(p, path, dl);
 	memcpy(p + dl, name, nl + 1);
 	return p;
+}
+
+size_t apc_archive_suffix(const char *out, size_t n)
+{
+	/* longest first: .tar.gz before .tar */
+	static const char *const sfx[] = {".tar.gz", ".tgz", ".tar.bz2", ".tbz2",
+					  ".tar.xz", ".txz",    ".tar",     ".zip"};
+
+	for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+		size_t k = strlen(sfx[i]);
+		if (n >= k && strncasecmp(out + n - k, sfx[i], k) == 0)
+			return k;
+	}
+	return 0;
+}
+
+int apc_dot_name(const char *out, size_t n)
+{
+	const char *last;
+
+	while (n > 1 && out[n - 1] == '/')
+		n--;
+	last = out + n;
+	while (last > out && last[-1] != '/')
+		last--;
+	return (out + n - last == 1 && *last == '.') ||
+	       (out + n - last == 2 && strncmp(last, "..", 2) == 0);
+}
+
+void apc_progress_init(struct apc_progress *p)
+{
+	p->start = p->last = apc_now();
+	p->lines = !isatty(STDERR_FILENO);
+	p->shown = 0;
+}
+
+int apc_progress_due(struct apc_progress *p, const char **pre, const char **end)
+{
+	double now = apc_now();
+
+	if (now - p->last < (p->lines ? 5.0 : 0.25))
+		return 0;
+	p->last = now;
+	*pre = p->lines ? "" : "\r";
+	*end = p->lines ? "\n" : "";
+	p->shown = !p->lines;
+	return 1;
+}
+
+void apc_progress_clear(struct apc_progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = 0;
 }

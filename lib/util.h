@@ -140,4 +140,33 @@ void *apc_table_grow(void *tab, size_t *n, size_t elem, size_t need, size_t max)
  */
 char *apc_data_sibling(const char *path, const char *name);
 
+/*
+ * apcconv's output-name rules, for the commands that write a capture:
+ * apc_archive_suffix() : the length of the archive extension out[0..n)
+ * ends with, in any case (.tar.gz, .tgz, .tar.bz2, .tbz2, .tar.xz,
+ * .txz, .tar, .zip), 0 if none.  apc_dot_name() : 1 when the last
+ * component of out[0..n) (trailing slashes ignored) is "." or "..",
+ * a folder there is and no capture name ("not a usable output name").
+ */
+size_t apc_archive_suffix(const char *out, size_t n);
+int apc_dot_name(const char *out, size_t n);
+
+/*
+ * Progress on stderr, paced the same way by every command: on a terminal
+ * one line redrawn in place ("\r" before it) at most every 0.25 s; into a
+ * log or pipe (--progress when stderr is not a terminal) a whole line
+ * ("\n" after it) every 5 s, with no escape sequences.
+ * apc_progress_init() : start now.  apc_progress_due() : 1 when a line is
+ * due, with *pre and *end to print around it.  apc_progress_clear() :
+ * erase a line left on the terminal, before the summary.
+ */
+struct apc_progress {
+	double start, last;
+	int lines; /* stderr is not a terminal: whole lines */
+	int shown; /* a line is on the terminal */
+};
+void apc_progress_init(struct apc_progress *p);
+int apc_progress_due(struct apc_progress *p, const char **pre, const char **end);
+void apc_progress_clear(struct apc_progress *p);
+
 #endif

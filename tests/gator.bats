@@ -7,14 +7,20 @@
 
 load helpers
 
-CAPS="v68_nonroot.apc v68_sleep.apc sleep_counters.apc v68_nonroot_annotate.apc"
+# gatord 6.8 captures, served as they are (sleep_counters.apc is 9.x: converted)
+CAPS="v68_nonroot.apc v68_sleep.apc v68_nonroot_annotate.apc"
 
 setup() {
 	TMP="$(mktemp -d)"
 	SERVE_PID=
+	PEER_PID=
 }
 
 teardown() {
+	if [ -n "$PEER_PID" ]; then
+		kill "$PEER_PID" 2>/dev/null || true
+		wait "$PEER_PID" 2>/dev/null || true
+	fi
 	if [ -n "$SERVE_PID" ]; then
 		kill "$SERVE_PID" 2>/dev/null || true
 		wait "$SERVE_PID" 2>/dev/null || true
@@ -42,6 +48,25 @@ serve() {
 	return 1
 }
 
+# fake_peer silent|junk: a scripted peer on a free port that accepts one
+# connection and then says nothing, or a junk line every 0.5 s; sets
+# PORT and PEER_PID (killed in teardown).
+fake_peer() {
+	: >"$TMP/peer.port"
+	timeout -k 5 60 python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+print(s.getsockname()[1], flush=True); sys.stdout.close()
+c, _ = s.accept()
+for _ in range(100):
+    if sys.argv[1] == "junk":
+        c.sendall(b"junk\n")
+    time.sleep(0.5)' "$1" >"$TMP/peer.port" 3>&- &
+	PEER_PID=$!
+	for _ in $(seq 50); do [ -s "$TMP/peer.port" ] && break; sleep 0.1; done
+	PORT=$(cat "$TMP/peer.port")
+	[ -n "$PORT" ]
+}
+
 # Wait (bounded) for the --once server to exit; its status in SERVE_STATUS.
 serve_wait() {
 	SERVE_STATUS=0
@@ -67,6 +92,23 @@ serve_wait() {
 	apcdump "$SHARED/apc/v68_nonroot.apc" >"$TMP/a.txt"
 	apcdump "$TMP/v68_nonroot.apc" >"$TMP/b.txt"
 	diff "$TMP/a.txt" "$TMP/b.txt"
+}
+
+@test "a gatord 9.x capture is converted to protocol 680 before it is served, as apcconv converts it" {
+	need_shared
+	c="$SHARED/apc/sleep_counters.apc"
+	[ -d "$c" ] || skip "sleep_counters.apc is absent"
+	grep -q 'protocol="950"' "$c/captured.xml"
+	apcconv "$c" -o "$TMP/conv.apc" -q
+	serve "$c" --once
+	exits 0 apcrecord "127.0.0.1:$PORT" -o "$TMP/rec.apc"
+	serve_wait
+	[ "$SERVE_STATUS" -eq 0 ]
+	grep -q "gatord 9.x perf frames (not expressible at protocol 680): 17" "$TMP/serve.log"
+	grep -q ": converted, listening on" "$TMP/serve.log"
+	grep -q 'protocol="680"' "$TMP/rec.apc/captured.xml"
+	cmp "$TMP/conv.apc/0000000000" "$TMP/rec.apc/0000000000"
+	cmp "$TMP/conv.apc/captured.xml" "$TMP/rec.apc/captured.xml"
 }
 
 @test "a converted Barman capture comes back byte for byte, also converted on the fly" {
@@ -115,6 +157,85 @@ serve_wait() {
 	exits 2 apcrecord --bogus
 	[ "$output" = "apcrecord: unrecognized option '--bogus'
 Try 'apcrecord --help' for more information." ]
+}
+
+@test "apcrecord: a signal before APC Start ends the run at once; the magic exchange has one deadline" {
+	command -v python3 >/dev/null || skip "python3 not available"
+	for peer in silent junk; do
+		for sig in INT TERM; do
+			fake_peer $peer
+			start=$(date +%s)
+			timeout -k 5 40 "$APC_BIN/apcrecord" --timeout=30 "127.0.0.1:$PORT" -o "$TMP/s.apc" 2>"$TMP/rec.log" 3>&- &
+			rec=$!
+			sleep 1
+			kill -$sig "$rec"
+			st=0; wait "$rec" || st=$?
+			cat "$TMP/rec.log"
+			[ "$st" -eq 2 ]
+			[ $(($(date +%s) - start)) -le 4 ]
+			[ "$(cat "$TMP/rec.log")" = "apcrecord: 127.0.0.1:$PORT: interrupted" ]
+			# nothing left behind: no capture, no temporary folder
+			[ "$(ls -A "$TMP" | grep -v -e '^peer.port$' -e '^rec.log$' || true)" = "" ]
+			kill "$PEER_PID" 2>/dev/null || true
+			wait "$PEER_PID" 2>/dev/null || true
+			PEER_PID=
+		done
+	done
+	# A peer that talks junk forever still times out, in the option's unit.
+	fake_peer junk
+	start=$(date +%s)
+	exits 2 apcrecord --timeout=2 "127.0.0.1:$PORT" -o "$TMP/s.apc"
+	[ $(($(date +%s) - start)) -le 5 ]
+	[ "$output" = "apcrecord: 127.0.0.1:$PORT: no magic from the peer within 2 s" ]
+	[ ! -e "$TMP/s.apc" ]
+}
+
+@test "apcrecord: output names follow apcconv's rules; errors name the output as given" {
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	cd "$TMP"
+	exits 2 apcrecord "127.0.0.1:$port" -o -
+	[ "$output" = "apcrecord: -: cannot record to stdout: a recording is an .apc folder (record to NAME.apc, then apcconv NAME.apc -o - for a tar stream)" ]
+	exits 2 apcrecord "127.0.0.1:$port" -o out.apc.zip
+	[ "$output" = "apcrecord: out.apc.zip: cannot record into an archive: a recording is an .apc folder (record to NAME.apc, then apcconv NAME.apc -o out.apc.zip)" ]
+	exits 2 apcrecord "127.0.0.1:$port" -o x.TAR.GZ
+	[[ "$output" == "apcrecord: x.TAR.GZ: cannot record into an archive"* ]]
+	for o in . .. sub/. ./; do
+		exits 2 apcrecord "127.0.0.1:$port" -o "$o"
+		[ "$output" = "apcrecord: $o: not a usable output name" ]
+	done
+	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/nonexistent/x.apc"
+	[ "$output" = "apcrecord: $TMP/nonexistent/x.apc: cannot create: no such file or directory" ]
+	# nothing was made
+	[ -z "$(ls -A "$TMP")" ]
+}
+
+@test "apcrecord: bad session values fail before connecting; unknown counters are named; --progress into a log is whole lines" {
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/x.apc" --sample-rate=bogus
+	[ "$output" = "apcrecord: invalid sample rate 'bogus' (high, normal, low or none)" ]
+	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/x.apc" --buffer-mode=bogus
+	[ "$output" = "apcrecord: invalid buffer mode 'bogus' (streaming, large, medium or small)" ]
+	need_shared
+	serve "$SHARED/apc/v68_nonroot.apc" --once
+	apcrecord "127.0.0.1:$PORT" -o "$TMP/c.apc" --counters=NoSuchCounter,Other:3 --progress 2>"$TMP/rec.log"
+	serve_wait
+	cat "$TMP/rec.log"
+	grep -qx "apcrecord: 127.0.0.1:$PORT: warning: the agent does not offer NoSuchCounter, Other (see --list-counters)" "$TMP/rec.log"
+	# stderr is a file: no carriage returns, no escape sequences
+	[ "$(tr -cd '\r\033' <"$TMP/rec.log" | wc -c)" -eq 0 ]
+}
+
+@test "apcserve: SIGHUP removes the converted temporary folder; -q keeps only the listening line" {
+	mkdir "$TMP/t"
+	TMPDIR="$TMP/t" serve "$APC_ROOT/testdata/barman/demo.bin" -q
+	[ "$(wc -l <"$TMP/serve.log")" -eq 1 ]
+	grep -q "listening on" "$TMP/serve.log"
+	[ -n "$(ls -A "$TMP/t")" ]
+	kill -HUP $(pgrep -P "$SERVE_PID")
+	serve_wait
+	[ "$SERVE_STATUS" -eq 0 ]
+	[ -z "$(ls -A "$TMP/t")" ]
+	apcserve --help | grep -q -- "-q, --quiet           only the listening line and errors"
 }
 
 @test "--duration stops a paced capture early; it still ends with End of Sequence" {
@@ -225,6 +346,39 @@ EOF
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "ok" ]
+}
+
+@test "apcserve reports the conversion as apcconv does: damage, summary, exit status" {
+	need_shared
+	head -c 20000 "$SHARED/barman/capture1_linear64.bin" >"$TMP/cut.bin"
+	run apcconv "$TMP/cut.bin" -o "$TMP/cut.apc"
+	[ "$status" -eq 1 ]
+	conv_damage="${lines[0]#apcconv: }"
+	[[ "$conv_damage" == *"data area truncated"* ]]
+	serve "$TMP/cut.bin" --once
+	exits 0 apcrecord "127.0.0.1:$PORT" -o "$TMP/rec.apc"
+	serve_wait
+	cat "$TMP/serve.log"
+	# the damage, then the summary line, then the listening line
+	[ "$(sed -n 1p "$TMP/serve.log")" = "apcserve: $conv_damage" ]
+	[[ "$(sed -n 2p "$TMP/serve.log")" == "apcserve: $TMP/cut.bin (barman) -> the served capture: "* ]]
+	[[ "$(sed -n 3p "$TMP/serve.log")" == *"converted, listening on"* ]]
+	cmp "$TMP/cut.apc/0000000000" "$TMP/rec.apc/0000000000"
+	# Nothing converts: apcconv's cause and exit status, no temporary folder named.
+	head -c 1000 "$SHARED/barman/capture1_linear64.bin" >"$TMP/bc.bin"
+	run timeout -k 5 20 "$APC_BIN/apcserve" --port 0 "$TMP/bc.bin"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "apcserve: $TMP/bc.bin: offset 0x0: file ends inside the barman header"* ]]
+	[[ "$output" != *apcserve-* ]]
+	[[ "$output" != *listening* ]]
+	echo text >"$TMP/text.txt"
+	exits 2 timeout -k 5 20 "$APC_BIN/apcserve" --port 0 "$TMP/text.txt"
+	[ "$output" = "apcserve: $TMP/text.txt: cannot tell the input format (try -f FORMAT; see --list-formats)" ]
+	# and the options that hint names exist
+	exits 1 timeout -k 5 20 "$APC_BIN/apcserve" --port 0 -f barman "$TMP/text.txt"
+	[[ "$output" == *"no barman magic"* ]]
+	[ "$(apcserve --list-formats)" = "$(apcconv --list-formats)" ]
 }
 
 @test "apcserve: bad capture or port exit 2" {

@@ -432,7 +432,7 @@ static int run_agent(int fd, void *ctx)
 	struct apc_err e;
 	int rc;
 
-	if (apc_gator_capture_open(a->capture, &c, &e) != APC_OK)
+	if (apc_gator_capture_open(a->capture, &c, NULL, &e) != APC_OK)
 		return 90;
 	rc = apc_gator_agent_session(c, fd, &o, &st, &e);
 	apc_gator_capture_close(c);
@@ -811,7 +811,7 @@ static void record_over_loopback(void)
 		struct apc_gator_serve_stats st;
 		int ended = 0;
 		alarm(10);
-		if (apc_gator_capture_open(cap, &c, &e) != APC_OK)
+		if (apc_gator_capture_open(cap, &c, NULL, &e) != APC_OK)
 			_exit(90);
 		/* Two connections, as Streamline makes them. */
 		for (int i = 0; i < 2; i++) {
