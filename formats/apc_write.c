@@ -1328,19 +1328,15 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 		w->tmpdir = apcw_printf("%s/apcconv-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		w->where = tmp && *tmp ? apcw_printf("%s (TMPDIR)", tmp) : apcw_strdup("/tmp");
 	} else {
-		size_t n = strlen(out), k = 0;
-		static const struct { const char *sfx; enum apcw_kind kind; } arch[] = {
-			{".tar.gz", APCW_TGZ}, {".tgz", APCW_TGZ},   {".tar.bz2", APCW_TBZ2},
-			{".tbz2", APCW_TBZ2},  {".tar.xz", APCW_TXZ}, {".txz", APCW_TXZ},
-			{".tar", APCW_TAR},    {".zip", APCW_ZIP},
-		};
-		w->kind = APCW_DIR;
-		for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++)
-			if (apcw_ends(out, n, arch[i].sfx)) {
-				w->kind = arch[i].kind;
-				k = strlen(arch[i].sfx);
-				break;
-			}
+		size_t n = strlen(out), k = apc_archive_suffix(out, n);
+		/* the archive extensions are apc_archive_suffix()'s; which
+		 * archive each one means follows from its last letters */
+		w->kind = !k                              ? APCW_DIR
+			  : apcw_ends(out, n, ".zip")     ? APCW_ZIP
+			  : apcw_ends(out, n, "gz")       ? APCW_TGZ
+			  : apcw_ends(out, n, "bz2")      ? APCW_TBZ2
+			  : apcw_ends(out, n, "xz")       ? APCW_TXZ
+							  : APCW_TAR;
 		if (w->kind == APCW_DIR) {
 			while (n > 1 && out[n - 1] == '/')
 				n--;
