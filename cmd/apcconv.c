@@ -184,6 +184,8 @@ int main(int argc, char **argv)
 		/* A closed pipe downstream ends the run quietly. */
 		if (!(rc == APC_EIO && strstr(err.msg, apc_strerror(EPIPE, why, sizeof why))))
 			fprintf(stderr, PROG ": %s\n", apc_err_format(&err, msg, sizeof msg));
+		if (rc == APC_EDATA)
+			apc_report_more_damage(stderr, PROG, &res);
 	}
 	/* Nothing was read when no reader took the input: no summary. */
 	if (status != 2 && !quiet && res.format) {

@@ -129,6 +129,8 @@ int main(int argc, char **argv)
 	if (rc != APC_OK || (conv.ran && conv.status != APC_OK && !quiet))
 		fprintf(stderr, PROG ": %s\n",
 			apc_err_format(rc != APC_OK ? &err : &conv.err, msg, sizeof msg));
+	if (conv.ran && conv.status == APC_EDATA && !quiet)
+		apc_report_more_damage(stderr, PROG, &conv.res);
 	if (conv.ran && conv.res.format && (conv.status == APC_OK || conv.status == APC_EDATA) &&
 	    !quiet) {
 		apc_report_line(stderr, PROG, argv[optind], &conv.res, conv.seconds);

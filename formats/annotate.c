@@ -66,7 +66,8 @@ static int annr_bid(struct apc_input *in)
 	return annr_setup_kind(s) == 2 ? 100 : 0;
 }
 
-/* Record damage in stream `src`: the first failure is the one reported. */
+/* Record damage in stream `src`: the first failure is the run's error,
+ * any later one (another stream's) a line of its own in the report. */
 static void annr_damage(struct apc_reader *r, struct annr_src *src, const struct apc_err *e)
 {
 	src->done = 1;
@@ -74,6 +75,8 @@ static void annr_damage(struct apc_reader *r, struct annr_src *src, const struct
 	if (!r->damaged) {
 		r->err = *e;
 		r->damaged = 1;
+	} else {
+		apc_model_more_damage(r->model, e);
 	}
 }
 

@@ -1893,8 +1893,12 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 		}
 		if (rc < 0) {
 			b->finished = 1;
-			if (b->holding && damage)
-				r->err = b->held; /* the first damage met, in the older piece */
+			if (b->holding && damage) {
+				/* the first damage met, in the older piece, is the
+				 * run's; the newer piece's a line of its own */
+				apc_model_more_damage(r->model, &r->err);
+				r->err = b->held;
+			}
 			return r->err.status;
 		}
 	}

@@ -366,12 +366,15 @@ static int ltt_eventdefs(struct apc_reader *r, struct ltt_priv *p)
 	return apc_ltt_defs_compile(&p->defs, &p->arch, &r->err);
 }
 
-/* Note damage in one file of the trace; the first is the one reported. */
-static void ltt_damage(struct ltt_priv *p, const struct apc_err *e)
+/* Note damage in one file of the trace: the first is the run's error,
+ * any later one (another CPU file) a line of its own in the report. */
+static void ltt_damage(struct apc_reader *r, struct ltt_priv *p, const struct apc_err *e)
 {
 	if (!p->damaged) {
 		p->damaged = 1;
 		p->dmg_err = *e;
+	} else {
+		apc_model_more_damage(r->model, e);
 	}
 }
 
@@ -408,7 +411,7 @@ static int ltt_control(struct apc_reader *r, struct ltt_priv *p, const char *rel
 	apc_ltt_cpu_free(&s.w);
 	apc_stream_close(s.s);
 	if (st == APC_EDATA) {
-		ltt_damage(p, &r->err);
+		ltt_damage(r, p, &r->err);
 		apc_err_clear(&r->err);
 		return APC_OK;
 	}
@@ -783,7 +786,7 @@ static int ltt_lost_cpus(struct apc_reader *r, struct ltt_priv *p, unsigned long
 		snprintf(e.msg + k, sizeof e.msg - k, " (%llu CPU tracefiles missing or empty in all)",
 			 (unsigned long long)(missing + empty));
 	}
-	ltt_damage(p, &e);
+	ltt_damage(r, p, &e);
 	if (missing)
 		apc_model_unmapped(r->model, "ltt CPU tracefiles info/system.xml declares that are "
 				   "missing (no events of their CPU)", missing);
@@ -947,7 +950,7 @@ static int ltt_open(struct apc_reader *r)
 		if (st == APC_EDATA) {
 			/* Damage in the first block ends this CPU file only,
 			 * as anywhere else in it: the others are converted. */
-			ltt_damage(p, &r->err);
+			ltt_damage(r, p, &r->err);
 			apc_err_clear(&r->err);
 			s->qst = APC_END;
 			/* A block cut before its block_end still has its
@@ -1012,7 +1015,7 @@ static inline int ltt_advance(struct apc_reader *r, struct ltt_priv *p, struct l
 		return APC_OK;
 	if (s->qst == APC_EDATA) {
 		/* This CPU ends at its damage; the others go on. */
-		ltt_damage(p, &s->qerr);
+		ltt_damage(r, p, &s->qerr);
 		s->qst = APC_END;
 		return APC_OK;
 	}

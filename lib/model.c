@@ -189,7 +189,18 @@ void apc_model_free(struct apc_model *m)
 		free(m->kinds[i].became);
 	}
 	free(m->kinds);
+	free(m->more_damage);
 	apc_model_init(m);
+}
+
+void apc_model_more_damage(struct apc_model *m, const struct apc_err *e)
+{
+	m->more_damage_total++;
+	if (m->nmore_damage >= APC_MAX_MORE_DAMAGE)
+		return;
+	if (!m->more_damage && !(m->more_damage = calloc(APC_MAX_MORE_DAMAGE, sizeof *m->more_damage)))
+		return;
+	m->more_damage[m->nmore_damage++] = *e;
 }
 
 int apc_strset(char **dst, const char *src)

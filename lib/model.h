@@ -395,6 +395,12 @@ struct apc_model {
 	uint64_t bytes_in;
 	struct apc_kind *kinds;           /* records read per kind (optional) */
 	size_t nkinds;
+	/* Damage beyond the run's first (which the driver reports), from
+	 * readers of several streams, each damaged on its own: the first
+	 * APC_MAX_MORE_DAMAGE kept, all counted. */
+	struct apc_err *more_damage;
+	size_t nmore_damage;
+	uint64_t more_damage_total;
 	/*
 	 * A pthread_mutex_t, set by a driver whose reader runs on its own
 	 * thread (lib/pipeline.c): apc_model_add_counter() holds it while it
@@ -447,6 +453,17 @@ void apc_xml_elem_free(struct apc_xml_elem *e);
  * APC_MAX_UNMAPPED kinds they are counted under "other".
  */
 void apc_model_unmapped(struct apc_model *m, const char *what, uint64_t n);
+
+/*
+ * apc_model_more_damage() : note damage in one stream of a reader of
+ * several (an LTT CPU file, an annotate stream) after the first damage
+ * the reader reports: each is then a line of its own in apcconv's
+ * report (CLI.md: one line per problem), not lost behind the first.
+ * Never fails: past APC_MAX_MORE_DAMAGE, or out of memory, it is only
+ * counted.
+ */
+#define APC_MAX_MORE_DAMAGE 16
+void apc_model_more_damage(struct apc_model *m, const struct apc_err *e);
 
 /*
  * apc_model_count_kind() : add n records of kind `what` that became

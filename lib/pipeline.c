@@ -540,6 +540,12 @@ static int inputs_held(struct apc_input *const *inputs, size_t n, int to_end,
 }
 
 /* "CAUSE; EFFECT" in cause's message, as much of it as fits. */
+static void drop_more_damage(struct apc_model *m)
+{
+	m->nmore_damage = 0;
+	m->more_damage_total = 0;
+}
+
 static void err_join(struct apc_err *cause, const char *effect)
 {
 	size_t k = strlen(cause->msg), j = strlen(effect);
@@ -752,8 +758,15 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 				err_join(&held, res->data_err.msg);
 			res->data_err = held;
 			read_rc = APC_EDATA;
+			drop_more_damage(&res->model);
 		}
 	}
+	/* Where the archive's or compressed stream's damage is the run's,
+	 * what the reader found in the members it cut (one cut short, the
+	 * ones after it missing) are its effects, as the reader's first
+	 * damage is: not problems of their own. */
+	if (damage && read_rc == APC_EDATA)
+		drop_more_damage(&res->model);
 	/* Not one Activity, Counter or Block Counter message (nor perf
 	 * samples): the capture would be one Streamline cannot open, so
 	 * none is written, and the run exits 1. */

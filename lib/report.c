@@ -45,7 +45,21 @@ void apc_report_line(FILE *f, const char *prog, const char *input, const struct 
 	for (size_t i = 0; i < m->nunmapped; i++)
 		fprintf(f, "%s %s: %" PRIu64, i ? "," : "; not mapped:", m->unmapped[i].what,
 			m->unmapped[i].count);
+	if (m->more_damage_total)
+		fprintf(f, "; problems: %" PRIu64, m->more_damage_total + 1);
 	fputc('\n', f);
+}
+
+void apc_report_more_damage(FILE *f, const char *prog, const struct apc_conv_result *r)
+{
+	const struct apc_model *m = &r->model;
+	char buf[1024];
+
+	for (size_t i = 0; i < m->nmore_damage; i++)
+		fprintf(f, "%s: %s\n", prog, apc_err_format(&m->more_damage[i], buf, sizeof buf));
+	if (m->more_damage_total > m->nmore_damage)
+		fprintf(f, "%s: %" PRIu64 " more damaged streams not shown\n", prog,
+			m->more_damage_total - m->nmore_damage);
 }
 
 /* The process's CPU time (every thread's, those ended too) and peak RSS
@@ -137,6 +151,15 @@ void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r
 		char buf[1024];
 		fputs(",\"damage\":", f);
 		apc_json_cstr(f, apc_err_format(&r->data_err, buf, sizeof buf));
+		/* the damage of other streams, as apcconv lists it, and the
+		 * count of all (past those listed) */
+		fputs(",\"more_damage\":[", f);
+		for (size_t i = 0; i < m->nmore_damage; i++) {
+			if (i)
+				fputc(',', f);
+			apc_json_cstr(f, apc_err_format(&m->more_damage[i], buf, sizeof buf));
+		}
+		fprintf(f, "],\"problems\":%" PRIu64, m->more_damage_total + 1);
 	}
 	fputs("}\n", f);
 }

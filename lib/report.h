@@ -18,6 +18,12 @@ void apc_report_formats(FILE *f);
  */
 void apc_report_line(FILE *f, const char *prog, const char *input, const struct apc_conv_result *r,
 		     double seconds);
+/*
+ * apc_report_more_damage() : "PROG: FILE: [offset 0x...: ]message" for
+ * each damaged stream past the first (the run's error, printed by the
+ * caller), and how many more there were past those kept.
+ */
+void apc_report_more_damage(FILE *f, const char *prog, const struct apc_conv_result *r);
 /* With -v: one line per kind of source record and what it became. */
 void apc_report_kinds(FILE *f, const char *prog, const struct apc_conv_result *r);
 /*

@@ -353,6 +353,29 @@ assert o["records_read"] == want, (o["records_read"], want)' "$1" "$2" "${3:-0}"
 	barman_records_match "$TMP/s.json" "$TD/barman/le64_badlen_circ_older.truth"
 }
 
+@test "a Barman circular buffer damaged in both parts names both damages" {
+	f="$TD/barman/le64_badlen_circ_older.bin"
+	# a block length past the end, at the sixth record of the newer part
+	# (buffer offsets below the write position, 3080)
+	python3 - "$f" "$TD/barman/le64_badlen_circ_older.truth" "$TMP/both.bin" <<'EOF2'
+import re, struct, sys
+t = open(sys.argv[2]).read().splitlines()
+base = int(re.search(r"data_area_file_offset=(\d+)", t[1]).group(1))
+recs = [int(re.search(r" off=(\d+)", l).group(1)) % 12000 for l in t
+        if l.startswith("R ") and " st=present " in l]
+newer = sorted(o for o in recs if o < 3080)
+d = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<Q", d, base + newer[5], 0x7fff0001)
+open(sys.argv[3], "wb").write(d)
+EOF2
+	run apcconv "$TMP/both.bin" -o "$TMP/c.apc"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "apcconv: $TMP/both.bin: offset 0x2de8: block length 24000 runs past the end of the data (1752 bytes left); records lost up to the wrap point at offset 13512, the newer ones from offset 1512 kept" ]
+	[ "${lines[1]}" = "apcconv: $TMP/both.bin: offset 0x720: block length 2147418113 runs past the end of the data (2760 bytes left)" ]
+	[[ "${lines[2]}" == *"; problems: 2" ]]
+	apcverify -q "$TMP/c.apc"
+}
+
 @test "a real Barman circular capture cut in either part keeps every whole record" {
 	need_shared
 	for cut in 10000 4000; do

@@ -233,6 +233,53 @@ EOF2
 	done
 }
 
+@test "LTT: every damaged CPU file is a line of its own, and --stats=json lists them all" {
+	trace "$TMP/t" <<'EOF2'
+blocks = irq_blocks()
+write_trace(D, CORE, blocks)
+# both CPU files cut inside their first block, 3 bytes into an event
+for cpu in (0, 1):
+    with open(D + "/cpu/%d" % cpu, "r+b") as f:
+        f.truncate(26 + 4 * 8 + 3)
+EOF2
+	conv 1 "$TMP/t" -o "$TMP/t.apc"
+	# CLI.md: one line per problem, a summary at the end
+	[ "$(grep -c "^apcconv: $TMP/t/cpu/[01]: offset 0x3d: truncated block: 61 of 4096 bytes" <<<"$output")" -eq 2 ]
+	grep -q "/t/cpu/0: offset" <<<"$output"
+	grep -q "/t/cpu/1: offset" <<<"$output"
+	grep -Eq '; problems: 2$' <<<"$output"
+	local rc=0
+	apcconv -q --stats=json "$TMP/t" -o "$TMP/j.apc" >"$TMP/j.json" 2>/dev/null || rc=$?
+	[ "$rc" -eq 1 ]
+	python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["problems"] == 2, o
+assert len(o["more_damage"]) == 1, o
+both = sorted([o["damage"]] + o["more_damage"])
+assert both[0].endswith("t/cpu/0: offset 0x3d: truncated block: 61 of 4096 bytes (trace cut short?)"), both
+assert both[1].endswith("t/cpu/1: offset 0x3d: truncated block: 61 of 4096 bytes (trace cut short?)"), both
+' "$TMP/j.json"
+	# one damaged file: no count line, and an empty list
+	trace "$TMP/u" <<'EOF2'
+blocks = irq_blocks()
+write_trace(D, CORE, blocks)
+with open(D + "/cpu/1", "r+b") as f:
+    f.truncate(26 + 4 * 8 + 3)
+EOF2
+	conv 1 "$TMP/u" -o "$TMP/u.apc"
+	[ "$(grep -c 'truncated block' <<<"$output")" -eq 1 ]
+	! grep -q 'problems:' <<<"$output" || false
+	rc=0
+	apcconv -q --stats=json "$TMP/u" -o "$TMP/k.apc" >"$TMP/k.json" 2>/dev/null || rc=$?
+	[ "$rc" -eq 1 ]
+	python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["problems"] == 1 and o["more_damage"] == [], o
+' "$TMP/k.json"
+}
+
 @test "LTT: damage in a CPU file's first block ends that CPU only" {
 	trace "$TMP/t" <<'EOF2'
 blocks = irq_blocks()
