@@ -1036,17 +1036,20 @@ static int sum_ann_counter(struct dump *d, const struct apc_ann *n)
 static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 {
 	const struct apc_ann *n = &a->ann;
-	/* a connection's tables are keyed by its tid, then channel or group */
-	uint64_t conn = (uint64_t)(uint32_t)n->tid << 32;
+	/* A connection is its (pid, tid): a tid reused by another process
+	 * is another connection.  Its channels and groups are keyed by the
+	 * connection's entry, then their number. */
+	uint64_t conn;
 	struct sum_conn *k;
 	struct sum_chan *c;
 	struct sum_group *g;
 	int fresh;
 
 	k = table_slot(&d->conn_map, (void **)&d->conns, &d->nconns, &d->cconns, sizeof *k,
-		       (uint32_t)n->tid, &fresh);
+		       (uint64_t)(uint32_t)n->pid << 32 | (uint32_t)n->tid, &fresh);
 	if (!k)
 		return APC_ENOMEM;
+	conn = (uint64_t)(k - d->conns) << 32;
 	k->tid = n->tid;
 	k->pid = n->pid;
 	k->version = a->version;

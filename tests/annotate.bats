@@ -235,6 +235,47 @@ EOF
 	cmp "$TMP/first.apc/0000000000" "$TMP/second.apc/0000000000"
 }
 
+@test "annotate: each cut stream is a line of its own, the others converted" {
+	stream "$TMP/a.bin" 5 0
+	for n in 1 2 3; do
+		stream "$TMP/s$n.bin" 5 0
+	done
+	sz=$(stat -c %s "$TMP/a.bin")
+	head -c $((sz - 2)) "$TMP/s1.bin" >"$TMP/c1.bin"
+	head -c $((sz - 3)) "$TMP/s2.bin" >"$TMP/c2.bin"
+	conv 1 "$TMP/c1.bin" "$TMP/a.bin" "$TMP/c2.bin" -o "$TMP/o.apc"
+	[ "$(grep -c 'annotate stream ends inside a message' <<<"$output")" -eq 2 ]
+	grep -q "c1.bin: offset 0x.*: annotate stream ends inside a message" <<<"$output"
+	grep -q "c2.bin: offset 0x.*: annotate stream ends inside a message" <<<"$output"
+	grep -Eq '; problems: 2$' <<<"$output"
+	# the whole stream's messages are all there
+	dump "$TMP/o.apc"
+	grep -q 'hello' <<<"$output"
+}
+
+@test "annotate: apcdump --summary keeps two processes' connections with one tid apart" {
+	# tid 77 in pid 77, then tid 77 again in pid 78 (a tid reused)
+	python3 - "$TMP" "$APC_ROOT/tests" <<'EOF'
+import struct, sys
+sys.path.insert(0, sys.argv[2])
+from apcpack import p
+def msg(code, body):
+    return bytes([code]) + struct.pack("<I", len(body)) + body
+for name, pid, n in (("a", 77, 1), ("b", 78, 2)):
+    data = b"ANNOTATE 5\n" + struct.pack("<II", 77, pid) + bytes([0])
+    for i in range(n):
+        data += msg(0x01, p(5_000_000_000 + i) + p(0) + b"hello")
+    open("%s/%s.bin" % (sys.argv[1], name), "wb").write(data)
+EOF
+	apcconv -q "$TMP/a.bin" "$TMP/b.bin" -o "$TMP/o.apc"
+	dump --summary "$TMP/o.apc"
+	grep -q '^Annotate connections: 2$' <<<"$output"
+	grep -Eq '^  tid 77 +pid 77 +v5 +1 message +1 annotation ' <<<"$output"
+	grep -Eq '^  tid 77 +pid 78 +v5 +2 messages +2 annotations ' <<<"$output"
+	grep -q '^Annotation channels: 2$' <<<"$output"
+	grep -Eq '^  tid 77 +pid 78 +channel 0 +group 0 +\(unnamed\) 2 annotations$' <<<"$output"
+}
+
 @test "annotate: an input that is not an annotate stream is refused in any position (exit 2)" {
 	stream "$TMP/a.bin" 5 0
 	demo="$APC_ROOT/testdata/barman/demo.bin"
