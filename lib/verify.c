@@ -521,10 +521,17 @@ static int c_str(struct verify *v, struct vcur *c, const uint8_t **s, size_t *n,
 		return -1;
 	if (len < 0 || (uint64_t)len > c->len - c->pos) {
 		if (!c->quiet) {
-			v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, at),
-			       "%s length %lld %s (%zu byte%s left in the frame)", what, (long long)len,
-			       len < 0 ? "is negative" : "runs past the end of the frame",
-			       c->len - c->pos, v_s(c->len - c->pos));
+			/* what is left is counted after the length field: the
+			 * bytes the string could have had */
+			if (len < 0)
+				v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, at),
+				       "%s length %lld is negative", what, (long long)len);
+			else
+				v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, at),
+				       "%s length %lld runs past the end of the frame (%zu byte%s "
+				       "follow%s the length field)",
+				       what, (long long)len, c->len - c->pos, v_s(c->len - c->pos),
+				       c->len - c->pos == 1 ? "s" : "");
 			v->frame_bad = 1;
 		}
 		return -1;

@@ -565,3 +565,19 @@ EOF2
 	verify 1 --strict "$TMP/ann.apc"
 	apcverify --list-checks | grep -q '^ts-before-start  *warning'
 }
+
+@test "a string overrun counts the bytes after its length field" {
+	need_python
+	mkdir "$TMP/x.apc"
+	python3 - "$TMP/x.apc" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+# a thread name of length 128 (a 2-byte packed length) with 2 bytes after it
+body = p(3) + p(0) + p(2) + p(10) + p(42) + p(128) + b"ab"
+assert len(p(128)) == 2
+write_cap(sys.argv[1], frames([summary(), block_counter(), body]))
+EOF2
+	verify 1 "$TMP/x.apc"
+	grep -Eq '^[^ ]*x.apc: frame 2 @0x[0-9a-f]+: error: thread name length 128 runs past the end of the frame \(2 bytes follow the length field\) \[string-overrun\]$' <<<"$output"
+}
