@@ -48,7 +48,8 @@ const struct apc_vcheck apc_verify_checks[] = {
 	{"packed-overlong", APC_V_ERROR, "a packed integer longer than 5/10 bytes or out of range"},
 	{"packed-nonminimal", APC_V_WARNING, "a packed integer not in its shortest form"},
 	{"string-overrun", APC_V_ERROR,
-	 "a string length that is negative or runs past the end of the frame"},
+	 "a string length (or a Proc frame count) that is negative or runs past the end of the "
+	 "frame, or a NUL-terminated string without its NUL"},
 	{"unknown-frame", APC_V_WARNING, "a frame type neither the spec nor gatord defines"},
 	{"unknown-msg", APC_V_WARNING,
 	 "a message code the frame type does not define (rest of frame skipped)"},
@@ -1091,6 +1092,144 @@ static void walk_annotate(struct verify *v, struct vcur *c)
 	}
 }
 
+/* A NUL-terminated string, as gatord 6.8's Proc frame messages write them. */
+static int c_cstr(struct verify *v, struct vcur *c, const char *what)
+{
+	const uint8_t *nul = memchr(c->b + c->pos, 0, c->len - c->pos);
+
+	if (!nul) {
+		v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, c->pos),
+		       "%s has no terminating NUL before the end of the frame (%zu byte%s left)",
+		       what, c->len - c->pos, v_s(c->len - c->pos));
+		v->frame_bad = 1;
+		return -1;
+	}
+	c->pos = (size_t)(nul - c->b) + 1;
+	return 0;
+}
+
+/* A count of entries that follow (Proc frame key lists): never negative. */
+static int c_count(struct verify *v, struct vcur *c, int64_t *n, const char *what)
+{
+	size_t at = c->pos;
+
+	if (c_p32(v, c, n, what) < 0)
+		return -1;
+	if (*n < 0) {
+		v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, at),
+		       "%s %lld is negative", what, (long long)*n);
+		v->frame_bad = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * gatord 6.8's Proc frame (type 11): coded messages with NUL-terminated
+ * strings (the spec's Comm message is code 5), as the shared decoder
+ * reads them.  9.x writes perf attributes here that neither reads: the
+ * caller walks only a capture known to be 6.8 (three Summary clocks).
+ */
+static void walk_proc(struct verify *v, struct vcur *c)
+{
+	while (c->pos < c->len) {
+		size_t at = c->pos;
+		int64_t code, x, n;
+
+		if (c_p32(v, c, &code, "message code") < 0)
+			return;
+		switch (code) {
+		case 1: { /* a raw struct perf_event_attr (its size at byte 4), then key */
+			const uint8_t *p = c->b + c->pos;
+			size_t left = c->len - c->pos;
+			uint32_t size;
+
+			if (left < 8) {
+				c_fail_trunc(v, c, "a perf_event_attr's type and size");
+				return;
+			}
+			size = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
+			       (uint32_t)p[7] << 24;
+			if (size < 8 || size > left) {
+				if (size < 8)
+					v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, c->pos),
+					       "perf_event_attr size %lu is less than its 8-byte type and size",
+					       (unsigned long)size);
+				else
+					v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, c->pos),
+					       "perf_event_attr size %lu runs past the end of the frame "
+					       "(%zu byte%s left)", (unsigned long)size, left, v_s(left));
+				v->frame_bad = 1;
+				return;
+			}
+			c->pos += size;
+			if (c_p32(v, c, &x, "perf key") < 0)
+				return;
+			break;
+		}
+		case 2: /* count, then (packed64 id, packed32 key) pairs */
+			if (c_count(v, c, &n, "perf id count") < 0)
+				return;
+			for (int64_t i = 0; i < n; i++)
+				if (c_p64(v, c, &x, "perf id") < 0 || c_p32(v, c, &x, "perf key") < 0)
+					return;
+			break;
+		case 3:
+			if (c_cstr(v, c, "perf format") < 0)
+				return;
+			break;
+		case 4:
+			if (c_p32(v, c, &x, "pid") < 0 || c_p32(v, c, &x, "tid") < 0 ||
+			    c_cstr(v, c, "perf maps") < 0)
+				return;
+			break;
+		case 5: /* Comm */
+			if (c_p32(v, c, &x, "pid") < 0 || c_p32(v, c, &x, "tid") < 0 ||
+			    c_cstr(v, c, "image") < 0 || c_cstr(v, c, "comm") < 0)
+				return;
+			break;
+		case 6: /* keys, then a raw read() buffer to the end of the frame */
+			if (c_count(v, c, &n, "perf key count") < 0)
+				return;
+			for (int64_t i = 0; i < n; i++)
+				if (c_p32(v, c, &x, "perf key") < 0)
+					return;
+			c->pos = c->len;
+			break;
+		case 7:
+		case 8:
+			if (c_p64(v, c, &x, "timestamp") < 0 || c_p32(v, c, &x, "cpu") < 0)
+				return;
+			break;
+		case 9:
+			if (c_cstr(v, c, "kallsyms") < 0)
+				return;
+			break;
+		case 10: /* timestamp, then (core, key, value) up to core -1 or the frame's end */
+			if (c_p64(v, c, &x, "timestamp") < 0)
+				return;
+			while (c->pos < c->len) {
+				if (c_p32(v, c, &x, "perf counter core") < 0)
+					return;
+				if (x == -1)
+					break;
+				if (c_p32(v, c, &x, "perf counter key") < 0 ||
+				    c_p64(v, c, &x, "perf counter value") < 0)
+					return;
+			}
+			break;
+		case 11:
+		case 12:
+			if (c_cstr(v, c, code == 11 ? "header_page" : "header_event") < 0)
+				return;
+			break;
+		default:
+			v_unknown_msg(v, c, at, code, "proc");
+			return;
+		}
+	}
+}
+
 /* ---- External frames: annotate streams per fd ------------------------- */
 
 static struct vfd *v_fd(struct verify *v, int64_t fd)
@@ -1295,7 +1434,13 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 	case APC_FRAME_IDLE: walk_idle(v, &c); break;
 	case APC_FRAME_EXTERNAL: walk_external(v, &c); break;
 	case APC_FRAME_ACTIVITY_TRACE: walk_activity(v, &c); break;
-	default: break; /* 11, 12, 14, 15: perf data, opaque */
+	case APC_FRAME_PROC:
+		/* gatord 6.8's messages; 9.x (or an unknown protocol): opaque,
+		 * as the shared decoder takes it */
+		if (v->summary_clocks == 3)
+			walk_proc(v, &c);
+		break;
+	default: break; /* 12, 14, 15: perf data, opaque */
 	}
 	if (!v->frame_bad)
 		v_crosscheck(v, f);

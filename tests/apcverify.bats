@@ -581,3 +581,44 @@ EOF2
 	verify 1 "$TMP/x.apc"
 	grep -Eq '^[^ ]*x.apc: frame 2 @0x[0-9a-f]+: error: thread name length 128 runs past the end of the frame \(2 bytes follow the length field\) \[string-overrun\]$' <<<"$output"
 }
+
+@test "gatord 6.8 Proc frames: their messages are walked, faults get their own check, not [decode]" {
+	need_python
+	mkdir "$TMP/ok.apc" "$TMP/unk.apc" "$TMP/nul.apc" "$TMP/cut.apc" "$TMP/neg.apc" "$TMP/attr.apc"
+	python3 - "$TMP" <<'EOF2'
+import os, struct, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+t = sys.argv[1]
+def proc(*msgs):  # a Proc frame on core 0 (protocol 680: gatord 6.8's messages)
+    return p(11) + p(0) + b"".join(msgs)
+good = [p(5) + p(42) + p(43) + b"/bin/img\0" + b"img\0",  # Comm
+        p(9) + b"ffff0000 T _stext\n\0",                   # kallsyms
+        p(10) + p(25) + p(0) + p(0x11) + p(7) + p(-1),    # counters at time 25
+        p(1) + struct.pack("<II", 4, 8) + p(0x11),        # a perf_event_attr of 8 bytes
+        p(2) + p(1) + p(123) + p(0x11)]                   # one (id, key)
+cases = {"ok": proc(*good),
+         "unk": proc(good[0], p(63) + b"junk"),
+         "nul": proc(good[0], p(9) + b"no terminator"),
+         "cut": proc(good[0], p(10) + b"\x80"),
+         "neg": proc(p(2) + p(-3)),
+         "attr": proc(p(1) + struct.pack("<II", 4, 64) + b"short")}
+for name, body in cases.items():
+    write_cap(t + "/" + name + ".apc", frames([summary(), body, block_counter()]))
+EOF2
+	verify 0 "$TMP/ok.apc"
+	[ "$output" = "$TMP/ok.apc: ok (3 frames)" ]
+	# an unknown code: as in any other frame, a warning and the rest skipped
+	verify 0 "$TMP/unk.apc"
+	grep -Eq '^[^ ]*unk.apc: frame 1 @0x[0-9a-f]+: warning: unknown message code 63 in a proc frame \(rest of the frame skipped\) \[unknown-msg\]$' <<<"$output"
+	verify 1 "$TMP/nul.apc"
+	grep -Eq 'frame 1 @0x[0-9a-f]+: error: kallsyms has no terminating NUL before the end of the frame \(13 bytes left\) \[string-overrun\]$' <<<"$output"
+	verify 1 "$TMP/cut.apc"
+	grep -Eq 'frame 1 @0x[0-9a-f]+: error: frame ends inside timestamp \(1 byte left\) \[packed-truncated\]$' <<<"$output"
+	verify 1 "$TMP/neg.apc"
+	grep -Eq 'frame 1 @0x[0-9a-f]+: error: perf id count -3 is negative \[string-overrun\]$' <<<"$output"
+	verify 1 "$TMP/attr.apc"
+	grep -Eq 'frame 1 @0x[0-9a-f]+: error: perf_event_attr size 64 runs past the end of the frame \(13 bytes left\) \[string-overrun\]$' <<<"$output"
+	run apcverify "$TMP/unk.apc" "$TMP/nul.apc" "$TMP/cut.apc" "$TMP/neg.apc" "$TMP/attr.apc"
+	! grep -q '\[decode\]' <<<"$output"
+}
