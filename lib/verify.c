@@ -31,6 +31,7 @@
 #include "format.h"
 #include "frame.h"
 #include "input.h"
+#include "model.h"
 #include "packed.h"
 #include "util.h"
 #include "verify.h"
@@ -43,6 +44,8 @@ const struct apc_vcheck apc_verify_checks[] = {
 	 "a frame's length word or body is cut short, or its length is impossible"},
 	{"frame-empty", APC_V_WARNING,
 	 "a zero-length frame (the protocol's end of sequence) inside the file"},
+	{"frame-core", APC_V_ERROR,
+	 "a frame header's core field that is negative or beyond the target's core count"},
 	{"packed-truncated", APC_V_ERROR,
 	 "a frame ends inside a packed integer or before a message's next field"},
 	{"packed-overlong", APC_V_ERROR, "a packed integer longer than 5/10 bytes or out of range"},
@@ -255,6 +258,7 @@ struct verify {
 	/* captured.xml */
 	int have_captured;
 	int protocol;         /* 0 if unknown */
+	long cores;           /* <target cores>, 0 if not declared */
 	struct vkey *keys;
 	size_t nkeys;
 	struct vkey *key_hot[V_KEY_HOT]; /* recent bsearch() answers */
@@ -1420,8 +1424,35 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 			       "attributes first; the spec only recommends the Summary first",
 			       (unsigned long long)v->pre_summary, v_s(v->pre_summary));
 	}
-	if (apc_frame_has_core((int)type) && c_p32(v, &c, &core, "frame core") < 0)
-		return;
+	if (apc_frame_has_core((int)type)) {
+		size_t at = c.pos;
+
+		if (c_p32(v, &c, &core, "frame core") < 0)
+			return;
+		/* A core is an index below the target's core count
+		 * (captured.xml's <target cores>, else the most a capture is
+		 * read with): anything else is a damaged header, and what
+		 * follows it is not read as messages. */
+		if (core < 0 || core >= (v->cores ? v->cores : APC_MAX_CORES)) {
+			if (core < 0)
+				v_prob(v, APC_V_ERROR, "frame-core", v->frame, c_off(v, at),
+				       "%s frame header has core %lld, which is negative "
+				       "(the frame's messages are not read)",
+				       apc_frame_type_name((int)type), (long long)core);
+			else if (v->cores)
+				v_prob(v, APC_V_ERROR, "frame-core", v->frame, c_off(v, at),
+				       "%s frame header has core %lld, but captured.xml's target has "
+				       "%ld core%s (the frame's messages are not read)",
+				       apc_frame_type_name((int)type), (long long)core, v->cores,
+				       v_s((unsigned long long)v->cores));
+			else
+				v_prob(v, APC_V_ERROR, "frame-core", v->frame, c_off(v, at),
+				       "%s frame header has core %lld, beyond the %d cores any capture "
+				       "is read with (the frame's messages are not read)",
+				       apc_frame_type_name((int)type), (long long)core, APC_MAX_CORES);
+			return;
+		}
+	}
 
 	switch (type) {
 	case APC_FRAME_SUMMARY: walk_summary(v, &c); break;
@@ -1597,6 +1628,21 @@ static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, cons
 				v->res->perf_mode = 1;
 			xmlFree(a);
 		}
+	}
+	/* the target's core count bounds the frame headers' core fields */
+	for (n = root->children; n; n = n->next) {
+		xmlChar *a;
+		char *end;
+		long cores;
+
+		if (n->type != XML_ELEMENT_NODE || xmlStrcmp(n->name, BAD_CAST "target") ||
+		    !(a = xmlGetProp(n, BAD_CAST "cores")))
+			continue;
+		cores = strtol((const char *)a, &end, 10);
+		if (*a && !*end && cores > 0 && cores <= APC_MAX_CORES)
+			v->cores = cores;
+		xmlFree(a);
+		break;
 	}
 	if (v->protocol > 0)
 		v->summary_clocks = v->protocol >= 910 ? 4 : 3;

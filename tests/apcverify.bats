@@ -622,3 +622,34 @@ EOF2
 	run apcverify "$TMP/unk.apc" "$TMP/nul.apc" "$TMP/cut.apc" "$TMP/neg.apc" "$TMP/attr.apc"
 	! grep -q '\[decode\]' <<<"$output"
 }
+
+@test "a frame header's core that is negative or beyond the core count is [frame-core]; its messages are not read" {
+	need_python
+	mkdir "$TMP/neg.apc" "$TMP/big.apc" "$TMP/decl.apc"
+	python3 - "$TMP" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+t = sys.argv[1]
+# the Block Counter frame of the audit: core -1015595, then what would
+# read as undeclared keys
+write_cap(t + "/neg.apc", frames([summary(), block_counter(),
+                                  p(5) + p(-1015595) + p(0) + p(30) + p(-8145) + p(1) + p(0x9fd8) + p(2)]))
+write_cap(t + "/big.apc", frames([summary(), block_counter(), block_counter(core=5000, ts=30)]))
+# captured.xml's target has 2 cores: core 1 is fine, core 2 is not
+write_cap(t + "/decl.apc", frames([summary(), block_counter(core=1), block_counter(core=2, ts=30)]))
+with open(t + "/decl.apc/captured.xml", "w") as f:
+    f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Gator">'
+            '<target cores="2"/><counters><counter key="0x11" type="T_cnt0"/></counters></captured>\n')
+EOF2
+	verify 1 "$TMP/neg.apc"
+	grep -Eq '^[^ ]*neg.apc: frame 2 @0x[0-9a-f]+: error: block_counter frame header has core -1015595, which is negative \(the frame.s messages are not read\) \[frame-core\]$' <<<"$output"
+	[ "${lines[-1]}" = "$TMP/neg.apc: 1 error, 0 warnings" ]
+	verify 1 "$TMP/big.apc"
+	grep -Eq 'frame 2 @0x[0-9a-f]+: error: block_counter frame header has core 5000, beyond the 4096 cores any capture is read with \(the frame.s messages are not read\) \[frame-core\]$' <<<"$output"
+	[ "${lines[-1]}" = "$TMP/big.apc: 1 error, 0 warnings" ]
+	verify 1 "$TMP/decl.apc"
+	grep -Eq 'frame 2 @0x[0-9a-f]+: error: block_counter frame header has core 2, but captured.xml.s target has 2 cores \(the frame.s messages are not read\) \[frame-core\]$' <<<"$output"
+	[ "${lines[-1]}" = "$TMP/decl.apc: 1 error, 0 warnings" ]
+	apcverify --list-checks | grep -q '^frame-core  *error'
+}

@@ -586,6 +586,10 @@ static void add_sched_code9(struct cap *c)
 }
 static void f_unknown_msg(void) { fault_frames(add_sched_code9, "unknown-msg", APC_V_WARNING); }
 
+/* a Name frame on core -5, its body an unknown code if it were read */
+static void add_bad_core(struct cap *c) { pvals(name_frame(c, -5), "i", (const int64_t[]){9}); }
+static void f_frame_core(void) { fault_frames(add_bad_core, "frame-core", APC_V_ERROR); }
+
 static void add_ts_frame(struct cap *c)
 {
 	struct apc_buf *b = frame(c, APC_FRAME_COUNTER);
@@ -964,7 +968,7 @@ static void f_archive(void)
 static void every_check_is_tested(void)
 {
 	static const char *const tested[] = {
-		"archive", "data-file", "frame-truncated", "frame-empty", "packed-truncated",
+		"archive", "data-file", "frame-truncated", "frame-empty", "frame-core", "packed-truncated",
 		"packed-overlong", "packed-nonminimal", "string-overrun", "unknown-frame",
 		"unknown-msg", "canary", "summary-first", "summary-repeated",
 		"summary-missing", "ts-frame", "ts-core", "ts-cross-type", "ts-gatord-name",
@@ -1073,6 +1077,7 @@ void run_tests(void)
 	T_RUN(f_string_overrun);
 	T_RUN(f_unknown_frame);
 	T_RUN(f_unknown_msg);
+	T_RUN(f_frame_core);
 	T_RUN(f_ts_frame);
 	T_RUN(f_ts_frame_block);
 	T_RUN(f_ts_core);
