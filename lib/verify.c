@@ -1674,6 +1674,17 @@ static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, cons
 				continue;
 			}
 			xmlFree(ks);
+			/* keys 0-2 are the Block Counter timestamp, pid and core:
+			 * a counter's key is above 2 (apc(5)); one that is not
+			 * declares nothing, so its uses are undeclared */
+			if (key <= 2) {
+				v_xml(v, APC_V_ERROR, "captured-xml", "captured.xml",
+				      "line %ld: counter key %s is %s (keys are above 2; 0-2 are the "
+				      "block counter timestamp, pid and core)",
+				      (long)xmlGetLineNo(k), v_keystr((char[V_KEY_LEN]){0}, key),
+				      key < 0 ? "negative" : "reserved");
+				continue;
+			}
 			struct vkey *nk = realloc(v->keys, (v->nkeys + 1) * sizeof *nk);
 			if (!nk)
 				break;
@@ -1691,7 +1702,7 @@ static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, cons
 	if (v->nkeys)
 		qsort(v->keys, v->nkeys, sizeof *v->keys, vkey_cmp);
 	for (size_t i = 1; i < v->nkeys; i++)
-		if (v->keys[i].key == v->keys[i - 1].key && v->keys[i].key > 2 &&
+		if (v->keys[i].key == v->keys[i - 1].key &&
 		    (i < 2 || v->keys[i - 2].key != v->keys[i].key))
 			v_xml(v, APC_V_ERROR, "captured-key-dup", "captured.xml",
 			      "key %s is declared more than once",

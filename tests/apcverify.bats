@@ -653,3 +653,19 @@ EOF2
 	[ "${lines[-1]}" = "$TMP/decl.apc: 1 error, 0 warnings" ]
 	apcverify --list-checks | grep -q '^frame-core  *error'
 }
+
+@test "captured.xml declaring a reserved (0-2) or negative key is a [captured-xml] error" {
+	make_cap "$TMP/x.apc"
+	cat >"$TMP/x.apc/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680" type="Gator"><counters>
+<counter key="0x11" type="T_cnt0"/>
+<counter key="0x2" type="T_cnt1"/>
+<counter key="-7" type="T_cnt2"/>
+</counters></captured>
+EOF2
+	verify 1 "$TMP/x.apc"
+	grep -q '^[^ ]*x.apc: captured.xml: error: line 4: counter key 0x2 is reserved (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
+	grep -q '^[^ ]*x.apc: captured.xml: error: line 5: counter key -7 is negative (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
+	[ "${lines[-1]}" = "$TMP/x.apc: 2 errors, 0 warnings" ]
+}
