@@ -1316,6 +1316,14 @@ static void walk_external(struct verify *v, struct vcur *c)
 		int ok = f->nhead < sizeof magic - 1 ? p[i] == (uint8_t)magic[f->nhead]
 			 : f->nhead == sizeof magic - 1 ? p[i] >= '3' && p[i] <= '5'
 							 : p[i] == '\n';
+		if (!ok && f->nhead == sizeof magic - 1 && p[i] >= '0' && p[i] <= '9') {
+			/* the setup itself, of a version not known (as apcdump says) */
+			v_prob(v, APC_V_ERROR, "annotate-setup", v->frame, c_off(v, at),
+			       "annotate stream on fd %lld: unsupported annotate protocol version "
+			       "'%c'", (long long)fd, p[i]);
+			f->bad = 1;
+			return;
+		}
 		if (!ok) {
 			v_prob(v, APC_V_ERROR, "annotate-setup", v->frame, c_off(v, at),
 			       "annotate stream on fd %lld does not begin with \"ANNOTATE N\\n\"",

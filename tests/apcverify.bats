@@ -669,3 +669,21 @@ EOF2
 	grep -q '^[^ ]*x.apc: captured.xml: error: line 5: counter key -7 is negative (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
 	[ "${lines[-1]}" = "$TMP/x.apc: 2 errors, 0 warnings" ]
 }
+
+@test "an annotate setup of an unknown version says so, as apcdump does" {
+	need_python
+	mkdir "$TMP/a9.apc" "$TMP/junk.apc"
+	python3 - "$TMP" <<'EOF2'
+import os, struct, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+t = sys.argv[1]
+setup = struct.pack("<II", 7, 7) + b"\0"
+write_cap(t + "/a9.apc", frames([summary(), block_counter(), p(10) + p(1) + b"ANNOTATE 9\n" + setup]))
+write_cap(t + "/junk.apc", frames([summary(), block_counter(), p(10) + p(1) + b"ANNOTATX 5\n" + setup]))
+EOF2
+	verify 1 "$TMP/a9.apc"
+	grep -Eq '^[^ ]*a9.apc: frame 2 @0x[0-9a-f]+: error: annotate stream on fd 1: unsupported annotate protocol version .9. \[annotate-setup\]$' <<<"$output"
+	verify 1 "$TMP/junk.apc"
+	grep -q 'error: annotate stream on fd 1 does not begin with "ANNOTATE N\\n" \[annotate-setup\]$' <<<"$output"
+}
