@@ -719,6 +719,12 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 			v_agg(v, quirk, quirk == AGG_NAME ? "ts-gatord-name" : "ts-gatord-exit", offset,
 			      back, "timestamp %lld on core %d is %lld ns before frame %lld's",
 			      (long long)ts, (int)core, (long long)back, (long long)s->frame);
+		else if (type == APC_FRAME_ACTIVITY_TRACE && core < 0)
+			/* Links and task exits have no core: ordered among themselves */
+			v_prob(v, APC_V_ERROR, "ts-core", v->frame, offset,
+			       "activity_trace link or task exit timestamp %lld is %lld ns before "
+			       "the one in frame %lld",
+			       (long long)ts, (long long)back, (long long)s->frame);
 		else
 			v_prob(v, APC_V_ERROR, "ts-core", v->frame, offset,
 			       "%s timestamp %lld on core %d is %lld ns before the one in frame %lld%s",

@@ -687,3 +687,20 @@ EOF2
 	verify 1 "$TMP/junk.apc"
 	grep -q 'error: annotate stream on fd 1 does not begin with "ANNOTATE N\\n" \[annotate-setup\]$' <<<"$output"
 }
+
+@test "Links and task exits out of order are told without a core (they have none)" {
+	need_python
+	mkdir "$TMP/x.apc"
+	python3 - "$TMP/x.apc" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+# a Link (code 1: ts, cookie, pid, tid) at 50, then a task exit (code 3: ts, tid) at 40
+write_cap(sys.argv[1], frames([summary(), block_counter(),
+                               p(13) + p(1) + p(50) + p(0) + p(42) + p(42),
+                               p(13) + p(3) + p(40) + p(42)]))
+EOF2
+	verify 1 "$TMP/x.apc"
+	grep -Eq '^[^ ]*x.apc: frame 3 @0x[0-9a-f]+: error: activity_trace link or task exit timestamp 40 is 10 ns before the one in frame 2 \[ts-core\]$' <<<"$output"
+	! grep -q 'core -1' <<<"$output"
+}
