@@ -3,8 +3,10 @@
  * engine (lib/verify.c) per capture, problems on stdout as text or JSON,
  * usage and I/O errors on stderr, an exit status for CI.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,9 +157,15 @@ int main(int argc, char **argv)
 		case OPT_JSON: json = 1; break;
 		case OPT_STRICT: strict = 1; break;
 		case OPT_MAX:
+			errno = 0;
 			max_errors = strtol(optarg, &end, 10);
 			if (!*optarg || *end || max_errors < 0) {
 				fprintf(stderr, PROG ": --max-errors wants a count, not '%s'\n", optarg);
+				return 2;
+			}
+			if (errno == ERANGE) { /* strtol() gave LONG_MAX: not what was asked */
+				fprintf(stderr, PROG ": --max-errors count '%s' is out of range (at most %ld)\n",
+					optarg, LONG_MAX);
 				return 2;
 			}
 			break;

@@ -704,3 +704,12 @@ EOF2
 	grep -Eq '^[^ ]*x.apc: frame 3 @0x[0-9a-f]+: error: activity_trace link or task exit timestamp 40 is 10 ns before the one in frame 2 \[ts-core\]$' <<<"$output"
 	! grep -q 'core -1' <<<"$output"
 }
+
+@test "--max-errors out of range is a usage error, not a silent limit" {
+	make_cap "$TMP/x.apc"
+	run apcverify --max-errors=99999999999999999999 "$TMP/x.apc"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcverify: --max-errors count '99999999999999999999' is out of range (at most 9223372036854775807)" ]
+	verify 0 --max-errors=9223372036854775807 "$TMP/x.apc"
+}
