@@ -219,6 +219,7 @@ struct dump {
 	struct apc_wbuf w;
 	struct dump_key keys[DUMP_KEYS];
 	struct dump_num n_index, n_foff, n_ts;
+	char tname[24]; /* dump_type_name()'s "type_N" */
 };
 
 static void dump_problem(struct dump *d, struct apc_err *e)
@@ -621,6 +622,19 @@ static inline void dump_num(struct apc_wbuf *w, struct dump_num *c, uint64_t v, 
 	apc_wbuf_put(w, c->s, c->len);
 }
 
+/*
+ * A frame type's name as the listing shows it: apc_frame_type_name()'s,
+ * but "type_N" for every unknown code, negative ones (a valid packed
+ * integer such as -40) and large ones included, as type_8 is.
+ */
+static const char *dump_type_name(struct dump *d, int32_t type)
+{
+	if (type >= 0 && type < APC_DUMP_TYPES)
+		return apc_frame_type_name(type);
+	snprintf(d->tname, sizeof d->tname, "type_%" PRId32, type);
+	return d->tname;
+}
+
 static void print_json(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m,
 		       int first_of_frame)
 {
@@ -639,7 +653,7 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 	W_LIT(w, ",\"frame_offset\":");
 	dump_num(w, &d->n_foff, fr->offset, 0, 0);
 	W_LIT(w, ",\"type\":\"");
-	apc_wbuf_puts(w, apc_frame_type_name(fr->type));
+	apc_wbuf_puts(w, dump_type_name(d, fr->type));
 	apc_wbuf_putc(w, '"');
 	if (m->core >= 0) {
 		W_LIT(w, ",\"core\":");
@@ -693,7 +707,7 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 static void print_text(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
 	struct apc_wbuf *w = &d->w;
-	const char *tn = apc_frame_type_name(fr->type);
+	const char *tn = dump_type_name(d, fr->type);
 	const char *mn = m->name ? m->name : "(null)"; /* what printf showed */
 	char core[APC_FMT_MAX] = "-";
 	size_t corelen = 1;

@@ -712,3 +712,36 @@ PY
 	exits 0 apcdump --summary --json "$TMP/j.apc"
 	[ "$(python3 -c 'import json,sys; print(sum(k["jobs"] for k in json.loads(sys.argv[1])["annotate_connections"]))' "$output")" = 2057 ]
 }
+
+# cap_py DIR: a capture folder DIR whose frames the Python on stdin
+# gives as the list F (apcpack's helpers imported); captured.xml as
+# apcpack's write_cap writes it.
+cap_py() {
+	need_python
+	mkdir -p "$1"
+	python3 -c '
+import os, struct, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, s, summary, block_counter, frames, write_cap
+F = []
+exec(sys.stdin.read())
+write_cap(sys.argv[1], frames(F))' "$1"
+}
+
+@test "a frame code that reads as a negative number is an unknown type: opaque, exit 0 as type 8" {
+	# 0x58 is a whole packed32: -40.  0x80 alone is a packed32 cut short.
+	cap_py "$TMP/neg.apc" <<'EOF2'
+F = [summary(), block_counter(), p(-40) + b"\x00\x01\x02", p(8) + b"\x00\x01\x02"]
+EOF2
+	exits 0 apcdump "$TMP/neg.apc"
+	grep -E '^ +2 0x0+[0-9a-f]+ type_-40 +- opaque +data=<3 bytes 000102>$' <<<"$output"
+	grep -E '^ +3 0x0+[0-9a-f]+ type_8 +- opaque +data=<3 bytes 000102>$' <<<"$output"
+	apcdump --json "$TMP/neg.apc" | grep -q '"frame":2,.*"type":"type_-40","msg":"opaque"'
+	exits 0 apcdump --summary "$TMP/neg.apc"
+	grep -E '^    \? other +1 frame +1 message$' <<<"$output"
+	cap_py "$TMP/bad.apc" <<'EOF2'
+F = [summary(), block_counter(), b"\x80"]
+EOF2
+	exits 1 apcdump "$TMP/bad.apc"
+	[[ "$output" == *"frame 2: bad frame code"* ]]
+}
