@@ -272,6 +272,8 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	size_t len;
 	xmlNode *root;
 	xmlChar *v;
+	xmlParserCtxt *ctx;
+	const xmlError *xe;
 	/* what a problem with it names: the folder, or the file itself */
 	char where[sizeof e.file];
 
@@ -297,14 +299,33 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 		return e.status;
 	}
 	apc_stream_close(s);
-	d->doc = xmlReadMemory((const char *)buf, (int)len, "captured.xml", NULL,
-			       XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (!(ctx = xmlNewParserCtxt())) {
+		free(buf);
+		return APC_ENOMEM;
+	}
+	d->doc = xmlCtxtReadMemory(ctx, (const char *)buf, (int)len, "captured.xml", NULL,
+				   XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	free(buf);
-	if (!d->doc || !(root = xmlDocGetRootElement(d->doc))) {
-		apc_err_set(&e, APC_EDATA, where, APC_NO_OFFSET, "captured.xml is not well-formed XML");
+	xe = xmlCtxtGetLastError(ctx);
+	/* As apcverify: only errors (not libxml2's warnings) reject it,
+	 * and the message says where and why. */
+	if (!d->doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR) ||
+	    !(root = xmlDocGetRootElement(d->doc))) {
+		char clean[256];
+
+		apc_err_lower(xe && xe->message && xe->code != XML_ERR_OK ? xe->message
+									  : "no root element",
+			      clean, sizeof clean);
+		apc_err_set(&e, APC_EDATA, where, APC_NO_OFFSET,
+			    "captured.xml is not well-formed XML: line %d: %s", xe ? xe->line : 0, clean);
+		xmlFreeParserCtxt(ctx);
+		if (d->doc)
+			xmlFreeDoc(d->doc);
+		d->doc = NULL;
 		dump_problem(d, &e);
 		return APC_EDATA;
 	}
+	xmlFreeParserCtxt(ctx);
 	if ((v = xml_attr(root, "protocol"))) {
 		d->protocol = atoi((const char *)v);
 		xmlFree(v);
@@ -1839,7 +1860,8 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 					dump_damage(&d, in);
 			} else if (apc_input_damage(in)) {
 				dump_damage(&d, in); /* it went with the damage */
-			} else {
+			} else if (d.status == APC_OK) {
+				/* (one that is there but malformed is said already) */
 				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET, "no captured.xml in the capture");
 				dump_problem(&d, &e);
 			}

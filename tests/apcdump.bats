@@ -745,3 +745,24 @@ EOF2
 	exits 1 apcdump "$TMP/bad.apc"
 	[[ "$output" == *"frame 2: bad frame code"* ]]
 }
+
+@test "a malformed captured.xml is a data problem, said once: exit 1, with and without --xml" {
+	cap_py "$TMP/c.apc" <<'EOF2'
+F = [summary(), block_counter()]
+EOF2
+	printf '<?xml version="1.0"?>\n<captured protocol="680">\n<counters></counterz>\n</captured>\n' \
+		> "$TMP/c.apc/captured.xml"
+	exits 1 apcdump --xml "$TMP/c.apc"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "apcdump: $TMP/c.apc: captured.xml is not well-formed XML: line 3: "*"counterz"* ]]
+	exits 1 apcdump --xml --json "$TMP/c.apc"
+	[ "${#lines[@]}" -eq 1 ]
+	exits 1 apcdump "$TMP/c.apc"
+	[ "$(grep -c 'not well-formed' <<<"$output")" -eq 1 ]
+	# apcverify says exit 1 for it too
+	exits 1 apcverify "$TMP/c.apc"
+	# no captured.xml at all is still an input that lacks a member: exit 2
+	rm "$TMP/c.apc/captured.xml"
+	exits 2 apcdump --xml "$TMP/c.apc"
+	[ "$output" = "apcdump: $TMP/c.apc: no captured.xml in the capture" ]
+}
