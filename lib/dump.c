@@ -1221,6 +1221,19 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 		return APC_OK;
 	if (!strcmp(ext->name, "external_disconnect")) {
 		if ((fd = dump_fd(d, fdf->i)) != NULL) {
+			size_t left = fd->dec && !fd->broken ? apc_ann_decoder_pending(fd->dec) : 0;
+
+			/* A message cut by its connection's end cannot be
+			 * decoded (apcverify's annotate-decode); a capture
+			 * that stops inside one is only stopped. */
+			if (left) {
+				apc_err_set(&e, APC_EDATA, NULL, (int64_t)ext->offset,
+					    "external fd %" PRId64 " disconnects inside an annotate "
+					    "message (%zu byte%s pending)",
+					    fdf->i, left, left == 1 ? "" : "s");
+				apc_err_index(&e, "frame", (int64_t)fr->index);
+				dump_problem(d, &e);
+			}
 			apc_ann_decoder_free(fd->dec);
 			memset(fd, 0, sizeof *fd);
 		}

@@ -766,3 +766,24 @@ EOF2
 	exits 2 apcdump --xml "$TMP/c.apc"
 	[ "$output" = "apcdump: $TMP/c.apc: no captured.xml in the capture" ]
 }
+
+@test "an fd that disconnects inside an annotate message is a problem: named, counted, exit 1" {
+	cap_py "$TMP/d.apc" <<'EOF2'
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+body = p(100) + p(0) + b"a"
+msg = b"\x01" + struct.pack("<I", len(body)) + body
+F = [summary(), block_counter(), p(10) + p(7) + setup + msg + msg[:2],
+     p(10) + p(-1) + p(7)]
+EOF2
+	exits 1 apcdump "$TMP/d.apc"
+	grep -q 'annotate_str .*ts=.* fd=7 channel=0 text="a"' <<<"$output"
+	grep -E "^apcdump: $TMP/d.apc/0000000000: offset 0x[0-9a-f]+: frame 3: external fd 7 disconnects inside an annotate message \(2 bytes pending\)$" <<<"$output"
+	exits 1 apcdump --summary "$TMP/d.apc"
+	grep -q '^Problems: *1$' <<<"$output"
+	# the capture ending inside a message is only stopped (apcverify warns)
+	cap_py "$TMP/e.apc" <<'EOF2'
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+F = [summary(), block_counter(), p(10) + p(7) + setup + b"\x01\x05"]
+EOF2
+	exits 0 apcdump "$TMP/e.apc"
+}
