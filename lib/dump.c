@@ -1206,6 +1206,32 @@ static struct dump_fd *dump_fd(struct dump *d, int64_t fd)
 	return &t[fd];
 }
 
+/*
+ * An annotate decoder's problem, said as a file's are: the data file and
+ * the External message's file offset in the FILE: offset 0x...: slot
+ * (the number apcverify gives as frame N @0x...), then the fd and the
+ * offset inside that fd's reassembled stream, labelled as such.
+ */
+static void dump_ann_problem(struct dump *d, const struct apc_frame *fr,
+			     const struct apc_msg *ext, int64_t fd, struct apc_err *e)
+{
+	struct apc_err o;
+
+	if (e->status != APC_EDATA) {
+		dump_problem(d, e);
+		return;
+	}
+	if (e->offset != APC_NO_OFFSET)
+		apc_err_set(&o, APC_EDATA, NULL, (int64_t)ext->offset,
+			    "external fd %" PRId64 ", stream offset 0x%" PRIx64 ": %s", fd,
+			    (uint64_t)e->offset, e->msg);
+	else
+		apc_err_set(&o, APC_EDATA, NULL, (int64_t)ext->offset, "external fd %" PRId64 ": %s",
+			    fd, e->msg);
+	apc_err_index(&o, "frame", (int64_t)fr->index);
+	dump_problem(d, &o);
+}
+
 /* Feed an External message's bytes to its fd's decoder; list what completes. */
 static int dump_external(struct dump *d, const struct apc_frame *fr, const struct apc_msg *ext,
 			 int *listed)
@@ -1244,6 +1270,7 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 	if (!(fd = dump_fd(d, fdf->i))) {
 		apc_err_set(&e, APC_EDATA, NULL, (int64_t)ext->offset,
 			    "external id %" PRId64 " out of range", fdf->i);
+		apc_err_index(&e, "frame", (int64_t)fr->index);
 		dump_problem(d, &e);
 		return APC_OK;
 	}
@@ -1258,7 +1285,7 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 	}
 	if (apc_ann_decoder_feed(fd->dec, data->s, data->len, &e) < 0) {
 		fd->broken = 1;
-		dump_problem(d, &e);
+		dump_ann_problem(d, fr, ext, fdf->i, &e);
 		return APC_OK;
 	}
 	while ((rc = apc_ann_decoder_next(fd->dec, &am, &e)) != APC_END) {
@@ -1267,10 +1294,10 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 		if (rc < 0) {
 			if (rc != APC_EDATA) {
 				fd->broken = 1;
-				dump_problem(d, &e);
+				dump_ann_problem(d, fr, ext, fdf->i, &e);
 				break;
 			}
-			dump_problem(d, &e);
+			dump_ann_problem(d, fr, ext, fdf->i, &e);
 			apc_err_clear(&e);
 			continue;
 		}

@@ -787,3 +787,23 @@ F = [summary(), block_counter(), p(10) + p(7) + setup + b"\x01\x05"]
 EOF2
 	exits 0 apcdump "$TMP/e.apc"
 }
+
+@test "an annotate decode problem: the frame's file offset in the offset slot, the stream offset labelled" {
+	# fd 7's stream: setup (20 bytes), then code 0xee at stream offset 0x14
+	cap_py "$TMP/a.apc" <<'EOF2'
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+F = [summary(), block_counter(), p(10) + p(7) + setup + b"\xee" + struct.pack("<I", 2) + b"xy"]
+EOF2
+	# the External frame is the third: its length word's offset, plus 4
+	# and the one-byte frame code, is where its message starts
+	off=$(python3 -c 'import os,sys; d=open(sys.argv[1],"rb").read(); import struct
+o=0
+for _ in range(2): o += 4 + struct.unpack_from("<i", d, o)[0]
+print("0x%x" % (o + 5))' "$TMP/a.apc/0000000000")
+	exits 1 apcdump "$TMP/a.apc"
+	[ "$(grep -c '^apcdump: ' <<<"$output")" -eq 1 ]
+	grep -xF "apcdump: $TMP/a.apc/0000000000: offset $off: frame 2: external fd 7, stream offset 0x14: unknown annotate v4 message code 0xee (length 2)" <<<"$output"
+	# the same offset as apcverify's frame 2 @0x...
+	exits 1 apcverify "$TMP/a.apc"
+	grep -q "frame 2 @$off: error: annotate stream on fd 7, stream offset 0x14: " <<<"$output"
+}
