@@ -215,6 +215,10 @@ struct dump {
 	int64_t first_ts, last_ts;
 	uint64_t regressions, x_regressions;
 	int64_t first_regression; /* message offset, or -1 */
+	/* Annotation times step back per fd: not counted as disorder (a
+	 * client gives its own times; apcverify checks none of them). */
+	uint64_t ann_regressions;
+	int64_t first_ann_regression;
 	/* The listing's writer (p is NULL for --summary and --xml). */
 	struct apc_wbuf w;
 	struct dump_key keys[DUMP_KEYS];
@@ -964,17 +968,28 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 		 * frames have no core: their annotations are one stream per
 		 * fd (a connection per thread), and fds interleave. */
 		int32_t lane = m->core;
+		int ann = 0;
 		if (t == APC_FRAME_EXTERNAL && (fl = apc_msg_field(m, "fd")) && fl->i >= INT32_MIN &&
-		    fl->i <= INT32_MAX)
+		    fl->i <= INT32_MAX) {
 			lane = (int32_t)fl->i;
+			ann = 1;
+		}
 		o = order_slot(&d->ord_map, &d->ord, &d->nord, &d->cord,
 			       (uint64_t)(uint32_t)t << 32 | (uint32_t)lane, &fresh);
 		if (!o)
 			return APC_ENOMEM;
 		if (!fresh && m->ts < o->last) {
-			if (!d->regressions)
-				d->first_regression = (int64_t)m->offset;
-			d->regressions++;
+			if (ann) {
+				/* an annotation, whose time its client gives
+				 * (gator_annotate_counter_time_value takes any) */
+				if (!d->ann_regressions)
+					d->first_ann_regression = (int64_t)m->offset;
+				d->ann_regressions++;
+			} else {
+				if (!d->regressions)
+					d->first_regression = (int64_t)m->offset;
+				d->regressions++;
+			}
 		}
 		o->last = m->ts;
 		/* Per core across frame types: what our writer promises. */
@@ -1560,6 +1575,8 @@ static void summary_json(struct dump *d)
 	fputs(d->regressions ? "false" : "true", f);
 	json_key(f, &first, "regressions");
 	fprintf(f, "%" PRIu64, d->regressions);
+	json_key(f, &first, "annotation_regressions");
+	fprintf(f, "%" PRIu64, d->ann_regressions);
 	json_key(f, &first, "cross_type_regressions");
 	fprintf(f, "%" PRIu64, d->x_regressions);
 	json_key(f, &first, "errors");
@@ -1726,7 +1743,13 @@ static void summary_text(struct dump *d)
 			   "first at offset 0x%" PRIx64 ")\n", d->regressions,
 			noun(d->regressions, "regression", "regressions"), (uint64_t)d->first_regression);
 	else
-		fprintf(f, "Timestamps in order: yes (per frame type and core, annotations per fd)\n");
+		fprintf(f, "Timestamps in order: yes (per frame type and core)\n");
+	if (d->ann_regressions)
+		fprintf(f, "Annotation times:    %" PRIu64 " %s back per fd, first at offset 0x%" PRIx64
+			   " (client times, not disorder)\n", d->ann_regressions,
+			noun(d->ann_regressions, "step", "steps"), (uint64_t)d->first_ann_regression);
+	else
+		fprintf(f, "Annotation times:    in order per fd\n");
 	fprintf(f, "Across frame types:  %" PRIu64 " %s per core\n", d->x_regressions,
 		noun(d->x_regressions, "regression", "regressions"));
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
@@ -1873,6 +1896,7 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	d.o = o;
 	d.path = path;
 	d.first_regression = -1;
+	d.first_ann_regression = -1;
 	apc_err_clear(&e);
 	if (apc_input_open(path, &in, &e) < 0) {
 		/* Name the input once: the message may already say it. */

@@ -106,12 +106,40 @@ EOF2
 	[ "$(grep -c 'annotate_str .*ts=' <<<"$output")" -eq 4 ]
 	exits 0 apcdump --summary "$TMP/ok.apc"
 	grep -q '^Timestamps in order: yes ' <<<"$output"
-	apcdump --summary --json "$TMP/ok.apc" | grep -q '"in_order":true'
+	grep -qx 'Annotation times: *in order per fd' <<<"$output"
+	apcdump --summary --json "$TMP/ok.apc" | grep -q '"in_order":true,"regressions":0,"annotation_regressions":0,'
+	# An annotation's time is its client's (apcverify checks none for
+	# order): a step back is said on a line of its own, not as disorder.
 	ann_cap "$TMP/back.apc" 1
-	run apcdump --summary "$TMP/back.apc"
-	echo "$output"
+	exits 0 apcdump --summary "$TMP/back.apc"
+	grep -q '^Timestamps in order: yes ' <<<"$output"
+	grep -q '^Annotation times: *1 step back per fd, first at offset 0x[0-9a-f]* (client times, not disorder)$' <<<"$output"
+	apcdump --summary --json "$TMP/back.apc" | grep -q '"in_order":true,"regressions":0,"annotation_regressions":1,'
+	exits 0 apcverify "$TMP/back.apc"
+}
+
+@test "--summary: a frame's own timestamps going back are still disorder" {
+	cap_py "$TMP/b.apc" <<'EOF2'
+F = [summary(), block_counter(ts=50), block_counter(ts=40)]
+EOF2
+	exits 0 apcdump --summary "$TMP/b.apc"
 	grep -q '^Timestamps in order: no (1 regression per frame type and core, first at offset 0x' <<<"$output"
-	apcdump --summary --json "$TMP/back.apc" | grep -q '"in_order":false'
+	apcdump --summary --json "$TMP/b.apc" | grep -q '"in_order":false,"regressions":1,"annotation_regressions":0,'
+}
+
+@test "--summary agrees with apcverify on gatord's explicit-time counter value (annotate v5 stream1)" {
+	need_shared
+	conv 0 -q "$SHARED/annotate/v5/stream1.annotate.bin" -o "$TMP/s1.apc"
+	verify 0 "$TMP/s1.apc"
+	[[ "$output" == *": ok ("* ]]
+	exits 0 apcdump --summary "$TMP/s1.apc"
+	grep -q '^Timestamps in order: yes ' <<<"$output"
+	grep -q '^Annotation times: *1 step back per fd' <<<"$output"
+	# the step back is seq 44's gator_annotate_counter_time_value
+	t=$(grep '"seq":44,' "$SHARED/annotate/v5/truth.jsonl" | sed 's/.*"time":\([0-9]*\).*/\1/')
+	apcdump --json "$TMP/s1.apc" | grep '"msg":"annotate_counter_value"' > "$TMP/cv"
+	delta=$(apcdump --json --frame=summary "$TMP/s1.apc" | sed -n 's/.*"monotonic_delta":\(-*[0-9]*\).*/\1/p')
+	grep -q "\"ts\":$((t - delta))," "$TMP/cv"
 }
 
 @test "--summary lists every thread a message names, with or without a name" {
