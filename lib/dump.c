@@ -213,6 +213,9 @@ struct dump {
 	struct sum_order *xord; size_t nxord, cxord; struct apc_map64 xord_map;
 	int have_ts;
 	int64_t first_ts, last_ts;
+	/* the same without thread names and links at time 0 */
+	int have_dts;
+	int64_t first_dts, last_dts;
 	uint64_t regressions, x_regressions;
 	int64_t first_regression; /* message offset, or -1 */
 	/* Annotation times step back per fd: not counted as disorder (a
@@ -935,14 +938,28 @@ static int sum_kind(struct dump *d, const char *name)
 	return APC_OK;
 }
 
-/* Widen the capture's time range to ts. */
-static void sum_time(struct dump *d, int64_t ts)
+/* Widen the capture's time range to ts, and the data's when `data`. */
+static void sum_time(struct dump *d, int64_t ts, int data)
 {
 	if (!d->have_ts || ts < d->first_ts)
 		d->first_ts = ts;
 	if (!d->have_ts || ts > d->last_ts)
 		d->last_ts = ts;
 	d->have_ts = 1;
+	if (!data)
+		return;
+	if (!d->have_dts || ts < d->first_dts)
+		d->first_dts = ts;
+	if (!d->have_dts || ts > d->last_dts)
+		d->last_dts = ts;
+	d->have_dts = 1;
+}
+
+/* Kinds written at time 0 for what is known before the data. */
+static int dump_untimed_kind(const struct apc_msg *m)
+{
+	return (m->frame_type == APC_FRAME_NAME && !strcmp(m->name, "thread_name")) ||
+	       (m->frame_type == APC_FRAME_ACTIVITY_TRACE && !strcmp(m->name, "link"));
 }
 
 static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
@@ -963,7 +980,11 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 	}
 	if (m->has_ts) {
 		struct sum_order *o;
-		sum_time(d, m->ts);
+		/* A thread's name and link at time 0 may be what was
+		 * known before the data (gatord's first scan of /proc, the
+		 * names apcconv writes for a Barman trace, which has no
+		 * time for them): the data span leaves them out. */
+		sum_time(d, m->ts, m->ts != 0 || !dump_untimed_kind(m));
 		/* Per (frame type, core): what gatord promises.  External
 		 * frames have no core: their annotations are one stream per
 		 * fd (a connection per thread), and fds interleave. */
@@ -1117,8 +1138,8 @@ static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 	 * both are in the capture's time range.  Absolute, as message
 	 * times are; shown on the capture's clock. */
 	if (n->code == APC_ANN_CAM_JOB) {
-		sum_time(d, (int64_t)(n->start - (uint64_t)d->delta));
-		sum_time(d, (int64_t)(n->start + n->duration - (uint64_t)d->delta));
+		sum_time(d, (int64_t)(n->start - (uint64_t)d->delta), 1);
+		sum_time(d, (int64_t)(n->start + n->duration - (uint64_t)d->delta), 1);
 	}
 	if (n->code == APC_ANN_COUNTER || n->code == APC_ANN_COUNTER_VALUE ||
 	    n->code == APC_ANN_ACTIVITY_SWITCH)
@@ -1571,6 +1592,12 @@ static void summary_json(struct dump *d)
 		json_key(f, &first, "last_ts");
 		fprintf(f, "%" PRId64, d->last_ts);
 	}
+	if (d->have_dts) {
+		json_key(f, &first, "data_first_ts");
+		fprintf(f, "%" PRId64, d->first_dts);
+		json_key(f, &first, "data_last_ts");
+		fprintf(f, "%" PRId64, d->last_dts);
+	}
 	json_key(f, &first, "in_order");
 	fputs(d->regressions ? "false" : "true", f);
 	json_key(f, &first, "regressions");
@@ -1733,8 +1760,16 @@ static void summary_text(struct dump *d)
 		uint64_t span = (uint64_t)d->last_ts - (uint64_t)d->first_ts;
 		fprintf(f, "First timestamp:     %" PRId64 " ns\n", d->first_ts);
 		fprintf(f, "Last timestamp:      %" PRId64 " ns\n", d->last_ts);
-		fprintf(f, "Time span:           %" PRIu64 ".%09" PRIu64 " s\n", span / 1000000000,
+		fprintf(f, "Time span:           %" PRIu64 ".%09" PRIu64 " s", span / 1000000000,
 			span % 1000000000);
+		/* the data's span, apcconv's for a Barman trace */
+		if (d->have_dts && (d->first_dts != d->first_ts || d->last_dts != d->last_ts)) {
+			span = (uint64_t)d->last_dts - (uint64_t)d->first_dts;
+			fprintf(f, " (%" PRIu64 ".%09" PRIu64 " s from %" PRId64
+				   " ns, without thread names and links at 0)",
+				span / 1000000000, span % 1000000000, d->first_dts);
+		}
+		putc('\n', f);
 	} else {
 		fprintf(f, "Time span:           no timestamps\n");
 	}

@@ -544,8 +544,9 @@ assert objs[1]["io_error"] == "cannot open: no such file or directory", objs[1]
 assert objs[1]["frames"] == 0 and objs[1]["errors"] == 0, objs[1]
 for o in (objs[0], objs[2]):
     assert o["io_error"] is None and o["errors"] == 0 and o["frames"] > 0, o
-# one shape for all (first_ts and last_ts only when there are timestamps)
-assert set(objs[1]) == set(objs[0]) - {"first_ts", "last_ts"}, (list(objs[0]), list(objs[1]))
+# one shape for all (first_ts, last_ts and the data's only when there are timestamps)
+assert set(objs[1]) == set(objs[0]) - {"first_ts", "last_ts", "data_first_ts", "data_last_ts"}, \
+    (list(objs[0]), list(objs[1]))
 PY
 	# text keeps to the message on stderr
 	exits 2 apcdump --summary "$TMP/nosuch.apc"
@@ -834,4 +835,29 @@ print("0x%x" % (o + 5))' "$TMP/a.apc/0000000000")
 	# the same offset as apcverify's frame 2 @0x...
 	exits 1 apcverify "$TMP/a.apc"
 	grep -q "frame 2 @$off: error: annotate stream on fd 7, stream offset 0x14: " <<<"$output"
+}
+
+@test "--summary: for a Barman trace the data's span (no names and links at 0) is apcconv's" {
+	for f in "$APC_ROOT/testdata/barman/demo.bin" "$SHARED/barman/capture2_circular64.bin"; do
+		[ -f "$f" ] || continue
+		rm -rf "$TMP/b.apc"
+		span=$(apcconv "$f" -o "$TMP/b.apc" 2>&1 | grep -o 'span [0-9.]* s')
+		[ -n "$span" ]
+		exits 0 apcdump --summary "$TMP/b.apc"
+		# the whole span starts at the names' 0; the data's is apcconv's
+		grep -q '^First timestamp: *0 ns$' <<<"$output"
+		grep -q "^Time span: *[0-9.]* s (${span#span } from [1-9][0-9]* ns, without thread names and links at 0)\$" <<<"$output"
+		apcdump --summary --json "$TMP/b.apc" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+want = round(float(sys.argv[1]) * 1e9)
+assert o["first_ts"] == 0 and o["data_first_ts"] > 0, o
+assert o["data_last_ts"] - o["data_first_ts"] == want, (o, want)' "$(awk '{print $2}' <<<"$span")"
+	done
+	# a capture with no name at 0 has one span, said once
+	cap_py "$TMP/c.apc" <<'EOF2'
+F = [summary(), block_counter(ts=20), block_counter(ts=70)]
+EOF2
+	exits 0 apcdump --summary "$TMP/c.apc"
+	grep -qx 'Time span: *0.000000050 s' <<<"$output"
 }
