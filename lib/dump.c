@@ -384,6 +384,20 @@ static void dump_print_xml(struct dump *d)
 	} else {
 		fprintf(f, "%s: captured.xml\n", d->path);
 	}
+	/* One column for the values: as wide as the longest key needs
+	 * (captured.backtrace_processing: is 30), at least 28. */
+	int width = 28;
+	for (xmlNode *n = root; n; n = n == root ? root->children : n->next) {
+		const char *prefix = n == root ? "captured" : (const char *)n->name;
+
+		if (n->type != XML_ELEMENT_NODE || !xmlStrcmp(n->name, (const xmlChar *)"counters"))
+			continue;
+		for (xmlAttr *a = n->properties; a; a = a->next) {
+			size_t kl = strlen(prefix) + strlen((const char *)a->name) + 2;
+			if (kl > (size_t)width && kl < 127)
+				width = (int)kl;
+		}
+	}
 	/* Root attributes, then each child element's attributes. */
 	for (xmlNode *n = root; n; n = n == root ? root->children : n->next) {
 		const char *prefix = n == root ? "captured" : (const char *)n->name;
@@ -403,7 +417,7 @@ static void dump_print_xml(struct dump *d)
 			} else {
 				char key[128];
 				snprintf(key, sizeof key, "%s.%s:", prefix, (const char *)a->name);
-				fprintf(f, "  %-28s %s\n", key, vs);
+				fprintf(f, "  %-*s %s\n", width, key, vs);
 			}
 			xmlFree(v);
 		}
@@ -411,7 +425,7 @@ static void dump_print_xml(struct dump *d)
 	if (d->o->json)
 		fputs(",\"counters\":[", f);
 	else
-		fprintf(f, "  %-28s %zu\n", "counters:", d->nctrs);
+		fprintf(f, "  %-*s %zu\n", width, "counters:", d->nctrs);
 	for (size_t i = 0; i < d->nctrs; i++) {
 		const char *nm = d->ctrs[i].name ? d->ctrs[i].name : "";
 		if (d->o->json) {
@@ -955,6 +969,8 @@ static void sum_time(struct dump *d, int64_t ts, int data)
 	d->have_dts = 1;
 }
 
+static int64_t dump_msg_core(const struct apc_msg *m);
+
 /* Kinds written at time 0 for what is known before the data. */
 static int dump_untimed_kind(const struct apc_msg *m)
 {
@@ -972,8 +988,11 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 	d->fmsgs[t]++;
 	if (sum_kind(d, m->name) < 0)
 		return APC_ENOMEM;
-	if (m->core >= 0) {
-		struct sum_core *c = sum_core(d, m->core);
+	/* per core, the messages --core=N lists: a core_name, an
+	 * annotation's counter value or activity switch by the core named */
+	int64_t mc = dump_msg_core(m);
+	if (mc >= 0 && mc <= INT32_MAX) {
+		struct sum_core *c = sum_core(d, (int32_t)mc);
 		if (!c)
 			return APC_ENOMEM;
 		c->msgs++;

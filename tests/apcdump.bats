@@ -861,3 +861,50 @@ EOF2
 	exits 0 apcdump --summary "$TMP/c.apc"
 	grep -qx 'Time span: *0.000000050 s' <<<"$output"
 }
+
+@test "--summary counts per core the messages --core=N lists (core_name included)" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	exits 0 apcdump --summary "$TMP/d.apc"
+	for c in 0 1; do
+		n=$(awk -v c=$c '$1 == "core" && $2 == c {print $3}' <<<"$output")
+		[ -n "$n" ]
+		[ "$n" -eq "$(apcdump --core=$c "$TMP/d.apc" | wc -l)" ]
+		[ "$n" -eq "$(apcdump --json --core=$c "$TMP/d.apc" | wc -l)" ]
+	done
+}
+
+@test "--xml: the values stay in one column, however long a key" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	exits 0 apcdump --xml "$TMP/d.apc"
+	grep -q '^  captured.backtrace_processing: ' <<<"$output"
+	# every key: value line (not the counters' key lines) starts its
+	# value in the same column
+	cols=$(grep -E '^  [a-z_]+(\.[a-z_]+)?: ' <<<"$output" |
+		awk '{ match($0, /: +/); print RSTART + RLENGTH }' | sort -u | wc -l)
+	[ "$cols" -eq 1 ]
+}
+
+@test "--begin/--end: finer than a nanosecond rounds to the nearest; too large is said so" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	# the first block counter time of demo is 5012921
+	dump --frame=block_counter --begin=5.0129214ms -c1 "$TMP/d.apc"
+	[[ "$output" == *" ts=5012921 "* ]]
+	dump --frame=block_counter --begin=5.0129215ms --end=5.0129225ms "$TMP/d.apc"
+	[ -z "$output" ]
+	dump --frame=block_counter --begin=5012921 --end=5.0129206ms "$TMP/d.apc"
+	[[ "$output" == *" ts=5012921 "* ]]
+	exits 2 apcdump --begin=99999999999s "$TMP/d.apc"
+	[ "${lines[0]}" = "apcdump: --begin time '99999999999s' is too large (at most 9223372036.854775807s)" ]
+	exits 2 apcdump --end=9223372036854775808 "$TMP/d.apc"
+	[ "${lines[0]}" = "apcdump: --end time '9223372036854775808' is too large (at most 9223372036.854775807s)" ]
+	exits 0 apcdump --end=9223372036.854775807s -c1 "$TMP/d.apc"
+	exits 2 apcdump --begin=soon "$TMP/d.apc"
+	[ "${lines[0]}" = "apcdump: bad --begin time 'soon' (e.g. 1500, 1.5s, 20ms, 3us)" ]
+}
+
+@test "no capture given: one line, as apcverify says it" {
+	exits 2 apcdump
+	[ "$output" = "apcdump: no capture given (try --help)" ]
+	exits 2 apcverify
+	[ "$output" = "apcverify: no capture given (try --help)" ]
+}
