@@ -55,14 +55,54 @@ static int bad_usage(const char *fmt, const char *arg)
 	return 2;
 }
 
+/*
+ * A --begin/--end time: 0, or -1 when it is not a time, -2 when it is one
+ * too large for the capture's signed 64-bit nanoseconds.  A value finer
+ * than a nanosecond is rounded to the nearest (5.0129215ms is 5012922),
+ * not cut down as apc_parse_time_ns() would.
+ */
 static int parse_time(const char *s, int64_t *out)
 {
+	static const char digits[] = "0123456789";
+	size_t ip = strspn(s, digits), fd = 0;
+	const char *frac = NULL, *unit = s + ip;
+	char buf[96];
 	uint64_t ns;
+	int keep, up;
 
-	if (apc_parse_time_ns(s, &ns) < 0 || ns > INT64_MAX)
+	if (*unit == '.') {
+		frac = unit + 1;
+		fd = strspn(frac, digits);
+		unit = frac + fd;
+	}
+	if (ip == 0 && fd == 0)
 		return -1;
-	*out = (int64_t)ns;
+	keep = !strcmp(unit, "s") ? 9 : !strcmp(unit, "ms") ? 6 : !strcmp(unit, "us") ? 3
+	       : !strcmp(unit, "ns") || !*unit ? 0 : -1;
+	if (keep < 0)
+		return -1;
+	up = frac && fd > (size_t)keep && frac[keep] >= '5';
+	if (ip > 40)
+		return -2; /* a well-formed number, far too large */
+	/* the integer part, the nanoseconds' fraction digits, the unit */
+	snprintf(buf, sizeof buf, "%.*s%s%.*s%s", (int)ip, s, keep && fd ? "." : "",
+		 (int)(fd < (size_t)keep ? fd : (size_t)keep), frac ? frac : "", unit);
+	if (apc_parse_time_ns(buf, &ns) < 0 || ns + (uint64_t)up > INT64_MAX)
+		return -2;
+	*out = (int64_t)(ns + (uint64_t)up);
 	return 0;
+}
+
+static int bad_time(const char *opt, const char *arg, int rc)
+{
+	char why[200];
+
+	if (rc == -2)
+		snprintf(why, sizeof why, "%s time '%s' is too large (at most 9223372036.854775807s)",
+			 opt, arg);
+	else
+		snprintf(why, sizeof why, "bad %s time '%s' (e.g. 1500, 1.5s, 20ms, 3us)", opt, arg);
+	return bad_usage("%s", why);
 }
 
 int main(int argc, char **argv)
@@ -86,7 +126,7 @@ int main(int argc, char **argv)
 	};
 	struct apc_dump_opts o;
 	struct apc_err e;
-	int c, status = 0;
+	int c, rc, status = 0;
 	char *end;
 
 	apc_dump_opts_init(&o);
@@ -112,13 +152,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_BEGIN:
-			if (parse_time(optarg, &o.begin) < 0)
-				return bad_usage("bad time '%s' (e.g. 1500, 1.5s, 20ms, 3us)", optarg);
+			if ((rc = parse_time(optarg, &o.begin)) < 0)
+				return bad_time("--begin", optarg, rc);
 			o.have_begin = 1;
 			break;
 		case OPT_END:
-			if (parse_time(optarg, &o.end) < 0)
-				return bad_usage("bad time '%s' (e.g. 1500, 1.5s, 20ms, 3us)", optarg);
+			if ((rc = parse_time(optarg, &o.end)) < 0)
+				return bad_time("--end", optarg, rc);
 			o.have_end = 1;
 			break;
 		case 'c': {
@@ -135,8 +175,11 @@ int main(int argc, char **argv)
 		default: return apc_cli_try_help("apcdump");
 		}
 	}
-	if (optind >= argc)
-		return bad_usage("%s", "no capture given");
+	if (optind >= argc) {
+		/* one line, as apcverify says it */
+		fputs("apcdump: no capture given (try --help)\n", stderr);
+		return 2;
+	}
 	if (o.summary && o.xml)
 		return bad_usage("%s", "--summary and --xml do not go together");
 	if (o.summary || o.xml) {
@@ -158,7 +201,7 @@ int main(int argc, char **argv)
 	o.name_inputs = argc - optind > 1;
 	apc_size_limit_errors();
 	for (int i = optind; i < argc; i++) {
-		int rc = apc_dump_path(argv[i], &o);
+		rc = apc_dump_path(argv[i], &o);
 		if (rc == APC_EIO || rc == APC_ENOMEM)
 			status = 2;
 		else if (rc < 0 && status == 0)

@@ -213,12 +213,20 @@ struct dump {
 	struct sum_order *xord; size_t nxord, cxord; struct apc_map64 xord_map;
 	int have_ts;
 	int64_t first_ts, last_ts;
+	/* the same without thread names and links at time 0 */
+	int have_dts;
+	int64_t first_dts, last_dts;
 	uint64_t regressions, x_regressions;
 	int64_t first_regression; /* message offset, or -1 */
+	/* Annotation times step back per fd: not counted as disorder (a
+	 * client gives its own times; apcverify checks none of them). */
+	uint64_t ann_regressions;
+	int64_t first_ann_regression;
 	/* The listing's writer (p is NULL for --summary and --xml). */
 	struct apc_wbuf w;
 	struct dump_key keys[DUMP_KEYS];
 	struct dump_num n_index, n_foff, n_ts;
+	char tname[24]; /* dump_type_name()'s "type_N" */
 };
 
 static void dump_problem(struct dump *d, struct apc_err *e)
@@ -271,6 +279,8 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	size_t len;
 	xmlNode *root;
 	xmlChar *v;
+	xmlParserCtxt *ctx;
+	const xmlError *xe;
 	/* what a problem with it names: the folder, or the file itself */
 	char where[sizeof e.file];
 
@@ -296,14 +306,33 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 		return e.status;
 	}
 	apc_stream_close(s);
-	d->doc = xmlReadMemory((const char *)buf, (int)len, "captured.xml", NULL,
-			       XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (!(ctx = xmlNewParserCtxt())) {
+		free(buf);
+		return APC_ENOMEM;
+	}
+	d->doc = xmlCtxtReadMemory(ctx, (const char *)buf, (int)len, "captured.xml", NULL,
+				   XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	free(buf);
-	if (!d->doc || !(root = xmlDocGetRootElement(d->doc))) {
-		apc_err_set(&e, APC_EDATA, where, APC_NO_OFFSET, "captured.xml is not well-formed XML");
+	xe = xmlCtxtGetLastError(ctx);
+	/* As apcverify: only errors (not libxml2's warnings) reject it,
+	 * and the message says where and why. */
+	if (!d->doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR) ||
+	    !(root = xmlDocGetRootElement(d->doc))) {
+		char clean[256];
+
+		apc_err_lower(xe && xe->message && xe->code != XML_ERR_OK ? xe->message
+									  : "no root element",
+			      clean, sizeof clean);
+		apc_err_set(&e, APC_EDATA, where, APC_NO_OFFSET,
+			    "captured.xml is not well-formed XML: line %d: %s", xe ? xe->line : 0, clean);
+		xmlFreeParserCtxt(ctx);
+		if (d->doc)
+			xmlFreeDoc(d->doc);
+		d->doc = NULL;
 		dump_problem(d, &e);
 		return APC_EDATA;
 	}
+	xmlFreeParserCtxt(ctx);
 	if ((v = xml_attr(root, "protocol"))) {
 		d->protocol = atoi((const char *)v);
 		xmlFree(v);
@@ -355,6 +384,20 @@ static void dump_print_xml(struct dump *d)
 	} else {
 		fprintf(f, "%s: captured.xml\n", d->path);
 	}
+	/* One column for the values: as wide as the longest key needs
+	 * (captured.backtrace_processing: is 30), at least 28. */
+	int width = 28;
+	for (xmlNode *n = root; n; n = n == root ? root->children : n->next) {
+		const char *prefix = n == root ? "captured" : (const char *)n->name;
+
+		if (n->type != XML_ELEMENT_NODE || !xmlStrcmp(n->name, (const xmlChar *)"counters"))
+			continue;
+		for (xmlAttr *a = n->properties; a; a = a->next) {
+			size_t kl = strlen(prefix) + strlen((const char *)a->name) + 2;
+			if (kl > (size_t)width && kl < 127)
+				width = (int)kl;
+		}
+	}
 	/* Root attributes, then each child element's attributes. */
 	for (xmlNode *n = root; n; n = n == root ? root->children : n->next) {
 		const char *prefix = n == root ? "captured" : (const char *)n->name;
@@ -374,7 +417,7 @@ static void dump_print_xml(struct dump *d)
 			} else {
 				char key[128];
 				snprintf(key, sizeof key, "%s.%s:", prefix, (const char *)a->name);
-				fprintf(f, "  %-28s %s\n", key, vs);
+				fprintf(f, "  %-*s %s\n", width, key, vs);
 			}
 			xmlFree(v);
 		}
@@ -382,7 +425,7 @@ static void dump_print_xml(struct dump *d)
 	if (d->o->json)
 		fputs(",\"counters\":[", f);
 	else
-		fprintf(f, "  %-28s %zu\n", "counters:", d->nctrs);
+		fprintf(f, "  %-*s %zu\n", width, "counters:", d->nctrs);
 	for (size_t i = 0; i < d->nctrs; i++) {
 		const char *nm = d->ctrs[i].name ? d->ctrs[i].name : "";
 		if (d->o->json) {
@@ -621,6 +664,19 @@ static inline void dump_num(struct apc_wbuf *w, struct dump_num *c, uint64_t v, 
 	apc_wbuf_put(w, c->s, c->len);
 }
 
+/*
+ * A frame type's name as the listing shows it: apc_frame_type_name()'s,
+ * but "type_N" for every unknown code, negative ones (a valid packed
+ * integer such as -40) and large ones included, as type_8 is.
+ */
+static const char *dump_type_name(struct dump *d, int32_t type)
+{
+	if (type >= 0 && type < APC_DUMP_TYPES)
+		return apc_frame_type_name(type);
+	snprintf(d->tname, sizeof d->tname, "type_%" PRId32, type);
+	return d->tname;
+}
+
 static void print_json(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m,
 		       int first_of_frame)
 {
@@ -639,7 +695,7 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 	W_LIT(w, ",\"frame_offset\":");
 	dump_num(w, &d->n_foff, fr->offset, 0, 0);
 	W_LIT(w, ",\"type\":\"");
-	apc_wbuf_puts(w, apc_frame_type_name(fr->type));
+	apc_wbuf_puts(w, dump_type_name(d, fr->type));
 	apc_wbuf_putc(w, '"');
 	if (m->core >= 0) {
 		W_LIT(w, ",\"core\":");
@@ -693,7 +749,7 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 static void print_text(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
 	struct apc_wbuf *w = &d->w;
-	const char *tn = apc_frame_type_name(fr->type);
+	const char *tn = dump_type_name(d, fr->type);
 	const char *mn = m->name ? m->name : "(null)"; /* what printf showed */
 	char core[APC_FMT_MAX] = "-";
 	size_t corelen = 1;
@@ -896,14 +952,30 @@ static int sum_kind(struct dump *d, const char *name)
 	return APC_OK;
 }
 
-/* Widen the capture's time range to ts. */
-static void sum_time(struct dump *d, int64_t ts)
+/* Widen the capture's time range to ts, and the data's when `data`. */
+static void sum_time(struct dump *d, int64_t ts, int data)
 {
 	if (!d->have_ts || ts < d->first_ts)
 		d->first_ts = ts;
 	if (!d->have_ts || ts > d->last_ts)
 		d->last_ts = ts;
 	d->have_ts = 1;
+	if (!data)
+		return;
+	if (!d->have_dts || ts < d->first_dts)
+		d->first_dts = ts;
+	if (!d->have_dts || ts > d->last_dts)
+		d->last_dts = ts;
+	d->have_dts = 1;
+}
+
+static int64_t dump_msg_core(const struct apc_msg *m);
+
+/* Kinds written at time 0 for what is known before the data. */
+static int dump_untimed_kind(const struct apc_msg *m)
+{
+	return (m->frame_type == APC_FRAME_NAME && !strcmp(m->name, "thread_name")) ||
+	       (m->frame_type == APC_FRAME_ACTIVITY_TRACE && !strcmp(m->name, "link"));
 }
 
 static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
@@ -916,30 +988,48 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 	d->fmsgs[t]++;
 	if (sum_kind(d, m->name) < 0)
 		return APC_ENOMEM;
-	if (m->core >= 0) {
-		struct sum_core *c = sum_core(d, m->core);
+	/* per core, the messages --core=N lists: a core_name, an
+	 * annotation's counter value or activity switch by the core named */
+	int64_t mc = dump_msg_core(m);
+	if (mc >= 0 && mc <= INT32_MAX) {
+		struct sum_core *c = sum_core(d, (int32_t)mc);
 		if (!c)
 			return APC_ENOMEM;
 		c->msgs++;
 	}
 	if (m->has_ts) {
 		struct sum_order *o;
-		sum_time(d, m->ts);
+		/* A thread's name and link at time 0 may be what was
+		 * known before the data (gatord's first scan of /proc, the
+		 * names apcconv writes for a Barman trace, which has no
+		 * time for them): the data span leaves them out. */
+		sum_time(d, m->ts, m->ts != 0 || !dump_untimed_kind(m));
 		/* Per (frame type, core): what gatord promises.  External
 		 * frames have no core: their annotations are one stream per
 		 * fd (a connection per thread), and fds interleave. */
 		int32_t lane = m->core;
+		int ann = 0;
 		if (t == APC_FRAME_EXTERNAL && (fl = apc_msg_field(m, "fd")) && fl->i >= INT32_MIN &&
-		    fl->i <= INT32_MAX)
+		    fl->i <= INT32_MAX) {
 			lane = (int32_t)fl->i;
+			ann = 1;
+		}
 		o = order_slot(&d->ord_map, &d->ord, &d->nord, &d->cord,
 			       (uint64_t)(uint32_t)t << 32 | (uint32_t)lane, &fresh);
 		if (!o)
 			return APC_ENOMEM;
 		if (!fresh && m->ts < o->last) {
-			if (!d->regressions)
-				d->first_regression = (int64_t)m->offset;
-			d->regressions++;
+			if (ann) {
+				/* an annotation, whose time its client gives
+				 * (gator_annotate_counter_time_value takes any) */
+				if (!d->ann_regressions)
+					d->first_ann_regression = (int64_t)m->offset;
+				d->ann_regressions++;
+			} else {
+				if (!d->regressions)
+					d->first_regression = (int64_t)m->offset;
+				d->regressions++;
+			}
 		}
 		o->last = m->ts;
 		/* Per core across frame types: what our writer promises. */
@@ -1067,8 +1157,8 @@ static int sum_ann(struct dump *d, const struct apc_ann_msg *a)
 	 * both are in the capture's time range.  Absolute, as message
 	 * times are; shown on the capture's clock. */
 	if (n->code == APC_ANN_CAM_JOB) {
-		sum_time(d, (int64_t)(n->start - (uint64_t)d->delta));
-		sum_time(d, (int64_t)(n->start + n->duration - (uint64_t)d->delta));
+		sum_time(d, (int64_t)(n->start - (uint64_t)d->delta), 1);
+		sum_time(d, (int64_t)(n->start + n->duration - (uint64_t)d->delta), 1);
 	}
 	if (n->code == APC_ANN_COUNTER || n->code == APC_ANN_COUNTER_VALUE ||
 	    n->code == APC_ANN_ACTIVITY_SWITCH)
@@ -1171,6 +1261,32 @@ static struct dump_fd *dump_fd(struct dump *d, int64_t fd)
 	return &t[fd];
 }
 
+/*
+ * An annotate decoder's problem, said as a file's are: the data file and
+ * the External message's file offset in the FILE: offset 0x...: slot
+ * (the number apcverify gives as frame N @0x...), then the fd and the
+ * offset inside that fd's reassembled stream, labelled as such.
+ */
+static void dump_ann_problem(struct dump *d, const struct apc_frame *fr,
+			     const struct apc_msg *ext, int64_t fd, struct apc_err *e)
+{
+	struct apc_err o;
+
+	if (e->status != APC_EDATA) {
+		dump_problem(d, e);
+		return;
+	}
+	if (e->offset != APC_NO_OFFSET)
+		apc_err_set(&o, APC_EDATA, NULL, (int64_t)ext->offset,
+			    "external fd %" PRId64 ", stream offset 0x%" PRIx64 ": %s", fd,
+			    (uint64_t)e->offset, e->msg);
+	else
+		apc_err_set(&o, APC_EDATA, NULL, (int64_t)ext->offset, "external fd %" PRId64 ": %s",
+			    fd, e->msg);
+	apc_err_index(&o, "frame", (int64_t)fr->index);
+	dump_problem(d, &o);
+}
+
 /* Feed an External message's bytes to its fd's decoder; list what completes. */
 static int dump_external(struct dump *d, const struct apc_frame *fr, const struct apc_msg *ext,
 			 int *listed)
@@ -1186,6 +1302,19 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 		return APC_OK;
 	if (!strcmp(ext->name, "external_disconnect")) {
 		if ((fd = dump_fd(d, fdf->i)) != NULL) {
+			size_t left = fd->dec && !fd->broken ? apc_ann_decoder_pending(fd->dec) : 0;
+
+			/* A message cut by its connection's end cannot be
+			 * decoded (apcverify's annotate-decode); a capture
+			 * that stops inside one is only stopped. */
+			if (left) {
+				apc_err_set(&e, APC_EDATA, NULL, (int64_t)ext->offset,
+					    "external fd %" PRId64 " disconnects inside an annotate "
+					    "message (%zu byte%s pending)",
+					    fdf->i, left, left == 1 ? "" : "s");
+				apc_err_index(&e, "frame", (int64_t)fr->index);
+				dump_problem(d, &e);
+			}
 			apc_ann_decoder_free(fd->dec);
 			memset(fd, 0, sizeof *fd);
 		}
@@ -1196,6 +1325,7 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 	if (!(fd = dump_fd(d, fdf->i))) {
 		apc_err_set(&e, APC_EDATA, NULL, (int64_t)ext->offset,
 			    "external id %" PRId64 " out of range", fdf->i);
+		apc_err_index(&e, "frame", (int64_t)fr->index);
 		dump_problem(d, &e);
 		return APC_OK;
 	}
@@ -1210,7 +1340,7 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 	}
 	if (apc_ann_decoder_feed(fd->dec, data->s, data->len, &e) < 0) {
 		fd->broken = 1;
-		dump_problem(d, &e);
+		dump_ann_problem(d, fr, ext, fdf->i, &e);
 		return APC_OK;
 	}
 	while ((rc = apc_ann_decoder_next(fd->dec, &am, &e)) != APC_END) {
@@ -1219,10 +1349,10 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 		if (rc < 0) {
 			if (rc != APC_EDATA) {
 				fd->broken = 1;
-				dump_problem(d, &e);
+				dump_ann_problem(d, fr, ext, fdf->i, &e);
 				break;
 			}
-			dump_problem(d, &e);
+			dump_ann_problem(d, fr, ext, fdf->i, &e);
 			apc_err_clear(&e);
 			continue;
 		}
@@ -1481,10 +1611,18 @@ static void summary_json(struct dump *d)
 		json_key(f, &first, "last_ts");
 		fprintf(f, "%" PRId64, d->last_ts);
 	}
+	if (d->have_dts) {
+		json_key(f, &first, "data_first_ts");
+		fprintf(f, "%" PRId64, d->first_dts);
+		json_key(f, &first, "data_last_ts");
+		fprintf(f, "%" PRId64, d->last_dts);
+	}
 	json_key(f, &first, "in_order");
 	fputs(d->regressions ? "false" : "true", f);
 	json_key(f, &first, "regressions");
 	fprintf(f, "%" PRIu64, d->regressions);
+	json_key(f, &first, "annotation_regressions");
+	fprintf(f, "%" PRIu64, d->ann_regressions);
 	json_key(f, &first, "cross_type_regressions");
 	fprintf(f, "%" PRIu64, d->x_regressions);
 	json_key(f, &first, "errors");
@@ -1641,8 +1779,16 @@ static void summary_text(struct dump *d)
 		uint64_t span = (uint64_t)d->last_ts - (uint64_t)d->first_ts;
 		fprintf(f, "First timestamp:     %" PRId64 " ns\n", d->first_ts);
 		fprintf(f, "Last timestamp:      %" PRId64 " ns\n", d->last_ts);
-		fprintf(f, "Time span:           %" PRIu64 ".%09" PRIu64 " s\n", span / 1000000000,
+		fprintf(f, "Time span:           %" PRIu64 ".%09" PRIu64 " s", span / 1000000000,
 			span % 1000000000);
+		/* the data's span, apcconv's for a Barman trace */
+		if (d->have_dts && (d->first_dts != d->first_ts || d->last_dts != d->last_ts)) {
+			span = (uint64_t)d->last_dts - (uint64_t)d->first_dts;
+			fprintf(f, " (%" PRIu64 ".%09" PRIu64 " s from %" PRId64
+				   " ns, without thread names and links at 0)",
+				span / 1000000000, span % 1000000000, d->first_dts);
+		}
+		putc('\n', f);
 	} else {
 		fprintf(f, "Time span:           no timestamps\n");
 	}
@@ -1651,7 +1797,13 @@ static void summary_text(struct dump *d)
 			   "first at offset 0x%" PRIx64 ")\n", d->regressions,
 			noun(d->regressions, "regression", "regressions"), (uint64_t)d->first_regression);
 	else
-		fprintf(f, "Timestamps in order: yes (per frame type and core, annotations per fd)\n");
+		fprintf(f, "Timestamps in order: yes (per frame type and core)\n");
+	if (d->ann_regressions)
+		fprintf(f, "Annotation times:    %" PRIu64 " %s back per fd, first at offset 0x%" PRIx64
+			   " (client times, not disorder)\n", d->ann_regressions,
+			noun(d->ann_regressions, "step", "steps"), (uint64_t)d->first_ann_regression);
+	else
+		fprintf(f, "Annotation times:    in order per fd\n");
 	fprintf(f, "Across frame types:  %" PRIu64 " %s per core\n", d->x_regressions,
 		noun(d->x_regressions, "regression", "regressions"));
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
@@ -1798,6 +1950,7 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	d.o = o;
 	d.path = path;
 	d.first_regression = -1;
+	d.first_ann_regression = -1;
 	apc_err_clear(&e);
 	if (apc_input_open(path, &in, &e) < 0) {
 		/* Name the input once: the message may already say it. */
@@ -1825,7 +1978,8 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 					dump_damage(&d, in);
 			} else if (apc_input_damage(in)) {
 				dump_damage(&d, in); /* it went with the damage */
-			} else {
+			} else if (d.status == APC_OK) {
+				/* (one that is there but malformed is said already) */
 				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET, "no captured.xml in the capture");
 				dump_problem(&d, &e);
 			}

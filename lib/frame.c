@@ -1080,7 +1080,9 @@ int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err
 		it->done = 1;
 		return APC_END;
 	}
-	if (f->type < 0) {
+	/* A bad code leaves no header (hdr_len 0); a code that reads as a
+	 * negative number is an unknown type, shown opaque below. */
+	if (f->type < 0 && f->hdr_len == 0) {
 		it->done = 1;
 		c.pos = 0;
 		return cur_fail(&c, 0, "%s", "bad frame code (overlong or truncated packed integer)");

@@ -70,7 +70,8 @@ void apc_frame_reader_free(struct apc_frame_reader *fr);
  * status when a read fails (APC_EDATA for a cut gzip stream or archive
  * member, APC_EIO for the system's errors).  A bad code/core packed
  * integer is not an error here:
- * f->type = -1 and the verifier reports it.
+ * f->type = -1 with hdr_len 0 and the verifier reports it (a code that
+ * reads, even as a negative number, has hdr_len > 0).
  */
 int apc_frame_read(struct apc_frame_reader *fr, struct apc_frame *f, struct apc_err *err);
 /*

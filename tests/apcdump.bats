@@ -106,12 +106,40 @@ EOF2
 	[ "$(grep -c 'annotate_str .*ts=' <<<"$output")" -eq 4 ]
 	exits 0 apcdump --summary "$TMP/ok.apc"
 	grep -q '^Timestamps in order: yes ' <<<"$output"
-	apcdump --summary --json "$TMP/ok.apc" | grep -q '"in_order":true'
+	grep -qx 'Annotation times: *in order per fd' <<<"$output"
+	apcdump --summary --json "$TMP/ok.apc" | grep -q '"in_order":true,"regressions":0,"annotation_regressions":0,'
+	# An annotation's time is its client's (apcverify checks none for
+	# order): a step back is said on a line of its own, not as disorder.
 	ann_cap "$TMP/back.apc" 1
-	run apcdump --summary "$TMP/back.apc"
-	echo "$output"
+	exits 0 apcdump --summary "$TMP/back.apc"
+	grep -q '^Timestamps in order: yes ' <<<"$output"
+	grep -q '^Annotation times: *1 step back per fd, first at offset 0x[0-9a-f]* (client times, not disorder)$' <<<"$output"
+	apcdump --summary --json "$TMP/back.apc" | grep -q '"in_order":true,"regressions":0,"annotation_regressions":1,'
+	exits 0 apcverify "$TMP/back.apc"
+}
+
+@test "--summary: a frame's own timestamps going back are still disorder" {
+	cap_py "$TMP/b.apc" <<'EOF2'
+F = [summary(), block_counter(ts=50), block_counter(ts=40)]
+EOF2
+	exits 0 apcdump --summary "$TMP/b.apc"
 	grep -q '^Timestamps in order: no (1 regression per frame type and core, first at offset 0x' <<<"$output"
-	apcdump --summary --json "$TMP/back.apc" | grep -q '"in_order":false'
+	apcdump --summary --json "$TMP/b.apc" | grep -q '"in_order":false,"regressions":1,"annotation_regressions":0,'
+}
+
+@test "--summary agrees with apcverify on gatord's explicit-time counter value (annotate v5 stream1)" {
+	need_shared
+	conv 0 -q "$SHARED/annotate/v5/stream1.annotate.bin" -o "$TMP/s1.apc"
+	verify 0 "$TMP/s1.apc"
+	[[ "$output" == *": ok ("* ]]
+	exits 0 apcdump --summary "$TMP/s1.apc"
+	grep -q '^Timestamps in order: yes ' <<<"$output"
+	grep -q '^Annotation times: *1 step back per fd' <<<"$output"
+	# the step back is seq 44's gator_annotate_counter_time_value
+	t=$(grep '"seq":44,' "$SHARED/annotate/v5/truth.jsonl" | sed 's/.*"time":\([0-9]*\).*/\1/')
+	apcdump --json "$TMP/s1.apc" | grep '"msg":"annotate_counter_value"' > "$TMP/cv"
+	delta=$(apcdump --json --frame=summary "$TMP/s1.apc" | sed -n 's/.*"monotonic_delta":\(-*[0-9]*\).*/\1/p')
+	grep -q "\"ts\":$((t - delta))," "$TMP/cv"
 }
 
 @test "--summary lists every thread a message names, with or without a name" {
@@ -516,8 +544,9 @@ assert objs[1]["io_error"] == "cannot open: no such file or directory", objs[1]
 assert objs[1]["frames"] == 0 and objs[1]["errors"] == 0, objs[1]
 for o in (objs[0], objs[2]):
     assert o["io_error"] is None and o["errors"] == 0 and o["frames"] > 0, o
-# one shape for all (first_ts and last_ts only when there are timestamps)
-assert set(objs[1]) == set(objs[0]) - {"first_ts", "last_ts"}, (list(objs[0]), list(objs[1]))
+# one shape for all (first_ts, last_ts and the data's only when there are timestamps)
+assert set(objs[1]) == set(objs[0]) - {"first_ts", "last_ts", "data_first_ts", "data_last_ts"}, \
+    (list(objs[0]), list(objs[1]))
 PY
 	# text keeps to the message on stderr
 	exits 2 apcdump --summary "$TMP/nosuch.apc"
@@ -711,4 +740,171 @@ PY
 	[[ "$output" == *'  tid 12       pid 3812     v4     2064 messages        0 annotations      0 markers     2057 jobs  "Thread-106"'* ]]
 	exits 0 apcdump --summary --json "$TMP/j.apc"
 	[ "$(python3 -c 'import json,sys; print(sum(k["jobs"] for k in json.loads(sys.argv[1])["annotate_connections"]))' "$output")" = 2057 ]
+}
+
+# cap_py DIR: a capture folder DIR whose frames the Python on stdin
+# gives as the list F (apcpack's helpers imported); captured.xml as
+# apcpack's write_cap writes it.
+cap_py() {
+	need_python
+	mkdir -p "$1"
+	python3 -c '
+import os, struct, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, s, summary, block_counter, frames, write_cap
+F = []
+exec(sys.stdin.read())
+write_cap(sys.argv[1], frames(F))' "$1"
+}
+
+@test "a frame code that reads as a negative number is an unknown type: opaque, exit 0 as type 8" {
+	# 0x58 is a whole packed32: -40.  0x80 alone is a packed32 cut short.
+	cap_py "$TMP/neg.apc" <<'EOF2'
+F = [summary(), block_counter(), p(-40) + b"\x00\x01\x02", p(8) + b"\x00\x01\x02"]
+EOF2
+	exits 0 apcdump "$TMP/neg.apc"
+	grep -E '^ +2 0x0+[0-9a-f]+ type_-40 +- opaque +data=<3 bytes 000102>$' <<<"$output"
+	grep -E '^ +3 0x0+[0-9a-f]+ type_8 +- opaque +data=<3 bytes 000102>$' <<<"$output"
+	apcdump --json "$TMP/neg.apc" | grep -q '"frame":2,.*"type":"type_-40","msg":"opaque"'
+	exits 0 apcdump --summary "$TMP/neg.apc"
+	grep -E '^    \? other +1 frame +1 message$' <<<"$output"
+	cap_py "$TMP/bad.apc" <<'EOF2'
+F = [summary(), block_counter(), b"\x80"]
+EOF2
+	exits 1 apcdump "$TMP/bad.apc"
+	[[ "$output" == *"frame 2: bad frame code"* ]]
+}
+
+@test "a malformed captured.xml is a data problem, said once: exit 1, with and without --xml" {
+	cap_py "$TMP/c.apc" <<'EOF2'
+F = [summary(), block_counter()]
+EOF2
+	printf '<?xml version="1.0"?>\n<captured protocol="680">\n<counters></counterz>\n</captured>\n' \
+		> "$TMP/c.apc/captured.xml"
+	exits 1 apcdump --xml "$TMP/c.apc"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "apcdump: $TMP/c.apc: captured.xml is not well-formed XML: line 3: "*"counterz"* ]]
+	exits 1 apcdump --xml --json "$TMP/c.apc"
+	[ "${#lines[@]}" -eq 1 ]
+	exits 1 apcdump "$TMP/c.apc"
+	[ "$(grep -c 'not well-formed' <<<"$output")" -eq 1 ]
+	# apcverify says exit 1 for it too
+	exits 1 apcverify "$TMP/c.apc"
+	# no captured.xml at all is still an input that lacks a member: exit 2
+	rm "$TMP/c.apc/captured.xml"
+	exits 2 apcdump --xml "$TMP/c.apc"
+	[ "$output" = "apcdump: $TMP/c.apc: no captured.xml in the capture" ]
+}
+
+@test "an fd that disconnects inside an annotate message is a problem: named, counted, exit 1" {
+	cap_py "$TMP/d.apc" <<'EOF2'
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+body = p(100) + p(0) + b"a"
+msg = b"\x01" + struct.pack("<I", len(body)) + body
+F = [summary(), block_counter(), p(10) + p(7) + setup + msg + msg[:2],
+     p(10) + p(-1) + p(7)]
+EOF2
+	exits 1 apcdump "$TMP/d.apc"
+	grep -q 'annotate_str .*ts=.* fd=7 channel=0 text="a"' <<<"$output"
+	grep -E "^apcdump: $TMP/d.apc/0000000000: offset 0x[0-9a-f]+: frame 3: external fd 7 disconnects inside an annotate message \(2 bytes pending\)$" <<<"$output"
+	exits 1 apcdump --summary "$TMP/d.apc"
+	grep -q '^Problems: *1$' <<<"$output"
+	# the capture ending inside a message is only stopped (apcverify warns)
+	cap_py "$TMP/e.apc" <<'EOF2'
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+F = [summary(), block_counter(), p(10) + p(7) + setup + b"\x01\x05"]
+EOF2
+	exits 0 apcdump "$TMP/e.apc"
+}
+
+@test "an annotate decode problem: the frame's file offset in the offset slot, the stream offset labelled" {
+	# fd 7's stream: setup (20 bytes), then code 0xee at stream offset 0x14
+	cap_py "$TMP/a.apc" <<'EOF2'
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+F = [summary(), block_counter(), p(10) + p(7) + setup + b"\xee" + struct.pack("<I", 2) + b"xy"]
+EOF2
+	# the External frame is the third: its length word's offset, plus 4
+	# and the one-byte frame code, is where its message starts
+	off=$(python3 -c 'import os,sys; d=open(sys.argv[1],"rb").read(); import struct
+o=0
+for _ in range(2): o += 4 + struct.unpack_from("<i", d, o)[0]
+print("0x%x" % (o + 5))' "$TMP/a.apc/0000000000")
+	exits 1 apcdump "$TMP/a.apc"
+	[ "$(grep -c '^apcdump: ' <<<"$output")" -eq 1 ]
+	grep -xF "apcdump: $TMP/a.apc/0000000000: offset $off: frame 2: external fd 7, stream offset 0x14: unknown annotate v4 message code 0xee (length 2)" <<<"$output"
+	# the same offset as apcverify's frame 2 @0x...
+	exits 1 apcverify "$TMP/a.apc"
+	grep -q "frame 2 @$off: error: annotate stream on fd 7, stream offset 0x14: " <<<"$output"
+}
+
+@test "--summary: for a Barman trace the data's span (no names and links at 0) is apcconv's" {
+	for f in "$APC_ROOT/testdata/barman/demo.bin" "$SHARED/barman/capture2_circular64.bin"; do
+		[ -f "$f" ] || continue
+		rm -rf "$TMP/b.apc"
+		span=$(apcconv "$f" -o "$TMP/b.apc" 2>&1 | grep -o 'span [0-9.]* s')
+		[ -n "$span" ]
+		exits 0 apcdump --summary "$TMP/b.apc"
+		# the whole span starts at the names' 0; the data's is apcconv's
+		grep -q '^First timestamp: *0 ns$' <<<"$output"
+		grep -q "^Time span: *[0-9.]* s (${span#span } from [1-9][0-9]* ns, without thread names and links at 0)\$" <<<"$output"
+		apcdump --summary --json "$TMP/b.apc" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+want = round(float(sys.argv[1]) * 1e9)
+assert o["first_ts"] == 0 and o["data_first_ts"] > 0, o
+assert o["data_last_ts"] - o["data_first_ts"] == want, (o, want)' "$(awk '{print $2}' <<<"$span")"
+	done
+	# a capture with no name at 0 has one span, said once
+	cap_py "$TMP/c.apc" <<'EOF2'
+F = [summary(), block_counter(ts=20), block_counter(ts=70)]
+EOF2
+	exits 0 apcdump --summary "$TMP/c.apc"
+	grep -qx 'Time span: *0.000000050 s' <<<"$output"
+}
+
+@test "--summary counts per core the messages --core=N lists (core_name included)" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	exits 0 apcdump --summary "$TMP/d.apc"
+	for c in 0 1; do
+		n=$(awk -v c=$c '$1 == "core" && $2 == c {print $3}' <<<"$output")
+		[ -n "$n" ]
+		[ "$n" -eq "$(apcdump --core=$c "$TMP/d.apc" | wc -l)" ]
+		[ "$n" -eq "$(apcdump --json --core=$c "$TMP/d.apc" | wc -l)" ]
+	done
+}
+
+@test "--xml: the values stay in one column, however long a key" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	exits 0 apcdump --xml "$TMP/d.apc"
+	grep -q '^  captured.backtrace_processing: ' <<<"$output"
+	# every key: value line (not the counters' key lines) starts its
+	# value in the same column
+	cols=$(grep -E '^  [a-z_]+(\.[a-z_]+)?: ' <<<"$output" |
+		awk '{ match($0, /: +/); print RSTART + RLENGTH }' | sort -u | wc -l)
+	[ "$cols" -eq 1 ]
+}
+
+@test "--begin/--end: finer than a nanosecond rounds to the nearest; too large is said so" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	# the first block counter time of demo is 5012921
+	dump --frame=block_counter --begin=5.0129214ms -c1 "$TMP/d.apc"
+	[[ "$output" == *" ts=5012921 "* ]]
+	dump --frame=block_counter --begin=5.0129215ms --end=5.0129225ms "$TMP/d.apc"
+	[ -z "$output" ]
+	dump --frame=block_counter --begin=5012921 --end=5.0129206ms "$TMP/d.apc"
+	[[ "$output" == *" ts=5012921 "* ]]
+	exits 2 apcdump --begin=99999999999s "$TMP/d.apc"
+	[ "${lines[0]}" = "apcdump: --begin time '99999999999s' is too large (at most 9223372036.854775807s)" ]
+	exits 2 apcdump --end=9223372036854775808 "$TMP/d.apc"
+	[ "${lines[0]}" = "apcdump: --end time '9223372036854775808' is too large (at most 9223372036.854775807s)" ]
+	exits 0 apcdump --end=9223372036.854775807s -c1 "$TMP/d.apc"
+	exits 2 apcdump --begin=soon "$TMP/d.apc"
+	[ "${lines[0]}" = "apcdump: bad --begin time 'soon' (e.g. 1500, 1.5s, 20ms, 3us)" ]
+}
+
+@test "no capture given: one line, as apcverify says it" {
+	exits 2 apcdump
+	[ "$output" = "apcdump: no capture given (try --help)" ]
+	exits 2 apcverify
+	[ "$output" = "apcverify: no capture given (try --help)" ]
 }

@@ -781,7 +781,7 @@ static int ref_decode(const struct apc_frame *f, int clocks, struct apc_msg *msg
 	*count = 0;
 	if (f->len == 0)
 		return APC_END;
-	if (f->type < 0) {
+	if (f->type < 0 && f->hdr_len == 0) { /* a code that reads, negative too, is a type */
 		*err_off = (int64_t)f->offset + 4;
 		return APC_EDATA;
 	}
