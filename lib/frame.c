@@ -448,10 +448,14 @@ static int cur_str(struct frame_cur *c, const char *what, const uint8_t **s, uin
 	if (rc)
 		return rc;
 	if (n < 0 || (size_t)n > c->end - c->pos) {
+		/* what the string could have had: the bytes after its length
+		 * (as apcverify counts them) */
+		size_t left = c->end - c->pos;
 		c->pos = start;
 		return cur_fail(c, start,
-				"string length %ld for %s runs past the end of the frame (%zu bytes left)",
-				(long)n, what, c->end - c->pos);
+				"string length %ld for %s runs past the end of the frame "
+				"(%zu bytes follow the length field)",
+				(long)n, what, left);
 	}
 	*s = c->b + c->pos;
 	*len = (uint32_t)n;

@@ -908,3 +908,19 @@ EOF2
 	exits 2 apcverify
 	[ "$output" = "apcverify: no capture given (try --help)" ]
 }
+
+@test "a string overrun counts the bytes after its length field, as apcverify does" {
+	need_python
+	mkdir "$TMP/x.apc"
+	python3 - "$TMP/x.apc" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+# a thread name of length 128 (a 2-byte packed length) with 2 bytes after it
+body = p(3) + p(0) + p(2) + p(10) + p(42) + p(128) + b"ab"
+write_cap(sys.argv[1], frames([summary(), block_counter(), body]))
+EOF2
+	run apcdump "$TMP/x.apc"
+	[ "$status" -eq 1 ]
+	grep -q 'string length 128 for .* runs past the end of the frame (2 bytes follow the length field)$' <<<"$output"
+}
