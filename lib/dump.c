@@ -226,7 +226,7 @@ struct dump {
 	struct apc_wbuf w;
 	struct dump_key keys[DUMP_KEYS];
 	struct dump_num n_index, n_foff, n_ts;
-	char tname[24]; /* dump_type_name()'s "type_N" */
+	char tname[APC_FRAME_NAME_MAX]; /* dump_type_name()'s "type_N" */
 };
 
 static void dump_problem(struct dump *d, struct apc_err *e)
@@ -664,17 +664,11 @@ static inline void dump_num(struct apc_wbuf *w, struct dump_num *c, uint64_t v, 
 	apc_wbuf_put(w, c->s, c->len);
 }
 
-/*
- * A frame type's name as the listing shows it: apc_frame_type_name()'s,
- * but "type_N" for every unknown code, negative ones (a valid packed
- * integer such as -40) and large ones included, as type_8 is.
- */
+/* A frame type's name as the listing shows it: "type_N" for every
+ * unknown code, as apcverify's messages name it. */
 static const char *dump_type_name(struct dump *d, int32_t type)
 {
-	if (type >= 0 && type < APC_DUMP_TYPES)
-		return apc_frame_type_name(type);
-	snprintf(d->tname, sizeof d->tname, "type_%" PRId32, type);
-	return d->tname;
+	return apc_frame_type_name_r(type, d->tname, sizeof d->tname);
 }
 
 static void print_json(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m,

@@ -39,24 +39,28 @@ static const char *const frame_names[] = {
 	[APC_FRAME_TYPE_15] = "perf_sync",
 };
 
-#define FRAME_NAME_SLOTS 128
+const char *apc_frame_type_name_r(int type, char *buf, size_t len)
+{
+	if (apc_frame_type_known(type))
+		return frame_names[type];
+	snprintf(buf, len, "type_%d", type);
+	return buf;
+}
+
+/* How many "type_N" names apc_frame_type_name() hands out before it
+ * reuses a buffer: enough for every name in one message. */
+#define FRAME_NAME_RING 8
 
 const char *apc_frame_type_name(int type)
 {
-	/* "type_N" names for unknown codes; filled on first use (the tools
-	 * are single-threaded, and a race would write the same bytes). */
-	static char other[FRAME_NAME_SLOTS][12];
+	/* "type_N" for every unknown code, negative and large ones too, as
+	 * apcdump lists them; per thread, so threads never share a buffer */
+	static _Thread_local char ring[FRAME_NAME_RING][APC_FRAME_NAME_MAX];
+	static _Thread_local unsigned next;
 
-	if (type >= 0 && (size_t)type < sizeof frame_names / sizeof frame_names[0] &&
-	    frame_names[type])
+	if (apc_frame_type_known(type))
 		return frame_names[type];
-	if (type < 0)
-		return "invalid";
-	if (type >= FRAME_NAME_SLOTS)
-		return "type_other";
-	if (!other[type][0])
-		snprintf(other[type], sizeof other[type], "type_%d", type);
-	return other[type];
+	return apc_frame_type_name_r(type, ring[next++ % FRAME_NAME_RING], APC_FRAME_NAME_MAX);
 }
 
 int apc_frame_has_core(int type)

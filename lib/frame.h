@@ -39,8 +39,19 @@ enum apc_frame_type {
 
 #define APC_NEWLINE_CANARY "1\n2\r\n3\r4\n\r5"
 
-/* Name of a frame type ("summary", "block_counter", ...; "type_N" if unknown). */
+/* Room for any frame type's name, "type_-2147483648" and its NUL included. */
+#define APC_FRAME_NAME_MAX 24
+/*
+ * apc_frame_type_name() : a frame type's name ("summary", "block_counter",
+ * ...), or "type_N" for any code that is not one (type_8, type_-40,
+ * type_200), as apcdump lists it.  A known type's name is static; a
+ * "type_N" is in a buffer of the calling thread that lasts for the next
+ * 7 calls in that thread (so several may go into one message).
+ * apc_frame_type_name_r() : the same, a "type_N" written into buf (len
+ * APC_FRAME_NAME_MAX holds any); returns the name.
+ */
 const char *apc_frame_type_name(int type);
+const char *apc_frame_type_name_r(int type, char *buf, size_t len);
 /* 1 if frames of this type carry a core field after the type. */
 int apc_frame_has_core(int type);
 /* 1 for types the spec or real gatord files define. */

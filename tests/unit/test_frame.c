@@ -683,6 +683,24 @@ static void opaque_frames(void)
 		decode_end(&d);
 	}
 	T_EQ_STR(apc_frame_type_name(40), "type_40");
+	/* every unknown code by its number, as apcdump lists it */
+	T_EQ_STR(apc_frame_type_name(8), "type_8");
+	T_EQ_STR(apc_frame_type_name(0), "type_0");
+	T_EQ_STR(apc_frame_type_name(-40), "type_-40");
+	T_EQ_STR(apc_frame_type_name(200), "type_200");
+	T_EQ_STR(apc_frame_type_name(INT32_MIN), "type_-2147483648");
+	T_EQ_STR(apc_frame_type_name(INT32_MAX), "type_2147483647");
+	T_EQ_STR(apc_frame_type_name(APC_FRAME_NAME), "name");
+	{
+		/* two in one message stay apart */
+		const char *a = apc_frame_type_name(128), *b = apc_frame_type_name(-1);
+		char buf[APC_FRAME_NAME_MAX];
+		T_EQ_STR(a, "type_128");
+		T_EQ_STR(b, "type_-1");
+		T_EQ_STR(apc_frame_type_name_r(-7, buf, sizeof buf), "type_-7");
+		T_EQ_STR(buf, "type_-7");
+		T_EQ_STR(apc_frame_type_name_r(APC_FRAME_SUMMARY, buf, sizeof buf), "summary");
+	}
 	T_ASSERT(!apc_frame_type_known(8));
 	T_ASSERT(apc_frame_type_known(APC_FRAME_TYPE_15));
 }
