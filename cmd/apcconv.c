@@ -124,8 +124,10 @@ int main(int argc, char **argv)
 		case O_BEGIN:
 		case O_END: {
 			uint64_t ns;
-			if (apc_parse_time_ns(optarg, &ns) != 0) {
-				fprintf(stderr, PROG ": invalid time '%s' (use e.g. 1.5s, 20ms, 300us or ns)\n", optarg);
+			const char *opt = c == O_BEGIN ? "--begin" : "--end";
+			/* rounded to the nearest ns, said as apcdump says it */
+			if ((rc = apc_parse_time_ns(optarg, &ns)) != 0) {
+				fprintf(stderr, PROG ": %s\n", apc_time_error(msg, sizeof msg, opt, optarg, rc));
 				return 2;
 			}
 			if (c == O_BEGIN) { o.begin_ns = ns; o.have_begin = 1; }

@@ -55,54 +55,17 @@ static int bad_usage(const char *fmt, const char *arg)
 	return 2;
 }
 
-/*
- * A --begin/--end time: 0, or -1 when it is not a time, -2 when it is one
- * too large for the capture's signed 64-bit nanoseconds.  A value finer
- * than a nanosecond is rounded to the nearest (5.0129215ms is 5012922),
- * not cut down as apc_parse_time_ns() would.
- */
-static int parse_time(const char *s, int64_t *out)
+/* A --begin/--end time, or the usage error apcconv gives for it too. */
+static int parse_time(const char *opt, const char *arg, int64_t *out)
 {
-	static const char digits[] = "0123456789";
-	size_t ip = strspn(s, digits), fd = 0;
-	const char *frac = NULL, *unit = s + ip;
-	char buf[96];
+	char why[512];
 	uint64_t ns;
-	int keep, up;
+	int rc = apc_parse_time_ns(arg, &ns);
 
-	if (*unit == '.') {
-		frac = unit + 1;
-		fd = strspn(frac, digits);
-		unit = frac + fd;
-	}
-	if (ip == 0 && fd == 0)
-		return -1;
-	keep = !strcmp(unit, "s") ? 9 : !strcmp(unit, "ms") ? 6 : !strcmp(unit, "us") ? 3
-	       : !strcmp(unit, "ns") || !*unit ? 0 : -1;
-	if (keep < 0)
-		return -1;
-	up = frac && fd > (size_t)keep && frac[keep] >= '5';
-	if (ip > 40)
-		return -2; /* a well-formed number, far too large */
-	/* the integer part, the nanoseconds' fraction digits, the unit */
-	snprintf(buf, sizeof buf, "%.*s%s%.*s%s", (int)ip, s, keep && fd ? "." : "",
-		 (int)(fd < (size_t)keep ? fd : (size_t)keep), frac ? frac : "", unit);
-	if (apc_parse_time_ns(buf, &ns) < 0 || ns + (uint64_t)up > INT64_MAX)
-		return -2;
-	*out = (int64_t)(ns + (uint64_t)up);
+	if (rc < 0)
+		return bad_usage("%s", apc_time_error(why, sizeof why, opt, arg, rc));
+	*out = (int64_t)ns; /* at most INT64_MAX */
 	return 0;
-}
-
-static int bad_time(const char *opt, const char *arg, int rc)
-{
-	char why[200];
-
-	if (rc == -2)
-		snprintf(why, sizeof why, "%s time '%s' is too large (at most 9223372036.854775807s)",
-			 opt, arg);
-	else
-		snprintf(why, sizeof why, "bad %s time '%s' (e.g. 1500, 1.5s, 20ms, 3us)", opt, arg);
-	return bad_usage("%s", why);
 }
 
 int main(int argc, char **argv)
@@ -152,13 +115,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		case OPT_BEGIN:
-			if ((rc = parse_time(optarg, &o.begin)) < 0)
-				return bad_time("--begin", optarg, rc);
+			if (parse_time("--begin", optarg, &o.begin))
+				return 2;
 			o.have_begin = 1;
 			break;
 		case OPT_END:
-			if ((rc = parse_time(optarg, &o.end)) < 0)
-				return bad_time("--end", optarg, rc);
+			if (parse_time("--end", optarg, &o.end))
+				return 2;
 			o.have_end = 1;
 			break;
 		case 'c': {

@@ -18,54 +18,55 @@
 
 int apc_parse_time_ns(const char *s, uint64_t *ns)
 {
-	static const struct { const char *suffix; uint64_t scale; int digits; } units[] = {
+	static const struct { const char *suffix; uint64_t scale; size_t digits; } units[] = {
 		{"ns", 1, 0}, {"us", 1000, 3}, {"ms", 1000000, 6}, {"s", 1000000000, 9}, {"", 1, 0},
 	};
-	uint64_t ip = 0, frac = 0;
-	int fdigits = 0;
-	const char *p = s;
+	static const char digits[] = "0123456789";
+	size_t ip = strspn(s, digits), fd = 0, u;
+	const char *frac = "", *unit = s + ip;
+	uint64_t v = 0, f = 0;
 
-	if (!*p)
+	if (*unit == '.') {
+		frac = unit + 1;
+		fd = strspn(frac, digits);
+		unit = frac + fd;
+	}
+	if (ip == 0 && fd == 0)
 		return -1;
-	while (*p >= '0' && *p <= '9') {
-		if (ip > (UINT64_MAX - 9) / 10)
-			return -1;
-		ip = ip * 10 + (uint64_t)(*p++ - '0');
-	}
-	if (*p == '.') {
-		p++;
-		while (*p >= '0' && *p <= '9') {
-			if (fdigits < 9) {
-				frac = frac * 10 + (uint64_t)(*p - '0');
-				fdigits++;
-			}
-			p++;
-		}
-	}
-	if (p == s)
+	for (u = 0; u < sizeof units / sizeof units[0]; u++)
+		if (!strcmp(unit, units[u].suffix))
+			break;
+	if (u == sizeof units / sizeof units[0])
 		return -1;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-		if (strcmp(p, units[i].suffix) != 0)
-			continue;
-		/* Fractions finer than 1 ns are dropped. */
-		uint64_t f = frac;
-		int d = fdigits;
-		while (d < units[i].digits) {
-			f *= 10;
-			d++;
-		}
-		while (d > units[i].digits) {
-			f /= 10;
-			d--;
-		}
-		if (units[i].digits == 0 && fdigits)
-			return -1; /* fractions of a nanosecond */
-		if (ip > UINT64_MAX / units[i].scale)
-			return -1;
-		*ns = ip * units[i].scale + f;
-		return 0;
+	/* a well-formed time from here on: too large, or one */
+	for (size_t i = 0; i < ip; i++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -2;
+		v = v * 10 + (uint64_t)(s[i] - '0');
 	}
-	return -1;
+	if (v > UINT64_MAX / units[u].scale)
+		return -2;
+	v *= units[u].scale;
+	/* the fraction down to whole nanoseconds, then the nearest one
+	 * (half a nanosecond goes up): 5.0129215ms is 5012922 */
+	for (size_t i = 0; i < units[u].digits; i++)
+		f = f * 10 + (i < fd ? (uint64_t)(frac[i] - '0') : 0);
+	if (fd > units[u].digits && frac[units[u].digits] >= '5')
+		f++;
+	if (v > UINT64_MAX - f || v + f > (uint64_t)INT64_MAX)
+		return -2;
+	*ns = v + f;
+	return 0;
+}
+
+const char *apc_time_error(char *buf, size_t len, const char *opt, const char *arg, int rc)
+{
+	if (rc == -2)
+		snprintf(buf, len, "%s time '%s' is too large (at most 9223372036.854775807s)", opt,
+			 arg);
+	else
+		snprintf(buf, len, "bad %s time '%s' (e.g. 1500, 1.5s, 20ms, 3us)", opt, arg);
+	return buf;
 }
 
 int apc_parse_uint(const char *s, unsigned max, unsigned *v)

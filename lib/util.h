@@ -9,10 +9,18 @@
 
 /*
  * apc_parse_time_ns() : "1500" (ns), "1.5s", "20ms", "3us", "7ns" ->
- * nanoseconds, exactly (no floating point).  Returns 0 on success, -1 if
- * the text is not a time.
+ * nanoseconds (no floating point), for --begin/--end.  Decimals are
+ * allowed with any unit; a value finer than a nanosecond is rounded to
+ * the nearest one, half up (5.0129215ms is 5012922, 1.5ns is 2).
+ * Returns 0 on success (*ns at most INT64_MAX, the largest time a
+ * capture holds), -1 if the text is not a time, -2 if it is one too
+ * large for that (nothing stored on failure).
+ * apc_time_error() : the message for `opt`'s value `arg` refused with
+ * rc, the same in every command: "bad --begin time 'x' (e.g. ...)" or
+ * "--end time 'x' is too large (at most 9223372036.854775807s)".
  */
 int apc_parse_time_ns(const char *s, uint64_t *ns);
+const char *apc_time_error(char *buf, size_t len, const char *opt, const char *arg, int rc);
 
 /*
  * apc_parse_uint() : a whole number from 0 to max, in decimal, for an

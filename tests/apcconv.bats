@@ -62,7 +62,7 @@ Try 'apcconv --help' for more information." ]
 	[ "${#lines[@]}" -eq 2 ]
 	run apcconv --begin=soon "$TD/barman/demo.bin"
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"invalid time"* ]]
+	[ "$output" = "apcconv: bad --begin time 'soon' (e.g. 1500, 1.5s, 20ms, 3us)" ]
 	run apcconv -f nosuch "$TD/barman/demo.bin" -o "$TMP/x"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"unknown format 'nosuch'"* ]]
@@ -807,6 +807,33 @@ XML
 	[ "$status" -eq 2 ]
 	# the smallest window there is still converts
 	apcconv -q --end=1ns "$TD/barman/demo.bin" -o "$TMP/w.apc"
+}
+
+@test "--begin/--end: finer than a nanosecond rounds to the nearest; too large is said so" {
+	need_python
+	# demo's second event is 32749 ns after its first
+	kept() {
+		apcconv -q --stats=json --overwrite --begin="$1" "$TD/barman/demo.bin" -o "$TMP/w.apc" |
+			python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["events"], d["first_ts"])'
+	}
+	all=$(kept 32749)
+	[ "$all" = "1436 5045670" ]
+	[ "$(kept 32.7494us)" = "$all" ]
+	# 32749.6 ns is 32750, after that event (it was cut down to 32749)
+	[ "$(kept 32.7496us)" = "1435 5079419" ]
+	[ "$(kept 32749.5)" = "1435 5079419" ]
+	[ "$(kept 32749.5ns)" = "1435 5079419" ]
+	# too large for a capture's time, and said so, as apcdump says it
+	conv 2 --begin=99999999999s "$TD/barman/demo.bin" -o "$TMP/x.apc"
+	[ "$output" = "apcconv: --begin time '99999999999s' is too large (at most 9223372036.854775807s)" ]
+	conv 2 --end=9223372036854775808 "$TD/barman/demo.bin" -o "$TMP/x.apc"
+	[ "$output" = "apcconv: --end time '9223372036854775808' is too large (at most 9223372036.854775807s)" ]
+	conv 2 --end=18446744073709551616 "$TD/barman/demo.bin" -o "$TMP/x.apc"
+	[[ "$output" == *"is too large (at most 9223372036.854775807s)" ]]
+	[ ! -e "$TMP/x.apc" ]
+	conv 0 -q --end=9223372036.854775807s "$TD/barman/demo.bin" -o "$TMP/x.apc"
+	conv 2 --end=5x "$TD/barman/demo.bin" -o "$TMP/y.apc"
+	[ "$output" = "apcconv: bad --end time '5x' (e.g. 1500, 1.5s, 20ms, 3us)" ]
 }
 
 # conv_cut FILE N : apcconv on the first N bytes of FILE (as $TMP/cut/

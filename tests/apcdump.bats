@@ -902,6 +902,17 @@ EOF2
 	[ "${lines[0]}" = "apcdump: bad --begin time 'soon' (e.g. 1500, 1.5s, 20ms, 3us)" ]
 }
 
+@test "--begin/--end: apcconv and apcdump read a time alike and refuse it in the same words" {
+	for t in soon 99999999999s 9223372036854775808 5x -1 1.2.3; do
+		exits 2 apcdump --begin="$t" "$APC_ROOT/testdata/barman/demo.bin"
+		d=${lines[0]#apcdump: }
+		exits 2 apcconv --begin="$t" "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/x.apc"
+		[ "${lines[0]#apcconv: }" = "$d" ]
+	done
+	# a sub-nanosecond time that apcdump takes, apcconv takes too
+	apcconv -q --begin=1.5ns --end=2.5 "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/y.apc"
+}
+
 @test "no capture given: one line, as apcverify says it" {
 	exits 2 apcdump
 	[ "$output" = "apcdump: no capture given (try --help)" ]
