@@ -201,6 +201,7 @@ struct dump {
 	/* summary */
 	uint64_t frames[APC_DUMP_TYPES + 1], fmsgs[APC_DUMP_TYPES + 1];
 	uint64_t nframes, nmsgs, bytes, errors;
+	uint64_t warnings;  /* what apcverify only warns of: not problems */
 	struct sum_kind *kinds; size_t nkinds, ckinds;
 	struct sum_counter *ctrs; size_t nctrs, cctrs; struct apc_map64 ctr_map;
 	struct sum_acounter *actrs; size_t nactrs, cactrs; struct apc_map64 actr_map;
@@ -247,6 +248,25 @@ static void dump_problem(struct dump *d, struct apc_err *e)
 			d->io_error = *e;
 		d->status = APC_EIO;
 	}
+	if (d->o->report)
+		d->o->report(d->o->report_ctx, e);
+}
+
+/*
+ * Something apcverify only warns of (an unknown message code): told as a
+ * problem is, e->msg starting "warning: " and e->status APC_OK, but
+ * counted apart and no problem for the exit status.
+ */
+static void dump_warning(struct dump *d, struct apc_err *e)
+{
+	if (d->w.p && d->w.len) {
+		apc_wbuf_flush(&d->w);
+		fflush(d->o->out);
+	}
+	if (!e->file[0])
+		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->path);
+	e->status = APC_OK;
+	d->warnings++;
 	if (d->o->report)
 		d->o->report(d->o->report_ctx, e);
 }
@@ -1375,6 +1395,23 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 	return APC_OK;
 }
 
+/* The bytes of a frame from an unknown message code on, as one opaque
+ * message with that code. */
+static void msg_unknown_rest(struct apc_msg *m, const struct apc_frame *fr,
+			     const struct apc_msg_iter *it)
+{
+	memset(m, 0, sizeof *m);
+	m->frame_type = fr->type;
+	m->name = "opaque";
+	m->code = it->unknown_code;
+	m->core = fr->core;
+	m->offset = fr->offset + 4u + it->unknown_pos;
+	m->nfields = 1;
+	m->f[0] = (struct apc_field){.name = "data", .kind = APC_F_BYTES,
+				     .s = fr->body + it->unknown_pos,
+				     .len = (uint32_t)(fr->len - it->unknown_pos)};
+}
+
 /* All messages of one frame. */
 static void dump_frame(struct dump *d, const struct apc_frame *fr)
 {
@@ -1403,8 +1440,23 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 			return;
 		}
 	}
-	if (rc < 0)
+	if (rc == APC_EDATA && it.unknown) {
+		/* An unknown message code leaves the message's length
+		 * unknown.  apcverify warns and skips the rest of the frame
+		 * ([unknown-msg]); so does this, listing those bytes (the
+		 * code's first) as one opaque message. */
+		struct apc_err w;
+		apc_err_set(&w, APC_OK, NULL, e.offset, "warning: %s (rest of the frame skipped)",
+			    e.msg);
+		w.index = e.index;
+		w.index_name = e.index_name;
+		dump_warning(d, &w);
+		msg_unknown_rest(&m, fr, &it);
+		n++;
+		listed |= dump_emit(d, fr, &m, !listed);
+	} else if (rc < 0) {
 		dump_problem(d, &e);
+	}
 	/* The guess made on a Summary holds for the rest of the file. */
 	if (fr->type == APC_FRAME_SUMMARY && !d->clocks && it.summary_version)
 		d->clocks = it.summary_version;
@@ -1621,6 +1673,8 @@ static void summary_json(struct dump *d)
 	fprintf(f, "%" PRIu64, d->x_regressions);
 	json_key(f, &first, "errors");
 	fprintf(f, "%" PRIu64, d->errors);
+	json_key(f, &first, "warnings");
+	fprintf(f, "%" PRIu64, d->warnings);
 	/* why the capture could not be opened or read, as apcverify says */
 	json_key(f, &first, "io_error");
 	if (d->status == APC_EIO)
@@ -1801,6 +1855,7 @@ static void summary_text(struct dump *d)
 	fprintf(f, "Across frame types:  %" PRIu64 " %s per core\n", d->x_regressions,
 		noun(d->x_regressions, "regression", "regressions"));
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
+	fprintf(f, "Warnings:            %" PRIu64 "\n", d->warnings);
 }
 
 static void summary_print(struct dump *d)

@@ -37,7 +37,10 @@ struct apc_dump_opts {
 	 * "==> FILE <==" before its lines, JSON with a "file" member first
 	 * in each object. */
 	int name_inputs;
-	/* Called for each problem found (data or I/O); may be NULL. */
+	/* Called for each problem found (data or I/O); may be NULL.  Also
+	 * for each warning (what apcverify only warns of: an unknown
+	 * message code), which comes with e->status APC_OK and a message
+	 * starting "warning: ", and makes no problem of the capture. */
 	void (*report)(void *ctx, const struct apc_err *e);
 	void *report_ctx;
 };

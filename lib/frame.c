@@ -565,6 +565,9 @@ static int get_cstr(struct frame_cur *c, struct apc_msg *m, const char *name)
 
 static int unknown_code(struct frame_cur *c, size_t at, int32_t code)
 {
+	c->it->unknown = 1;
+	c->it->unknown_pos = at;
+	c->it->unknown_code = code;
 	return cur_fail(c, at, "unknown message code %ld in a %s frame", (long)code,
 			apc_frame_type_name(c->it->frame->type));
 }

@@ -148,6 +148,12 @@ struct apc_msg_iter {
 	int bc_have_ts;
 	int summary_version; /* 0 unknown; clocks in the Summary (3 or 4) */
 	int done;
+	/* Set when apc_msg_next() stopped at a message code the frame type
+	 * does not define: the code's offset in body, and the code.
+	 * apcverify only warns of one ([unknown-msg]), so apcdump does. */
+	int unknown;
+	size_t unknown_pos;
+	int32_t unknown_code;
 };
 
 /*
@@ -160,7 +166,7 @@ void apc_msg_iter_init(struct apc_msg_iter *it, const struct apc_frame *f, int s
  * apc_msg_next() : decode the next message.  APC_OK, APC_END at the end
  * of the frame, APC_EDATA for an overlong or truncated packed integer or
  * string, or an unknown message code (err names the offset; the rest of
- * the frame is skipped).  Frames of types 11 (v9 perf attrs), 12, 14, 15
+ * the frame is skipped; it->unknown tells an unknown code apart).  Frames of types 11 (v9 perf attrs), 12, 14, 15
  * yield one "opaque" message with the body as bytes.
  */
 int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err);

@@ -913,6 +913,44 @@ EOF2
 	apcconv -q --begin=1.5ns --end=2.5 "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/y.apc"
 }
 
+@test "an unknown message code is a warning, as apcverify says it: the rest listed as opaque, exit 0" {
+	need_python
+	mkdir "$TMP/n.apc" "$TMP/p.apc"
+	python3 - "$TMP" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+t = sys.argv[1]
+# a Name frame: a thread name, then code 63; a gatord 6.8 Proc frame: a Comm, then code 63
+name = p(3) + p(0) + p(2) + p(10) + p(42) + p(2) + b"ab" + p(63) + b"junk"
+proc = p(11) + p(0) + p(5) + p(42) + p(43) + b"/bin/img\0" + b"img\0" + p(63) + b"junk"
+write_cap(t + "/n.apc", frames([summary(), name, block_counter()]))
+write_cap(t + "/p.apc", frames([summary(), proc, block_counter()]))
+EOF2
+	for c in n:name:0x2c p:proc:0x36; do
+		IFS=: read -r cap type off <<<"$c"
+		verify 0 "$TMP/$cap.apc"
+		grep -q "frame 1 @$off: warning: unknown message code 63 in a $type frame (rest of the frame skipped) \[unknown-msg\]\$" <<<"$output"
+		run apcdump "$TMP/$cap.apc"
+		[ "$status" -eq 0 ]
+		grep -qx "apcdump: $TMP/$cap.apc/0000000000: offset $off: frame 1: warning: unknown message code 63 in a $type frame (rest of the frame skipped)" <<<"$output"
+		[ "$(grep -c warning <<<"$output")" -eq 1 ]
+		# what comes before the code is decoded, the rest is one opaque message, then the next frame
+		grep -Eq "^     1 $(printf 0x%08x $off) $type +0 opaque +data=<5 bytes 3f6a756e6b>\$" <<<"$output"
+		grep -q " block_counter .* key=0x11 value=5" <<<"$output"
+		apcdump --json "$TMP/$cap.apc" 2>/dev/null | grep -qF '"msg":"opaque","code":63,"data":"3f6a756e6b"}'
+		# not a problem: counted apart in the summary
+		run apcdump --summary "$TMP/$cap.apc"
+		[ "$status" -eq 0 ]
+		grep -q '^Problems: *0$' <<<"$output"
+		grep -q '^Warnings: *1$' <<<"$output"
+		apcdump --summary --json "$TMP/$cap.apc" 2>/dev/null | grep -q '"errors":0,"warnings":1[,}]'
+		# -q: neither the warning nor a changed status
+		exits 0 apcdump -q "$TMP/$cap.apc"
+		! grep -q warning <<<"$output"
+	done
+}
+
 @test "no capture given: one line, as apcverify says it" {
 	exits 2 apcdump
 	[ "$output" = "apcdump: no capture given (try --help)" ]

@@ -787,6 +787,7 @@ static void bad_messages(void)
 	T_EQ_INT(next(&d, &m), APC_EDATA);
 	T_EQ_U64(d.e.offset, 4 + 4);
 	T_ASSERT(strstr(d.e.msg, "runs past the end") != NULL);
+	T_ASSERT(!d.it.unknown);
 	decode_end(&d);
 
 	/* Unknown message code in a Scheduler Trace frame. */
@@ -797,6 +798,10 @@ static void bad_messages(void)
 	T_EQ_INT(next(&d, &m), APC_EDATA);
 	T_EQ_U64(d.e.offset, 4 + 2);
 	T_ASSERT(strstr(d.e.msg, "unknown message code 9") != NULL);
+	/* told apart from damage, for apcdump's warning */
+	T_ASSERT(d.it.unknown);
+	T_EQ_U64(d.it.unknown_pos, 2);
+	T_EQ_INT(d.it.unknown_code, 9);
 	decode_end(&d);
 
 	/* Overlong frame code: type -1, decoding says so at the body start. */
