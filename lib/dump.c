@@ -152,7 +152,10 @@ struct sum_conn {
 	const char *name; /* its thread's, borrowed when printing */
 };
 struct sum_kind { const char *ptr; char *name; uint64_t n; };
-struct sum_order { int64_t last; };
+struct sum_order {
+	int64_t last;
+	int last_exit; /* the last message was a thread_exit (sched_trace) */
+};
 
 struct dump_fd {
 	struct apc_ann_decoder *dec;
@@ -219,6 +222,12 @@ struct dump {
 	int64_t first_dts, last_dts;
 	uint64_t regressions, x_regressions;
 	int64_t first_regression; /* message offset, or -1 */
+	/* Of the regressions, the gatord 6.8 quirks apcverify accepts with
+	 * a warning (ts-gatord-name, ts-gatord-exit), per APC_TSQ_ kind;
+	 * and where the first other one is. */
+	uint64_t quirks[3];
+	int64_t first_other_regression;
+	struct apc_map64 name_tids; /* tids a Name frame's thread_name named */
 	/* Annotation times step back per fd: not counted as disorder (a
 	 * client gives its own times; apcverify checks none of them). */
 	uint64_t ann_regressions;
@@ -992,6 +1001,15 @@ static int dump_untimed_kind(const struct apc_msg *m)
 	       (m->frame_type == APC_FRAME_ACTIVITY_TRACE && !strcmp(m->name, "link"));
 }
 
+/* How far ts is before `later` (later > ts), in ns, capped rather than
+ * overflowing, as apcverify's v_before(). */
+static int64_t dump_before(int64_t later, int64_t ts)
+{
+	uint64_t diff = (uint64_t)later - (uint64_t)ts;
+
+	return diff > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)diff;
+}
+
 static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
 	int t = fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
@@ -1028,10 +1046,28 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 			lane = (int32_t)fl->i;
 			ann = 1;
 		}
+		/* which gatord 6.8 quirk a step back here would be, by
+		 * apcverify's rules (v_ts() in verify.c) */
+		int q = APC_TSQ_NONE, is_exit = 0;
+		if (t == APC_FRAME_NAME && !strcmp(m->name, "thread_name") &&
+		    (fl = apc_msg_field(m, "tid"))) {
+			/* as apcverify's table: past 65536 tids every one is new */
+			if (d->name_tids.n >= 65536 || !apc_map64_find(&d->name_tids, (uint64_t)fl->i, NULL)) {
+				q = APC_TSQ_FIRST_NAME;
+				if (d->name_tids.n < 65536 &&
+				    apc_map64_put(&d->name_tids, (uint64_t)fl->i, 1) < 0)
+					return APC_ENOMEM;
+			}
+		} else if (t == APC_FRAME_SCHED_TRACE) {
+			is_exit = !strcmp(m->name, "thread_exit");
+		}
 		o = order_slot(&d->ord_map, &d->ord, &d->nord, &d->cord,
 			       (uint64_t)(uint32_t)t << 32 | (uint32_t)lane, &fresh);
 		if (!o)
 			return APC_ENOMEM;
+		if (t == APC_FRAME_SCHED_TRACE && !fresh && o->last_exit &&
+		    !strcmp(m->name, "sched_switch"))
+			q = APC_TSQ_EXIT_SWITCH;
 		if (!fresh && m->ts < o->last) {
 			if (ann) {
 				/* an annotation, whose time its client gives
@@ -1043,9 +1079,14 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 				if (!d->regressions)
 					d->first_regression = (int64_t)m->offset;
 				d->regressions++;
+				if (apc_ts_quirk_accepts(q, dump_before(o->last, m->ts), m->ts))
+					d->quirks[q]++;
+				else if (d->first_other_regression < 0)
+					d->first_other_regression = (int64_t)m->offset;
 			}
 		}
 		o->last = m->ts;
+		o->last_exit = is_exit;
 		/* Per core across frame types: what our writer promises. */
 		if (m->core >= 0) {
 			o = order_slot(&d->xord_map, &d->xord, &d->nxord, &d->cxord,
@@ -1671,6 +1712,9 @@ static void summary_json(struct dump *d)
 	fprintf(f, "%" PRIu64, d->ann_regressions);
 	json_key(f, &first, "cross_type_regressions");
 	fprintf(f, "%" PRIu64, d->x_regressions);
+	/* of "regressions", the gatord 6.8 quirks apcverify accepts with a warning */
+	json_key(f, &first, "gatord_quirk_regressions");
+	fprintf(f, "%" PRIu64, d->quirks[APC_TSQ_FIRST_NAME] + d->quirks[APC_TSQ_EXIT_SWITCH]);
 	json_key(f, &first, "errors");
 	fprintf(f, "%" PRIu64, d->errors);
 	json_key(f, &first, "warnings");
@@ -1840,11 +1884,29 @@ static void summary_text(struct dump *d)
 	} else {
 		fprintf(f, "Time span:           no timestamps\n");
 	}
-	if (d->regressions)
+	if (d->regressions) {
+		uint64_t nq = d->quirks[APC_TSQ_FIRST_NAME] + d->quirks[APC_TSQ_EXIT_SWITCH];
 		fprintf(f, "Timestamps in order: no (%" PRIu64 " %s per frame type and core, "
-			   "first at offset 0x%" PRIx64 ")\n", d->regressions,
+			   "first at offset 0x%" PRIx64, d->regressions,
 			noun(d->regressions, "regression", "regressions"), (uint64_t)d->first_regression);
-	else
+		/* which of them apcverify accepts (a warning each) */
+		if (nq == d->regressions)
+			fprintf(f, "; %s gatord 6.8 %s apcverify accepts: ", nq == 1 ? "a" : "all",
+				noun(nq, "quirk", "quirks"));
+		else if (nq)
+			fprintf(f, "; %" PRIu64 " of them %sgatord 6.8 %s apcverify accepts (", nq,
+				nq == 1 ? "a " : "", noun(nq, "quirk", "quirks"));
+		if (nq)
+			fprintf(f, "%" PRIu64 " first thread %s, %" PRIu64 " %s after an exit",
+				d->quirks[APC_TSQ_FIRST_NAME],
+				noun(d->quirks[APC_TSQ_FIRST_NAME], "name", "names"),
+				d->quirks[APC_TSQ_EXIT_SWITCH],
+				noun(d->quirks[APC_TSQ_EXIT_SWITCH], "switch", "switches"));
+		if (nq && nq < d->regressions)
+			fprintf(f, "), the first other at offset 0x%" PRIx64,
+				(uint64_t)d->first_other_regression);
+		fputs(")\n", f);
+	} else
 		fprintf(f, "Timestamps in order: yes (per frame type and core)\n");
 	if (d->ann_regressions)
 		fprintf(f, "Annotation times:    %" PRIu64 " %s back per fd, first at offset 0x%" PRIx64
@@ -1852,8 +1914,10 @@ static void summary_text(struct dump *d)
 			noun(d->ann_regressions, "step", "steps"), (uint64_t)d->first_ann_regression);
 	else
 		fprintf(f, "Annotation times:    in order per fd\n");
-	fprintf(f, "Across frame types:  %" PRIu64 " %s per core\n", d->x_regressions,
-		noun(d->x_regressions, "regression", "regressions"));
+	fprintf(f, "Across frame types:  %" PRIu64 " %s per core%s\n", d->x_regressions,
+		noun(d->x_regressions, "regression", "regressions"),
+		d->x_regressions ? " (apcverify only warns: gatord writes each frame type from "
+				   "its own buffer)" : "");
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
 	fprintf(f, "Warnings:            %" PRIu64 "\n", d->warnings);
 }
@@ -1928,6 +1992,7 @@ static void dump_free(struct dump *d)
 	apc_map64_free(&d->conn_map);
 	apc_map64_free(&d->ord_map);
 	apc_map64_free(&d->xord_map);
+	apc_map64_free(&d->name_tids);
 	if (d->doc)
 		xmlFreeDoc(d->doc);
 }
@@ -1999,6 +2064,7 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	d.o = o;
 	d.path = path;
 	d.first_regression = -1;
+	d.first_other_regression = -1;
 	d.first_ann_regression = -1;
 	apc_err_clear(&e);
 	if (apc_input_open(path, &in, &e) < 0) {

@@ -57,6 +57,36 @@ int apc_frame_has_core(int type);
 /* 1 for types the spec or real gatord files define. */
 int apc_frame_type_known(int type);
 
+/*
+ * The two gatord 6.8 timestamp quirks apcverify accepts with a warning
+ * (its checks ts-gatord-name and ts-gatord-exit; the reasoning is at
+ * V_QUIRK_BACK_NS in verify.c), for any tool that tells them from real
+ * disorder per (frame type, core):
+ *  - APC_TSQ_FIRST_NAME: a thread_name whose tid no Name frame named
+ *    before, earlier than the Name before it on its core (gatord stamps
+ *    a new thread's first Name with its start time);
+ *  - APC_TSQ_EXIT_SWITCH: a sched_switch right after a thread_exit on
+ *    its core, earlier than that exit (gatord stamps the exit with its
+ *    /proc scan's time).
+ * apc_ts_quirk_accepts() : 1 if stepping `back` ns (> 0) behind the
+ * previous timestamp of its (frame type, core) is still quirk q for a
+ * message at ts: at most 1 s, plus 500 ppm of ts for a first Name
+ * (CLOCK_BOOTTIME slewed by NTP).  Further back is real disorder.
+ */
+enum { APC_TSQ_NONE, APC_TSQ_FIRST_NAME, APC_TSQ_EXIT_SWITCH };
+#define APC_TSQ_BACK_NS INT64_C(1000000000)
+#define APC_TSQ_NAME_DRIFT_DIV 2000 /* 500 ppm */
+static inline int apc_ts_quirk_accepts(int q, int64_t back, int64_t ts)
+{
+	int64_t max = APC_TSQ_BACK_NS;
+
+	if (q == APC_TSQ_NONE)
+		return 0;
+	if (q == APC_TSQ_FIRST_NAME && ts > 0)
+		max += ts / APC_TSQ_NAME_DRIFT_DIV;
+	return back <= max;
+}
+
 /* One frame as read from the data file. */
 struct apc_frame {
 	uint64_t index;     /* 0-based frame number */

@@ -127,6 +127,64 @@ EOF2
 	apcdump --summary --json "$TMP/b.apc" | grep -q '"in_order":false,"regressions":1,"annotation_regressions":0,'
 }
 
+@test "--summary: the gatord 6.8 quirks apcverify accepts are said apart, by its rules" {
+	# name: a new thread's first Name 50 us before the Name ahead of it;
+	# exit: a sched switch 50 ns before the thread exit written ahead of it
+	cap_py "$TMP/q.apc" <<'EOF2'
+def name(*m): return p(3) + p(0) + b"".join(p(2) + p(ts) + p(tid) + s(b"t") for ts, tid in m)
+def sched(*m): return p(7) + p(0) + b"".join(m)
+F = [summary(), name((100000, 1), (50000, 2)),
+     sched(p(2) + p(200) + p(5), p(1) + p(150) + p(6) + p(0)), block_counter()]
+EOF2
+	verify 0 "$TMP/q.apc"
+	grep -q '\[ts-gatord-name\]$' <<<"$output"
+	grep -q '\[ts-gatord-exit\]$' <<<"$output"
+	exits 0 apcdump --summary "$TMP/q.apc"
+	grep -qx 'Timestamps in order: no (2 regressions per frame type and core, first at offset 0x[0-9a-f]*; all gatord 6.8 quirks apcverify accepts: 1 first thread name, 1 switch after an exit)' <<<"$output"
+	apcdump --summary --json "$TMP/q.apc" | grep -q '"in_order":false,"regressions":2,.*"gatord_quirk_regressions":2[,}]'
+	# what apcverify rejects is not called a quirk: a Name of a thread
+	# named before, a first Name over 1 s back, a switch after a switch,
+	# a switch over 1 s behind the exit
+	cap_py "$TMP/r.apc" <<'EOF2'
+def name(*m): return p(3) + p(0) + b"".join(p(2) + p(ts) + p(tid) + s(b"t") for ts, tid in m)
+def sched(*m): return p(7) + p(0) + b"".join(m)
+F = [summary(), name((100000, 1), (50000, 1)), name((2000000000, 3), (900000000, 4)),
+     sched(p(1) + p(200) + p(5) + p(0), p(1) + p(150) + p(6) + p(0)),
+     sched(p(2) + p(3000000000) + p(5), p(1) + p(1900000000) + p(6) + p(0)), block_counter()]
+EOF2
+	verify 1 "$TMP/r.apc"
+	[ "$(grep -c 'error: .*\[ts-frame\]$\|error: .*\[ts-core\]$' <<<"$output")" -eq 4 ]
+	! grep -q 'ts-gatord' <<<"$output"
+	exits 0 apcdump --summary "$TMP/r.apc"
+	grep -qx 'Timestamps in order: no (4 regressions per frame type and core, first at offset 0x[0-9a-f]*)' <<<"$output"
+	apcdump --summary --json "$TMP/r.apc" | grep -q '"gatord_quirk_regressions":0[,}]'
+	# both: the first that is not a quirk is pointed at
+	cap_py "$TMP/m.apc" <<'EOF2'
+def name(*m): return p(3) + p(0) + b"".join(p(2) + p(ts) + p(tid) + s(b"t") for ts, tid in m)
+F = [summary(), name((100000, 1), (50000, 2)), block_counter(ts=50), block_counter(ts=40)]
+EOF2
+	exits 0 apcdump --summary "$TMP/m.apc"
+	bc=$(printf 0x%x "$(apcdump --frame=block_counter "$TMP/m.apc" | awk 'NR == 2 {print $2}')")
+	grep -qx "Timestamps in order: no (2 regressions per frame type and core, first at offset 0x[0-9a-f]*; 1 of them a gatord 6.8 quirk apcverify accepts (1 first thread name, 0 switches after an exit), the first other at offset $bc)" <<<"$output"
+}
+
+@test "--summary on the real captures: their steps back are the quirks apcverify accepts" {
+	need_shared
+	for c in $CAPS; do
+		verify 0 "$SHARED/apc/$c"
+		exits 0 apcdump --summary "$SHARED/apc/$c"
+		l=$(grep '^Timestamps in order:' <<<"$output")
+		[ "$l" = "Timestamps in order: yes (per frame type and core)" ] ||
+			[[ "$l" == *"; all gatord 6.8 quirks apcverify accepts: "* ]] ||
+			[[ "$l" == *"; a gatord 6.8 quirk apcverify accepts: "* ]]
+		x=$(grep '^Across frame types:' <<<"$output")
+		[ "$x" = "Across frame types:  0 regressions per core" ] ||
+			[[ "$x" == *" (apcverify only warns: gatord writes each frame type from its own buffer)" ]]
+	done
+	exits 0 apcdump --summary "$SHARED/apc/v68_nonroot_annotate.apc"
+	grep -qx 'Timestamps in order: no (2 regressions per frame type and core, first at offset 0x14a87; all gatord 6.8 quirks apcverify accepts: 1 first thread name, 1 switch after an exit)' <<<"$output"
+}
+
 @test "--summary agrees with apcverify on gatord's explicit-time counter value (annotate v5 stream1)" {
 	need_shared
 	conv 0 -q "$SHARED/annotate/v5/stream1.annotate.bin" -o "$TMP/s1.apc"
