@@ -718,11 +718,16 @@ static int64_t v_before(int64_t later, int64_t ts)
  * gatord 6.8 quirks can be told from real disorder.  core < 0: none.
  * With v->ts_frame_only (a core msg-core rejected) only the order within
  * the frame is checked: a damaged core names no core to order on.
+ * A Proc frame's times take no part in the cross-type order: gatord 6.8
+ * writes all of them into one buffer whose core is always 0, naming no
+ * CPU they happened on, so comparing them with core 0's other frame
+ * types would report the interleaving of unrelated streams.
  */
 static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t offset, int q)
 {
 	struct vslot *s, *x = NULL;
 	int created, quirk = 0;
+	int cross = core >= 0 && !v->ts_frame_only && type != APC_FRAME_PROC;
 	int64_t prev_frame_ts = v->in_frame_ts;
 	int had_frame = v->in_frame_have;
 
@@ -768,7 +773,7 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 			       "%s timestamp %lld on core %d is %lld ns before the one in frame %lld%s",
 			       apc_frame_type_name(type), (long long)ts, (int)core, (long long)back,
 			       (long long)s->frame, v_too_far(quirk));
-	} else if (core >= 0 && !v->ts_quiet && !v->ts_frame_only &&
+	} else if (cross && !v->ts_quiet &&
 		   (x = vtab_get(&v->ts_core, vtab_key(0, core), &created)) && !created &&
 		   ts < x->ts) {
 		v_agg(v, AGG_CROSS, "ts-cross-type", offset, v_before(x->ts, ts),
@@ -783,7 +788,7 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 		s->frame = v->frame;
 		s->code = q;
 	}
-	if (core >= 0 && !v->ts_frame_only) {
+	if (cross) {
 		if (!x)
 			x = vtab_get(&v->ts_core, vtab_key(0, core), &created);
 		if (x) {
@@ -1191,12 +1196,22 @@ static int c_count(struct verify *v, struct vcur *c, int64_t *n, const char *wha
  * strings (the spec's Comm message is code 5), as the shared decoder
  * reads them.  9.x writes perf attributes here that neither reads: the
  * caller walks only a capture known to be 6.8 (three Summary clocks).
+ *
+ * Codes 7 and 8 (a CPU online, offline) and 10 (perf counter values)
+ * carry a timestamp.  gatord 6.8 writes them all into its one attributes
+ * buffer (the frame's core, 0), from its perf source thread, with the
+ * time it woke up on CLOCK_MONOTONIC_RAW; the other thread writing that
+ * buffer (maps, kallsyms) writes no times.  So they are ordered as any
+ * frame's messages are: within the frame and per (type 11, frame core),
+ * no quirk to allow.  The CPU of 7 and 8 is the CPU that changed state,
+ * not where the message came from, and code 10's values share its one
+ * time: both are range-checked (msg-core), not ordered on their own.
  */
-static void walk_proc(struct verify *v, struct vcur *c)
+static void walk_proc(struct verify *v, struct vcur *c, int32_t fcore)
 {
 	while (c->pos < c->len) {
 		size_t at = c->pos;
-		int64_t code, x, n;
+		int64_t code, x, n, ts;
 
 		if (c_p32(v, c, &code, "message code") < 0)
 			return;
@@ -1260,18 +1275,20 @@ static void walk_proc(struct verify *v, struct vcur *c)
 			break;
 		case 7:
 		case 8:
-			if (c_p64(v, c, &x, "timestamp") < 0 || c_p32(v, c, &x, "cpu") < 0)
+			if (c_p64(v, c, &ts, "timestamp") < 0 || c_p32(v, c, &x, "cpu") < 0)
 				return;
 			v_msg_core(v, x, c_off(v, at),
 				   code == 7 ? "online cpu message" : "offline cpu message");
+			v_ts(v, APC_FRAME_PROC, fcore, ts, c_off(v, at), Q_NONE);
 			break;
 		case 9:
 			if (c_cstr(v, c, "kallsyms") < 0)
 				return;
 			break;
 		case 10: /* timestamp, then (core, key, value) up to core -1 or the frame's end */
-			if (c_p64(v, c, &x, "timestamp") < 0)
+			if (c_p64(v, c, &ts, "timestamp") < 0)
 				return;
+			v_ts(v, APC_FRAME_PROC, fcore, ts, c_off(v, at), Q_NONE);
 			while (c->pos < c->len) {
 				size_t vat = c->pos;
 
@@ -1540,7 +1557,7 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 		/* gatord 6.8's messages; 9.x (or an unknown protocol): opaque,
 		 * as the shared decoder takes it */
 		if (v->summary_clocks == 3)
-			walk_proc(v, &c);
+			walk_proc(v, &c, (int32_t)core);
 		break;
 	default: break; /* 12, 14, 15: perf data, opaque */
 	}

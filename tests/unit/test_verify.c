@@ -603,6 +603,46 @@ static void proc_counter(struct apc_buf *b, int64_t ts, int core)
 	pvals(b, "li", (const int64_t[]){3, -1});
 }
 
+/* Proc frames on core 0, in order as gatord writes them: nothing to say */
+static void add_proc_in_order(struct cap *c)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_PROC);
+
+	p32(b, 0);
+	proc_counter(b, 100, 0);
+	proc_counter(b, 100, 1);
+	b = frame(c, APC_FRAME_PROC);
+	p32(b, 0);
+	proc_cpu(b, 8, 110, 1);
+	proc_cpu(b, 7, 120, 1);
+	proc_counter(b, 120, 1);
+}
+static void proc_in_order(void) { fault_frames(add_proc_in_order, NULL, 0); }
+
+/* a CPU online at 100, then perf counters at 90 in the same Proc frame */
+static void add_ts_frame_proc(struct cap *c)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_PROC);
+
+	p32(b, 0);
+	proc_cpu(b, 7, 100, 1);
+	proc_counter(b, 90, 1);
+}
+static void f_ts_frame_proc(void) { fault_frames(add_ts_frame_proc, "ts-frame", APC_V_ERROR); }
+
+/* Proc frames on core 0: a CPU offline at 100, then one online at 90 */
+static void add_ts_core_proc(struct cap *c)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_PROC);
+
+	p32(b, 0);
+	proc_cpu(b, 8, 100, 1);
+	b = frame(c, APC_FRAME_PROC);
+	p32(b, 0);
+	proc_cpu(b, 7, 90, 1);
+}
+static void f_ts_core_proc(void) { fault_frames(add_ts_core_proc, "ts-core", APC_V_ERROR); }
+
 static void add_ts_frame(struct cap *c)
 {
 	struct apc_buf *b = frame(c, APC_FRAME_COUNTER);
@@ -1193,6 +1233,9 @@ void run_tests(void)
 	T_RUN(f_msg_core_proc);
 	T_RUN(f_msg_core_not_ordered);
 	T_RUN(msg_core_frame_order);
+	T_RUN(proc_in_order);
+	T_RUN(f_ts_frame_proc);
+	T_RUN(f_ts_core_proc);
 	T_RUN(f_ts_frame);
 	T_RUN(f_ts_frame_block);
 	T_RUN(f_ts_core);
