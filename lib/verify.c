@@ -17,7 +17,9 @@
  *   resets the core) would give another core, a warning says so;
  * - Summary first, except that type-11 frames may precede it (gatord 9.x);
  * - gatord 6.8's first Name of a thread (its start time) and a sched
- *   switch stamped before the thread exit ahead of it are warnings.
+ *   switch stamped before the thread exit ahead of it are warnings;
+ * - gatord 6.8's Proc frame times are ordered per (type 11, core) but
+ *   not across types: that frame's core is always 0 and names no CPU.
  */
 #include <stdarg.h>
 #include <stdio.h>
