@@ -17,7 +17,9 @@
  *   resets the core) would give another core, a warning says so;
  * - Summary first, except that type-11 frames may precede it (gatord 9.x);
  * - gatord 6.8's first Name of a thread (its start time) and a sched
- *   switch stamped before the thread exit ahead of it are warnings.
+ *   switch stamped before the thread exit ahead of it are warnings;
+ * - gatord 6.8's Proc frame times are ordered per (type 11, core) but
+ *   not across types: that frame's core is always 0 and names no CPU.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +48,10 @@ const struct apc_vcheck apc_verify_checks[] = {
 	 "a zero-length frame (the protocol's end of sequence) inside the file"},
 	{"frame-core", APC_V_ERROR,
 	 "a frame header's core field that is negative or beyond the target's core count"},
+	{"msg-core", APC_V_ERROR,
+	 "a core in a message (Counter, Idle, Annotate, Activity Switch, Block Counter key 2, "
+	 "Proc online/offline CPU and perf counter) that is negative or beyond the target's "
+	 "core count"},
 	{"packed-truncated", APC_V_ERROR,
 	 "a frame ends inside a packed integer or before a message's next field"},
 	{"packed-overlong", APC_V_ERROR, "a packed integer longer than 5/10 bytes or out of range"},
@@ -279,6 +285,7 @@ struct verify {
 	int in_frame_have;
 	int64_t in_frame_ts;
 	int ts_quiet;         /* update the timestamp state without checking */
+	int ts_frame_only;    /* the message's core is bad: order within the frame only */
 	struct vtab ts_type;  /* (type, core) -> last */
 	struct vtab ts_core;  /* (0, core) -> last, any type */
 	struct vtab names;    /* tids named so far */
@@ -622,6 +629,37 @@ static void v_key(struct verify *v, int64_t key, int kind, int64_t offset)
 	v_mixed(v, &k->used, &k->mixed_reported, kind, key, offset);
 }
 
+/* The cores a frame header or a message may name: below captured.xml's
+ * <target cores>, else below the most any capture is read with. */
+static long v_core_limit(const struct verify *v)
+{
+	return v->cores ? v->cores : APC_MAX_CORES;
+}
+
+/*
+ * A core a message names (`what` names the message): 1 if it is below
+ * the core count, else 0 after a msg-core error.  Unlike a damaged frame
+ * header's core, the message around it is still read: its fields are
+ * where they should be, only the core is wrong.
+ */
+static int v_msg_core(struct verify *v, int64_t core, int64_t offset, const char *what)
+{
+	if (core >= 0 && core < v_core_limit(v))
+		return 1;
+	if (core < 0)
+		v_prob(v, APC_V_ERROR, "msg-core", v->frame, offset,
+		       "%s has core %lld, which is negative", what, (long long)core);
+	else if (v->cores)
+		v_prob(v, APC_V_ERROR, "msg-core", v->frame, offset,
+		       "%s has core %lld, but captured.xml's target has %ld core%s", what,
+		       (long long)core, v->cores, v_s((unsigned long long)v->cores));
+	else
+		v_prob(v, APC_V_ERROR, "msg-core", v->frame, offset,
+		       "%s has core %lld, beyond the %d cores any capture is read with", what,
+		       (long long)core, APC_MAX_CORES);
+	return 0;
+}
+
 enum { Q_NONE, Q_NAME, Q_SCHED_SWITCH, Q_SCHED_EXIT };
 
 /*
@@ -680,11 +718,18 @@ static int64_t v_before(int64_t later, int64_t ts)
  * One timestamped message: within the frame, per (type, core), and
  * across types on the core.  q says what kind of message it is, so the
  * gatord 6.8 quirks can be told from real disorder.  core < 0: none.
+ * With v->ts_frame_only (a core msg-core rejected) only the order within
+ * the frame is checked: a damaged core names no core to order on.
+ * A Proc frame's times take no part in the cross-type order: gatord 6.8
+ * writes all of them into one buffer whose core is always 0, naming no
+ * CPU they happened on, so comparing them with core 0's other frame
+ * types would report the interleaving of unrelated streams.
  */
 static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t offset, int q)
 {
 	struct vslot *s, *x = NULL;
 	int created, quirk = 0;
+	int cross = core >= 0 && !v->ts_frame_only && type != APC_FRAME_PROC;
 	int64_t prev_frame_ts = v->in_frame_ts;
 	int had_frame = v->in_frame_have;
 
@@ -693,7 +738,7 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 		       "%s timestamp %lld is before the capture's start", apc_frame_type_name(type),
 		       (long long)ts);
 
-	s = vtab_get(&v->ts_type, vtab_key(type, core), &created);
+	s = v->ts_frame_only ? NULL : vtab_get(&v->ts_type, vtab_key(type, core), &created);
 	if (s && !created) {
 		/* the quirks, told by what came before on this (type, core) */
 		if (q == Q_NAME)
@@ -730,7 +775,7 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 			       "%s timestamp %lld on core %d is %lld ns before the one in frame %lld%s",
 			       apc_frame_type_name(type), (long long)ts, (int)core, (long long)back,
 			       (long long)s->frame, v_too_far(quirk));
-	} else if (core >= 0 && !v->ts_quiet &&
+	} else if (cross && !v->ts_quiet &&
 		   (x = vtab_get(&v->ts_core, vtab_key(0, core), &created)) && !created &&
 		   ts < x->ts) {
 		v_agg(v, AGG_CROSS, "ts-cross-type", offset, v_before(x->ts, ts),
@@ -745,7 +790,7 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 		s->frame = v->frame;
 		s->code = q;
 	}
-	if (core >= 0) {
+	if (cross) {
 		if (!x)
 			x = vtab_get(&v->ts_core, vtab_key(0, core), &created);
 		if (x) {
@@ -921,7 +966,9 @@ static void walk_counter(struct verify *v, struct vcur *c)
 			return;
 		v->res->data_msgs++;
 		v_key(v, key, KEY_COUNTER, c_off(v, at));
+		v->ts_frame_only = !v_msg_core(v, core, c_off(v, at), "counter message");
 		v_ts(v, APC_FRAME_COUNTER, (int32_t)core, ts, c_off(v, at), Q_NONE);
+		v->ts_frame_only = 0;
 	}
 }
 
@@ -930,6 +977,7 @@ static void walk_block(struct verify *v, struct vcur *c, int32_t fcore)
 	int32_t core_g = fcore, core_s = fcore, done_core = 0;
 	int64_t ts = 0, done_ts = 0;
 	int have_ts = 0, first = 1, regressed = 0, done = 0;
+	int bad_core = 0; /* core_g is a key-2 core msg-core rejected */
 
 	while (c->pos < c->len) {
 		size_t at = c->pos;
@@ -958,11 +1006,14 @@ static void walk_block(struct verify *v, struct vcur *c, int32_t fcore)
 		} else if (key == 1) {
 			/* pid: values that follow belong to it; nothing to check */
 		} else if (key == 2) {
+			/* a packed64 value: the core is checked before it is
+			 * narrowed, so a huge one is not read as a small one */
+			bad_core = !v_msg_core(v, val, c_off(v, at), "block counter key 2");
 			core_g = core_s = (int32_t)val;
 		} else {
 			v->res->data_msgs++;
 			v_key(v, key, KEY_BLOCK, c_off(v, at));
-			if (core_g != core_s)
+			if (core_g != core_s && !bad_core)
 				v_agg(v, AGG_BLOCKCORE, "block-core-reading", c_off(v, at), 0,
 				      "key %s after a timestamp is on core %d by gatord's reading, core %d by the spec's",
 				      v_keystr((char[V_KEY_LEN]){0}, key), (int)core_g, (int)core_s);
@@ -972,7 +1023,9 @@ static void walk_block(struct verify *v, struct vcur *c, int32_t fcore)
 			 * find nothing earlier and would store the same, so skip it
 			 * (only key 0/2 change them; nothing else here touches the
 			 * timestamp tables). */
-			if (have_ts && !(done && done_core == core_g && done_ts == ts)) {
+			/* Values on a core msg-core rejected get no per-core
+			 * check: their time was checked in the frame at key 0. */
+			if (have_ts && !bad_core && !(done && done_core == core_g && done_ts == ts)) {
 				int saved = v->in_frame_have;
 				v->in_frame_have = 0;
 				v->ts_quiet = regressed;
@@ -1035,11 +1088,13 @@ static void walk_activity(struct verify *v, struct vcur *c)
 			    c_p32(v, c, &x, "wait state") < 0)
 				return;
 			v_key(v, key, KEY_ACTIVITY, c_off(v, at));
+			v->ts_frame_only = !v_msg_core(v, core, c_off(v, at), "activity switch");
 		} else if (c_p32(v, c, &x, "tid") < 0) {
 			return;
 		}
 		v->res->data_msgs++;
 		v_ts(v, APC_FRAME_ACTIVITY_TRACE, (int32_t)core, ts, c_off(v, at), Q_NONE);
+		v->ts_frame_only = 0;
 	}
 }
 
@@ -1078,7 +1133,9 @@ static void walk_idle(struct verify *v, struct vcur *c)
 		if (c_p32(v, c, &st, "state") < 0 || c_p64(v, c, &ts, "timestamp") < 0 ||
 		    c_p32(v, c, &core, "core") < 0)
 			return;
+		v->ts_frame_only = !v_msg_core(v, core, c_off(v, at), "idle message");
 		v_ts(v, APC_FRAME_IDLE, (int32_t)core, ts, c_off(v, at), Q_NONE);
+		v->ts_frame_only = 0;
 	}
 }
 
@@ -1098,7 +1155,9 @@ static void walk_annotate(struct verify *v, struct vcur *c)
 			return;
 		}
 		c->pos += (size_t)size;
+		v->ts_frame_only = !v_msg_core(v, core, c_off(v, at), "annotation");
 		v_ts(v, APC_FRAME_ANNOTATE, (int32_t)core, ts, c_off(v, at), Q_NONE);
+		v->ts_frame_only = 0;
 	}
 }
 
@@ -1139,12 +1198,22 @@ static int c_count(struct verify *v, struct vcur *c, int64_t *n, const char *wha
  * strings (the spec's Comm message is code 5), as the shared decoder
  * reads them.  9.x writes perf attributes here that neither reads: the
  * caller walks only a capture known to be 6.8 (three Summary clocks).
+ *
+ * Codes 7 and 8 (a CPU online, offline) and 10 (perf counter values)
+ * carry a timestamp.  gatord 6.8 writes them all into its one attributes
+ * buffer (the frame's core, 0), from its perf source thread, with the
+ * time it woke up on CLOCK_MONOTONIC_RAW; the other thread writing that
+ * buffer (maps, kallsyms) writes no times.  So they are ordered as any
+ * frame's messages are: within the frame and per (type 11, frame core),
+ * no quirk to allow.  The CPU of 7 and 8 is the CPU that changed state,
+ * not where the message came from, and code 10's values share its one
+ * time: both are range-checked (msg-core), not ordered on their own.
  */
-static void walk_proc(struct verify *v, struct vcur *c)
+static void walk_proc(struct verify *v, struct vcur *c, int32_t fcore)
 {
 	while (c->pos < c->len) {
 		size_t at = c->pos;
-		int64_t code, x, n;
+		int64_t code, x, n, ts;
 
 		if (c_p32(v, c, &code, "message code") < 0)
 			return;
@@ -1208,21 +1277,28 @@ static void walk_proc(struct verify *v, struct vcur *c)
 			break;
 		case 7:
 		case 8:
-			if (c_p64(v, c, &x, "timestamp") < 0 || c_p32(v, c, &x, "cpu") < 0)
+			if (c_p64(v, c, &ts, "timestamp") < 0 || c_p32(v, c, &x, "cpu") < 0)
 				return;
+			v_msg_core(v, x, c_off(v, at),
+				   code == 7 ? "online cpu message" : "offline cpu message");
+			v_ts(v, APC_FRAME_PROC, fcore, ts, c_off(v, at), Q_NONE);
 			break;
 		case 9:
 			if (c_cstr(v, c, "kallsyms") < 0)
 				return;
 			break;
 		case 10: /* timestamp, then (core, key, value) up to core -1 or the frame's end */
-			if (c_p64(v, c, &x, "timestamp") < 0)
+			if (c_p64(v, c, &ts, "timestamp") < 0)
 				return;
+			v_ts(v, APC_FRAME_PROC, fcore, ts, c_off(v, at), Q_NONE);
 			while (c->pos < c->len) {
+				size_t vat = c->pos;
+
 				if (c_p32(v, c, &x, "perf counter core") < 0)
 					return;
 				if (x == -1)
 					break;
+				v_msg_core(v, x, c_off(v, vat), "perf counter");
 				if (c_p32(v, c, &x, "perf counter key") < 0 ||
 				    c_p64(v, c, &x, "perf counter value") < 0)
 					return;
@@ -1447,7 +1523,7 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 		 * (captured.xml's <target cores>, else the most a capture is
 		 * read with): anything else is a damaged header, and what
 		 * follows it is not read as messages. */
-		if (core < 0 || core >= (v->cores ? v->cores : APC_MAX_CORES)) {
+		if (core < 0 || core >= v_core_limit(v)) {
 			if (core < 0)
 				v_prob(v, APC_V_ERROR, "frame-core", v->frame, c_off(v, at),
 				       "%s frame header has core %lld, which is negative "
@@ -1483,7 +1559,7 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 		/* gatord 6.8's messages; 9.x (or an unknown protocol): opaque,
 		 * as the shared decoder takes it */
 		if (v->summary_clocks == 3)
-			walk_proc(v, &c);
+			walk_proc(v, &c, (int32_t)core);
 		break;
 	default: break; /* 12, 14, 15: perf data, opaque */
 	}

@@ -713,3 +713,97 @@ EOF2
 	[ "$output" = "apcverify: --max-errors count '99999999999999999999' is out of range (at most 9223372036854775807)" ]
 	verify 0 --max-errors=9223372036854775807 "$TMP/x.apc"
 }
+
+@test "gatord 6.8 Proc frame times (online/offline CPU, perf counters) are ordered in the frame and per core" {
+	need_python
+	mkdir "$TMP/ok.apc" "$TMP/late.apc" "$TMP/frame.apc" "$TMP/core.apc" "$TMP/neg.apc"
+	python3 - "$TMP" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+t = sys.argv[1]
+def proc(*msgs):  # a Proc frame on core 0 (protocol 680: gatord 6.8's messages)
+    return p(11) + p(0) + b"".join(msgs)
+def online(ts, cpu): return p(7) + p(ts) + p(cpu)
+def offline(ts, cpu): return p(8) + p(ts) + p(cpu)
+def counters(ts, *cv): return p(10) + p(ts) + b"".join(p(c) + p(0x11) + p(v) for c, v in cv) + p(-1)
+# as gatord writes them: the run at the start, then a CPU going
+# offline, then online with its counters read at the same time
+ok = [proc(counters(25, (0, 1), (1, 2))), proc(offline(60, 1)),
+      proc(online(70, 1), counters(70, (1, 3)))]
+cases = {"ok": ok,
+         "frame": [proc(online(50, 1), counters(40, (1, 3)))],
+         "core": [proc(online(50, 1)), proc(offline(40, 1))],
+         "neg": [proc(counters(-5, (0, 1)))]}
+for name, bodies in cases.items():
+    write_cap(t + "/" + name + ".apc", frames([summary(), block_counter()] + bodies))
+# a block counter at 20 after them: the Proc frame's core (always 0 in
+# gatord) names no CPU, so this is no cross-type regression on core 0
+write_cap(t + "/late.apc", frames([summary()] + ok + [block_counter()]))
+EOF2
+	verify 0 "$TMP/ok.apc"
+	[ "$output" = "$TMP/ok.apc: ok (5 frames)" ]
+	verify 0 "$TMP/late.apc"
+	[ "$output" = "$TMP/late.apc: ok (5 frames)" ]
+	verify 1 "$TMP/frame.apc"
+	grep -Eq '^[^ ]*frame.apc: frame 2 @0x[0-9a-f]+: error: timestamp 40 is 10 ns before the previous one in the same frame \[ts-frame\]$' <<<"$output"
+	[ "${lines[-1]}" = "$TMP/frame.apc: 1 error, 0 warnings" ]
+	verify 1 "$TMP/core.apc"
+	grep -Eq '^[^ ]*core.apc: frame 3 @0x[0-9a-f]+: error: proc timestamp 40 on core 0 is 10 ns before the one in frame 2 \[ts-core\]$' <<<"$output"
+	[ "${lines[-1]}" = "$TMP/core.apc: 1 error, 0 warnings" ]
+	verify 0 "$TMP/neg.apc"
+	grep -Eq '^[^ ]*neg.apc: frame 2 @0x[0-9a-f]+: warning: proc timestamp -5 is before the capture.s start \[ts-before-start\]$' <<<"$output"
+}
+
+@test "a core inside a message that is negative or beyond the core count is [msg-core]; the message is still read" {
+	need_python
+	mkdir "$TMP/decl.apc" "$TMP/neg.apc" "$TMP/any.apc" "$TMP/ok.apc"
+	python3 - "$TMP" <<'EOF2'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, summary, block_counter, frames, write_cap
+t = sys.argv[1]
+def counter(ts, core): return p(4) + p(ts) + p(core) + p(0x14) + p(7)
+def idle(ts, core): return p(9) + p(1) + p(ts) + p(core)
+def switch(ts, core): return p(13) + p(2) + p(ts) + p(core) + p(0x11) + p(1) + p(42) + p(0)
+def proc(*msgs): return p(11) + p(0) + b"".join(msgs)
+def bad(core):  # one of each message with a core, all on `core`
+    return [p(5) + p(0) + p(0) + p(30) + p(2) + p(core) + p(0x12) + p(5),  # block counter key 2
+            counter(40, core), idle(50, core), switch(60, core),
+            proc(p(7) + p(70) + p(core)),                                  # online cpu
+            # perf counters: core -1 ends the run, so -2 stands for it
+            proc(p(10) + p(80) + p(0) + p(0x13) + p(1) + p(core if core != -1 else -2) + p(0x13) + p(2) + p(-1))]
+# captured.xml's target has 2 cores: 1 is the last one
+xml = ('<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Gator">'
+       '<target cores="2"/><counters><counter key="0x11" type="T_cnt0"/>'
+       '<counter key="0x12" type="T_cnt1"/><counter key="0x13" type="T_cnt2"/><counter key="0x14" type="T_cnt3"/></counters></captured>\n')
+for name, core in (("decl", 2), ("neg", -1), ("any", 5000), ("ok", 1)):
+    write_cap(t + "/" + name + ".apc", frames([summary(), block_counter()] + bad(core)))
+    if name != "any":
+        with open(t + "/" + name + ".apc/captured.xml", "w") as f:
+            f.write(xml)
+    else:
+        with open(t + "/any.apc/captured.xml", "w") as f:
+            f.write(xml.replace('<target cores="2"/>', ''))
+EOF2
+	verify 0 "$TMP/ok.apc"
+	[ "$output" = "$TMP/ok.apc: ok (8 frames)" ]
+	verify 1 "$TMP/decl.apc"
+	for m in "2 @0x[0-9a-f]+: error: block counter key 2" "3 @0x[0-9a-f]+: error: counter message" \
+	         "4 @0x[0-9a-f]+: error: idle message" "5 @0x[0-9a-f]+: error: activity switch" \
+	         "6 @0x[0-9a-f]+: error: online cpu message" "7 @0x[0-9a-f]+: error: perf counter"; do
+		grep -Eq "^[^ ]*decl.apc: frame $m has core 2, but captured.xml.s target has 2 cores \[msg-core\]$" <<<"$output"
+	done
+	# only those: the messages are read on (no other check fires)
+	[ "${lines[-1]}" = "$TMP/decl.apc: 6 errors, 0 warnings" ]
+	verify 1 "$TMP/neg.apc"
+	grep -Eq '^[^ ]*neg.apc: frame 3 @0x[0-9a-f]+: error: counter message has core -1, which is negative \[msg-core\]$' <<<"$output"
+	grep -Eq '^[^ ]*neg.apc: frame 5 @0x[0-9a-f]+: error: activity switch has core -1, which is negative \[msg-core\]$' <<<"$output"
+	grep -Eq '^[^ ]*neg.apc: frame 7 @0x[0-9a-f]+: error: perf counter has core -2, which is negative \[msg-core\]$' <<<"$output"
+	[ "${lines[-1]}" = "$TMP/neg.apc: 6 errors, 0 warnings" ]
+	# no <target cores>: the most any capture is read with
+	verify 1 "$TMP/any.apc"
+	grep -Eq '^[^ ]*any.apc: frame 7 @0x[0-9a-f]+: error: perf counter has core 5000, beyond the 4096 cores any capture is read with \[msg-core\]$' <<<"$output"
+	[ "${lines[-1]}" = "$TMP/any.apc: 6 errors, 0 warnings" ]
+	apcverify --list-checks | grep -q '^msg-core  *error'
+}

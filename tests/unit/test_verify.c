@@ -590,6 +590,59 @@ static void f_unknown_msg(void) { fault_frames(add_sched_code9, "unknown-msg", A
 static void add_bad_core(struct cap *c) { pvals(name_frame(c, -5), "i", (const int64_t[]){9}); }
 static void f_frame_core(void) { fault_frames(add_bad_core, "frame-core", APC_V_ERROR); }
 
+/* gatord 6.8 Proc frame messages with times: a CPU online (7) or
+ * offline (8), and a run of perf counters (10) ended by core -1. */
+static void proc_cpu(struct apc_buf *b, int code, int64_t ts, int cpu)
+{
+	pvals(b, "ili", (const int64_t[]){code, ts, cpu});
+}
+
+static void proc_counter(struct apc_buf *b, int64_t ts, int core)
+{
+	pvals(b, "ilil", (const int64_t[]){10, ts, core, 0x11});
+	pvals(b, "li", (const int64_t[]){3, -1});
+}
+
+/* Proc frames on core 0, in order as gatord writes them: nothing to say */
+static void add_proc_in_order(struct cap *c)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_PROC);
+
+	p32(b, 0);
+	proc_counter(b, 100, 0);
+	proc_counter(b, 100, 1);
+	b = frame(c, APC_FRAME_PROC);
+	p32(b, 0);
+	proc_cpu(b, 8, 110, 1);
+	proc_cpu(b, 7, 120, 1);
+	proc_counter(b, 120, 1);
+}
+static void proc_in_order(void) { fault_frames(add_proc_in_order, NULL, 0); }
+
+/* a CPU online at 100, then perf counters at 90 in the same Proc frame */
+static void add_ts_frame_proc(struct cap *c)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_PROC);
+
+	p32(b, 0);
+	proc_cpu(b, 7, 100, 1);
+	proc_counter(b, 90, 1);
+}
+static void f_ts_frame_proc(void) { fault_frames(add_ts_frame_proc, "ts-frame", APC_V_ERROR); }
+
+/* Proc frames on core 0: a CPU offline at 100, then one online at 90 */
+static void add_ts_core_proc(struct cap *c)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_PROC);
+
+	p32(b, 0);
+	proc_cpu(b, 8, 100, 1);
+	b = frame(c, APC_FRAME_PROC);
+	p32(b, 0);
+	proc_cpu(b, 7, 90, 1);
+}
+static void f_ts_core_proc(void) { fault_frames(add_ts_core_proc, "ts-core", APC_V_ERROR); }
+
 static void add_ts_frame(struct cap *c)
 {
 	struct apc_buf *b = frame(c, APC_FRAME_COUNTER);
@@ -607,6 +660,93 @@ static void add_ts_block_frame(struct cap *c)
 static void f_ts_frame_block(void) { fault_frames(add_ts_block_frame, "ts-frame", APC_V_ERROR); }
 
 static void add_ts_core(struct cap *c) { add_counter(c, 45, 0, 0x12, 8); }
+
+/* Message cores: the base capture's target has 2 cores (0 and 1). */
+static void add_counter_core2(struct cap *c) { add_counter(c, 100, 2, 0x12, 8); }
+static void f_msg_core(void) { fault_frames(add_counter_core2, "msg-core", APC_V_ERROR); }
+
+/* key 2 naming core -3; the value after it is still read (key-undeclared
+ * would fire for an undeclared key) */
+static void add_block_key2_neg(struct cap *c)
+{
+	const int64_t blk[] = {0, 100, 2, -3, 0x11, 1};
+	add_block(c, 0, blk, 3);
+}
+static void f_msg_core_block(void) { fault_frames(add_block_key2_neg, "msg-core", APC_V_ERROR); }
+
+static void add_idle_core9(struct cap *c)
+{
+	pvals(frame(c, APC_FRAME_IDLE), "ili", (const int64_t[]){1, 100, 9});
+}
+static void f_msg_core_idle(void) { fault_frames(add_idle_core9, "msg-core", APC_V_ERROR); }
+
+static void add_switch_core_neg(struct cap *c)
+{
+	pvals(frame(c, APC_FRAME_ACTIVITY_TRACE), "iliiiii",
+	      (const int64_t[]){2, 100, -1, 0x10, 1, 100, 0});
+}
+static void f_msg_core_switch(void) { fault_frames(add_switch_core_neg, "msg-core", APC_V_ERROR); }
+
+/* an Annotate frame (core, tid, ts, size, bytes) on core 2 */
+static void add_annotate_core2(struct cap *c)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_ANNOTATE);
+
+	pvals(b, "iili", (const int64_t[]){2, 100, 100, 2});
+	praw(b, "hi", 2);
+}
+static void f_msg_core_annotate(void) { fault_frames(add_annotate_core2, "msg-core", APC_V_ERROR); }
+
+static void add_proc_cores(struct cap *c)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_PROC);
+
+	p32(b, 0);
+	proc_cpu(b, 7, 100, 2);   /* online CPU 2 */
+	proc_counter(b, 100, -2); /* -1 ends the run: -2 is a core */
+}
+static void f_msg_core_proc(void)
+{
+	struct cap c;
+
+	base(&c, NULL);
+	add_proc_cores(&c);
+	T_EQ_U64(run_only(&c, "msg-core", APC_V_ERROR), 2);
+}
+
+/* Counters on a core msg-core rejects are not ordered on it: core 9 at
+ * 100, then at 90 in a later frame, is two msg-core errors, no ts-core. */
+static void add_bad_core_back(struct cap *c)
+{
+	add_counter(c, 100, 9, 0x12, 1);
+	add_counter(c, 90, 9, 0x12, 2);
+}
+static void f_msg_core_not_ordered(void)
+{
+	struct cap c;
+
+	base(&c, NULL);
+	add_bad_core_back(&c);
+	T_EQ_U64(run_only(&c, "msg-core", APC_V_ERROR), 2);
+}
+
+/* ... but within the frame the order still holds: one msg-core, one ts-frame */
+static void msg_core_frame_order(void)
+{
+	struct cap c;
+	struct apc_buf *b;
+
+	base(&c, NULL);
+	b = frame(&c, APC_FRAME_COUNTER);
+	counter_msg(b, 100, 0, 0x12, 1);
+	counter_msg(b, 90, 9, 0x12, 2);
+	run(&c);
+	T_EQ_U64(c.g.n, 2);
+	if (c.g.n == 2) {
+		T_ASSERT(!strcmp(c.g.check[0], "msg-core"));
+		T_ASSERT(!strcmp(c.g.check[1], "ts-frame"));
+	}
+}
 static void f_ts_core(void) { fault_frames(add_ts_core, "ts-core", APC_V_ERROR); }
 
 /* an Idle message on core 0 before the sched switch at 60 */
@@ -968,7 +1108,8 @@ static void f_archive(void)
 static void every_check_is_tested(void)
 {
 	static const char *const tested[] = {
-		"archive", "data-file", "frame-truncated", "frame-empty", "frame-core", "packed-truncated",
+		"archive", "data-file", "frame-truncated", "frame-empty", "frame-core", "msg-core",
+		"packed-truncated",
 		"packed-overlong", "packed-nonminimal", "string-overrun", "unknown-frame",
 		"unknown-msg", "canary", "summary-first", "summary-repeated",
 		"summary-missing", "ts-frame", "ts-core", "ts-cross-type", "ts-gatord-name",
@@ -1016,8 +1157,10 @@ static void random_garbage(void)
 }
 
 /*
- * Counter messages on 200000 different cores: the per-core tables stop
- * growing at their bound and the walk still finishes, in order.
+ * Counter messages on 200000 different cores, with no <target cores>:
+ * those below the 4096 a capture is read with are ordered per core, the
+ * rest are msg-core errors that add nothing to the per-core tables, and
+ * the walk still reads every message.
  */
 static void many_cores_bounded(void)
 {
@@ -1025,11 +1168,15 @@ static void many_cores_bounded(void)
 	struct apc_buf *b;
 
 	base(&c, NULL);
+	c.captured = CAPTURED_680("<counter key=\"0x11\" type=\"Test_cnt0\"/>"
+				  "<counter key=\"0x12\" type=\"Test_memory\"/>");
 	b = frame(&c, APC_FRAME_COUNTER);
 	for (int32_t core = 0; core < 200000; core++)
 		counter_msg(b, 100, core, 0x12, core);
 	T_EQ_INT(run(&c), APC_OK);
-	T_EQ_INT(c.g.n, 0);
+	T_EQ_U64(c.g.n, 200000 - APC_MAX_CORES);
+	T_EQ_U64(c.r.errors, 200000 - APC_MAX_CORES);
+	T_ASSERT(!strcmp(c.g.check[0], "msg-core"));
 	T_EQ_U64(c.r.data_msgs, 5 + 200000);
 }
 
@@ -1078,6 +1225,17 @@ void run_tests(void)
 	T_RUN(f_unknown_frame);
 	T_RUN(f_unknown_msg);
 	T_RUN(f_frame_core);
+	T_RUN(f_msg_core);
+	T_RUN(f_msg_core_block);
+	T_RUN(f_msg_core_idle);
+	T_RUN(f_msg_core_switch);
+	T_RUN(f_msg_core_annotate);
+	T_RUN(f_msg_core_proc);
+	T_RUN(f_msg_core_not_ordered);
+	T_RUN(msg_core_frame_order);
+	T_RUN(proc_in_order);
+	T_RUN(f_ts_frame_proc);
+	T_RUN(f_ts_core_proc);
 	T_RUN(f_ts_frame);
 	T_RUN(f_ts_frame_block);
 	T_RUN(f_ts_core);
