@@ -60,7 +60,7 @@ int apc_frame_type_known(int type);
 /*
  * The two gatord 6.8 timestamp quirks apcverify accepts with a warning
  * (its checks ts-gatord-name and ts-gatord-exit; the reasoning is at
- * V_QUIRK_BACK_NS in verify.c), for any tool that tells them from real
+ * the gatord quirks comment in verify.c), for any tool that tells them from real
  * disorder per (frame type, core):
  *  - APC_TSQ_FIRST_NAME: a thread_name whose tid no Name frame named
  *    before, earlier than the Name before it on its core (gatord stamps

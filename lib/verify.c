@@ -683,8 +683,8 @@ enum { Q_NONE, Q_NAME, Q_SCHED_SWITCH, Q_SCHED_EXIT };
  * their offset at the start: a first Name may be 500 ppm of the time
  * so far further back.  A capture minutes out of order still fails.
  */
-#define V_QUIRK_BACK_NS INT64_C(1000000000)
-#define V_NAME_DRIFT_DIV 2000 /* 500 ppm */
+/* The limits: APC_TSQ_BACK_NS and APC_TSQ_NAME_DRIFT_DIV (lib/frame.h),
+ * shared with apcdump --summary, which tells these quirks apart too. */
 
 /* Why an ordering error is not the quirk its messages look like. */
 static const char *v_too_far(int q)
@@ -696,12 +696,10 @@ static const char *v_too_far(int q)
 	return "";
 }
 
-/* The furthest a quirk of kind q (AGG_NAME, AGG_EXIT) at ts may step back. */
-static int64_t v_quirk_max_back(int q, int64_t ts)
+/* Whether stepping `back` ns is still quirk q (AGG_NAME, AGG_EXIT) at ts. */
+static int v_quirk_fits(int q, int64_t back, int64_t ts)
 {
-	if (q == AGG_NAME && ts > 0)
-		return V_QUIRK_BACK_NS + ts / V_NAME_DRIFT_DIV;
-	return V_QUIRK_BACK_NS;
+	return apc_ts_quirk_accepts(q == AGG_NAME ? APC_TSQ_FIRST_NAME : APC_TSQ_EXIT_SWITCH, back, ts);
 }
 
 /* How far ts is before `later` (later > ts), in ns: a capture's times
@@ -750,7 +748,7 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 		/* already reported for this block: resynchronise only */
 	} else if (had_frame && ts < prev_frame_ts) {
 		int64_t back = v_before(prev_frame_ts, ts);
-		if (quirk && back <= v_quirk_max_back(quirk, ts))
+		if (quirk && v_quirk_fits(quirk, back, ts))
 			v_agg(v, quirk, quirk == AGG_NAME ? "ts-gatord-name" : "ts-gatord-exit", offset,
 			      back, "timestamp %lld is %lld ns before the previous one in the frame",
 			      (long long)ts, (long long)back);
@@ -760,7 +758,7 @@ static void v_ts(struct verify *v, int type, int32_t core, int64_t ts, int64_t o
 			       (long long)ts, (long long)back, v_too_far(quirk));
 	} else if (s && !created && ts < s->ts) {
 		int64_t back = v_before(s->ts, ts);
-		if (quirk && back <= v_quirk_max_back(quirk, ts))
+		if (quirk && v_quirk_fits(quirk, back, ts))
 			v_agg(v, quirk, quirk == AGG_NAME ? "ts-gatord-name" : "ts-gatord-exit", offset,
 			      back, "timestamp %lld on core %d is %lld ns before frame %lld's",
 			      (long long)ts, (int)core, (long long)back, (long long)s->frame);
