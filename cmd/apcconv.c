@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 	}
 	if (stats_json) {
 		FILE *out = (o.output && strcmp(o.output, "-") == 0) ? stderr : stdout;
-		apc_report_json(out, o.inputs[0], &res, apc_now() - t0, status);
+		apc_report_json(out, o.inputs[0], &res, apc_now() - t0, status, &err);
 	}
 	apc_conv_result_free(&res);
 	/* --stats=json went there: a full disk fails the run */

@@ -572,7 +572,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	const struct apc_err *damage = NULL;
 	char outbuf[4096];
 	uint64_t origin = 0;
-	int have_origin = 0, rc, read_rc = APC_OK, opened = 0;
+	int have_origin = 0, rc, read_rc = APC_OK, opened = 0, reading = 0;
 
 	memset(res, 0, sizeof *res);
 	apc_model_init(&res->model);
@@ -694,6 +694,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	}
 
 	ra.tally_ok = !ro && !o->have_begin && !o->have_end;
+	reading = 1;
 	rd_start(&ra, o);
 	res->read_ahead = ra.threaded;
 	for (int k = 0;; k = (k + 1) % RD_SLOTS) {
@@ -800,7 +801,12 @@ out:
 		apc_writer_abort(w);
 		res->output[0] = '\0'; /* nothing was written */
 	}
-	res->bytes_in = opened ? input_bytes(&r) : 0;
+	/* Refused before the first batch (the output exists or cannot be
+	 * made; the reader could not start): no data was taken in, whatever
+	 * the input layer read ahead or the reader's open() peeked at.  The
+	 * reader's own damage in open() is where it stopped, as after any
+	 * damage. */
+	res->bytes_in = opened && (reading || rc == APC_EDATA) ? input_bytes(&r) : 0;
 	if (opened && fmt->report)
 		fmt->report(&r);
 	if (opened && fmt->close)

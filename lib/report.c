@@ -96,7 +96,7 @@ void apc_report_kinds(FILE *f, const char *prog, const struct apc_conv_result *r
 }
 
 void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r, double seconds,
-		     int status)
+		     int status, const struct apc_err *err)
 {
 	const struct apc_model *m = &r->model;
 	int first = 1;
@@ -110,6 +110,12 @@ void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r
 	fputs(",\"output\":", f);
 	apc_json_cstr(f, r->output[0] ? r->output : NULL);
 	fprintf(f, ",\"status\":%d,\"ok\":%s", status, status == 0 ? "true" : "false");
+	/* a refusal or I/O error: the message, as on standard error */
+	if (status == 2 && err && err->status < 0) {
+		char buf[1024];
+		fputs(",\"error\":", f);
+		apc_json_cstr(f, apc_err_format(err, buf, sizeof buf));
+	}
 	fprintf(f, ",\"bytes_in\":%" PRIu64 ",\"records_read\":%" PRIu64 ",\"events\":%" PRIu64,
 		r->bytes_in, m->records_read, m->events_read);
 	fputs(",\"events_by_type\":{", f);

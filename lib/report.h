@@ -33,8 +33,9 @@ void apc_report_kinds(FILE *f, const char *prog, const struct apc_conv_result *r
 void apc_report_resources(FILE *f, const char *prog, const struct apc_conv_result *r,
 			  double seconds);
 /* One JSON object with the same figures, the per-type event counts, the
- * unmapped kinds and the damage (if any). */
+ * unmapped kinds, the damage (if any) and, when status is 2, err: why
+ * the run was refused or failed (NULL: none to say). */
 void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r, double seconds,
-		     int status);
+		     int status, const struct apc_err *err);
 
 #endif

@@ -209,6 +209,50 @@ assert o["format"] == "ltt" and o["damage"] == sys.argv[2] + ": no cpu/N tracefi
 	[ "$(find "$TMP" -mindepth 1 -maxdepth 1 -type d)" = "$TMP/f.apc" ]
 }
 
+@test "--stats=json of a run refused before converting: no bytes in, and why" {
+	# Refused once the reader had opened the input, the object counted
+	# the bytes the input layer had read ahead (the file's size, 50864,
+	# against 33608 on a run that converted) and did not say why.
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/o.apc"
+	gzip -c "$TD/barman/demo.bin" > "$TMP/demo.bin.gz"
+	echo hi > "$TMP/file"
+	mkdir "$TMP/ro"
+	chmod 555 "$TMP/ro"
+	check() { # INPUT FORMAT ARGS...: refused, with 0 bytes in and the message
+		local in=$1 fmt=$2
+		shift 2
+		run apcconv -q --stats=json "$@" "$in"
+		echo "$*: $status: $output"
+		[ "$status" -eq 2 ]
+		[ "${#lines[@]}" -eq 2 ]
+		python3 -c '
+import json, sys
+msg, js, fmt = sys.argv[1], sys.argv[2], sys.argv[3]
+o = json.loads(js)
+assert o["status"] == 2 and o["ok"] is False and o["output"] is None, o
+assert o["format"] == (fmt or None), o
+assert o["bytes_in"] == 0 and o["records_read"] == 0 and o["events"] == 0, o
+assert o["frames"] == 0 and o["bytes_written"] == 0, o
+assert "damage" not in o, o
+assert "apcconv: " + o["error"] == msg, (o.get("error"), msg)' "${lines[0]}" "${lines[1]}" "$fmt"
+	}
+	for in in "$TD/barman/demo.bin" "$TMP/demo.bin.gz"; do
+		check "$in" barman -o "$TMP/o.apc"
+		[[ "${lines[0]}" == *"output exists (use --overwrite to replace it)" ]]
+		check "$in" barman -o ..
+		check "$in" barman -o "$TMP/file/x.apc"
+		[[ "${lines[0]}" == *"cannot create: not a directory" ]]
+		if [ "$(id -u)" -ne 0 ]; then
+			check "$in" barman -o "$TMP/ro/x.apc"
+		fi
+		check "$in" "" -f nope
+	done
+	[ ! -e "$TMP/file/x.apc" ] && [ ! -e "$TMP/ro/x.apc" ]
+	# a run that converts still counts what it read
+	rm -r "$TMP/o.apc"
+	apcconv -q --stats=json "$TD/barman/demo.bin" -o "$TMP/o.apc" | grep -q '"bytes_in":33608,'
+}
+
 @test "an existing output is refused without --overwrite and replaced with it" {
 	apcconv -q "$TD/barman/demo.bin" -o "$TMP/o.apc"
 	echo marker > "$TMP/o.apc/marker"
