@@ -40,7 +40,8 @@
 
 const struct apc_vcheck apc_verify_checks[] = {
 	{"archive", APC_V_ERROR,
-	 "the archive or gzip stream holding the capture is damaged or cut short"},
+	 "the archive or gzip stream holding the capture is damaged or cut short (also: the "
+	 "session.xml it took)"},
 	{"data-file", APC_V_ERROR, "the capture has no 0000000000 data file"},
 	{"frame-truncated", APC_V_ERROR,
 	 "a frame's length word or body is cut short, or its length is impossible"},
@@ -92,11 +93,12 @@ const struct apc_vcheck apc_verify_checks[] = {
 	{"no-data", APC_V_ERROR,
 	 "no Activity, Counter or Block Counter message (a warning in perf-mode captures)"},
 	{"captured-xml", APC_V_ERROR,
-	 "captured.xml missing, malformed or without a usable counter list"},
+	 "captured.xml missing, cut short, malformed or without a usable counter list"},
 	{"captured-key-dup", APC_V_ERROR, "a key above 2 declared twice in captured.xml"},
 	{"captured-type", APC_V_WARNING,
 	 "a captured.xml counter type that events.xml does not define"},
-	{"events-xml", APC_V_ERROR, "events.xml malformed"},
+	{"events-xml", APC_V_ERROR,
+	 "events.xml malformed, or cut short or taken away by a damaged archive"},
 	{"ext-fd", APC_V_ERROR, "an External frame with a negative or too large fd"},
 	{"ext-disconnect", APC_V_WARNING, "an External disconnect for an fd never opened"},
 	{"annotate-setup", APC_V_ERROR,
@@ -1670,19 +1672,44 @@ static int v_slurp(struct apc_input *in, const char *member, uint8_t **buf, size
 	return rc;
 }
 
+/* What an XML file the archive's damage took away leaves undone. */
+static const char *v_xml_needed_by(const char *member)
+{
+	if (!strcmp(member, "captured.xml"))
+		return "key-undeclared, captured-key-dup and captured-type cannot run; frame-core "
+		       "and msg-core allow 4096 cores, not the target's";
+	if (!strcmp(member, "events.xml"))
+		return "captured-type cannot run";
+	return "no check needs it";
+}
+
 /*
  * An XML member the archive's damage cut short: a problem of the
- * capture (its check's), not a failure to read it.  Returns 1.
+ * capture (its check's), not a failure to read it, with the checks it
+ * leaves undone.  Returns 1.
  */
 static int v_xml_cut(struct verify *v, const char *member, const char *check, struct apc_err *err)
 {
 	if (err->offset != APC_NO_OFFSET)
-		v_xml(v, APC_V_ERROR, check, member, "offset 0x%llx: %s (not checked)",
-		      (unsigned long long)err->offset, err->msg);
+		v_xml(v, APC_V_ERROR, check, member, "offset 0x%llx: %s (not checked; %s)",
+		      (unsigned long long)err->offset, err->msg, v_xml_needed_by(member));
 	else
-		v_xml(v, APC_V_ERROR, check, member, "%s (not checked)", err->msg);
+		v_xml(v, APC_V_ERROR, check, member, "%s (not checked; %s)", err->msg,
+		      v_xml_needed_by(member));
 	apc_err_clear(err);
 	return 1;
+}
+
+/*
+ * An XML file a capture has, not among the members before the archive's
+ * damage: taken by it (the [archive] problem says where), and what that
+ * leaves undone, under the check of that file.
+ */
+static void v_xml_lost(struct verify *v, const char *member, const char *check)
+{
+	v_xml(v, APC_V_ERROR, check, member,
+	      "%s is missing from what the damage left of the archive: %s", member,
+	      v_xml_needed_by(member));
 }
 
 /* captured.xml: keys, protocol, perf mode; events.xml types. */
@@ -2044,12 +2071,36 @@ int apc_verify_path(const char *path,
 	}
 	if (cap)
 		v_xml_files(&v, cap, caplen, evs, evlen);
+	else if (tree && !cap_cut && apc_input_damage(in))
+		v_xml_lost(&v, "captured.xml", "captured-xml");
 	else if (tree && !cap_cut)
 		v_xml(&v, APC_V_ERROR, "captured-xml", "captured.xml",
 		      "captured.xml is missing (keys cannot be checked)");
 	else if (!tree)
 		v_xml(&v, APC_V_WARNING, "captured-xml", "captured.xml",
 		      "no captured.xml beside a bare data file: key declarations not checked");
+	/* the other XML files a capture has that the damage took, in the
+	 * order they are written */
+	if (tree && apc_input_damage(in)) {
+		if (!apc_input_has(in, "events.xml"))
+			v_xml_lost(&v, "events.xml", "events-xml");
+		/* session.xml (counters.xml in a gatord capture, which has
+		 * no session.xml) is read by no check: only its loss is told */
+		if (apc_input_has(in, "session.xml")) {
+			uint8_t *ses = NULL;
+			size_t seslen = 0;
+
+			rc = v_slurp(in, "session.xml", &ses, &seslen, err);
+			free(ses);
+			/* read only to tell a cut: nothing else of it matters */
+			if (rc == APC_EDATA)
+				v_xml_cut(&v, "session.xml", "archive", err);
+			apc_err_clear(err);
+			rc = APC_OK;
+		} else if (!apc_input_has(in, "counters.xml")) {
+			v_xml_lost(&v, "session.xml", "archive");
+		}
+	}
 
 	if (tree) {
 		rc = apc_input_open_member(in, "0000000000", &data, err);

@@ -427,8 +427,9 @@ print(tarfile.open(sys.argv[1]).getmember("c.apc/captured.xml").offset_data + 75
 	head -c "$at" "$TMP/c.apc.tar" > "$TMP/x.apc.tar"
 	run apcverify "$TMP/x.apc.tar"
 	[ "$status" -eq 1 ]
-	grep -q "^$TMP/x.apc.tar: captured.xml: error: offset 0x4b: truncated archive: the member ends after 75 of its [0-9]* bytes (not checked) \[captured-xml\]$" <<<"$output"
-	[ "${lines[-1]}" = "$TMP/x.apc.tar: 2 errors, 0 warnings" ]
+	grep -q "^$TMP/x.apc.tar: captured.xml: error: offset 0x4b: truncated archive: the member ends after 75 of its [0-9]* bytes (not checked; key-undeclared, captured-key-dup and captured-type cannot run; frame-core and msg-core allow 4096 cores, not the target's) \[captured-xml\]$" <<<"$output"
+	# and events.xml and session.xml, after it, are told lost
+	[ "${lines[-1]}" = "$TMP/x.apc.tar: 4 errors, 0 warnings" ]
 	# a zip without its end record: every member whole, one error
 	head -c $(($(stat -c %s "$TMP/c.apc.zip") - 22)) "$TMP/c.apc.zip" > "$TMP/cut.apc.zip"
 	run apcverify "$TMP/cut.apc.zip"
@@ -443,6 +444,78 @@ o = json.loads(sys.stdin.read())
 assert o["ok"] is False and o["io_error"] is None, o
 assert [p["check"] for p in o["problems"]] == ["archive"], o
 ' <<<"$output"
+}
+
+@test "a cut archive names each XML file it cut short or took, and the checks left undone" {
+	# An archive cut in or before events.xml said nothing of events.xml
+	# (nor of session.xml): the captured-type check silently did not run.
+	need_python
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/x.apc"
+	# the data first, the XML files after it
+	tar -cf "$TMP/x.tar" -C "$TMP" x.apc/0000000000 x.apc/captured.xml x.apc/events.xml x.apc/session.xml
+	at() { # MEMBER DELTA: the byte DELTA after MEMBER's header begins
+		python3 -c 'import sys, tarfile
+print(tarfile.open(sys.argv[1]).getmember("x.apc/" + sys.argv[2]).offset + int(sys.argv[3]))' "$TMP/x.tar" "$1" "$2"
+	}
+	local cap="key-undeclared, captured-key-dup and captured-type cannot run; frame-core and msg-core allow 4096 cores, not the target's"
+	local left="is missing from what the damage left of the archive"
+	# in events.xml's data
+	head -c "$(at events.xml 600)" "$TMP/x.tar" > "$TMP/ev.tar"
+	run apcverify "$TMP/ev.tar"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "$TMP/ev.tar: error: offset 0x"*": truncated tar archive: it ends inside the data of x.apc/events.xml (88 of its "*" bytes) [archive]" ]]
+	[[ "${lines[1]}" == "$TMP/ev.tar: events.xml: error: offset 0x58: truncated archive: the member ends after 88 of its "*" bytes (not checked; captured-type cannot run) [events-xml]" ]]
+	[ "${lines[2]}" = "$TMP/ev.tar: session.xml: error: session.xml $left: no check needs it [archive]" ]
+	[ "${lines[3]}" = "$TMP/ev.tar: 3 errors, 0 warnings" ]
+	# in events.xml's header, and in the padding before it: events.xml is lost
+	for cut in "$(at events.xml 100)" "$(at events.xml -100)"; do
+		head -c "$cut" "$TMP/x.tar" > "$TMP/hd.tar"
+		run apcverify "$TMP/hd.tar"
+		[ "$status" -eq 1 ]
+		[[ "${lines[0]}" == "$TMP/hd.tar: error: offset 0x"*": truncated tar archive: it ends in"*" after x.apc/captured.xml"*" [archive]" ]]
+		[ "${lines[1]}" = "$TMP/hd.tar: events.xml: error: events.xml $left: captured-type cannot run [events-xml]" ]
+		[ "${lines[2]}" = "$TMP/hd.tar: session.xml: error: session.xml $left: no check needs it [archive]" ]
+		[ "${lines[3]}" = "$TMP/hd.tar: 3 errors, 0 warnings" ]
+	done
+	# in session.xml's data: that one alone
+	head -c "$(at session.xml 540)" "$TMP/x.tar" > "$TMP/se.tar"
+	run apcverify "$TMP/se.tar"
+	[ "$status" -eq 1 ]
+	[ "${lines[1]}" = "$TMP/se.tar: session.xml: error: offset 0x1c: truncated archive: the member ends after 28 of its $(stat -c %s "$TMP/x.apc/session.xml") bytes (not checked; no check needs it) [archive]" ]
+	[ "${lines[2]}" = "$TMP/se.tar: 2 errors, 0 warnings" ]
+	# in the data file: all three, in the order a capture has them
+	head -c "$(at 0000000000 5000)" "$TMP/x.tar" > "$TMP/d.tar"
+	run apcverify --json "$TMP/d.tar"
+	[ "$status" -eq 1 ]
+	python3 -c '
+import json, sys
+o = json.loads(sys.stdin.read())
+got = [(p["member"], p["check"], p["message"]) for p in o["problems"] if p["member"]]
+left = "is missing from what the damage left of the archive: "
+want = [("captured.xml", "captured-xml", "captured.xml " + left + sys.argv[1]),
+        ("events.xml", "events-xml", "events.xml " + left + "captured-type cannot run"),
+        ("session.xml", "archive", "session.xml " + left + "no check needs it")]
+assert got == want, got
+assert [p["check"] for p in o["problems"]] == ["archive", "captured-xml", "events-xml", "archive", "frame-truncated"], o
+' "$cap" <<<"$output"
+	# the same capture whole, as a tar in that order: nothing to say
+	run apcverify "$TMP/x.tar"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$TMP/x.tar: ok (451 frames)" ]
+}
+
+@test "a cut gatord capture (counters.xml, no session.xml): events.xml told lost, no session.xml" {
+	need_shared
+	need_python
+	cp -r "$SHARED/apc/v68_sleep.apc" "$TMP/g.apc"
+	tar -cf "$TMP/g.tar" -C "$TMP" g.apc/0000000000 g.apc/captured.xml g.apc/counters.xml g.apc/events.xml
+	n=$(python3 -c 'import sys, tarfile
+print(tarfile.open(sys.argv[1]).getmember("g.apc/events.xml").offset + 100)' "$TMP/g.tar")
+	head -c "$n" "$TMP/g.tar" > "$TMP/gc.tar"
+	run apcverify "$TMP/gc.tar"
+	[ "$status" -eq 1 ]
+	[ "${lines[1]}" = "$TMP/gc.tar: events.xml: error: events.xml is missing from what the damage left of the archive: captured-type cannot run [events-xml]" ]
+	[ "${lines[2]}" = "$TMP/gc.tar: 2 errors, 0 warnings" ]
 }
 
 @test "a cut or damaged .apc.tar.bz2, .xz, .zst or .lz4, or a .tar.gz with a bad CRC, is an [archive] error" {
