@@ -41,7 +41,7 @@
 const struct apc_vcheck apc_verify_checks[] = {
 	{"archive", APC_V_ERROR,
 	 "the archive or gzip stream holding the capture is damaged or cut short (also: the "
-	 "session.xml it took)"},
+	 "session.xml or counters.xml it cut short or took)"},
 	{"data-file", APC_V_ERROR, "the capture has no 0000000000 data file"},
 	{"frame-truncated", APC_V_ERROR,
 	 "a frame's length word or body is cut short, or its length is impossible"},
@@ -265,6 +265,7 @@ struct verify {
 
 	/* captured.xml */
 	int have_captured;
+	int local_capture;    /* captured.xml's target says local_capture="yes" (gatord -o) */
 	int protocol;         /* 0 if unknown */
 	long cores;           /* <target cores>, 0 if not declared */
 	struct vkey *keys;
@@ -1750,8 +1751,14 @@ static int v_xml_files(struct verify *v, const uint8_t *cap, size_t caplen, cons
 		char *end;
 		long cores;
 
-		if (n->type != XML_ELEMENT_NODE || xmlStrcmp(n->name, BAD_CAST "target") ||
-		    !(a = xmlGetProp(n, BAD_CAST "cores")))
+		if (n->type != XML_ELEMENT_NODE || xmlStrcmp(n->name, BAD_CAST "target"))
+			continue;
+		/* gatord's own captures have counters.xml, not session.xml */
+		if ((a = xmlGetProp(n, BAD_CAST "local_capture"))) {
+			v->local_capture = !xmlStrcmp(a, BAD_CAST "yes");
+			xmlFree(a);
+		}
+		if (!(a = xmlGetProp(n, BAD_CAST "cores")))
 			continue;
 		cores = strtol((const char *)a, &end, 10);
 		if (*a && !*end && cores > 0 && cores <= APC_MAX_CORES)
@@ -2082,23 +2089,31 @@ int apc_verify_path(const char *path,
 	/* the other XML files a capture has that the damage took, in the
 	 * order they are written */
 	if (tree && apc_input_damage(in)) {
+		/* session.xml, or counters.xml where captured.xml says gatord
+		 * wrote the capture, is read by no check: only a cut or a
+		 * loss is told; without captured.xml, either will do */
+		const char *set = !v.have_captured ? NULL : v.local_capture ? "counters.xml" : "session.xml";
+
 		if (!apc_input_has(in, "events.xml"))
 			v_xml_lost(&v, "events.xml", "events-xml");
-		/* session.xml (counters.xml in a gatord capture, which has
-		 * no session.xml) is read by no check: only its loss is told */
-		if (apc_input_has(in, "session.xml")) {
-			uint8_t *ses = NULL;
-			size_t seslen = 0;
+		if (!set && !apc_input_has(in, "session.xml") && !apc_input_has(in, "counters.xml"))
+			v_xml(&v, APC_V_ERROR, "archive", "session.xml",
+			      "neither session.xml nor counters.xml (gatord's) is in what the damage "
+			      "left of the archive: no check needs them");
+		else if (set && !apc_input_has(in, set))
+			v_xml_lost(&v, set, "archive");
+		for (int i = 0; i < 2; i++) {
+			const char *m = i ? "counters.xml" : "session.xml";
+			uint8_t *b = NULL;
+			size_t blen = 0;
 
-			rc = v_slurp(in, "session.xml", &ses, &seslen, err);
-			free(ses);
+			if (!apc_input_has(in, m))
+				continue;
 			/* read only to tell a cut: nothing else of it matters */
-			if (rc == APC_EDATA)
-				v_xml_cut(&v, "session.xml", "archive", err);
+			if (v_slurp(in, m, &b, &blen, err) == APC_EDATA)
+				v_xml_cut(&v, m, "archive", err);
+			free(b);
 			apc_err_clear(err);
-			rc = APC_OK;
-		} else if (!apc_input_has(in, "counters.xml")) {
-			v_xml_lost(&v, "session.xml", "archive");
 		}
 	}
 

@@ -494,7 +494,7 @@ got = [(p["member"], p["check"], p["message"]) for p in o["problems"] if p["memb
 left = "is missing from what the damage left of the archive: "
 want = [("captured.xml", "captured-xml", "captured.xml " + left + sys.argv[1]),
         ("events.xml", "events-xml", "events.xml " + left + "captured-type cannot run"),
-        ("session.xml", "archive", "session.xml " + left + "no check needs it")]
+        ("session.xml", "archive", "neither session.xml nor counters.xml (gatord\x27s) is in what the damage left of the archive: no check needs them")]
 assert got == want, got
 assert [p["check"] for p in o["problems"]] == ["archive", "captured-xml", "events-xml", "archive", "frame-truncated"], o
 ' "$cap" <<<"$output"
@@ -504,18 +504,23 @@ assert [p["check"] for p in o["problems"]] == ["archive", "captured-xml", "event
 	[ "$output" = "$TMP/x.tar: ok (451 frames)" ]
 }
 
-@test "a cut gatord capture (counters.xml, no session.xml): events.xml told lost, no session.xml" {
+@test "a cut gatord capture (local_capture, counters.xml): counters.xml told lost, not session.xml" {
 	need_shared
 	need_python
 	cp -r "$SHARED/apc/v68_sleep.apc" "$TMP/g.apc"
-	tar -cf "$TMP/g.tar" -C "$TMP" g.apc/0000000000 g.apc/captured.xml g.apc/counters.xml g.apc/events.xml
+	grep -q 'local_capture="yes"' "$TMP/g.apc/captured.xml"
+	tar -cf "$TMP/g.tar" -C "$TMP" g.apc/0000000000 g.apc/captured.xml g.apc/events.xml g.apc/counters.xml
 	n=$(python3 -c 'import sys, tarfile
 print(tarfile.open(sys.argv[1]).getmember("g.apc/events.xml").offset + 100)' "$TMP/g.tar")
 	head -c "$n" "$TMP/g.tar" > "$TMP/gc.tar"
 	run apcverify "$TMP/gc.tar"
 	[ "$status" -eq 1 ]
 	[ "${lines[1]}" = "$TMP/gc.tar: events.xml: error: events.xml is missing from what the damage left of the archive: captured-type cannot run [events-xml]" ]
-	[ "${lines[2]}" = "$TMP/gc.tar: 2 errors, 0 warnings" ]
+	[ "${lines[2]}" = "$TMP/gc.tar: counters.xml: error: counters.xml is missing from what the damage left of the archive: no check needs it [archive]" ]
+	[ "${lines[3]}" = "$TMP/gc.tar: 3 errors, 0 warnings" ]
+	# whole, it has no session.xml to lose
+	run apcverify "$TMP/g.tar"
+	[ "$output" = "$TMP/g.tar: ok (20 frames)" ]
 }
 
 @test "a cut or damaged .apc.tar.bz2, .xz, .zst or .lz4, or a .tar.gz with a bad CRC, is an [archive] error" {
