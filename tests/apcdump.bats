@@ -178,11 +178,94 @@ EOF2
 			[[ "$l" == *"; all gatord 6.8 quirks apcverify accepts: "* ]] ||
 			[[ "$l" == *"; a gatord 6.8 quirk apcverify accepts: "* ]]
 		x=$(grep '^Across frame types:' <<<"$output")
-		[ "$x" = "Across frame types:  0 regressions per core" ] ||
-			[[ "$x" == *" (apcverify only warns: gatord writes each frame type from its own buffer)" ]]
+		[ "$x" = "Across frame types:  0 steps back per core" ] ||
+			[[ "$x" == *" (apcverify warns of them, ts-cross-type: gatord writes each frame type from its own buffer)" ]]
 	done
 	exits 0 apcdump --summary "$SHARED/apc/v68_nonroot_annotate.apc"
 	grep -qx 'Timestamps in order: no (2 regressions per frame type and core, first at offset 0x14a87; all gatord 6.8 quirks apcverify accepts: 1 first thread name, 1 switch after an exit)' <<<"$output"
+}
+
+# x_verify: from apcverify's $output, its [ts-cross-type] count (the
+# "first of N", 1 without one, 0 with no such warning), the largest step
+# back in ns and the first one's offset, on one line.
+x_verify() {
+	local w n back off
+	w=$(grep '\[ts-cross-type\]$' <<<"$output") || { echo "0 - -"; return; }
+	off=$(sed -n 's/.* @\(0x[0-9a-f]*\): warning: .*/\1/p' <<<"$w")
+	if [[ "$w" == *"(first of "* ]]; then
+		n=$(sed -n 's/.*(first of \([0-9]*\); largest step back \([0-9]*\) ns).*/\1/p' <<<"$w")
+		back=$(sed -n 's/.*(first of \([0-9]*\); largest step back \([0-9]*\) ns).*/\2/p' <<<"$w")
+	else
+		n=1
+		back=$(sed -n 's/.* is \([0-9]*\) ns before the .*/\1/p' <<<"$w")
+	fi
+	echo "$n $back $off"
+}
+
+# x_dump: the same three from apcdump --summary's $output.
+x_dump() {
+	local l
+	l=$(grep '^Across frame types:' <<<"$output")
+	if [[ "$l" == "Across frame types:  0 steps back per core" ]]; then
+		echo "0 - -"
+		return
+	fi
+	sed -n 's/^Across frame types:  \([0-9]*\) steps\{0,1\} back per core, first at offset \(0x[0-9a-f]*\), largest \([0-9]*\) ns (.*/\1 \3 \2/p' <<<"$l"
+}
+
+@test "--summary counts steps back across frame types as apcverify does, on the real captures" {
+	need_shared
+	for c in $CAPS; do
+		verify 0 "$SHARED/apc/$c"
+		v=$(x_verify)
+		exits 0 apcdump --summary "$SHARED/apc/$c"
+		d=$(x_dump)
+		echo "$c: apcverify $v, apcdump $d"
+		[ -n "$d" ]
+		[ "$d" = "$v" ]
+		n=$(apcdump --summary --json "$SHARED/apc/$c" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cross_type_regressions"])')
+		[ "$n" = "${v%% *}" ]
+	done
+	# the one with annotations: 3, not the 874 messages behind the latest time on their core
+	exits 0 apcverify "$SHARED/apc/v68_nonroot_annotate.apc"
+	[ "$(x_verify)" = "3 6983516262 0x14d5c" ]
+	exits 0 apcdump --summary "$SHARED/apc/v68_nonroot_annotate.apc"
+	grep -qx 'Across frame types:  3 steps back per core, first at offset 0x14d5c, largest 6983516262 ns (apcverify warns of them, ts-cross-type: gatord writes each frame type from its own buffer)' <<<"$output"
+	apcdump --summary --json "$SHARED/apc/v68_nonroot_annotate.apc" |
+		grep -q '"cross_type_regressions":3,"cross_type_largest_step_back":6983516262[,}]'
+}
+
+@test "--summary: a step back across frame types is from the message before on the core, as apcverify's" {
+	# core 0: a thread name at 1000, then sched switches at 100 (back
+	# from the name: one step), 200, 300, then 250 (back per frame type:
+	# ts-core, not again across types); a counter frame whose core 0
+	# value steps back inside the frame (ts-frame, not across types);
+	# gatord 6.8's Proc frame (its online cpu 0 at 9000: no CPU's own
+	# time), then a block counter at 3000 on core 0
+	cap_py "$TMP/x.apc" <<'EOF2'
+def sched(*ts): return p(7) + p(0) + b"".join(p(1) + p(t) + p(5) + p(0) for t in ts)
+F = [summary(),
+     p(3) + p(0) + p(2) + p(1000) + p(5) + s(b"t"),
+     sched(100, 200, 300), sched(250),
+     p(4) + p(5000) + p(1) + p(0x11) + p(1) + p(50) + p(0) + p(0x11) + p(2),
+     p(11) + p(0) + p(7) + p(9000) + p(0),
+     block_counter(ts=3000)]
+EOF2
+	first=$(printf 0x%x "$(apcdump --frame=sched_trace "$TMP/x.apc" | awk 'NR == 1 {print $2}')")
+	exits 1 apcverify "$TMP/x.apc"
+	v=$(x_verify)
+	[ "$v" = "1 900 $first" ]
+	exits 0 apcdump --summary "$TMP/x.apc"
+	[ "$(x_dump)" = "$v" ]
+	grep -q '^Across frame types:  1 step back per core, first at offset 0x[0-9a-f]*, largest 900 ns (' <<<"$output"
+	apcdump --summary --json "$TMP/x.apc" | grep -q '"cross_type_regressions":1,"cross_type_largest_step_back":900[,}]'
+	# none: said so, and 0 in JSON
+	cap_py "$TMP/y.apc" <<'EOF2'
+F = [summary(), p(3) + p(0) + p(2) + p(10) + p(5) + s(b"t"), block_counter(ts=20)]
+EOF2
+	exits 0 apcdump --summary "$TMP/y.apc"
+	grep -qx 'Across frame types:  0 steps back per core' <<<"$output"
+	apcdump --summary --json "$TMP/y.apc" | grep -q '"cross_type_regressions":0,"cross_type_largest_step_back":0[,}]'
 }
 
 @test "--summary agrees with apcverify on gatord's explicit-time counter value (annotate v5 stream1)" {
