@@ -1537,21 +1537,21 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 	return APC_OK;
 }
 
-/* The bytes of a frame from an unknown message code on, as one opaque
- * message with that code. */
-static void msg_unknown_rest(struct apc_msg *m, const struct apc_frame *fr,
-			     const struct apc_msg_iter *it)
+/* The bytes of a frame from body offset pos on, as one opaque message
+ * with code `code` (-1: none): from an unknown message code on, or what
+ * follows an External disconnect. */
+static void msg_rest(struct apc_msg *m, const struct apc_frame *fr, size_t pos, int code)
 {
 	memset(m, 0, sizeof *m);
 	m->frame_type = fr->type;
 	m->name = "opaque";
-	m->code = it->unknown_code;
+	m->code = code;
 	m->core = fr->core;
-	m->offset = fr->offset + 4u + it->unknown_pos;
+	m->offset = fr->offset + 4u + pos;
 	m->nfields = 1;
 	m->f[0] = (struct apc_field){.name = "data", .kind = APC_F_BYTES,
-				     .s = fr->body + it->unknown_pos,
-				     .len = (uint32_t)(fr->len - it->unknown_pos)};
+				     .s = fr->body + pos,
+				     .len = (uint32_t)(fr->len - pos)};
 }
 
 /* All messages of one frame. */
@@ -1562,6 +1562,7 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 	struct apc_err e;
 	uint64_t n = 0;
 	int listed = 0, rc;
+	int disconnect = 0; /* the frame's message was a disconnect of a valid fd */
 	int t = fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
 
 	d->nframes++;
@@ -1581,11 +1582,30 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 			d->delta = fl ? fl->i : 0;
 		}
 		listed |= dump_emit(d, fr, &m, !listed);
+		if (!strcmp(m.name, "external_disconnect")) {
+			const struct apc_field *fd = apc_msg_field(&m, "fd");
+			disconnect = fd && fd->i >= 0 && fd->i < DUMP_MAX_FD;
+		}
 		if ((!strcmp(m.name, "external") || !strcmp(m.name, "external_disconnect")) &&
 		    dump_external(d, fr, &m, &listed) < 0) {
 			dump_oom(d);
 			return;
 		}
+	}
+	if (rc == APC_END && disconnect && it.pos < fr->len) {
+		/* A disconnect message is the frame's only one: the decoder
+		 * stops after it.  apcverify warns of what follows
+		 * ([unknown-msg]); so does this, in its words, listing
+		 * those bytes as one opaque message. */
+		struct apc_err w;
+		size_t left = fr->len - it.pos;
+		apc_err_set(&w, APC_OK, NULL, (int64_t)(fr->offset + 4u + it.pos),
+			    "warning: %zu byte%s after a disconnect message", left, left == 1 ? "" : "s");
+		apc_err_index(&w, "frame", (int64_t)fr->index);
+		dump_warning(d, &w);
+		msg_rest(&m, fr, it.pos, -1);
+		n++;
+		listed |= dump_emit(d, fr, &m, !listed);
 	}
 	if (rc == APC_EDATA && it.unknown) {
 		/* An unknown message code leaves the message's length
@@ -1598,7 +1618,7 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 		w.index = e.index;
 		w.index_name = e.index_name;
 		dump_warning(d, &w);
-		msg_unknown_rest(&m, fr, &it);
+		msg_rest(&m, fr, it.unknown_pos, it.unknown_code);
 		n++;
 		listed |= dump_emit(d, fr, &m, !listed);
 	} else if (rc < 0) {

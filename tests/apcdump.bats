@@ -1114,3 +1114,54 @@ EOF2
 	[ "$status" -eq 1 ]
 	grep -q 'string length 128 for .* runs past the end of the frame (2 bytes follow the length field)$' <<<"$output"
 }
+
+@test "bytes after an External disconnect are a warning, as apcverify says it: listed as opaque, exit 0" {
+	# fd 7 opens, then its disconnect [10][-1][7] is followed by "xyz"
+	# (3 bytes) in one capture, by "x" in the other
+	for tail in xyz x; do
+		cap_py "$TMP/$tail.apc" <<EOF2
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+F = [summary(), block_counter(), p(10) + p(7) + setup, p(10) + p(-1) + p(7) + b"$tail",
+     block_counter(ts=30)]
+EOF2
+		# the External disconnect frame is the fourth: its length word,
+		# 4 bytes, then [10][-1][7], 3 bytes, then the extra ones
+		off=$(python3 -c 'import sys, struct; d=open(sys.argv[1],"rb").read()
+o=0
+for _ in range(3): o += 4 + struct.unpack_from("<i", d, o)[0]
+print("0x%x" % (o + 7))' "$TMP/$tail.apc/0000000000")
+		n=${#tail}
+		bytes="$n bytes"
+		[ "$n" -gt 1 ] || bytes="1 byte"
+		hex=$(printf %s "$tail" | od -An -tx1 | tr -d ' \n')
+		verify 0 "$TMP/$tail.apc"
+		grep -qx "$TMP/$tail.apc: frame 3 @$off: warning: $bytes after a disconnect message \[unknown-msg\]" <<<"$output"
+		run apcdump "$TMP/$tail.apc"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		# one warning line, in apcverify's words
+		grep -qx "apcdump: $TMP/$tail.apc/0000000000: offset $off: frame 3: warning: $bytes after a disconnect message" <<<"$output"
+		[ "$(grep -c warning <<<"$output")" -eq 1 ]
+		# the disconnect, then the bytes as one opaque message, then the next frame
+		grep -Eq "^     3 0x[0-9a-f]+ external +- external_disconnect fd=7\$" <<<"$output"
+		grep -Eq "^     3 $(printf 0x%08x "$off") external +- opaque +data=<$n bytes $hex>\$" <<<"$output"
+		grep -q "^     4 .* block_counter .* ts=30 " <<<"$output"
+		apcdump --json "$TMP/$tail.apc" 2>/dev/null |
+			grep -qF "{\"frame\":3,\"offset\":$((off)),\"frame_offset\":$((off - 7)),\"type\":\"external\",\"msg\":\"opaque\",\"data\":\"$hex\"}"
+		# counted under Warnings, not Problems
+		run apcdump --summary "$TMP/$tail.apc"
+		[ "$status" -eq 0 ]
+		grep -q '^Problems: *0$' <<<"$output"
+		grep -q '^Warnings: *1$' <<<"$output"
+		apcdump --summary --json "$TMP/$tail.apc" 2>/dev/null | grep -q '"errors":0,"warnings":1[,}]'
+		exits 0 apcdump -q "$TMP/$tail.apc"
+		! grep -q warning <<<"$output"
+	done
+	# a disconnect with nothing after it: no warning
+	cap_py "$TMP/d.apc" <<'EOF2'
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+F = [summary(), block_counter(), p(10) + p(7) + setup, p(10) + p(-1) + p(7)]
+EOF2
+	exits 0 apcdump "$TMP/d.apc"
+	! grep -q -e warning -e opaque <<<"$output"
+}
