@@ -27,6 +27,7 @@
 #include "input.h"
 #include "json.h"
 #include "map64.h"
+#include "model.h"
 #include "packed.h"
 #include "util.h"
 
@@ -220,8 +221,22 @@ struct dump {
 	/* the same without thread names and links at time 0 */
 	int have_dts;
 	int64_t first_dts, last_dts;
-	uint64_t regressions, x_regressions;
+	uint64_t regressions;
 	int64_t first_regression; /* message offset, or -1 */
+	/* Steps back across frame types on a core, by apcverify's rule
+	 * (ts-cross-type): how many, the first's offset (or -1), the
+	 * largest in ns.  x_fr_*: the frame's own times, as v_ts() keeps
+	 * them. */
+	uint64_t x_regressions;
+	int64_t first_x_regression, x_largest;
+	int x_fr_have, x_fr_quiet;
+	int64_t x_fr_ts;
+	size_t x_bc_pos;    /* a Block Counter frame's body read up to here */
+	/* The frame's header core is negative or past <target cores>:
+	 * apcverify reads none of its messages (frame-core), so they take
+	 * no part in the order. */
+	int fr_unread;
+	long target_cores;  /* captured.xml's <target cores>, 0 if not said */
 	/* Of the regressions, the gatord 6.8 quirks apcverify accepts with
 	 * a warning (ts-gatord-name, ts-gatord-exit), per APC_TSQ_ kind;
 	 * and where the first other one is. */
@@ -365,6 +380,21 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	if ((v = xml_attr(root, "protocol"))) {
 		d->protocol = atoi((const char *)v);
 		xmlFree(v);
+	}
+	/* the target's core count: the cores a message may name, read as
+	 * apcverify reads it (its frame-core and msg-core bound) */
+	for (xmlNode *n = root->children; n; n = n->next) {
+		char *end;
+		long cores;
+
+		if (n->type != XML_ELEMENT_NODE || xmlStrcmp(n->name, (const xmlChar *)"target") ||
+		    !(v = xml_attr(n, "cores")))
+			continue;
+		cores = strtol((const char *)v, &end, 10);
+		if (*v && !*end && cores > 0 && cores <= APC_MAX_CORES)
+			d->target_cores = cores;
+		xmlFree(v);
+		break;
 	}
 	/* Counters: key -> name (type= in 6.8 captures, counter= for some). */
 	for (xmlNode *n = root->children; n; n = n->next) {
@@ -1010,6 +1040,83 @@ static int64_t dump_before(int64_t later, int64_t ts)
 	return diff > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)diff;
 }
 
+/*
+ * Per core across frame types, by apcverify's rule (v_ts() in verify.c;
+ * its ts-cross-type warning), so the two count the same: a message steps
+ * back when its time is before the message just before it on its core,
+ * of any frame type, and the step is not already one within its frame
+ * (ts-frame) or per frame type and core (ts-core, type_back: what the
+ * caller found).  Not against the latest time so far on the core: after
+ * one frame type's buffer runs ahead, every message of the others would
+ * count.  Frames whose messages apcverify orders on no core take no
+ * part: External (annotations), and gatord 6.8's Proc frames (their
+ * core is always 0 and names no CPU).  Neither do messages whose core is
+ * negative or past captured.xml's <target cores> (apcverify's msg-core).
+ * A Block Counter frame's time is checked within the frame where key 0
+ * sets it, each key 0 against the one before; once one steps back there,
+ * the values after it are not checked again.  The decoder hands out the
+ * values only, so the key 0s before each are read here (sum_bc_times()).
+ */
+static void sum_bc_times(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
+{
+	size_t end = (size_t)(m->offset - (fr->offset + 4u)); /* the value's key */
+	size_t pos = d->x_bc_pos > fr->hdr_len ? d->x_bc_pos : fr->hdr_len;
+
+	/* the decoder read these pairs before this value: they decode */
+	while (pos < end && end <= fr->len) {
+		int32_t key;
+		int64_t val;
+		int k = apc_frame_unpack32(fr->body + pos, end - pos, &key);
+		if (k <= 0)
+			break;
+		pos += (size_t)k;
+		if ((k = apc_frame_unpack64(fr->body + pos, end - pos, &val)) <= 0)
+			break;
+		pos += (size_t)k;
+		if (key == 0) {
+			d->x_fr_quiet = d->x_fr_have && val < d->x_fr_ts;
+			d->x_fr_have = 1;
+			d->x_fr_ts = val;
+		}
+	}
+	d->x_bc_pos = end;
+}
+
+static int sum_cross(struct dump *d, const struct apc_frame *fr, int t, const struct apc_msg *m,
+		     int type_back)
+{
+	struct sum_order *o;
+	int frame_back, fresh;
+	long limit = d->target_cores ? d->target_cores : APC_MAX_CORES;
+
+	if (t == APC_FRAME_EXTERNAL || t == APC_FRAME_PROC)
+		return APC_OK;
+	if (t == APC_FRAME_BLOCK_COUNTER) {
+		sum_bc_times(d, fr, m);
+		frame_back = d->x_fr_quiet;
+	} else {
+		frame_back = d->x_fr_have && m->ts < d->x_fr_ts;
+		d->x_fr_have = 1;
+		d->x_fr_ts = m->ts;
+	}
+	if (m->core < 0 || m->core >= limit)
+		return APC_OK;
+	o = order_slot(&d->xord_map, &d->xord, &d->nxord, &d->cxord, (uint64_t)(uint32_t)m->core,
+		       &fresh);
+	if (!o)
+		return APC_ENOMEM;
+	if (!fresh && !frame_back && !type_back && m->ts < o->last) {
+		int64_t back = dump_before(o->last, m->ts);
+		if (!d->x_regressions)
+			d->first_x_regression = (int64_t)m->offset;
+		d->x_regressions++;
+		if (back > d->x_largest)
+			d->x_largest = back;
+	}
+	o->last = m->ts;
+	return APC_OK;
+}
+
 static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
 	int t = fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
@@ -1029,13 +1136,15 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 			return APC_ENOMEM;
 		c->msgs++;
 	}
-	if (m->has_ts) {
-		struct sum_order *o;
-		/* A thread's name and link at time 0 may be what was
-		 * known before the data (gatord's first scan of /proc, the
-		 * names apcconv writes for a Barman trace, which has no
-		 * time for them): the data span leaves them out. */
+	/* A thread's name and link at time 0 may be what was known before
+	 * the data (gatord's first scan of /proc, the names apcconv writes
+	 * for a Barman trace, which has no time for them): the data span
+	 * leaves them out. */
+	if (m->has_ts)
 		sum_time(d, m->ts, m->ts != 0 || !dump_untimed_kind(m));
+	/* The order: not in a frame apcverify does not read (its frame-core) */
+	if (m->has_ts && !d->fr_unread) {
+		struct sum_order *o;
 		/* Per (frame type, core): what gatord promises.  External
 		 * frames have no core: their annotations are one stream per
 		 * fd (a connection per thread), and fds interleave. */
@@ -1085,19 +1194,11 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 					d->first_other_regression = (int64_t)m->offset;
 			}
 		}
+		int type_back = !fresh && m->ts < o->last;
 		o->last = m->ts;
 		o->last_exit = is_exit;
-		/* Per core across frame types: what our writer promises. */
-		if (m->core >= 0) {
-			o = order_slot(&d->xord_map, &d->xord, &d->nxord, &d->cxord,
-				       (uint64_t)(uint32_t)m->core, &fresh);
-			if (!o)
-				return APC_ENOMEM;
-			if (!fresh && m->ts < o->last)
-				d->x_regressions++;
-			if (fresh || m->ts > o->last)
-				o->last = m->ts;
-		}
+		if (sum_cross(d, fr, t, m, type_back) < 0)
+			return APC_ENOMEM;
 	}
 	/* (block counter messages, most of a capture, have no tid) */
 	const struct apc_field *tid =
@@ -1436,21 +1537,21 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 	return APC_OK;
 }
 
-/* The bytes of a frame from an unknown message code on, as one opaque
- * message with that code. */
-static void msg_unknown_rest(struct apc_msg *m, const struct apc_frame *fr,
-			     const struct apc_msg_iter *it)
+/* The bytes of a frame from body offset pos on, as one opaque message
+ * with code `code` (-1: none): from an unknown message code on, or what
+ * follows an External disconnect. */
+static void msg_rest(struct apc_msg *m, const struct apc_frame *fr, size_t pos, int code)
 {
 	memset(m, 0, sizeof *m);
 	m->frame_type = fr->type;
 	m->name = "opaque";
-	m->code = it->unknown_code;
+	m->code = code;
 	m->core = fr->core;
-	m->offset = fr->offset + 4u + it->unknown_pos;
+	m->offset = fr->offset + 4u + pos;
 	m->nfields = 1;
 	m->f[0] = (struct apc_field){.name = "data", .kind = APC_F_BYTES,
-				     .s = fr->body + it->unknown_pos,
-				     .len = (uint32_t)(fr->len - it->unknown_pos)};
+				     .s = fr->body + pos,
+				     .len = (uint32_t)(fr->len - pos)};
 }
 
 /* All messages of one frame. */
@@ -1461,11 +1562,17 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 	struct apc_err e;
 	uint64_t n = 0;
 	int listed = 0, rc;
+	int disconnect = 0; /* the frame's message was a disconnect of a valid fd */
 	int t = fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
 
 	d->nframes++;
 	d->frames[t]++;
 	d->bytes += 4u + fr->len;
+	/* the frame's own times start afresh (sum_cross()) */
+	d->x_fr_have = d->x_fr_quiet = 0;
+	d->x_bc_pos = 0;
+	d->fr_unread = apc_frame_has_core(fr->type) &&
+		       (fr->core < 0 || fr->core >= (d->target_cores ? d->target_cores : APC_MAX_CORES));
 	apc_err_clear(&e);
 	apc_msg_iter_init(&it, fr, d->clocks);
 	while ((rc = apc_msg_next(&it, &m, &e)) == APC_OK) {
@@ -1475,11 +1582,30 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 			d->delta = fl ? fl->i : 0;
 		}
 		listed |= dump_emit(d, fr, &m, !listed);
+		if (!strcmp(m.name, "external_disconnect")) {
+			const struct apc_field *fd = apc_msg_field(&m, "fd");
+			disconnect = fd && fd->i >= 0 && fd->i < DUMP_MAX_FD;
+		}
 		if ((!strcmp(m.name, "external") || !strcmp(m.name, "external_disconnect")) &&
 		    dump_external(d, fr, &m, &listed) < 0) {
 			dump_oom(d);
 			return;
 		}
+	}
+	if (rc == APC_END && disconnect && it.pos < fr->len) {
+		/* A disconnect message is the frame's only one: the decoder
+		 * stops after it.  apcverify warns of what follows
+		 * ([unknown-msg]); so does this, in its words, listing
+		 * those bytes as one opaque message. */
+		struct apc_err w;
+		size_t left = fr->len - it.pos;
+		apc_err_set(&w, APC_OK, NULL, (int64_t)(fr->offset + 4u + it.pos),
+			    "warning: %zu byte%s after a disconnect message", left, left == 1 ? "" : "s");
+		apc_err_index(&w, "frame", (int64_t)fr->index);
+		dump_warning(d, &w);
+		msg_rest(&m, fr, it.pos, -1);
+		n++;
+		listed |= dump_emit(d, fr, &m, !listed);
 	}
 	if (rc == APC_EDATA && it.unknown) {
 		/* An unknown message code leaves the message's length
@@ -1492,7 +1618,7 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 		w.index = e.index;
 		w.index_name = e.index_name;
 		dump_warning(d, &w);
-		msg_unknown_rest(&m, fr, &it);
+		msg_rest(&m, fr, it.unknown_pos, it.unknown_code);
 		n++;
 		listed |= dump_emit(d, fr, &m, !listed);
 	} else if (rc < 0) {
@@ -1710,8 +1836,11 @@ static void summary_json(struct dump *d)
 	fprintf(f, "%" PRIu64, d->regressions);
 	json_key(f, &first, "annotation_regressions");
 	fprintf(f, "%" PRIu64, d->ann_regressions);
+	/* as apcverify's ts-cross-type: its count and largest step back */
 	json_key(f, &first, "cross_type_regressions");
 	fprintf(f, "%" PRIu64, d->x_regressions);
+	json_key(f, &first, "cross_type_largest_step_back");
+	fprintf(f, "%" PRId64, d->x_largest);
 	/* of "regressions", the gatord 6.8 quirks apcverify accepts with a warning */
 	json_key(f, &first, "gatord_quirk_regressions");
 	fprintf(f, "%" PRIu64, d->quirks[APC_TSQ_FIRST_NAME] + d->quirks[APC_TSQ_EXIT_SWITCH]);
@@ -1914,10 +2043,15 @@ static void summary_text(struct dump *d)
 			noun(d->ann_regressions, "step", "steps"), (uint64_t)d->first_ann_regression);
 	else
 		fprintf(f, "Annotation times:    in order per fd\n");
-	fprintf(f, "Across frame types:  %" PRIu64 " %s per core%s\n", d->x_regressions,
-		noun(d->x_regressions, "regression", "regressions"),
-		d->x_regressions ? " (apcverify only warns: gatord writes each frame type from "
-				   "its own buffer)" : "");
+	/* apcverify's [ts-cross-type] count ("first of N") and largest step */
+	if (d->x_regressions)
+		fprintf(f, "Across frame types:  %" PRIu64 " %s back per core, first at offset 0x%" PRIx64
+			   ", largest %" PRId64 " ns (apcverify warns of them, ts-cross-type: gatord "
+			   "writes each frame type from its own buffer)\n",
+			d->x_regressions, noun(d->x_regressions, "step", "steps"),
+			(uint64_t)d->first_x_regression, d->x_largest);
+	else
+		fprintf(f, "Across frame types:  0 steps back per core\n");
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
 	fprintf(f, "Warnings:            %" PRIu64 "\n", d->warnings);
 }
@@ -2066,6 +2200,7 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	d.first_regression = -1;
 	d.first_other_regression = -1;
 	d.first_ann_regression = -1;
+	d.first_x_regression = -1;
 	apc_err_clear(&e);
 	if (apc_input_open(path, &in, &e) < 0) {
 		/* Name the input once: the message may already say it. */

@@ -178,11 +178,94 @@ EOF2
 			[[ "$l" == *"; all gatord 6.8 quirks apcverify accepts: "* ]] ||
 			[[ "$l" == *"; a gatord 6.8 quirk apcverify accepts: "* ]]
 		x=$(grep '^Across frame types:' <<<"$output")
-		[ "$x" = "Across frame types:  0 regressions per core" ] ||
-			[[ "$x" == *" (apcverify only warns: gatord writes each frame type from its own buffer)" ]]
+		[ "$x" = "Across frame types:  0 steps back per core" ] ||
+			[[ "$x" == *" (apcverify warns of them, ts-cross-type: gatord writes each frame type from its own buffer)" ]]
 	done
 	exits 0 apcdump --summary "$SHARED/apc/v68_nonroot_annotate.apc"
 	grep -qx 'Timestamps in order: no (2 regressions per frame type and core, first at offset 0x14a87; all gatord 6.8 quirks apcverify accepts: 1 first thread name, 1 switch after an exit)' <<<"$output"
+}
+
+# x_verify: from apcverify's $output, its [ts-cross-type] count (the
+# "first of N", 1 without one, 0 with no such warning), the largest step
+# back in ns and the first one's offset, on one line.
+x_verify() {
+	local w n back off
+	w=$(grep '\[ts-cross-type\]$' <<<"$output") || { echo "0 - -"; return; }
+	off=$(sed -n 's/.* @\(0x[0-9a-f]*\): warning: .*/\1/p' <<<"$w")
+	if [[ "$w" == *"(first of "* ]]; then
+		n=$(sed -n 's/.*(first of \([0-9]*\); largest step back \([0-9]*\) ns).*/\1/p' <<<"$w")
+		back=$(sed -n 's/.*(first of \([0-9]*\); largest step back \([0-9]*\) ns).*/\2/p' <<<"$w")
+	else
+		n=1
+		back=$(sed -n 's/.* is \([0-9]*\) ns before the .*/\1/p' <<<"$w")
+	fi
+	echo "$n $back $off"
+}
+
+# x_dump: the same three from apcdump --summary's $output.
+x_dump() {
+	local l
+	l=$(grep '^Across frame types:' <<<"$output")
+	if [[ "$l" == "Across frame types:  0 steps back per core" ]]; then
+		echo "0 - -"
+		return
+	fi
+	sed -n 's/^Across frame types:  \([0-9]*\) steps\{0,1\} back per core, first at offset \(0x[0-9a-f]*\), largest \([0-9]*\) ns (.*/\1 \3 \2/p' <<<"$l"
+}
+
+@test "--summary counts steps back across frame types as apcverify does, on the real captures" {
+	need_shared
+	for c in $CAPS; do
+		verify 0 "$SHARED/apc/$c"
+		v=$(x_verify)
+		exits 0 apcdump --summary "$SHARED/apc/$c"
+		d=$(x_dump)
+		echo "$c: apcverify $v, apcdump $d"
+		[ -n "$d" ]
+		[ "$d" = "$v" ]
+		n=$(apcdump --summary --json "$SHARED/apc/$c" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cross_type_regressions"])')
+		[ "$n" = "${v%% *}" ]
+	done
+	# the one with annotations: 3, not the 874 messages behind the latest time on their core
+	exits 0 apcverify "$SHARED/apc/v68_nonroot_annotate.apc"
+	[ "$(x_verify)" = "3 6983516262 0x14d5c" ]
+	exits 0 apcdump --summary "$SHARED/apc/v68_nonroot_annotate.apc"
+	grep -qx 'Across frame types:  3 steps back per core, first at offset 0x14d5c, largest 6983516262 ns (apcverify warns of them, ts-cross-type: gatord writes each frame type from its own buffer)' <<<"$output"
+	apcdump --summary --json "$SHARED/apc/v68_nonroot_annotate.apc" |
+		grep -q '"cross_type_regressions":3,"cross_type_largest_step_back":6983516262[,}]'
+}
+
+@test "--summary: a step back across frame types is from the message before on the core, as apcverify's" {
+	# core 0: a thread name at 1000, then sched switches at 100 (back
+	# from the name: one step), 200, 300, then 250 (back per frame type:
+	# ts-core, not again across types); a counter frame whose core 0
+	# value steps back inside the frame (ts-frame, not across types);
+	# gatord 6.8's Proc frame (its online cpu 0 at 9000: no CPU's own
+	# time), then a block counter at 3000 on core 0
+	cap_py "$TMP/x.apc" <<'EOF2'
+def sched(*ts): return p(7) + p(0) + b"".join(p(1) + p(t) + p(5) + p(0) for t in ts)
+F = [summary(),
+     p(3) + p(0) + p(2) + p(1000) + p(5) + s(b"t"),
+     sched(100, 200, 300), sched(250),
+     p(4) + p(5000) + p(1) + p(0x11) + p(1) + p(50) + p(0) + p(0x11) + p(2),
+     p(11) + p(0) + p(7) + p(9000) + p(0),
+     block_counter(ts=3000)]
+EOF2
+	first=$(printf 0x%x "$(apcdump --frame=sched_trace "$TMP/x.apc" | awk 'NR == 1 {print $2}')")
+	exits 1 apcverify "$TMP/x.apc"
+	v=$(x_verify)
+	[ "$v" = "1 900 $first" ]
+	exits 0 apcdump --summary "$TMP/x.apc"
+	[ "$(x_dump)" = "$v" ]
+	grep -q '^Across frame types:  1 step back per core, first at offset 0x[0-9a-f]*, largest 900 ns (' <<<"$output"
+	apcdump --summary --json "$TMP/x.apc" | grep -q '"cross_type_regressions":1,"cross_type_largest_step_back":900[,}]'
+	# none: said so, and 0 in JSON
+	cap_py "$TMP/y.apc" <<'EOF2'
+F = [summary(), p(3) + p(0) + p(2) + p(10) + p(5) + s(b"t"), block_counter(ts=20)]
+EOF2
+	exits 0 apcdump --summary "$TMP/y.apc"
+	grep -qx 'Across frame types:  0 steps back per core' <<<"$output"
+	apcdump --summary --json "$TMP/y.apc" | grep -q '"cross_type_regressions":0,"cross_type_largest_step_back":0[,}]'
 }
 
 @test "--summary agrees with apcverify on gatord's explicit-time counter value (annotate v5 stream1)" {
@@ -1030,4 +1113,55 @@ EOF2
 	run apcdump "$TMP/x.apc"
 	[ "$status" -eq 1 ]
 	grep -q 'string length 128 for .* runs past the end of the frame (2 bytes follow the length field)$' <<<"$output"
+}
+
+@test "bytes after an External disconnect are a warning, as apcverify says it: listed as opaque, exit 0" {
+	# fd 7 opens, then its disconnect [10][-1][7] is followed by "xyz"
+	# (3 bytes) in one capture, by "x" in the other
+	for tail in xyz x; do
+		cap_py "$TMP/$tail.apc" <<EOF2
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+F = [summary(), block_counter(), p(10) + p(7) + setup, p(10) + p(-1) + p(7) + b"$tail",
+     block_counter(ts=30)]
+EOF2
+		# the External disconnect frame is the fourth: its length word,
+		# 4 bytes, then [10][-1][7], 3 bytes, then the extra ones
+		off=$(python3 -c 'import sys, struct; d=open(sys.argv[1],"rb").read()
+o=0
+for _ in range(3): o += 4 + struct.unpack_from("<i", d, o)[0]
+print("0x%x" % (o + 7))' "$TMP/$tail.apc/0000000000")
+		n=${#tail}
+		bytes="$n bytes"
+		[ "$n" -gt 1 ] || bytes="1 byte"
+		hex=$(printf %s "$tail" | od -An -tx1 | tr -d ' \n')
+		verify 0 "$TMP/$tail.apc"
+		grep -qx "$TMP/$tail.apc: frame 3 @$off: warning: $bytes after a disconnect message \[unknown-msg\]" <<<"$output"
+		run apcdump "$TMP/$tail.apc"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		# one warning line, in apcverify's words
+		grep -qx "apcdump: $TMP/$tail.apc/0000000000: offset $off: frame 3: warning: $bytes after a disconnect message" <<<"$output"
+		[ "$(grep -c warning <<<"$output")" -eq 1 ]
+		# the disconnect, then the bytes as one opaque message, then the next frame
+		grep -Eq "^     3 0x[0-9a-f]+ external +- external_disconnect fd=7\$" <<<"$output"
+		grep -Eq "^     3 $(printf 0x%08x "$off") external +- opaque +data=<$n bytes $hex>\$" <<<"$output"
+		grep -q "^     4 .* block_counter .* ts=30 " <<<"$output"
+		apcdump --json "$TMP/$tail.apc" 2>/dev/null |
+			grep -qF "{\"frame\":3,\"offset\":$((off)),\"frame_offset\":$((off - 7)),\"type\":\"external\",\"msg\":\"opaque\",\"data\":\"$hex\"}"
+		# counted under Warnings, not Problems
+		run apcdump --summary "$TMP/$tail.apc"
+		[ "$status" -eq 0 ]
+		grep -q '^Problems: *0$' <<<"$output"
+		grep -q '^Warnings: *1$' <<<"$output"
+		apcdump --summary --json "$TMP/$tail.apc" 2>/dev/null | grep -q '"errors":0,"warnings":1[,}]'
+		exits 0 apcdump -q "$TMP/$tail.apc"
+		! grep -q warning <<<"$output"
+	done
+	# a disconnect with nothing after it: no warning
+	cap_py "$TMP/d.apc" <<'EOF2'
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+F = [summary(), block_counter(), p(10) + p(7) + setup, p(10) + p(-1) + p(7)]
+EOF2
+	exits 0 apcdump "$TMP/d.apc"
+	! grep -q -e warning -e opaque <<<"$output"
 }
