@@ -1194,8 +1194,17 @@ static int apcw_raw(struct apc_writer *w, const struct apc_event *ev, struct apc
 	if (apc_buf_reserve(&w->scratch, 2 * APC_PACKED32_MAX) != APC_OK)
 		return apcw_oom(err);
 	apc_buf_put_packed32(&w->scratch, ev->u.raw.frame_type);
-	if (apc_frame_has_core(ev->u.raw.frame_type))
-		apc_buf_put_packed32(&w->scratch, ev->core == APC_NO_CORE ? 0 : ev->core);
+	if (apc_frame_has_core(ev->u.raw.frame_type)) {
+		/* its core counts in captured.xml's <target cores>, as any
+		 * event's does (apcverify's frame-core); one out of range
+		 * is dropped and counted */
+		int32_t c = apcw_core(w, ev);
+		if (c == -2)
+			return apcw_oom(err);
+		if (c < 0)
+			return APC_OK;
+		apc_buf_put_packed32(&w->scratch, c);
+	}
 	if (ev->u.raw.len && (!ev->u.raw.bytes ||
 			      apc_buf_put_bytes(&w->scratch, ev->u.raw.bytes, ev->u.raw.len) != APC_OK))
 		return ev->u.raw.bytes ? apcw_oom(err) : APC_OK;
