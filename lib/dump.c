@@ -1473,6 +1473,12 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 			}
 			apc_ann_decoder_free(fd->dec);
 			memset(fd, 0, sizeof *fd);
+		} else {
+			/* as apcverify's ext-fd */
+			apc_err_set(&e, APC_EDATA, NULL, (int64_t)ext->offset,
+				    "disconnect for fd %" PRId64 ", which is out of range", fdf->i);
+			apc_err_index(&e, "frame", (int64_t)fr->index);
+			dump_problem(d, &e);
 		}
 		return APC_OK;
 	}
@@ -1480,7 +1486,7 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 		return APC_OK;
 	if (!(fd = dump_fd(d, fdf->i))) {
 		apc_err_set(&e, APC_EDATA, NULL, (int64_t)ext->offset,
-			    "external id %" PRId64 " out of range", fdf->i);
+			    "external fd %" PRId64 " is out of range", fdf->i);
 		apc_err_index(&e, "frame", (int64_t)fr->index);
 		dump_problem(d, &e);
 		return APC_OK;

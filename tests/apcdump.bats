@@ -1165,3 +1165,21 @@ EOF2
 	exits 0 apcdump "$TMP/d.apc"
 	! grep -q -e warning -e opaque <<<"$output"
 }
+
+@test "an External fd out of range is a problem in both tools, disconnect or data" {
+	# a disconnect of fd 70000 (past the 65536 External ids tracked),
+	# then data on it
+	cap_py "$TMP/o.apc" <<'EOF2'
+F = [summary(), block_counter(), p(10) + p(-1) + p(70000), p(10) + p(70000) + b"ANNOTATE 4\n",
+     block_counter(ts=30)]
+EOF2
+	verify 1 "$TMP/o.apc"
+	grep -q 'frame 2 @0x[0-9a-f]*: error: disconnect for fd 70000, which is out of range \[ext-fd\]$' <<<"$output"
+	grep -q 'frame 3 @0x[0-9a-f]*: error: external fd 70000 is out of range \[ext-fd\]$' <<<"$output"
+	run apcdump "$TMP/o.apc"
+	[ "$status" -eq 1 ]
+	grep -q "apcdump: $TMP/o.apc/0000000000: offset 0x[0-9a-f]*: frame 2: disconnect for fd 70000, which is out of range$" <<<"$output"
+	grep -q "apcdump: $TMP/o.apc/0000000000: offset 0x[0-9a-f]*: frame 3: external fd 70000 is out of range$" <<<"$output"
+	run apcdump --summary "$TMP/o.apc"
+	grep -q '^Problems: *2$' <<<"$output"
+}
