@@ -1150,6 +1150,11 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 		 * fd (a connection per thread), and fds interleave. */
 		int32_t lane = m->core;
 		int ann = 0;
+		/* gatord 6.8's Proc frame: one buffer (the frame's core) whose
+		 * online/offline messages name the CPU that changed state, not
+		 * where they were written; apcverify orders them per frame core */
+		if (t == APC_FRAME_PROC)
+			lane = fr->core;
 		if (t == APC_FRAME_EXTERNAL && (fl = apc_msg_field(m, "fd")) && fl->i >= INT32_MIN &&
 		    fl->i <= INT32_MAX) {
 			lane = (int32_t)fl->i;

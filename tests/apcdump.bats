@@ -268,6 +268,26 @@ EOF2
 	apcdump --summary --json "$TMP/y.apc" | grep -q '"cross_type_regressions":0,"cross_type_largest_step_back":0[,}]'
 }
 
+@test "--summary: gatord 6.8 Proc frame times are ordered per frame core, as apcverify orders them" {
+	# online cpu 1 at 9000, then online cpu 0 at 5000, in one Proc frame
+	# on core 0: a step back in the frame's one buffer, though each CPU's
+	# own times go forward
+	cap_py "$TMP/p.apc" <<'EOF2'
+F = [summary(), block_counter(ts=100), p(11) + p(0) + p(7) + p(9000) + p(1) + p(7) + p(5000) + p(0)]
+EOF2
+	exits 1 apcverify "$TMP/p.apc"
+	grep -q 'timestamp 5000 is 4000 ns before the previous one in the same frame \[ts-frame\]' <<<"$output"
+	exits 0 apcdump --summary "$TMP/p.apc"
+	grep -q '^Timestamps in order: no (1 regression per frame type and core' <<<"$output"
+	# in order in the buffer, whatever the CPUs: no step back
+	cap_py "$TMP/q.apc" <<'EOF2'
+F = [summary(), block_counter(ts=100), p(11) + p(0) + p(7) + p(5000) + p(1) + p(7) + p(9000) + p(0)]
+EOF2
+	exits 0 apcverify "$TMP/q.apc"
+	exits 0 apcdump --summary "$TMP/q.apc"
+	grep -q '^Timestamps in order: yes' <<<"$output"
+}
+
 @test "--summary agrees with apcverify on gatord's explicit-time counter value (annotate v5 stream1)" {
 	need_shared
 	conv 0 -q "$SHARED/annotate/v5/stream1.annotate.bin" -o "$TMP/s1.apc"
