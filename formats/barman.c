@@ -216,6 +216,7 @@ struct barman {
 	/* Set when the stream broke after good bytes (a cut .gz): read
 	 * as the end of the file, and reported if nothing else is. */
 	struct apc_err cut;
+	struct apc_err hdr;	/* a header inconsistency, told at the end */
 
 	uint8_t *stash;
 	int stash_cut;       /* the file ended inside the stashed piece */
@@ -843,6 +844,20 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 						   (unsigned long long)buflen);
 			b->seg[0] = (struct barman_seg){b->data_off + rd, wr - rd, rd, 0};
 			b->nseg = wr > rd;
+			/* A linear store stops at its end, so the bytes it
+			 * took, total_written, are the bytes up to the write
+			 * offset (from the read offset, which should be 0).
+			 * A header that says otherwise has one of the two
+			 * wrong, and either way records may be lost past the
+			 * write offset: the records up to it are converted,
+			 * then the run ends with this.  A total of 0 is a
+			 * writer that does not keep it. */
+			if (total != 0 && total != wr && total != wr - rd)
+				apc_err_set(&b->hdr, APC_EDATA, b->name, dso + 8,
+					    "linear data store write offset %llu, but total_written says %llu bytes were written: %s",
+					    (unsigned long long)wr, (unsigned long long)total,
+					    total > wr ? "records past the write offset are not read"
+						       : "the header disagrees with itself (the records up to the write offset are read)");
 		} else {
 			uint64_t start, len, first;
 
@@ -930,6 +945,7 @@ static int barman_open(struct apc_reader *r)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	r->priv = b;
 	apc_err_clear(&b->cut);
+	apc_err_clear(&b->hdr);
 	b->fast = (apc_cpu_features() & APC_CPU_FAST) != 0;
 	b->ann_tid = 1;
 	b->s = apc_input_stream(r->inputs[0]);
@@ -1015,6 +1031,19 @@ found:
 
 /* ---- records ---------------------------------------------------------- */
 
+/*
+ * barman_fit() : a block longer than its record needs.  The agent
+ * rounds a block up to a whole number of length words, so less than
+ * one word of slack is its padding; more is bytes no field covers,
+ * such as records swallowed by a length word gone wrong, and is
+ * counted rather than passed over in silence.
+ */
+static void barman_fit(struct apc_reader *r, const struct barman *b, uint64_t need, uint64_t len)
+{
+	if (len - need >= (uint64_t)b->ptr)
+		apc_model_unmapped(r->model, "barman record bytes past the record's content (not read)", len - need);
+}
+
 static int barman_short(struct apc_reader *r, struct barman *b, uint64_t off, uint32_t type,
 			uint64_t need, uint64_t have)
 {
@@ -1095,6 +1124,7 @@ static int barman_sample(struct apc_reader *r, struct barman *b, const uint8_t *
 	need = q + pcsz + 8ull * c->ncnt + 12ull * ncust;
 	if (len < need)
 		return barman_short(r, b, off, type, need, len);
+	barman_fit(r, b, need, len);
 	if (pcsz)
 		pc = barman_uptr(b, p + q), q += pcsz;
 	/* A row with an invalid reading goes value by value (below), which
@@ -1229,6 +1259,7 @@ static int barman_custom(struct apc_reader *r, struct barman *b, const uint8_t *
 
 	if (len < need)
 		return barman_short(r, b, off, BM_REC_CUSTOM, need, len);
+	barman_fit(r, b, need, len);
 	if (b->ncustom == 0) {
 		apc_model_unmapped(r->model, "barman custom counter records without custom series", 1);
 		return APC_OK;
@@ -1428,6 +1459,7 @@ static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8
 	q += (uint64_t)b->ptr;
 	if (dlen > len - need)
 		return barman_short(r, b, off, BM_REC_ANNOTATION, need + dlen, len);
+	barman_fit(r, b, need + dlen, len);
 	atype = p[q + 12];
 	color = barman_u32(b, p + q + 8);
 	data = p + need;
@@ -1558,6 +1590,7 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 	case BM_REC_TASK_SWITCH:
 		if (len < 21)
 			return barman_short(r, b, off, type, 21, len);
+		barman_fit(r, b, 21, len);
 		if (b->max_tasks == 0) {
 			apc_model_unmapped(r->model, "barman task switches without a task table", 1);
 			return APC_OK;
@@ -1587,6 +1620,7 @@ static int barman_record(struct apc_reader *r, struct barman *b, const uint8_t *
 	default: /* BM_REC_HALT */
 		if (len < 17)
 			return barman_short(r, b, off, type, 17, len);
+		barman_fit(r, b, 17, len);
 		e = apc_batch_add(bt, APC_EV_IDLE, ts, core < b->max_cores ? (int32_t)core : APC_NO_CORE);
 		if (!e)
 			return barman_nomem(r, b);
@@ -1835,6 +1869,13 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 				/* every record was there: the damage is past them */
 				r->damaged = 1;
 				r->err = b->cut;
+				if (b->hdr.status < 0)
+					apc_model_more_damage(r->model, &b->hdr);
+				return r->err.status;
+			}
+			if (b->hdr.status < 0) {
+				r->damaged = 1;
+				r->err = b->hdr;
 				return r->err.status;
 			}
 			break;
@@ -1899,6 +1940,8 @@ static int barman_next(struct apc_reader *r, struct apc_batch *bt)
 				apc_model_more_damage(r->model, &r->err);
 				r->err = b->held;
 			}
+			if (b->hdr.status < 0)
+				apc_model_more_damage(r->model, &b->hdr);
 			return r->err.status;
 		}
 	}
