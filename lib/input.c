@@ -1968,7 +1968,12 @@ static int cpio_damage(struct apc_input *in, const struct arc_last *last, const 
 
 	if (q < 0)
 		return 0;
-	if (size - q < (int64_t)hl)
+	if (size == q && last->have)
+		/* a cut between members: as a tar's (tar_end_check) */
+		apc_err_set(&in->damage, APC_EDATA, in->path, size,
+			    "truncated cpio archive: it ends after member %s with no TRAILER!!! entry",
+			    last->name);
+	else if (size - q < (int64_t)hl)
 		apc_err_set(&in->damage, APC_EDATA, in->path, size,
 			    "truncated cpio archive: it ends inside the member header after %s (%lld of "
 			    "its %zu bytes)", last->have ? last->name : "its start",
@@ -2124,6 +2129,48 @@ static void zip_cut_member(struct apc_input *in, struct in_member *m, int64_t hd
 }
 
 /*
+ * A tar whose listing ended (libarchive's ARCHIVE_EOF) with its last
+ * member's data (and padding) ending at end, and libarchive now at
+ * archive_filter_bytes(a, 0): a tar ends with two zero blocks (GNU tar
+ * then pads to its 10 KiB record), which libarchive reads past, but a
+ * tar that simply stops at a block boundary is taken as ending there,
+ * silently.  That is a cut between members (a copy that stopped at a
+ * 512-byte boundary, as some do at 4 KiB), and every member after it is
+ * lost: it goes to in->damage.  One zero block alone loses nothing and
+ * is let be.  Where libarchive read past end, the bytes it read must be
+ * zeros (in a plain tar, where they can be read again): else they were
+ * the headers of a member the cut took (a pax or GNU long name header
+ * with nothing after it).
+ */
+static void tar_end_check(struct apc_input *in, struct apc_stream *dec, struct archive *a,
+			  const struct arc_last *last, int64_t end)
+{
+	int64_t after = (int64_t)archive_filter_bytes(a, 0);
+	const char *kind = in->kind ? in->kind : "tar";
+	uint8_t b[4096];
+	int zero = after > end;
+
+	for (int64_t at = end; zero && !dec && at < after;) {
+		size_t n = after - at < (int64_t)sizeof b ? (size_t)(after - at) : sizeof b;
+		if (pread(in->arc_fd, b, n, (off_t)at) != (ssize_t)n)
+			break; /* cannot tell: do not accuse the file */
+		for (size_t i = 0; i < n && zero; i++)
+			zero = b[i] == 0;
+		at += (int64_t)n;
+	}
+	if (zero)
+		return;
+	if (after == end)
+		apc_err_set(&in->damage, APC_EDATA, in->path, end,
+			    "truncated %s archive: it ends after member %s with no end-of-archive "
+			    "blocks", kind, last->have ? last->name : "its start");
+	else
+		apc_err_set(&in->damage, APC_EDATA, in->path, after,
+			    "truncated %s archive: it ends inside the headers of the member after %s",
+			    kind, last->have ? last->name : "its start");
+}
+
+/*
  * List the regular-file members of the archive in in->arc_fd.  Returns
  * APC_OK, 1 if libarchive does not recognise the data as an archive (only
  * when expect is ARC_MAYBE), or a negative status.  Damage stops the
@@ -2140,6 +2187,7 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 	struct archive_entry *e;
 	struct arc_last last = {.have = 0, .member = 0, .pos = -1, .off = -1, .size = -1, .hdr = -1};
 	uint64_t index = 0;
+	int64_t end = -1;
 	int rc = APC_OK;
 
 	if (!a) {
@@ -2151,13 +2199,30 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 		return APC_EDATA;
 	}
 	for (;; index++) {
-		int r = archive_read_next_header(a, &e);
+		int r = ARCHIVE_OK;
 		const char *p;
 		char *name, *orig;
 		int plain;
 
-		if (r == ARCHIVE_EOF)
+		/* a tar's last member read past, to know where its data ends */
+		if (index > 0 && (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR) {
+			r = archive_read_data_skip(a);
+			if (r == ARCHIVE_EOF) {
+				archive_set_error(a, EIO, "Premature end-of-file.");
+				r = ARCHIVE_FATAL;
+			}
+			if (r == ARCHIVE_FATAL)
+				end = -1;
+			else
+				end = (int64_t)archive_filter_bytes(a, 0);
+		}
+		if (r != ARCHIVE_FATAL)
+			r = archive_read_next_header(a, &e);
+		if (r == ARCHIVE_EOF) {
+			if (end >= 0)
+				tar_end_check(in, dec, a, &last, end);
 			break;
+		}
 		/* ARCHIVE_RETRY is a header it could not read (a tar's
 		 * checksum fails): damage like any other, not a member */
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {

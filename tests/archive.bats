@@ -1,0 +1,210 @@
+#!/usr/bin/env bats
+# archive.bats - archives cut where their format gives no sign of it
+# (a tar at a 512-byte member boundary, a cpio between members), damage
+# told before a reader is chosen, and a damaged zip's offset: what each
+# of apcconv, apcdump and apcverify says, and that whole archives from
+# every writer at hand are not accused.
+
+load helpers
+
+NEED_PYTHON=1
+
+# ltt_tree DIR: a two-CPU LTT trace in $TMP/DIR (6319 events whole).
+ltt_tree() {
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	"$APC_TOOLS/lttgen" --seed 3 --events 3000 --cpus 2 --block-size 8192 -o "$TMP/$1" >/dev/null
+}
+
+# member_at TAR NAME: where NAME's header starts in TAR.
+member_at() {
+	python3 -c 'import sys, tarfile
+print(tarfile.open(sys.argv[1]).getmember(sys.argv[2]).offset)' "$1" "$2"
+}
+
+# data_end TAR: where the last member's data (with its padding) ends.
+data_end() {
+	python3 -c 'import sys, tarfile
+m = tarfile.open(sys.argv[1]).getmembers()[-1]
+print(m.offset_data + (m.size + 511) // 512 * 512)' "$1"
+}
+
+@test "a tar cut at a member boundary: the cut told with its offset, exit 1, the members before converted" {
+	ltt_tree ltt
+	# GNU tar's order: control, cpu, eventdefs, info; bookmarks.xml last
+	tar -cf "$TMP/l.tar" -C "$TMP" ltt
+	[ "$(tar -tf "$TMP/l.tar" | tail -1)" = ltt/info/bookmarks.xml ]
+	at=$(member_at "$TMP/l.tar" ltt/info/bookmarks.xml)
+	head -c "$at" "$TMP/l.tar" > "$TMP/cut.tar"
+	conv 1 "$TMP/cut.tar" -o "$TMP/cut.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/cut.tar: offset $(printf 0x%x "$at"): truncated tar archive: it ends after member ltt/info/system.xml with no end-of-archive blocks" ]
+	[[ "${lines[1]}" == "apcconv: $TMP/cut.tar (ltt) -> $TMP/cut.apc: "*" 6317 events, "* ]]
+	# what came before the cut is what the folder without the member gives
+	cp -r "$TMP/ltt" "$TMP/part" && rm "$TMP/part/info/bookmarks.xml"
+	apcconv -q "$TMP/part" -o "$TMP/part.apc"
+	diff -r "$TMP/part.apc" "$TMP/cut.apc"
+	# the whole tar: nothing to say
+	conv 0 "$TMP/l.tar" -q -o "$TMP/whole.apc"
+	[ -z "$output" ]
+}
+
+@test "a tar cut at a member boundary before a CPU's tracefile: the cut is the damage, not the missing CPU" {
+	ltt_tree ltt
+	tar -cf "$TMP/b.tar" -C "$TMP" ltt/info ltt/eventdefs ltt/control ltt/cpu
+	at=$(member_at "$TMP/b.tar" ltt/cpu/1)
+	head -c "$at" "$TMP/b.tar" > "$TMP/cut.tar"
+	conv 1 "$TMP/cut.tar" -o "$TMP/cut.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/cut.tar: offset $(printf 0x%x "$at"): truncated tar archive: it ends after member ltt/cpu/0 with no end-of-archive blocks" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[1]}" == "apcconv: $TMP/cut.tar (ltt) -> $TMP/cut.apc: "* ]]
+	apcverify -q "$TMP/cut.apc"
+}
+
+@test "a tar cut at a member boundary before the format can be told: the cut, exit 1, not 'cannot tell the input format'" {
+	ltt_tree ltt
+	tar -cf "$TMP/l.tar" -C "$TMP" ltt
+	# ltt/, ltt/control/, ltt/control/interrupts (empty): three headers
+	head -c 1536 "$TMP/l.tar" > "$TMP/t2.tar"
+	conv 1 "$TMP/t2.tar" -o "$TMP/t2.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/t2.tar: offset 0x600: truncated tar archive: it ends after member ltt/control/interrupts with no end-of-archive blocks" ]
+	[[ "$output" != *"cannot tell"* ]]
+	[ ! -e "$TMP/t2.apc" ]
+	# no regular file before the cut at all
+	head -c 1024 "$TMP/l.tar" > "$TMP/t0.tar"
+	conv 1 "$TMP/t0.tar" -o "$TMP/t0.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/t0.tar: offset 0x400: truncated tar archive: it ends after member ltt/control/ with no end-of-archive blocks" ]
+	[ ! -e "$TMP/t0.apc" ]
+}
+
+@test "a tar cut at a member boundary, then compressed, or on stdin: the same cut told" {
+	ltt_tree ltt
+	tar -cf "$TMP/l.tar" -C "$TMP" ltt
+	at=$(member_at "$TMP/l.tar" ltt/info/bookmarks.xml)
+	head -c "$at" "$TMP/l.tar" > "$TMP/cut.tar"
+	local want="truncated tar archive: it ends after member ltt/info/system.xml with no end-of-archive blocks"
+	one() { # PROG EXT NAME
+		$1 -c < "$TMP/cut.tar" > "$TMP/cut.tar.$2"
+		conv 1 "$TMP/cut.tar.$2" -o "$TMP/c$2.apc"
+		[ "${lines[0]}" = "apcconv: $TMP/cut.tar.$2: offset $(printf 0x%x "$at"): $want" ]
+		[[ "${lines[1]}" == *" 6317 events, "* ]]
+		$1 -c < "$TMP/l.tar" > "$TMP/l.tar.$2"
+		conv 0 "$TMP/l.tar.$2" -q -o "$TMP/w$2.apc"
+	}
+	each_compressor one "gzip:gz:gzip" "bzip2:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q:lz4:lz4"
+	conv 1 - -o "$TMP/in.apc" < "$TMP/cut.tar"
+	[ "${lines[0]}" = "apcconv: <stdin>: offset $(printf 0x%x "$at"): $want" ]
+	run sh -c 'cat "$1" | "$2" - -o "$3"' sh "$TMP/cut.tar" "$APC_BIN/apcconv" "$TMP/pipe.apc"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "apcconv: <stdin>: offset $(printf 0x%x "$at"): $want" ]
+}
+
+@test "an .apc.tar cut at a member boundary: apcdump lists what is left and exits 1, apcverify gives an [archive] error" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/c.apc.tar"
+	at=$(member_at "$TMP/c.apc.tar" c.apc/session.xml)
+	head -c "$at" "$TMP/c.apc.tar" > "$TMP/cut.apc.tar"
+	local msg="offset $(printf 0x%x "$at"): truncated tar archive: it ends after member c.apc/events.xml with no end-of-archive blocks"
+	run apcdump "$TMP/cut.apc.tar"
+	[ "$status" -eq 1 ]
+	[ "${lines[-1]}" = "apcdump: $TMP/cut.apc.tar: $msg" ]
+	[ "$(apcdump "$TMP/c.apc.tar" | wc -l)" -eq "$(grep -vc '^apcdump: ' <<<"$output")" ]
+	run apcverify "$TMP/cut.apc.tar"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "$TMP/cut.apc.tar: error: $msg [archive]" ]
+	[ "${lines[1]}" = "$TMP/cut.apc.tar: session.xml: error: session.xml is missing from what the damage left of the archive: no check needs it [archive]" ]
+	# compressed, the same
+	xz -c < "$TMP/cut.apc.tar" > "$TMP/cut.apc.tar.xz"
+	run apcverify "$TMP/cut.apc.tar.xz"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "$TMP/cut.apc.tar.xz: error: $msg [archive]" ]
+	run apcverify "$TMP/c.apc.tar"
+	[ "$status" -eq 0 ]
+}
+
+@test "every cut of a tar at a 512-byte boundary up to its end-of-archive blocks exits 1; from one zero block on, 0" {
+	ltt_tree ltt
+	tar -cf "$TMP/l.tar" -C "$TMP" ltt
+	end=$(data_end "$TMP/l.tar")
+	sz=$(stat -c %s "$TMP/l.tar")
+	for ((n = 512; n <= sz; n += 512)); do
+		head -c $n "$TMP/l.tar" > "$TMP/c.tar"
+		run apcconv -q "$TMP/c.tar" -o "$TMP/c.apc"
+		rm -rf "$TMP/c.apc"
+		if [ $n -le $end ]; then
+			[ "$status" -eq 1 ] || { echo "cut at $n of $sz (data ends at $end): $status: $output"; false; }
+		else
+			[ "$status" -eq 0 ] || { echo "cut at $n of $sz (data ends at $end): $status: $output"; false; }
+		fi
+	done
+}
+
+@test "whole tars from GNU tar, bsdtar, python tarfile and apcconv's own writer are not taken as cut" {
+	ltt_tree ltt
+	# long names: GNU and pax extended headers too
+	local long=ltt_in_a_folder_whose_name_is_long_enough_that_every_member_needs_a_long_name_header_of_its_tar_format
+	cp -r "$TMP/ltt" "$TMP/$long"
+	for f in gnu pax ustar v7; do
+		tar --format=$f -cf "$TMP/$f.tar" -C "$TMP" ltt
+		conv 0 "$TMP/$f.tar" -q -o "$TMP/$f.apc"
+		[ -z "$output" ]
+	done
+	for f in gnu pax; do
+		tar --format=$f -cf "$TMP/long-$f.tar" -C "$TMP" "$long"
+		conv 0 "$TMP/long-$f.tar" -q -o "$TMP/long-$f.apc"
+	done
+	(cd "$TMP" && python3 -c '
+import sys, tarfile
+for fmt, name in ((tarfile.PAX_FORMAT, "py-pax"), (tarfile.GNU_FORMAT, "py-gnu"), (tarfile.USTAR_FORMAT, "py-ustar")):
+    with tarfile.open(name + ".tar", "w", format=fmt) as t:
+        t.add("ltt")
+    if fmt != tarfile.USTAR_FORMAT:
+        with tarfile.open(name + "-long.tar", "w", format=fmt) as t:
+            t.add(sys.argv[1])
+' "$long")
+	for f in py-pax py-gnu py-ustar py-pax-long py-gnu-long; do
+		conv 0 "$TMP/$f.tar" -q -o "$TMP/$f.apc"
+		[ -z "$output" ]
+	done
+	if command -v bsdtar >/dev/null; then
+		bsdtar -cf "$TMP/bsd.tar" -C "$TMP" ltt
+		conv 0 "$TMP/bsd.tar" -q -o "$TMP/bsd.apc"
+	else
+		echo "# bsdtar is not installed: not tested" >&3
+	fi
+	# apcconv's own tar, to a file and on stdout, and read back
+	for ext in tar tar.gz tar.bz2 tar.xz; do
+		apcconv -q "$TMP/ltt" -o "$TMP/own.apc.$ext"
+		conv 0 "$TMP/own.apc.$ext" -q -o "$TMP/again-$ext.apc"
+		verify 0 -q "$TMP/own.apc.$ext"
+		dump "$TMP/own.apc.$ext"
+		[ "$status" -eq 0 ]
+	done
+	apcconv -q "$TMP/ltt" -o - > "$TMP/stdout.tar"
+	conv 0 "$TMP/stdout.tar" -q -o "$TMP/stdout.apc"
+}
+
+@test "a cpio cut between members: the cut told, naming the last member, with no TRAILER!!! entry" {
+	ltt_tree ltt
+	# a "new" (070701) cpio written here, cpu/0 last; prints where the trailer starts
+	at=$(cd "$TMP" && python3 - ltt/info/system.xml ltt/eventdefs/core.xml ltt/eventdefs/extra.xml \
+		ltt/control/processes ltt/control/facilities ltt/control/interrupts ltt/cpu/1 ltt/cpu/0 <<'PY'
+import sys
+out = bytearray()
+def member(name, data, mode=0o100644):
+    global out
+    n = name.encode() + b"\0"
+    out += b"070701" + b"".join(b"%08X" % v for v in (0, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(n), 0)) + n
+    out += b"\0" * (-len(out) % 4) + data
+    out += b"\0" * (-len(out) % 4)
+for name in sys.argv[1:]:
+    member(name, open(name, "rb").read())
+print(len(out))
+member("TRAILER!!!", b"", 0)
+open("l.cpio", "wb").write(out)
+PY
+)
+	conv 0 "$TMP/l.cpio" -q -o "$TMP/whole.apc"
+	head -c "$at" "$TMP/l.cpio" > "$TMP/cut.cpio"
+	conv 1 "$TMP/cut.cpio" -o "$TMP/cut.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/cut.cpio: offset $(printf 0x%x "$at"): truncated cpio archive: it ends after member ltt/cpu/0 with no TRAILER!!! entry" ]
+	# every member was there
+	diff -r "$TMP/whole.apc" "$TMP/cut.apc"
+}
