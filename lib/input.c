@@ -1985,6 +1985,8 @@ static int cpio_damage(struct apc_input *in, const struct arc_last *last, const 
 	return 1;
 }
 
+static int64_t zip_dir_damage(struct apc_input *in, int *in_dir);
+
 static void arc_damage(struct apc_input *in, struct archive *a, int expect,
 		       const struct arc_last *last, const char *why)
 {
@@ -2027,6 +2029,22 @@ static void arc_damage(struct apc_input *in, struct archive *a, int expect,
 				    trunc ? "truncated" : "damaged", kind, after, why);
 		return;
 	}
+	if (!trunc && (expect == ARC_ZIP || fmt == ARCHIVE_FORMAT_ZIP)) {
+		int in_dir = 0;
+		int64_t at = zip_dir_damage(in, &in_dir);
+		if (at >= 0 && in_dir) {
+			apc_err_set(&in->damage, APC_EDATA, in->path, at,
+				    "damaged %s archive: its central directory cannot be read (%s)", kind,
+				    why);
+			return;
+		}
+		if (at >= 0) {
+			apc_err_set(&in->damage, APC_EDATA, in->path, at,
+				    "damaged %s archive: the member after %s cannot be read (%s)", kind,
+				    after, why);
+			return;
+		}
+	}
 	if (trunc)
 		apc_err_set(&in->damage, APC_EDATA, in->path, size,
 			    "truncated %s archive: it ends inside %s%s (%s)", kind,
@@ -2066,6 +2084,90 @@ static unsigned zip_u16(const uint8_t *p)
 static uint32_t zip_u32(const uint8_t *p)
 {
 	return (uint32_t)zip_u16(p) | (uint32_t)zip_u16(p + 2) << 16;
+}
+
+static uint64_t zip_u64(const uint8_t *p)
+{
+	return (uint64_t)zip_u32(p) | (uint64_t)zip_u32(p + 4) << 32;
+}
+
+/*
+ * Where a zip that libarchive could not list (not cut short: it has its
+ * end of central directory record) is damaged, as far as its own
+ * records tell: the central directory is walked from the place its end
+ * record (or zip64's) gives, and the first entry whose signature or
+ * lengths do not hold is the damage (*in_dir set); else the lowest local
+ * header an entry points to that does not start with its signature.
+ * -1 when neither shows the damage (libarchive's words only, then).
+ */
+static int64_t zip_dir_damage(struct apc_input *in, int *in_dir)
+{
+	int64_t size = in->arc_size, bad = -1, e = -1;
+	size_t n = size < 22 + 65535 ? (size_t)size : 22 + 65535;
+	uint8_t *b = malloc(n ? n : 1), h[56];
+	uint64_t entries, doff, p;
+
+	*in_dir = 0;
+	if (!b || in->arc_fd < 0)
+		goto out;
+	if (pread(in->arc_fd, b, n, (off_t)(size - (int64_t)n)) != (ssize_t)n)
+		goto out;
+	for (size_t i = n >= 22 ? n - 22 + 1 : 0; i-- > 0;)
+		if (memcmp(b + i, "PK\5\6", 4) == 0) {
+			e = size - (int64_t)n + (int64_t)i;
+			memcpy(h, b + i, 22);
+			break;
+		}
+	if (e < 0)
+		goto out;
+	entries = zip_u16(h + 10);
+	doff = zip_u32(h + 16);
+	if (entries == 0xffff || doff == UINT32_MAX) {
+		/* zip64: its locator just before, giving its own end record */
+		uint64_t z;
+		if (e < 20 || pread(in->arc_fd, h, 20, (off_t)(e - 20)) != 20 ||
+		    memcmp(h, "PK\6\7", 4) != 0)
+			goto out;
+		z = zip_u64(h + 8);
+		if (z > (uint64_t)e || pread(in->arc_fd, h, 56, (off_t)z) != 56 ||
+		    memcmp(h, "PK\6\6", 4) != 0)
+			goto out;
+		entries = zip_u64(h + 32);
+		doff = zip_u64(h + 48);
+		e = (int64_t)z;
+	}
+	if (doff > (uint64_t)e) {
+		bad = e; /* the end record points past itself */
+		*in_dir = 1;
+		goto out;
+	}
+	p = doff;
+	for (uint64_t k = 0; k < entries; k++) {
+		uint64_t next, lho;
+		if (p + 46 > (uint64_t)e || pread(in->arc_fd, h, 46, (off_t)p) != 46 ||
+		    memcmp(h, "PK\1\2", 4) != 0) {
+			bad = (int64_t)p;
+			*in_dir = 1;
+			break;
+		}
+		next = p + 46 + zip_u16(h + 28) + zip_u16(h + 30) + zip_u16(h + 32);
+		if (next > (uint64_t)e) {
+			bad = (int64_t)p;
+			*in_dir = 1;
+			break;
+		}
+		lho = zip_u32(h + 42);
+		if (lho != UINT32_MAX && (bad < 0 || (int64_t)lho < bad)) {
+			uint8_t l[4];
+			if (lho > doff || pread(in->arc_fd, l, 4, (off_t)lho) != 4 ||
+			    memcmp(l, "PK\3\4", 4) != 0)
+				bad = (int64_t)lho;
+		}
+		p = next;
+	}
+out:
+	free(b);
+	return bad;
 }
 
 /*

@@ -208,3 +208,47 @@ PY
 	# every member was there
 	diff -r "$TMP/whole.apc" "$TMP/cut.apc"
 }
+
+# zip_flip ZIP OUT AT: OUT is ZIP with the byte at AT inverted.
+zip_flip() {
+	python3 -c 'import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[int(sys.argv[3])] ^= 0xff
+open(sys.argv[2], "wb").write(b)' "$1" "$2" "$3"
+}
+
+# zip_dir_entry ZIP NAME: where NAME's central directory entry starts.
+zip_dir_entry() {
+	python3 -c 'import sys, struct
+b = open(sys.argv[1], "rb").read()
+e = b.rfind(b"PK\5\6")
+p = struct.unpack("<L", b[e + 16:e + 20])[0]
+while b[p:p + 4] == b"PK\1\2":
+    n, m, k = struct.unpack("<3H", b[p + 28:p + 34])
+    if b[p + 46:p + 46 + n].decode() == sys.argv[2]:
+        print(p)
+    p += 46 + n + m + k' "$1" "$2"
+}
+
+@test "a zip whose central directory or a local header is damaged: the damage's offset is told" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc.zip"
+	# the signature of session.xml's central directory entry
+	at=$(zip_dir_entry "$TMP/d.apc.zip" d.apc/session.xml)
+	[ -n "$at" ]
+	zip_flip "$TMP/d.apc.zip" "$TMP/z.apc.zip" $((at + 2))
+	conv 1 "$TMP/z.apc.zip" -o "$TMP/z.apc"
+	[[ "${lines[0]}" == "apcconv: $TMP/z.apc.zip: offset $(printf 0x%x "$at"): damaged zip archive: its central directory cannot be read ("*")" ]]
+	[ ! -e "$TMP/z.apc" ]
+	run apcverify "$TMP/z.apc.zip"
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == "$TMP/z.apc.zip: error: offset $(printf 0x%x "$at"): damaged zip archive: its central directory cannot be read ("*") [archive]" ]]
+	# the signature of captured.xml's local header: the members before it are read
+	lh=$(python3 -c 'import sys, zipfile
+print(zipfile.ZipFile(sys.argv[1]).getinfo("d.apc/captured.xml").header_offset)' "$TMP/d.apc.zip")
+	zip_flip "$TMP/d.apc.zip" "$TMP/l.apc.zip" $((lh + 1))
+	run apcdump "$TMP/l.apc.zip"
+	[ "$status" -eq 1 ]
+	[[ "${lines[-1]}" == "apcdump: $TMP/l.apc.zip: offset $(printf 0x%x "$lh"): damaged zip archive: the member after d.apc/0000000000 cannot be read ("*")" ]]
+	# whole: nothing to say
+	verify 0 -q "$TMP/d.apc.zip"
+}
