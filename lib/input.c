@@ -2671,6 +2671,11 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label, in
 		mem_strip_top(in);
 		return input_set_tree(in, label, err);
 	}
+	/* an archive for sure, damaged before its first member: still
+	 * told as what it is (apc_input_open_told()) */
+	if (rc < 0 && !in->kind)
+		in->kind = expect == ARC_TAR ? "tar" : expect == ARC_ZIP ? "zip"
+			 : expect == ARC_7Z ? "7zip" : expect == ARC_CPIO ? "cpio" : NULL;
 	input_drop_members(in);
 	close(in->arc_fd);
 	in->arc_fd = -1;
@@ -2720,7 +2725,7 @@ static int input_from_spool(struct apc_input *in, struct apc_stream **sp, int ex
 		if (rc < 0 && err)
 			*err = dd;
 	}
-	if (rc == APC_OK && in->kind)
+	if (in->kind)
 		in->kind = kind_with(in, in->kind, dec_info[dec].filter);
 	if (rc == APC_OK)
 		in->copied = 1;
@@ -2863,8 +2868,10 @@ static int input_from_stream(struct apc_input *in, struct apc_stream *s, const c
 		if (rc < 0)
 			goto fail;
 		n = apc_stream_peek(s, &p, IN_SNIFF, err);
-		if (n < 0)
+		if (n < 0) {
+			in->kind = dec_info[dec].name; /* cut in its first bytes */
 			goto fail;
+		}
 		expect = sniff_expect(p, (size_t)n);
 		if (expect != ARC_MAYBE)
 			return input_compressed_archive(in, s, expect, err);
@@ -3067,12 +3074,20 @@ static int open_file(const char *path, int *fd, struct stat *st, struct apc_err 
  */
 int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err)
 {
+	return apc_input_open_told(path, out, err, NULL, 0);
+}
+
+int apc_input_open_told(const char *path, struct apc_input **out, struct apc_err *err, char *kind,
+			size_t kindlen)
+{
 	struct apc_input *in = calloc(1, sizeof *in);
 	struct apc_stream *s;
 	int rc, fd;
 	struct stat st;
 
 	*out = NULL;
+	if (kind && kindlen)
+		kind[0] = '\0';
 	if (err)
 		apc_err_clear(err);
 	if (!in)
@@ -3088,8 +3103,7 @@ int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err
 		rc = memfs_open_input(in, path, err);
 		if (rc < 0)
 			goto fail;
-		*out = in;
-		return APC_OK;
+		goto done;
 	}
 	if (strcmp(path, "-") == 0) {
 		rc = stdin_check(err);
@@ -3103,8 +3117,7 @@ int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err
 		rc = input_from_stream(in, s, "stdin", err);
 		if (rc < 0)
 			goto fail;
-		*out = in;
-		return APC_OK;
+		goto done;
 	}
 	rc = open_file(path, &fd, &st, err);
 	if (rc < 0)
@@ -3118,8 +3131,7 @@ int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err
 			rc = input_set_tree(in, path, err);
 		if (rc < 0)
 			goto fail;
-		*out = in;
-		return APC_OK;
+		goto done;
 	}
 	s = stream_new_fd(fd, path, 1);
 	if (!s) {
@@ -3130,9 +3142,14 @@ int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err
 	rc = input_from_stream(in, s, "file", err);
 	if (rc < 0)
 		goto fail;
+done:
 	*out = in;
+	if (kind && kindlen)
+		snprintf(kind, kindlen, "%s", in->kind ? in->kind : "");
 	return APC_OK;
 fail:
+	if (kind && kindlen)
+		snprintf(kind, kindlen, "%s", in->kind ? in->kind : "");
 	apc_input_close(in);
 	return rc;
 }

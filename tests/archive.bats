@@ -252,3 +252,60 @@ print(zipfile.ZipFile(sys.argv[1]).getinfo("d.apc/captured.xml").header_offset)'
 	# whole: nothing to say
 	verify 0 -q "$TMP/d.apc.zip"
 }
+
+@test "damage that stops a run before a format is told: the summary says nothing written, naming the input as told" {
+	ltt_tree ltt
+	tar -cf "$TMP/l.tar" -C "$TMP" ltt
+	local none="-> nothing written: 0 bytes in, 0 events, 0 frames, 0 bytes written, span 0.000000000 s, "
+	# cut in control/processes' data: ltt/control/interrupts (empty) is all there is
+	head -c 3072 "$TMP/l.tar" > "$TMP/t.tar"
+	conv 1 "$TMP/t.tar" -o "$TMP/t.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/t.tar: offset 0xc00: truncated tar archive: it ends inside the data of ltt/control/processes (1024 of its 8192 bytes)" ]
+	[[ "${lines[1]}" == "apcconv: $TMP/t.tar (tar) $none"* ]]
+	[ "${#lines[@]}" -eq 2 ]
+	[ ! -e "$TMP/t.apc" ]
+	# a tar cut in its first header: nothing listed at all
+	head -c 300 "$TMP/l.tar" | xz -c > "$TMP/h.tar.xz"
+	conv 1 "$TMP/h.tar.xz" -o "$TMP/h.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/h.tar.xz: offset 0x12c: truncated tar archive: it ends inside the member header after its start (300 of its 512 bytes)" ]
+	[[ "${lines[1]}" == "apcconv: $TMP/h.tar.xz (tar.xz) $none"* ]]
+	# a gzip stream cut in its first bytes
+	gzip -c "$TMP/l.tar" | head -c 32 > "$TMP/g.tar.gz"
+	conv 1 "$TMP/g.tar.gz" -o "$TMP/g.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/g.tar.gz: offset 0x0: truncated gzip stream (the compressed data ends at byte 32)" ]
+	[[ "${lines[1]}" == "apcconv: $TMP/g.tar.gz (gzip) $none"* ]]
+	# a zip whose central directory is damaged
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc.zip"
+	zip_flip "$TMP/d.apc.zip" "$TMP/z.apc.zip" $(($(zip_dir_entry "$TMP/d.apc.zip" d.apc/session.xml) + 2))
+	conv 1 "$TMP/z.apc.zip" -o "$TMP/z.apc"
+	[[ "${lines[1]}" == "apcconv: $TMP/z.apc.zip (zip) $none"* ]]
+	# -q: the damage alone
+	conv 1 -q "$TMP/t.tar" -o "$TMP/t.apc"
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "--stats=json of a run damage stops before a format is told: format null unless -f gave it, the damage" {
+	ltt_tree ltt
+	tar -cf "$TMP/l.tar" -C "$TMP" ltt
+	head -c 1024 "$TMP/l.tar" > "$TMP/t0.tar"
+	run apcconv -q "$TMP/t0.tar" -o "$TMP/t0.apc" --stats=json
+	[ "$status" -eq 1 ]
+	python3 -c '
+import json, sys
+o = json.loads(sys.stdin.read())
+assert o["format"] is None and o["output"] is None and o["status"] == 1 and o["ok"] is False, o
+assert o["damage"] == sys.argv[1] + ": offset 0x400: truncated tar archive: it ends after member ltt/control/ with no end-of-archive blocks", o
+assert o["problems"] == 1 and o["bytes_in"] == 0, o
+' "$TMP/t0.tar" <<<"${lines[-1]}"
+	[ "${#lines[@]}" -eq 2 ]
+	# told with -f: the format is known, and the summary names it
+	run apcconv -f ltt "$TMP/t0.tar" -o "$TMP/t0.apc" --stats=json
+	[ "$status" -eq 1 ]
+	[[ "${lines[1]}" == "apcconv: $TMP/t0.tar (ltt) -> nothing written: 0 bytes in, "* ]]
+	python3 -c '
+import json, sys
+o = json.loads(sys.stdin.read())
+assert o["format"] == "ltt" and o["output"] is None and o["status"] == 1, o
+' <<<"${lines[-1]}"
+	[ ! -e "$TMP/t0.apc" ]
+}
