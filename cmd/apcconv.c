@@ -189,13 +189,21 @@ int main(int argc, char **argv)
 		if (rc == APC_EDATA)
 			apc_report_more_damage(stderr, PROG, &res);
 	}
-	/* Nothing was read when no reader took the input: no summary. */
 	if (status != 2 && !quiet && res.format) {
 		apc_report_line(stderr, PROG, o.inputs[0], &res, apc_now() - t0);
 		if (verbose)
 			apc_report_kinds(stderr, PROG, &res);
 		if (verbose > 1)
 			apc_report_resources(stderr, PROG, &res, apc_now() - t0);
+	} else if (status == 1 && !quiet) {
+		/* Damage stopped the run before a format was told (an
+		 * archive or compressed stream cut before the members or
+		 * bytes that tell it): the summary all the same, nothing
+		 * written, the input named as what it was told to be. */
+		struct apc_format told = {.name = res.kind[0] ? res.kind : "?"};
+		res.format = &told;
+		apc_report_line(stderr, PROG, o.inputs[0], &res, apc_now() - t0);
+		res.format = NULL;
 	}
 	if (stats_json) {
 		FILE *out = (o.output && strcmp(o.output, "-") == 0) ? stderr : stdout;

@@ -1968,7 +1968,12 @@ static int cpio_damage(struct apc_input *in, const struct arc_last *last, const 
 
 	if (q < 0)
 		return 0;
-	if (size - q < (int64_t)hl)
+	if (size == q && last->have)
+		/* a cut between members: as a tar's (tar_end_check) */
+		apc_err_set(&in->damage, APC_EDATA, in->path, size,
+			    "truncated cpio archive: it ends after member %s with no TRAILER!!! entry",
+			    last->name);
+	else if (size - q < (int64_t)hl)
 		apc_err_set(&in->damage, APC_EDATA, in->path, size,
 			    "truncated cpio archive: it ends inside the member header after %s (%lld of "
 			    "its %zu bytes)", last->have ? last->name : "its start",
@@ -1979,6 +1984,8 @@ static int cpio_damage(struct apc_input *in, const struct arc_last *last, const 
 			    last->have ? last->name : "its start", why);
 	return 1;
 }
+
+static int64_t zip_dir_damage(struct apc_input *in, int *in_dir);
 
 static void arc_damage(struct apc_input *in, struct archive *a, int expect,
 		       const struct arc_last *last, const char *why)
@@ -2022,6 +2029,22 @@ static void arc_damage(struct apc_input *in, struct archive *a, int expect,
 				    trunc ? "truncated" : "damaged", kind, after, why);
 		return;
 	}
+	if (!trunc && (expect == ARC_ZIP || fmt == ARCHIVE_FORMAT_ZIP)) {
+		int in_dir = 0;
+		int64_t at = zip_dir_damage(in, &in_dir);
+		if (at >= 0 && in_dir) {
+			apc_err_set(&in->damage, APC_EDATA, in->path, at,
+				    "damaged %s archive: its central directory cannot be read (%s)", kind,
+				    why);
+			return;
+		}
+		if (at >= 0) {
+			apc_err_set(&in->damage, APC_EDATA, in->path, at,
+				    "damaged %s archive: the member after %s cannot be read (%s)", kind,
+				    after, why);
+			return;
+		}
+	}
 	if (trunc)
 		apc_err_set(&in->damage, APC_EDATA, in->path, size,
 			    "truncated %s archive: it ends inside %s%s (%s)", kind,
@@ -2061,6 +2084,90 @@ static unsigned zip_u16(const uint8_t *p)
 static uint32_t zip_u32(const uint8_t *p)
 {
 	return (uint32_t)zip_u16(p) | (uint32_t)zip_u16(p + 2) << 16;
+}
+
+static uint64_t zip_u64(const uint8_t *p)
+{
+	return (uint64_t)zip_u32(p) | (uint64_t)zip_u32(p + 4) << 32;
+}
+
+/*
+ * Where a zip that libarchive could not list (not cut short: it has its
+ * end of central directory record) is damaged, as far as its own
+ * records tell: the central directory is walked from the place its end
+ * record (or zip64's) gives, and the first entry whose signature or
+ * lengths do not hold is the damage (*in_dir set); else the lowest local
+ * header an entry points to that does not start with its signature.
+ * -1 when neither shows the damage (libarchive's words only, then).
+ */
+static int64_t zip_dir_damage(struct apc_input *in, int *in_dir)
+{
+	int64_t size = in->arc_size, bad = -1, e = -1;
+	size_t n = size < 22 + 65535 ? (size_t)size : 22 + 65535;
+	uint8_t *b = malloc(n ? n : 1), h[56];
+	uint64_t entries, doff, p;
+
+	*in_dir = 0;
+	if (!b || in->arc_fd < 0)
+		goto out;
+	if (pread(in->arc_fd, b, n, (off_t)(size - (int64_t)n)) != (ssize_t)n)
+		goto out;
+	for (size_t i = n >= 22 ? n - 22 + 1 : 0; i-- > 0;)
+		if (memcmp(b + i, "PK\5\6", 4) == 0) {
+			e = size - (int64_t)n + (int64_t)i;
+			memcpy(h, b + i, 22);
+			break;
+		}
+	if (e < 0)
+		goto out;
+	entries = zip_u16(h + 10);
+	doff = zip_u32(h + 16);
+	if (entries == 0xffff || doff == UINT32_MAX) {
+		/* zip64: its locator just before, giving its own end record */
+		uint64_t z;
+		if (e < 20 || pread(in->arc_fd, h, 20, (off_t)(e - 20)) != 20 ||
+		    memcmp(h, "PK\6\7", 4) != 0)
+			goto out;
+		z = zip_u64(h + 8);
+		if (z > (uint64_t)e || pread(in->arc_fd, h, 56, (off_t)z) != 56 ||
+		    memcmp(h, "PK\6\6", 4) != 0)
+			goto out;
+		entries = zip_u64(h + 32);
+		doff = zip_u64(h + 48);
+		e = (int64_t)z;
+	}
+	if (doff > (uint64_t)e) {
+		bad = e; /* the end record points past itself */
+		*in_dir = 1;
+		goto out;
+	}
+	p = doff;
+	for (uint64_t k = 0; k < entries; k++) {
+		uint64_t next, lho;
+		if (p + 46 > (uint64_t)e || pread(in->arc_fd, h, 46, (off_t)p) != 46 ||
+		    memcmp(h, "PK\1\2", 4) != 0) {
+			bad = (int64_t)p;
+			*in_dir = 1;
+			break;
+		}
+		next = p + 46 + zip_u16(h + 28) + zip_u16(h + 30) + zip_u16(h + 32);
+		if (next > (uint64_t)e) {
+			bad = (int64_t)p;
+			*in_dir = 1;
+			break;
+		}
+		lho = zip_u32(h + 42);
+		if (lho != UINT32_MAX && (bad < 0 || (int64_t)lho < bad)) {
+			uint8_t l[4];
+			if (lho > doff || pread(in->arc_fd, l, 4, (off_t)lho) != 4 ||
+			    memcmp(l, "PK\3\4", 4) != 0)
+				bad = (int64_t)lho;
+		}
+		p = next;
+	}
+out:
+	free(b);
+	return bad;
 }
 
 /*
@@ -2124,6 +2231,48 @@ static void zip_cut_member(struct apc_input *in, struct in_member *m, int64_t hd
 }
 
 /*
+ * A tar whose listing ended (libarchive's ARCHIVE_EOF) with its last
+ * member's data (and padding) ending at end, and libarchive now at
+ * archive_filter_bytes(a, 0): a tar ends with two zero blocks (GNU tar
+ * then pads to its 10 KiB record), which libarchive reads past, but a
+ * tar that simply stops at a block boundary is taken as ending there,
+ * silently.  That is a cut between members (a copy that stopped at a
+ * 512-byte boundary, as some do at 4 KiB), and every member after it is
+ * lost: it goes to in->damage.  One zero block alone loses nothing and
+ * is let be.  Where libarchive read past end, the bytes it read must be
+ * zeros (in a plain tar, where they can be read again): else they were
+ * the headers of a member the cut took (a pax or GNU long name header
+ * with nothing after it).
+ */
+static void tar_end_check(struct apc_input *in, struct apc_stream *dec, struct archive *a,
+			  const struct arc_last *last, int64_t end)
+{
+	int64_t after = (int64_t)archive_filter_bytes(a, 0);
+	const char *kind = in->kind ? in->kind : "tar";
+	uint8_t b[4096];
+	int zero = after > end;
+
+	for (int64_t at = end; zero && !dec && at < after;) {
+		size_t n = after - at < (int64_t)sizeof b ? (size_t)(after - at) : sizeof b;
+		if (pread(in->arc_fd, b, n, (off_t)at) != (ssize_t)n)
+			break; /* cannot tell: do not accuse the file */
+		for (size_t i = 0; i < n && zero; i++)
+			zero = b[i] == 0;
+		at += (int64_t)n;
+	}
+	if (zero)
+		return;
+	if (after == end)
+		apc_err_set(&in->damage, APC_EDATA, in->path, end,
+			    "truncated %s archive: it ends after member %s with no end-of-archive "
+			    "blocks", kind, last->have ? last->name : "its start");
+	else
+		apc_err_set(&in->damage, APC_EDATA, in->path, after,
+			    "truncated %s archive: it ends inside the headers of the member after %s",
+			    kind, last->have ? last->name : "its start");
+}
+
+/*
  * List the regular-file members of the archive in in->arc_fd.  Returns
  * APC_OK, 1 if libarchive does not recognise the data as an archive (only
  * when expect is ARC_MAYBE), or a negative status.  Damage stops the
@@ -2140,6 +2289,7 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 	struct archive_entry *e;
 	struct arc_last last = {.have = 0, .member = 0, .pos = -1, .off = -1, .size = -1, .hdr = -1};
 	uint64_t index = 0;
+	int64_t end = -1;
 	int rc = APC_OK;
 
 	if (!a) {
@@ -2151,13 +2301,30 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 		return APC_EDATA;
 	}
 	for (;; index++) {
-		int r = archive_read_next_header(a, &e);
+		int r = ARCHIVE_OK;
 		const char *p;
 		char *name, *orig;
 		int plain;
 
-		if (r == ARCHIVE_EOF)
+		/* a tar's last member read past, to know where its data ends */
+		if (index > 0 && (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR) {
+			r = archive_read_data_skip(a);
+			if (r == ARCHIVE_EOF) {
+				archive_set_error(a, EIO, "Premature end-of-file.");
+				r = ARCHIVE_FATAL;
+			}
+			if (r == ARCHIVE_FATAL)
+				end = -1;
+			else
+				end = (int64_t)archive_filter_bytes(a, 0);
+		}
+		if (r != ARCHIVE_FATAL)
+			r = archive_read_next_header(a, &e);
+		if (r == ARCHIVE_EOF) {
+			if (end >= 0)
+				tar_end_check(in, dec, a, &last, end);
 			break;
+		}
 		/* ARCHIVE_RETRY is a header it could not read (a tar's
 		 * checksum fails): damage like any other, not a member */
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
@@ -2504,6 +2671,11 @@ static int input_try_archive(struct apc_input *in, int fd, const char *label, in
 		mem_strip_top(in);
 		return input_set_tree(in, label, err);
 	}
+	/* an archive for sure, damaged before its first member: still
+	 * told as what it is (apc_input_open_told()) */
+	if (rc < 0 && !in->kind)
+		in->kind = expect == ARC_TAR ? "tar" : expect == ARC_ZIP ? "zip"
+			 : expect == ARC_7Z ? "7zip" : expect == ARC_CPIO ? "cpio" : NULL;
 	input_drop_members(in);
 	close(in->arc_fd);
 	in->arc_fd = -1;
@@ -2553,7 +2725,7 @@ static int input_from_spool(struct apc_input *in, struct apc_stream **sp, int ex
 		if (rc < 0 && err)
 			*err = dd;
 	}
-	if (rc == APC_OK && in->kind)
+	if (in->kind)
 		in->kind = kind_with(in, in->kind, dec_info[dec].filter);
 	if (rc == APC_OK)
 		in->copied = 1;
@@ -2696,8 +2868,10 @@ static int input_from_stream(struct apc_input *in, struct apc_stream *s, const c
 		if (rc < 0)
 			goto fail;
 		n = apc_stream_peek(s, &p, IN_SNIFF, err);
-		if (n < 0)
+		if (n < 0) {
+			in->kind = dec_info[dec].name; /* cut in its first bytes */
 			goto fail;
+		}
 		expect = sniff_expect(p, (size_t)n);
 		if (expect != ARC_MAYBE)
 			return input_compressed_archive(in, s, expect, err);
@@ -2900,12 +3074,20 @@ static int open_file(const char *path, int *fd, struct stat *st, struct apc_err 
  */
 int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err)
 {
+	return apc_input_open_told(path, out, err, NULL, 0);
+}
+
+int apc_input_open_told(const char *path, struct apc_input **out, struct apc_err *err, char *kind,
+			size_t kindlen)
+{
 	struct apc_input *in = calloc(1, sizeof *in);
 	struct apc_stream *s;
 	int rc, fd;
 	struct stat st;
 
 	*out = NULL;
+	if (kind && kindlen)
+		kind[0] = '\0';
 	if (err)
 		apc_err_clear(err);
 	if (!in)
@@ -2921,8 +3103,7 @@ int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err
 		rc = memfs_open_input(in, path, err);
 		if (rc < 0)
 			goto fail;
-		*out = in;
-		return APC_OK;
+		goto done;
 	}
 	if (strcmp(path, "-") == 0) {
 		rc = stdin_check(err);
@@ -2936,8 +3117,7 @@ int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err
 		rc = input_from_stream(in, s, "stdin", err);
 		if (rc < 0)
 			goto fail;
-		*out = in;
-		return APC_OK;
+		goto done;
 	}
 	rc = open_file(path, &fd, &st, err);
 	if (rc < 0)
@@ -2951,8 +3131,7 @@ int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err
 			rc = input_set_tree(in, path, err);
 		if (rc < 0)
 			goto fail;
-		*out = in;
-		return APC_OK;
+		goto done;
 	}
 	s = stream_new_fd(fd, path, 1);
 	if (!s) {
@@ -2963,9 +3142,14 @@ int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err
 	rc = input_from_stream(in, s, "file", err);
 	if (rc < 0)
 		goto fail;
+done:
 	*out = in;
+	if (kind && kindlen)
+		snprintf(kind, kindlen, "%s", in->kind ? in->kind : "");
 	return APC_OK;
 fail:
+	if (kind && kindlen)
+		snprintf(kind, kindlen, "%s", in->kind ? in->kind : "");
 	apc_input_close(in);
 	return rc;
 }

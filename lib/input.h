@@ -42,6 +42,14 @@ struct apc_stream;
  * anything could be read (a compressed stream or archive header cut short).
  */
 int apc_input_open(const char *path, struct apc_input **out, struct apc_err *err);
+/*
+ * apc_input_open_told() : apc_input_open(), and what the input was told
+ * to be into kind (apc_input_kind()'s words), also when it fails: an
+ * archive damaged before its first member is still "tar" or "tar.xz",
+ * so a run stopped there can say so.  "" when nothing was told.
+ */
+int apc_input_open_told(const char *path, struct apc_input **out, struct apc_err *err, char *kind,
+			size_t kindlen);
 void apc_input_close(struct apc_input *in);
 
 /* The path as given (for messages). */

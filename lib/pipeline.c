@@ -588,9 +588,15 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	if (!inputs)
 		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	for (size_t i = 0; i < o->ninputs; i++) {
-		rc = apc_input_open(o->inputs[i], &inputs[i], err);
-		if (rc < 0)
+		rc = i ? apc_input_open(o->inputs[i], &inputs[i], err)
+		       : apc_input_open_told(o->inputs[i], &inputs[i], err, res->kind, sizeof res->kind);
+		if (rc < 0) {
+			/* damage before anything could be read: the format is
+			 * still known when it was given */
+			if (rc == APC_EDATA && o->from)
+				res->format = apc_format_find(o->from);
 			goto out;
+		}
 	}
 	damage = inputs_damage(inputs, o->ninputs);
 

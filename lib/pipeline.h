@@ -46,6 +46,9 @@ struct apc_conv_result {
 	int have_ts;
 	struct apc_err data_err;         /* the damage, whenever status is APC_EDATA */
 	int read_ahead;                  /* the reader ran on a thread of its own */
+	char kind[32];                   /* the first input as the input layer told it
+					  * ("tar", "tar.gz", "gzip", "file"; "" if not):
+					  * what to call it when no format was told */
 };
 
 /*

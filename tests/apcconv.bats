@@ -971,7 +971,9 @@ conv_cut() {
 	[[ "$output" == *"cannot tell the input format"* ]]
 	conv_cut "$TMP/n.gz" 1000
 	[ "$status" -eq 1 ]
-	[[ "$output" == "apcconv: $TMP/cut/n.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte 1000)" ]]
+	[[ "${lines[0]}" == "apcconv: $TMP/cut/n.gz: offset 0x"*": truncated gzip stream (the compressed data ends at byte 1000)" ]]
+	[[ "${lines[1]}" == "apcconv: $TMP/cut/n.gz (gzip) -> nothing written: 0 bytes in, 0 events, "* ]]
+	[ "${#lines[@]}" -eq 2 ]
 	[ -z "$(ls -A "$TMP/out")" ]
 }
 
@@ -1117,7 +1119,9 @@ ltt_compressed() {
 	n=$(($(stat -c %s "$TMP/d.bin.bz2") / 2))
 	conv_cut "$TMP/d.bin.bz2" $n
 	[ "$status" -eq 1 ]
-	[ "$output" = "apcconv: $TMP/cut/d.bin.bz2: offset 0x0: truncated bzip2 stream (the compressed data ends at byte $n)" ]
+	[ "${lines[0]}" = "apcconv: $TMP/cut/d.bin.bz2: offset 0x0: truncated bzip2 stream (the compressed data ends at byte $n)" ]
+	[[ "${lines[1]}" == "apcconv: $TMP/cut/d.bin.bz2 (bzip2) -> nothing written: 0 bytes in, 0 events, "* ]]
+	[ "${#lines[@]}" -eq 2 ]
 	[ -z "$(ls -A "$TMP/out")" ]
 }
 
@@ -1175,7 +1179,9 @@ PY
 	for n in 156 200 261; do
 		conv_cut "$TMP/c.apc.tar" $n
 		[ "$status" -eq 1 ]
-		[ "$output" = "apcconv: $TMP/cut/c.apc.tar: offset $(printf 0x%x $n): truncated tar archive: it ends inside the member header after its start ($n of its 512 bytes)" ]
+		[ "${lines[0]}" = "apcconv: $TMP/cut/c.apc.tar: offset $(printf 0x%x $n): truncated tar archive: it ends inside the member header after its start ($n of its 512 bytes)" ]
+		[[ "${lines[1]}" == "apcconv: $TMP/cut/c.apc.tar (tar) -> nothing written: 0 bytes in, 0 events, "* ]]
+		[ "${#lines[@]}" -eq 2 ]
 		[ -z "$(ls -A "$TMP/out")" ]
 	done
 	# before the checksum's end: too little to tell a tar from other data

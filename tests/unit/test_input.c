@@ -1154,6 +1154,65 @@ static void tar_bad_header_is_damage(void)
 	apc_input_close(in);
 }
 
+/*
+ * A tar cut at a member boundary, without its end-of-archive blocks:
+ * libarchive says nothing (ARCHIVE_EOF), but the lost members are
+ * damage, at the cut.  With no regular member before it, not opened.
+ * One zero block after the last member loses nothing: whole.
+ */
+static void tar_cut_at_member_boundary(void)
+{
+	size_t len;
+	uint8_t *d = t_read_file(tpath("t.tar"), &len);
+	long at = d ? tar_header_at(d, len, "smp_example/cpu/1") : -1;
+	struct apc_input *in;
+	struct apc_err err;
+	const struct apc_err *dmg;
+
+	T_ASSERT(at > 0 && at % 512 == 0);
+	if (at <= 0) {
+		free(d);
+		return;
+	}
+	in = open_copy("bound.tar", d, (size_t)at);
+	if (in) {
+		dmg = damaged(in);
+		if (dmg) {
+			T_EQ_STR(dmg->file, tpath("bound.tar"));
+			T_EQ_INT(dmg->offset, at);
+			T_EQ_STR(dmg->msg, "truncated tar archive: it ends after member "
+					   "smp_example/cpu/0 with no end-of-archive blocks");
+		}
+		members_are(in, 2, "cpu/1");
+		member_whole(in, "cpu/0", 1);
+		apc_input_close(in);
+	}
+	/* after the top folder's header alone */
+	copy_refused("bound0.tar", d, 512, &err);
+	T_EQ_INT(err.offset, 512);
+	T_EQ_STR(err.msg, "truncated tar archive: it ends after member smp_example/ with no "
+			  "end-of-archive blocks");
+	/* the whole tar, and with one of its two zero blocks */
+	{
+		size_t end = len;
+		while (end >= 512 && !d[end - 512] && !memcmp(d + end - 512, d + end - 511, 511))
+			end -= 512;
+		for (size_t k = 0; k < 2; k++) {
+			in = open_copy("whole.tar", d, k ? end + 512 : len);
+			if (in) {
+				T_ASSERT(apc_input_damage(in) == NULL);
+				apc_input_close(in);
+			}
+		}
+		in = open_copy("bound1.tar", d, end);
+		if (in) {
+			T_ASSERT(apc_input_damage(in) != NULL);
+			apc_input_close(in);
+		}
+	}
+	free(d);
+}
+
 /* A tar whose first header is cut short has nothing to keep: not opened. */
 static void tar_header_cut_is_edata(void)
 {
@@ -1883,6 +1942,7 @@ void run_tests(void)
 	T_RUN(truncated_tar_keeps_members);
 	T_RUN(tar_header_cut_is_edata);
 	T_RUN(tar_bad_header_is_damage);
+	T_RUN(tar_cut_at_member_boundary);
 	T_RUN(truncated_tar_gz_keeps_members);
 	T_RUN(compressed_tars);
 	T_RUN(cpio_damage_keeps_members);
