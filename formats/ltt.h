@@ -40,14 +40,30 @@ struct apc_ltt_xnode {
 	int64_t offset;               /* byte offset of the start tag */
 	void *arena;                  /* the root's only: every node, array and
 	                               * string of the tree, freed at once */
+	int cut;                      /* APC_LTT_CUT_*: the buffer ends before
+	                               * this element's end (OPEN: some of its
+	                               * content may be lost) or inside its start
+	                               * tag (TAG: attributes may be partial) */
+	char *cut_msg;                /* the root's only: "cut short inside ..."
+	                               * when the buffer ends too soon, or NULL */
+	int64_t cut_off;              /* the root's only: where (the length) */
 };
+
+enum { APC_LTT_CUT_NONE = 0, APC_LTT_CUT_OPEN = 1, APC_LTT_CUT_TAG = 2 };
 
 /*
  * apc_ltt_xml_parse() : parse buf into a tree whose root is a synthetic
  * "#doc" node holding the top-level elements.  Never fails on odd
- * markup (unknown close tags are ignored, unclosed elements are closed
- * at the end, leaf types such as <typeref ...> need no "/"); fails only
- * on allocation or nesting deeper than 64.  Free with apc_ltt_xml_free.
+ * markup (unknown close tags are ignored, an element left open is
+ * closed by its parent's close tag, leaf types such as <typeref ...>
+ * need no "/"); fails only on allocation or nesting deeper than 64.
+ * A buffer that ends too soon (elements still open at its end, or a
+ * tag, attribute value, comment or declaration it ends inside of) is
+ * not a failure either: the tree holds what came before, every element
+ * the end cuts is marked (x->cut), and the root's cut_msg says what is
+ * cut ("cut short inside the start tag of <event>, in its attribute
+ * name="pro" (the file ends before </facility>)"), at cut_off, the
+ * length.  Free with apc_ltt_xml_free.
  */
 int apc_ltt_xml_parse(const char *buf, size_t len, const char *file,
 		      struct apc_ltt_xnode **root, struct apc_err *err);

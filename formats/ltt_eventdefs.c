@@ -173,6 +173,9 @@ static struct apc_ltt_xnode *xml_new(struct xml_arena *a, const char *name, size
 	x->nkids = 0;
 	x->text = NULL;
 	x->arena = NULL;
+	x->cut = APC_LTT_CUT_NONE;
+	x->cut_msg = NULL;
+	x->cut_off = 0;
 	for (size_t i = 0; i < n; i++)
 		x->name[i] = (char)tolower((unsigned char)name[i]);
 	x->name[n] = 0;
@@ -275,24 +278,32 @@ static int xml_isname(int c)
 	return (int)(name_bits[(c >> 6) & 3] >> (c & 63) & 1);
 }
 
-/* Parse the attributes of a start tag from *pp; stops at '>' or "/>". */
+/*
+ * Parse the attributes of a start tag from *pp; stops at '>' or "/>".
+ * *end: 1 after '>', 2 after "/>", 0 when the buffer ends first (the
+ * tag is cut short); *attr_cut: the buffer ends inside the last
+ * attribute added: 1 in its value (before the closing quote, or the
+ * space or '>' that would end it), 2 in or after its name (no '=').
+ */
 static int xml_attrs(struct xml_arena *ar, struct apc_ltt_xnode *x, const char *b, size_t len, size_t *pp,
-		     int *selfclose)
+		     int *end, int *attr_cut)
 {
 	size_t i = *pp;
 
-	*selfclose = 0;
+	*end = 0;
+	*attr_cut = 0;
 	for (;;) {
 		while (i < len && isspace((unsigned char)b[i]))
 			i++;
 		if (i >= len)
 			break;
 		if (b[i] == '>') {
+			*end = 1;
 			i++;
 			break;
 		}
 		if (b[i] == '/' && i + 1 < len && b[i + 1] == '>') {
-			*selfclose = 1;
+			*end = 2;
 			i += 2;
 			break;
 		}
@@ -318,13 +329,17 @@ static int xml_attrs(struct xml_arena *ar, struct apc_ltt_xnode *x, const char *
 				ve = i;
 				if (i < len)
 					i++;
+				*attr_cut = !e;
 			} else {
 				vs = i;
 				while (i < len && !isspace((unsigned char)b[i]) && b[i] != '>' &&
 				       !(b[i] == '/' && i + 1 < len && b[i + 1] == '>'))
 					i++;
 				ve = i;
+				*attr_cut = i >= len;
 			}
+		} else {
+			*attr_cut = i >= len ? 2 : 0; /* a bare name, or "name=" to come */
 		}
 		if (xml_full(x->nattrs)) {
 			struct apc_ltt_xattr *na = xml_grow(ar, x->attrs, x->nattrs, sizeof *na);
@@ -350,6 +365,115 @@ static const char *xml_find(const char *b, size_t len, size_t from, const char *
 	return from <= len ? memmem(b + from, len - from, pat, strlen(pat)) : NULL;
 }
 
+/* Append s[0..n) to buf (of size cap, holding *w bytes) as printable
+ * text: at most max bytes of it, "..." after when there is more. */
+static void cut_put(char *buf, size_t cap, size_t *w, const char *s, size_t n, size_t max)
+{
+	for (size_t k = 0; k < n && k < max && *w + 1 < cap; k++) {
+		unsigned char c = (unsigned char)s[k];
+		buf[(*w)++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	if (n > max)
+		for (int k = 0; k < 3 && *w + 1 < cap; k++)
+			buf[(*w)++] = '.';
+	buf[*w] = 0;
+}
+
+static void cut_str(char *buf, size_t cap, size_t *w, const char *s)
+{
+	cut_put(buf, cap, w, s, strlen(s), cap);
+}
+
+/* "<event name="x">", or "<struct>" for an element without a name. */
+static void cut_elem(char *buf, size_t cap, size_t *w, const struct apc_ltt_xnode *x)
+{
+	const char *nm = apc_ltt_xml_attr(x, "name");
+
+	cut_str(buf, cap, w, "<");
+	cut_str(buf, cap, w, x->name);
+	if (nm) {
+		cut_str(buf, cap, w, " name=\"");
+		cut_put(buf, cap, w, nm, strlen(nm), 40);
+		cut_str(buf, cap, w, "\"");
+	}
+	cut_str(buf, cap, w, ">");
+}
+
+/*
+ * The message for a document the buffer ends inside of: what is cut
+ * (a tag, a comment, or the content of the open elements), the nearest
+ * named element around it, the event or type around that, and the
+ * outermost element left open.  tag: the element whose start tag is
+ * cut (NULL if none); attr_cut: inside its last attribute; what: the
+ * construct cut when it is not an element's (comment, end tag, ...).
+ */
+static void cut_describe(char *buf, size_t cap, struct apc_ltt_xnode *const *stack, size_t depth,
+			 const struct apc_ltt_xnode *tag, int attr_cut, const char *what,
+			 const char *raw, size_t rawlen)
+{
+	const struct apc_ltt_xnode *inner = NULL, *named = NULL, *evt = NULL, *outer;
+	size_t w = 0;
+
+	buf[0] = 0;
+	cut_str(buf, cap, &w, "cut short inside ");
+	if (tag) {
+		cut_str(buf, cap, &w, "the start tag of <");
+		cut_str(buf, cap, &w, tag->name);
+		cut_str(buf, cap, &w, ">");
+		if (attr_cut == 1 && tag->nattrs) {
+			const struct apc_ltt_xattr *at = &tag->attrs[tag->nattrs - 1];
+			cut_str(buf, cap, &w, ", in its attribute ");
+			cut_put(buf, cap, &w, at->name, strlen(at->name), 40);
+			cut_str(buf, cap, &w, "=\"");
+			cut_put(buf, cap, &w, at->value, strlen(at->value), 40);
+			cut_str(buf, cap, &w, "\"");
+		} else if (attr_cut == 2 && tag->nattrs) {
+			const struct apc_ltt_xattr *at = &tag->attrs[tag->nattrs - 1];
+			cut_str(buf, cap, &w, ", in an attribute name (\"");
+			cut_put(buf, cap, &w, at->name, strlen(at->name), 40);
+			cut_str(buf, cap, &w, "\")");
+		}
+	} else if (what) {
+		cut_str(buf, cap, &w, what);
+		if (raw) {
+			cut_str(buf, cap, &w, " \"");
+			cut_put(buf, cap, &w, raw, rawlen, 40);
+			cut_str(buf, cap, &w, "\"");
+		}
+	} else if (depth) {
+		inner = stack[depth];
+		cut_elem(buf, cap, &w, inner);
+	} else {
+		cut_str(buf, cap, &w, "the document");
+	}
+	/* The outermost open element is said last: not as context. */
+	for (size_t d = depth; d > 1; d--) {
+		const struct apc_ltt_xnode *x = stack[d];
+		if (x == inner)
+			continue;
+		if (!named && apc_ltt_xml_attr(x, "name"))
+			named = x;
+		if (!evt && (strcmp(x->name, "event") == 0 || strcmp(x->name, "type") == 0))
+			evt = x;
+	}
+	if (inner && apc_ltt_xml_attr(inner, "name"))
+		named = inner; /* already said */
+	if (named && named != inner) {
+		cut_str(buf, cap, &w, tag ? ", in " : " in ");
+		cut_elem(buf, cap, &w, named);
+	}
+	if (evt && evt != named && evt != inner) {
+		cut_str(buf, cap, &w, " of ");
+		cut_elem(buf, cap, &w, evt);
+	}
+	outer = depth ? stack[1] : tag && !xml_is_void(tag->name) ? tag : NULL;
+	if (outer) {
+		cut_str(buf, cap, &w, " (the file ends before </");
+		cut_str(buf, cap, &w, outer->name);
+		cut_str(buf, cap, &w, ">)");
+	}
+}
+
 int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_ltt_xnode **root,
 		      struct apc_err *err)
 {
@@ -357,6 +481,11 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 	size_t depth = 0, i = 0;
 	struct xml_arena ar = {0};
 	struct apc_ltt_xnode *doc = xml_new(&ar, "#doc", 4, 0);
+	/* What the buffer ends inside of, when it ends too soon. */
+	struct apc_ltt_xnode *cut_tag = NULL;
+	int attr_cut = 0;
+	const char *cut_what = NULL;
+	size_t cut_raw = 0;
 
 	*root = NULL;
 	if (!doc) {
@@ -378,11 +507,19 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 		if (len - i >= 4 && memcmp(b + i, "<!--", 4) == 0) {
 			const char *e = xml_find(b, len, i + 4, "-->");
 			i = e ? (size_t)(e - b) + 3 : len;
+			if (!e) {
+				cut_what = "a comment";
+				cut_raw = start;
+			}
 			continue;
 		}
 		if (i + 1 < len && (b[i + 1] == '?' || b[i + 1] == '!')) {
 			const char *e = memchr(b + i, '>', len - i);
 			i = e ? (size_t)(e - b) + 1 : len;
+			if (!e) {
+				cut_what = b[start + 1] == '?' ? "a processing instruction" : "a declaration";
+				cut_raw = start;
+			}
 			continue;
 		}
 		if (i + 1 < len && b[i + 1] == '/') {
@@ -391,6 +528,12 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 				ne++;
 			const char *e = memchr(b + ne, '>', len - ne);
 			i = e ? (size_t)(e - b) + 1 : len;
+			if (!e) {
+				/* The name may be cut too: close nothing. */
+				cut_what = "the end tag";
+				cut_raw = start;
+				continue;
+			}
 			/* Close the nearest open element of that name; a close
 			 * tag with no open element is a typo of the writer. */
 			for (size_t d = depth; d > 0; d--) {
@@ -406,19 +549,34 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 		while (ne < len && xml_isname((unsigned char)b[ne]))
 			ne++;
 		if (ne == ns) { /* a lone '<' is text */
+			if (ns >= len) {
+				/* ... but one that ends the buffer starts a tag */
+				cut_what = "a tag";
+				cut_raw = start;
+				i = len;
+				continue;
+			}
 			if (xml_add_text(&ar, stack[depth], b + i, 1))
 				goto nomem;
 			i++;
 			continue;
 		}
 		struct apc_ltt_xnode *x = xml_new(&ar, b + ns, ne - ns, (int64_t)start);
-		int selfclose;
+		int end, acut;
 		if (!x)
 			goto nomem;
 		i = ne;
-		if (xml_attrs(&ar, x, b, len, &i, &selfclose) || xml_add_kid(&ar, stack[depth], x))
+		if (xml_attrs(&ar, x, b, len, &i, &end, &acut) || xml_add_kid(&ar, stack[depth], x))
 			goto nomem;
-		if (!selfclose && !xml_is_void(x->name)) {
+		if (!end) {
+			/* The buffer ends inside this start tag: its
+			 * attributes may be cut, and it has no content. */
+			x->cut = APC_LTT_CUT_TAG;
+			cut_tag = x;
+			attr_cut = acut;
+			continue;
+		}
+		if (end == 1 && !xml_is_void(x->name)) {
 			if (depth == XML_MAX_DEPTH) {
 				xml_arena_free(&ar);
 				return apc_err_set(err, APC_EDATA, file, (int64_t)start,
@@ -426,6 +584,20 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 			}
 			stack[++depth] = x;
 		}
+	}
+	if (cut_tag || cut_what || depth) {
+		/* Every element left open is cut short: its end, and maybe
+		 * some of its content, is not in the buffer. */
+		char msg[APC_ERR_MSG - 32];
+		cut_describe(msg, sizeof msg, stack, depth, cut_tag, attr_cut, cut_what,
+			     cut_what ? b + cut_raw : NULL, cut_what ? len - cut_raw : 0);
+		for (size_t d = 1; d <= depth; d++)
+			stack[d]->cut = APC_LTT_CUT_OPEN;
+		if (!(doc->cut_msg = xml_alloc(&ar, strlen(msg) + 1)))
+			goto nomem;
+		memcpy(doc->cut_msg, msg, strlen(msg) + 1);
+		doc->cut = APC_LTT_CUT_OPEN;
+		doc->cut_off = (int64_t)len;
 	}
 	xml_trim(doc);
 	doc->arena = ar.head;

@@ -181,6 +181,8 @@ static void xml_tolerant(void)
 	/* </event> closed nothing open, so <x> is still inside the field */
 	T_ASSERT(apc_ltt_xml_child(fl, "x") != NULL);
 	T_EQ_STR(apc_ltt_xml_attr(apc_ltt_xml_child(fl, "x"), "b"), "r s");
+	/* Odd but whole: not cut short. */
+	T_ASSERT(root->cut_msg == NULL && f->cut == APC_LTT_CUT_NONE);
 	apc_ltt_xml_free(root);
 
 	/* Entities: the five decoded anywhere in a run, anything else (and a
@@ -254,6 +256,66 @@ static void eventdefs_history(void)
 	if (!sd)
 		T_SKIP("../shared/testdata absent");
 	T_EQ_INT(each_history(sd, "", history_file_compiles), 12);
+}
+
+/*
+ * A buffer that ends too soon is told apart from the tolerated quirks:
+ * the elements it cuts are marked, and the root says what is cut and
+ * where (its length).
+ */
+static void xml_cut(void)
+{
+	static const struct { const char *src, *msg; } cuts[] = {
+		{"<facility name=core><event name=a></event><event name=\"pro",
+		 "cut short inside the start tag of <event>, in its attribute name=\"pro\" "
+		 "(the file ends before </facility>)"},
+		{"<facility name=core><event name=a></event>\n",
+		 "cut short inside <facility name=\"core\"> (the file ends before </facility>)"},
+		{"<facility name=core><event name=a><struct><field name=x><uint siz",
+		 "cut short inside the start tag of <uint>, in an attribute name (\"siz\"), in "
+		 "<field name=\"x\"> of <event name=\"a\"> (the file ends before </facility>)"},
+		{"<facility name=core><type name=t><struct><description>ab",
+		 "cut short inside <description> in <type name=\"t\"> (the file ends before </facility>)"},
+		{"<facility name=core><event name=a></event></facil",
+		 "cut short inside the end tag \"</facil\" (the file ends before </facility>)"},
+		{"<facility name=core></facility><!-- tra", "cut short inside a comment \"<!-- tra\""},
+		{"<?xml version", "cut short inside a processing instruction \"<?xml version\""},
+		{"<facility name=core></facility><", "cut short inside a tag \"<\""},
+		{"<system ltt_block_size=\"819",
+		 "cut short inside the start tag of <system>, in its attribute ltt_block_size=\"819\" "
+		 "(the file ends before </system>)"},
+	};
+	struct apc_ltt_xnode *root;
+	struct apc_err err;
+
+	apc_err_clear(&err);
+	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+		size_t len = strlen(cuts[i].src);
+		T_EQ_INT(apc_ltt_xml_parse(cuts[i].src, len, "t", &root, &err), APC_OK);
+		if (!root)
+			continue;
+		T_ASSERT(root->cut_msg != NULL);
+		if (root->cut_msg)
+			T_EQ_STR(root->cut_msg, cuts[i].msg);
+		T_EQ_INT(root->cut_off, (int64_t)len);
+		apc_ltt_xml_free(root);
+	}
+	/* Which elements are cut: the open ones, and the one whose tag is;
+	 * an element closed by its parent's close tag is whole. */
+	static const char src[] = "<facility name=core><event name=a><struct></event>"
+				  "<event name=b><uint size=4/></event><event name=\"c";
+	T_EQ_INT(apc_ltt_xml_parse(src, sizeof src - 1, "t", &root, &err), APC_OK);
+	const struct apc_ltt_xnode *f = apc_ltt_xml_child(root, "facility");
+	T_ASSERT(f && f->nkids == 3);
+	if (f && f->nkids == 3) {
+		T_EQ_INT(f->cut, APC_LTT_CUT_OPEN);
+		T_EQ_INT(f->kids[0]->cut, APC_LTT_CUT_NONE);
+		T_EQ_INT(f->kids[0]->kids[0]->cut, APC_LTT_CUT_NONE);
+		T_EQ_INT(f->kids[1]->cut, APC_LTT_CUT_NONE);
+		T_EQ_INT(f->kids[2]->cut, APC_LTT_CUT_TAG);
+		T_EQ_STR(apc_ltt_xml_attr(f->kids[2], "name"), "c");
+	}
+	apc_ltt_xml_free(root);
 }
 
 static void type_language(void)
@@ -1508,6 +1570,7 @@ out:
 void run_tests(void)
 {
 	T_RUN(xml_tolerant);
+	T_RUN(xml_cut);
 	T_RUN(type_language);
 	T_RUN(interp_exact);
 	T_RUN(interp_fast_exact);
