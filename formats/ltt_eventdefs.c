@@ -840,6 +840,7 @@ static struct apc_ltt_type *type_parse(const struct apc_ltt_xnode *x, const char
 		return NULL;
 	}
 	t->fixed = -1;
+	t->offset = x->offset;
 	for (k = 0; k < sizeof alias / sizeof alias[0]; k++)
 		if (strcmp(alias[k].elem, x->name) == 0)
 			break;
@@ -918,9 +919,17 @@ static int fac_parse(struct apc_ltt_facility *f, const struct apc_ltt_xnode *x, 
 
 	f->name = sdup(apc_ltt_xml_attr(x, "name") ? apc_ltt_xml_attr(x, "name") : "");
 	f->description = sdup(d && d->text ? d->text : "");
+	f->file = sdup(file);
+	if (!f->name || !f->description || !f->file)
+		return apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
 	for (size_t i = 0; i < x->nkids; i++) {
 		const struct apc_ltt_xnode *e = x->kids[i], *tc;
 		const char *nm = apc_ltt_xml_attr(e, "name");
+		/* The file ends inside it: its type, even its name, may be
+		 * cut (a partial struct would size its events wrongly).  It
+		 * is the last element of the file: no id moves without it. */
+		if (e->cut)
+			continue;
 		if (strcmp(e->name, "event") == 0) {
 			struct apc_ltt_evdef *ne = realloc(f->events, (f->nevents + 1) * sizeof *ne);
 			if (!ne)
@@ -961,11 +970,13 @@ int apc_ltt_defs_add(struct apc_ltt_defs *d, const char *buf, size_t len, const 
 	int st = apc_ltt_xml_parse(buf, len, file, &root, err);
 	size_t found = 0;
 
+	d->cut = 0;
 	if (st)
 		return st;
 	for (size_t i = 0; i < root->nkids; i++) {
 		const struct apc_ltt_xnode *x = root->kids[i];
-		if (strcmp(x->name, "facility") != 0)
+		/* A facility whose start tag is cut has not even its name. */
+		if (strcmp(x->name, "facility") != 0 || x->cut == APC_LTT_CUT_TAG)
 			continue;
 		struct apc_ltt_facility *nf = realloc(d->facs, (d->nfacs + 1) * sizeof *nf);
 		if (!nf) {
@@ -978,9 +989,19 @@ int apc_ltt_defs_add(struct apc_ltt_defs *d, const char *buf, size_t len, const 
 		found++;
 		if ((st = fac_parse(&d->facs[d->nfacs - 1], x, file, err)))
 			break;
+		if (x->cut) {
+			d->facs[d->nfacs - 1].cut = 1;
+			d->ncut++;
+		}
 	}
-	if (!st && !found)
+	if (!st && root->cut_msg) {
+		/* Damage, not a meaningless file: what came before is kept,
+		 * if anything (the caller decides whether to go on). */
+		st = apc_err_set(err, APC_EDATA, file, root->cut_off, "%s", root->cut_msg);
+		d->cut = 1;
+	} else if (!st && !found) {
 		st = apc_err_set(err, APC_EDATA, file, 0, "no <facility> element in eventdefs file");
+	}
 	apc_ltt_xml_free(root);
 	return st;
 }
@@ -1003,10 +1024,13 @@ void apc_ltt_defs_free(struct apc_ltt_defs *d)
 		free(f->name);
 		free(f->description);
 		free(f->more_bases);
+		free(f->file);
 	}
 	free(d->facs);
 	d->facs = NULL;
 	d->nfacs = 0;
+	d->cut = 0;
+	d->ncut = 0;
 }
 
 /* ---- compile ----------------------------------------------------------- */
@@ -1057,7 +1081,8 @@ static struct apc_ltt_type *find_named(const struct apc_ltt_defs *d,
 }
 
 /* Resolve sizes and typerefs under t and return its fixed length (-1
- * variable, -2 error with err set). */
+ * variable, -2 error with err set, -3 a typeref to a type lost to a cut
+ * file, with err set: see apc_ltt_defs_compile). */
 static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d,
 			    const struct apc_ltt_facility *f, const struct apc_ltt_arch *a,
 			    int depth, struct apc_err *err)
@@ -1065,7 +1090,7 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 	int64_t r = -1;
 
 	if (depth > TYPE_MAX_DEPTH) {
-		apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
+		apc_err_set(err, APC_EDATA, f->file, t->offset,
 			    "types of facility '%s' nest deeper than %d (recursive typeref?)", f->name,
 			    TYPE_MAX_DEPTH);
 		return -2;
@@ -1081,7 +1106,7 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 		else
 			t->size = size_resolve(t->size_kw, a);
 		if (t->size < 1 || (t->kind == APC_LTT_FLOAT && t->size != 4 && t->size != 8)) {
-			apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
+			apc_err_set(err, APC_EDATA, f->file, t->offset,
 				    "facility '%s': bad size '%s'", f->name, t->size_kw);
 			return -2;
 		}
@@ -1092,8 +1117,8 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 		break;
 	case APC_LTT_ARRAY: {
 		int64_t e = type_compile(t->elem, d, f, a, depth + 1, err);
-		if (e == -2)
-			return -2;
+		if (e < -1)
+			return e;
 		/* An empty array is fixed (0 bytes) whatever its element:
 		 * type_walk() relies on every variable type taking a byte. */
 		if (t->count == 0)
@@ -1105,13 +1130,14 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 	case APC_LTT_SEQUENCE: case APC_LTT_UNION:
 		t->size = size_resolve(t->size_kw, a);
 		if (t->size < 1) {
-			apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
+			apc_err_set(err, APC_EDATA, f->file, t->offset,
 				    "facility '%s': bad length size '%s'", f->name, t->size_kw);
 			return -2;
 		}
 		if (t->kind == APC_LTT_SEQUENCE) {
-			if (type_compile(t->elem, d, f, a, depth + 1, err) == -2)
-				return -2;
+			int64_t e = type_compile(t->elem, d, f, a, depth + 1, err);
+			if (e < -1)
+				return e;
 			r = -1;
 			break;
 		}
@@ -1119,8 +1145,8 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 		r = t->nfields ? 0 : t->size;
 		for (size_t i = 0; i < t->nfields; i++) {
 			int64_t e = type_compile(t->fields[i].type, d, f, a, depth + 1, err);
-			if (e == -2)
-				return -2;
+			if (e < -1)
+				return e;
 			if (i == 0)
 				r = e < 0 ? -1 : e + t->size;
 			else if (r < 0 || e < 0 || e + t->size != r)
@@ -1131,17 +1157,17 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 		r = 0;
 		for (size_t i = 0; i < t->nfields; i++) {
 			int64_t e = type_compile(t->fields[i].type, d, f, a, depth + 1, err);
-			if (e == -2)
-				return -2;
+			if (e < -1)
+				return e;
 			r = (r < 0 || e < 0) ? -1 : r + e;
 		}
 		break;
 	case APC_LTT_TYPEREF:
 		t->target = find_named(d, f, t->ref);
 		if (!t->target) {
-			apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
+			apc_err_set(err, APC_EDATA, f->file, t->offset,
 				    "facility '%s': typeref to undefined type '%s'", f->name, t->ref);
-			return -2;
+			return d->ncut ? -3 : -2;
 		}
 		r = type_compile(t->target, d, f, a, depth + 1, err);
 		break;
@@ -1154,14 +1180,27 @@ int apc_ltt_defs_compile(struct apc_ltt_defs *d, const struct apc_ltt_arch *a, s
 {
 	for (size_t i = 0; i < d->nfacs; i++) {
 		struct apc_ltt_facility *f = &d->facs[i];
-		for (size_t k = 0; k < f->ntypes; k++)
-			if (type_compile(f->types[k].type, d, f, a, 0, err) == -2)
+		for (size_t k = 0; k < f->ntypes; k++) {
+			int64_t r = type_compile(f->types[k].type, d, f, a, 0, err);
+			if (r == -2)
 				return err->status;
+			if (r == -3) /* its events are lost below */
+				apc_err_clear(err);
+		}
 		for (size_t k = 0; k < f->nevents; k++) {
 			struct apc_ltt_evdef *e = &f->events[k];
 			int64_t r = e->type ? type_compile(e->type, d, f, a, 0, err) : 0;
 			if (r == -2)
 				return err->status;
+			if (r == -3) {
+				/* Its size is unknown: undefined, as if the cut
+				 * had taken it too, but it keeps its id. */
+				apc_err_clear(err);
+				type_free(e->type);
+				e->type = NULL;
+				e->lost = 1;
+				r = -1;
+			}
 			e->fixed = r;
 		}
 	}
@@ -1390,10 +1429,10 @@ static struct apc_ltt_field bi_bt_fields[] = {
 static struct apc_ltt_type bi_bt = {.kind = APC_LTT_STRUCT, .fields = bi_bt_fields,
 				    .nfields = 4, .fixed = 20};
 static struct apc_ltt_evdef bi_events[4] = {
-	{"facility_load", "Facility used in the trace", &bi_fl, -1},
-	{"block_start", "Block start timestamp", &bi_bt, 20},
-	{"block_end", "Block end timestamp", &bi_bt, 20},
-	{"time_heartbeat", "System time values sent periodically", &bi_ts, 16}};
+	{"facility_load", "Facility used in the trace", &bi_fl, -1, 0},
+	{"block_start", "Block start timestamp", &bi_bt, 20, 0},
+	{"block_end", "Block end timestamp", &bi_bt, 20, 0},
+	{"time_heartbeat", "System time values sent periodically", &bi_ts, 16, 0}};
 static struct apc_ltt_facility bi_fac = {.name = "builtin", .description = "Builtin events",
 					 .events = bi_events, .nevents = 4, .has_base = 1};
 
@@ -1403,10 +1442,14 @@ static int builtin_id(uint32_t id)
 	       id == APC_LTT_ID_BLOCK_END || id == APC_LTT_ID_HEARTBEAT;
 }
 
+/* A facility that numbers the builtins among its events (2004 on) or
+ * around them (2003).  A cut one may have lost block_start: then its
+ * facility_load, which 2004 on put first and 2003 did not have, says. */
 static int fac_has_builtins(const struct apc_ltt_facility *f)
 {
 	for (size_t k = 0; k < f->nevents; k++)
-		if (strcmp(f->events[k].name, "block_start") == 0)
+		if (strcmp(f->events[k].name, "block_start") == 0 ||
+		    (f->cut && strcmp(f->events[k].name, "facility_load") == 0))
 			return 1;
 	return 0;
 }
@@ -1452,7 +1495,7 @@ static uint32_t ids_assign(struct apc_ltt_defs *d, const struct apc_ltt_facility
 							id++;
 					if (id >= APC_LTT_MAX_IDS)
 						break;
-					if (id < cap && !ev[id]) {
+					if (id < cap && !ev[id] && !f->events[k].lost) {
 						fac[id] = f;
 						ev[id] = &f->events[k];
 					}

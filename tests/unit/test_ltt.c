@@ -318,6 +318,136 @@ static void xml_cut(void)
 	apc_ltt_xml_free(root);
 }
 
+/*
+ * An eventdefs file cut short: APC_EDATA at its length, named, with
+ * what was whole before the cut added (d->cut).  An event cut is left
+ * out; one that needs a type the cut took is lost (undefined, keeping
+ * its id); the ids before the cut are as in the whole file, builtins
+ * numbered as in it even when the cut took block_start.
+ */
+static void defs_cut(void)
+{
+	static const char src[] =
+		"<facility name=core>\n"
+		"<event name=facility_load><struct><field name=name><string/></field></struct></event>\n"
+		"<event name=a><typeref name=t/></event>\n"
+		"<event name=b><uint size=2/></event>\n"
+		"<event name=c><struct><field name=x><uint size=4/></field><field name=y><ui";
+	struct apc_ltt_defs d = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_ltt_ids ids;
+	struct apc_err err;
+
+	apc_err_clear(&err);
+	apc_ltt_arch_set(&a, "ILP32");
+	T_EQ_INT(apc_ltt_defs_add(&d, src, sizeof src - 1, "x/eventdefs/core.xml", &err), APC_EDATA);
+	T_EQ_INT(d.cut, 1);
+	T_EQ_STR(err.file, "x/eventdefs/core.xml");
+	T_EQ_INT(err.offset, (int64_t)(sizeof src - 1));
+	T_EQ_STR(err.msg, "cut short inside the start tag of <ui>, in <field name=\"y\"> of "
+			  "<event name=\"c\"> (the file ends before </facility>)");
+	T_ASSERT(d.nfacs == 1 && d.facs[0].cut && d.facs[0].nevents == 3);
+	T_ASSERT(find_ev(&d, "core", "c") == NULL);
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_OK);
+	const struct apc_ltt_evdef *ea = find_ev(&d, "core", "a"), *eb = find_ev(&d, "core", "b");
+	T_ASSERT(ea && ea->lost && eb && !eb->lost && eb->fixed == 2);
+	T_EQ_INT(apc_ltt_ids_build(&ids, &d, &err), APC_OK);
+	/* facility_load at 0 as in the whole file: a at 1 (undefined), b at 2 */
+	T_ASSERT(ids.n >= 20 && ids.ev[0] == find_ev(&d, "core", "facility_load"));
+	T_ASSERT(ids.ev[1] == NULL && ids.fac[1] == NULL && ids.ev[2] == eb);
+	/* the builtins the cut took come from the builtin facility */
+	T_ASSERT(ids.ev[APC_LTT_ID_BLOCK_START] && ids.ev[APC_LTT_ID_BLOCK_START]->fixed == 20);
+	apc_ltt_ids_free(&ids);
+	apc_ltt_defs_free(&d);
+
+	/* The same undefined typeref in a whole file is an error of it,
+	 * named at the file and the typeref's offset. */
+	static const char whole[] = "<facility name=core>\n<event name=a><typeref name=t/></event>\n"
+				    "<event name=b><uint size=3/></event>\n</facility>\n";
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_defs_add(&d, whole, sizeof whole - 1, "w.xml", &err), APC_OK);
+	T_EQ_INT(d.cut, 0);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_EDATA);
+	T_EQ_STR(err.file, "w.xml");
+	T_EQ_INT(err.offset, (int64_t)(strstr(whole, "<typeref") - whole));
+	T_EQ_STR(err.msg, "facility 'core': typeref to undefined type 't'");
+	apc_ltt_defs_free(&d);
+	static const char badsz[] = "<facility name=core>\n<event name=b><uint size=3/></event>\n"
+				    "</facility>\n";
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_defs_add(&d, badsz, sizeof badsz - 1, "w.xml", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_EDATA);
+	T_EQ_STR(err.file, "w.xml");
+	T_EQ_INT(err.offset, (int64_t)(strstr(badsz, "<uint") - badsz));
+	T_EQ_STR(err.msg, "facility 'core': bad size '3'");
+	apc_ltt_defs_free(&d);
+}
+
+/*
+ * Every cut of each historical core.xml: damage at the cut (or whole,
+ * when only the blank space after </facility> is lost), and every
+ * event kept has the id and payload size it has in the whole file.
+ */
+static void history_cut_one(const char *name, const char *p, const char *b, size_t len)
+{
+	struct apc_ltt_defs whole = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_ltt_ids wids;
+	struct apc_err err;
+	const char *endf = strstr(b, "</facility>");
+
+	(void)p;
+	if (!strstr(name, "core.xml.") || !endf)
+		return;
+	apc_err_clear(&err);
+	apc_ltt_arch_set(&a, "ILP32");
+	T_EQ_INT(apc_ltt_defs_add(&whole, b, len, "w", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_compile(&whole, &a, &err), APC_OK);
+	T_EQ_INT(apc_ltt_ids_build(&wids, &whole, &err), APC_OK);
+	size_t end = (size_t)(endf - b) + strlen("</facility>"), bad = 0;
+	for (size_t n = 1; n < len && bad < 5; n++) { /* 0: no facility at all */
+		struct apc_ltt_defs d = {0};
+		struct apc_ltt_ids ids;
+		int st = apc_ltt_defs_add(&d, b, n, "c", &err);
+		if (n >= end ? st != APC_OK : st != APC_EDATA || !d.cut || err.offset != (int64_t)n ||
+							strncmp(err.msg, "cut short inside ", 17)) {
+			T_FAIL("%s cut at %zu: status %d, %s", name, n, st, err.msg);
+			bad++;
+		}
+		apc_err_clear(&err);
+		if (apc_ltt_defs_compile(&d, &a, &err) || apc_ltt_ids_build(&ids, &d, &err)) {
+			T_FAIL("%s cut at %zu: %s", name, n, err.msg);
+			bad++;
+			apc_ltt_defs_free(&d);
+			continue;
+		}
+		for (uint32_t id = 0; id < ids.n; id++) {
+			const struct apc_ltt_evdef *e = ids.ev[id], *w = apc_ltt_ids_ev(&wids, id);
+			if (!e || ids.fac[id] == NULL || !strcmp(ids.fac[id]->name, "builtin"))
+				continue;
+			if (!w || strcmp(e->name, w->name) || e->fixed != w->fixed) {
+				T_FAIL("%s cut at %zu: id %u is %s (%lld bytes), whole %s", name, n, id,
+				       e->name, (long long)e->fixed, w ? w->name : "-");
+				bad++;
+			}
+		}
+		apc_ltt_ids_free(&ids);
+		apc_ltt_defs_free(&d);
+	}
+	apc_ltt_ids_free(&wids);
+	apc_ltt_defs_free(&whole);
+}
+
+static void eventdefs_history_cut(void)
+{
+	const char *sd = t_shared_testdata();
+
+	if (!sd)
+		T_SKIP("../shared/testdata absent");
+	T_EQ_INT(each_history(sd, "core.xml.", history_cut_one), 3);
+}
+
 static void type_language(void)
 {
 	static const char src[] =
@@ -1571,6 +1701,8 @@ void run_tests(void)
 {
 	T_RUN(xml_tolerant);
 	T_RUN(xml_cut);
+	T_RUN(defs_cut);
+	T_RUN(eventdefs_history_cut);
 	T_RUN(type_language);
 	T_RUN(interp_exact);
 	T_RUN(interp_fast_exact);
