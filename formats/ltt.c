@@ -307,17 +307,40 @@ static void ltt_damage(struct apc_reader *r, struct ltt_priv *p, const struct ap
  * system.xml: libxml2 in recover mode first (the real file is good XML);
  * the spec's own example has unquoted values (cpu=4), which libxml2
  * cannot recover attributes from, so the tolerant parser is the fallback.
+ * A file cut short before its <system> start tag ends is damage at the
+ * cut (libxml2 would recover a value cut in two: a block size of 819
+ * for 8192), which the tolerant parser tells; one cut after that tag has
+ * lost nothing read, and is taken.
  */
 static int ltt_system(struct apc_reader *r, struct ltt_priv *p, struct apc_ltt_xnode **sys,
 		      char *name, size_t name_len)
 {
 	uint8_t *buf;
 	size_t len;
-	struct apc_ltt_xnode *root = NULL;
+	struct apc_ltt_xnode *root = NULL, *d = NULL;
+	struct apc_err perr;
 	int st = ltt_slurp(r->inputs[0], "info/system.xml", &buf, &len, name, name_len, &r->err);
 
 	if (st)
 		return st;
+	/* Its failure (nesting too deep) is the error only if libxml2
+	 * finds no system either, as when it was only the fallback. */
+	apc_err_clear(&perr);
+	int pst = apc_ltt_xml_parse((const char *)buf, len, name, &d, &perr);
+	if (pst == APC_ENOMEM) {
+		free(buf);
+		r->err = perr;
+		return pst;
+	}
+	if (!pst && d->cut_msg) {
+		const struct apc_ltt_xnode *x = apc_ltt_xml_child(d, "system");
+		if (!x || x->cut == APC_LTT_CUT_TAG) {
+			st = apc_err_set(&r->err, APC_EDATA, name, d->cut_off, "%s", d->cut_msg);
+			apc_ltt_xml_free(d);
+			free(buf);
+			return st;
+		}
+	}
 	xmlDocPtr doc = xmlReadMemory((const char *)buf, (int)len, "system.xml", NULL,
 				      XML_PARSE_RECOVER | XML_PARSE_NONET | XML_PARSE_NOERROR |
 					      XML_PARSE_NOWARNING);
@@ -334,21 +357,15 @@ static int ltt_system(struct apc_reader *r, struct ltt_priv *p, struct apc_ltt_x
 	}
 	if (doc)
 		xmlFreeDoc(doc);
-	if (!root) {
-		struct apc_ltt_xnode *d;
-		st = apc_ltt_xml_parse((const char *)buf, len, name, &d, &r->err);
-		if (!st) {
-			for (size_t i = 0; i < d->nkids; i++)
-				if (strcmp(d->kids[i]->name, "system") == 0) {
-					root = apc_ltt_xml_detach(d, i);
-					break;
-				}
-			apc_ltt_xml_free(d);
-		}
-	}
 	free(buf);
-	if (st)
-		return st;
+	if (!root && pst) {
+		r->err = perr;
+		return pst;
+	}
+	for (size_t i = 0; !root && i < d->nkids; i++)
+		if (strcmp(d->kids[i]->name, "system") == 0)
+			root = apc_ltt_xml_detach(d, i);
+	apc_ltt_xml_free(d);
 	if (!root)
 		return apc_err_set(&r->err, APC_EDATA, name, 0, "no <system> element");
 	*sys = root;

@@ -740,3 +740,31 @@ assert o["damage"].endswith("<event name=\"schedchange\"> (the file ends before 
 	grep -q 'not mapped: ltt undefined event id (rest of its block skipped): [1-9]' <<<"$output"
 	! grep -q 'cpu/\|malformed' <<<"$output" || false
 }
+
+@test "LTT: info/system.xml cut inside its start tag is damage there: nothing converted with a partial value" {
+	gen_cut e
+	local sys="$TMP/g/info/system.xml" n gt
+	n=$(($(at "$sys" 'ltt_block_size="8192"') + 19)) # ltt_block_size="819
+	head -c "$n" "$sys" >"$TMP/e/info/system.xml"
+	conv 1 "$TMP/e" -o "$TMP/e.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/e/info/system.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <system>, in its attribute ltt_block_size=\"819\" (the file ends before </system>)" ]
+	[ "${#lines[@]}" -eq 2 ]
+	grep -q "^apcconv: $TMP/e (ltt) -> nothing written: 0 bytes in, 0 events," <<<"${lines[1]}"
+	[ ! -e "$TMP/e.apc" ]
+	tar -C "$TMP" -cf "$TMP/e.tar" e
+	conv 1 "$TMP/e.tar" -o "$TMP/et.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/e.tar:info/system.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <system>, in its attribute ltt_block_size=\"819\" (the file ends before </system>)" ]
+	[ ! -e "$TMP/et.apc" ]
+	# its last attribute whole, but no '>': still cut (more may follow)
+	head -c $((n + 2)) "$sys" >"$TMP/e/info/system.xml"
+	conv 1 "$TMP/e" -o "$TMP/e.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/e/info/system.xml: offset $(printf 0x%x $((n + 2))): cut short inside the start tag of <system> (the file ends before </system>)" ]
+	# cut after the start tag: nothing read is lost, taken as whole
+	apcconv -q "$TMP/g" -o "$TMP/whole.apc"
+	gt=$(($(at "$sys" '>generated') + 1))
+	for n in "$gt" $(($(stat -c %s "$sys") - 1)); do
+		head -c "$n" "$sys" >"$TMP/e/info/system.xml"
+		conv 0 "$TMP/e" -o "$TMP/e$n.apc"
+		diff <(apcdump "$TMP/whole.apc") <(apcdump "$TMP/e$n.apc")
+	done
+}
