@@ -592,6 +592,12 @@ static int ltt_bookmarks(struct apc_reader *r, struct ltt_priv *p)
 	free(buf);
 	if (st)
 		return st;
+	if (d->cut_msg) {
+		/* The bookmarks whole before the cut are placed. */
+		struct apc_err e;
+		apc_err_set(&e, APC_EDATA, name, d->cut_off, "%s", d->cut_msg);
+		ltt_damage(r, p, &e);
+	}
 	const struct apc_ltt_xnode *bm = apc_ltt_xml_child(d, "bookmarks");
 	for (size_t i = 0; bm && i < bm->nkids; i++) {
 		const struct apc_ltt_xnode *l = bm->kids[i];
@@ -599,7 +605,7 @@ static int ltt_bookmarks(struct apc_reader *r, struct ltt_priv *p)
 		const char *cpu = apc_ltt_xml_attr(l, "cpu"), *nm = apc_ltt_xml_attr(l, "name");
 		uint64_t ts = 0;
 		int core = cpu ? atoi(cpu) : -1;
-		if (strcmp(l->name, "location") != 0)
+		if (strcmp(l->name, "location") != 0 || l->cut == APC_LTT_CUT_TAG)
 			continue;
 		if (!t)
 			t = apc_ltt_xml_attr(l, "start_time");

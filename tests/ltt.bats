@@ -768,3 +768,15 @@ assert o["damage"].endswith("<event name=\"schedchange\"> (the file ends before 
 		diff <(apcdump "$TMP/whole.apc") <(apcdump "$TMP/e$n.apc")
 	done
 }
+
+@test "LTT: info/bookmarks.xml cut short keeps the bookmarks before the cut, none at a time cut in two" {
+	gen_cut b
+	local bm="$TMP/g/info/bookmarks.xml" n
+	n=$(($(at "$bm" 'start_time="1100000012.218746805"') + 22)) # start_time="1100000012
+	head -c "$n" "$bm" >"$TMP/b/info/bookmarks.xml"
+	conv 1 "$TMP/b" -o "$TMP/b.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/b/info/bookmarks.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <location>, in its attribute start_time=\"1100000012\" (the file ends before </bookmarks>)" ]
+	run apcdump "$TMP/b.apc"
+	[ "$(grep -c ' annotate_marker ' <<<"$output")" -eq 1 ]
+	grep -q ' annotate_marker .* text="first: Start"$' <<<"$output"
+}
