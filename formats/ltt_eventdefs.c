@@ -1286,6 +1286,8 @@ int64_t apc_ltt_payload_len(const struct apc_ltt_evdef *ev, const uint8_t *p, si
 {
 	if (ev->fixed >= 0)
 		return (uint64_t)ev->fixed <= avail ? ev->fixed : -1;
+	if (!ev->type) /* lost to a cut (compiled, a type-less event is fixed) */
+		return -1;
 	return type_walk(ev->type, p, avail, be);
 }
 
