@@ -1067,31 +1067,40 @@ static int size_resolve(const char *kw, const struct apc_ltt_arch *a)
 	return -1;
 }
 
+/* The named type `name`, own's first, else any facility's; *in gets the
+ * facility that defines it. */
 static struct apc_ltt_type *find_named(const struct apc_ltt_defs *d,
-				       const struct apc_ltt_facility *own, const char *name)
+				       const struct apc_ltt_facility *own, const char *name,
+				       const struct apc_ltt_facility **in)
 {
+	*in = own;
 	for (size_t k = 0; k < own->ntypes; k++)
 		if (strcmp(own->types[k].name, name) == 0)
 			return own->types[k].type;
 	for (size_t i = 0; i < d->nfacs; i++)
 		for (size_t k = 0; k < d->facs[i].ntypes; k++)
-			if (strcmp(d->facs[i].types[k].name, name) == 0)
+			if (strcmp(d->facs[i].types[k].name, name) == 0) {
+				*in = &d->facs[i];
 				return d->facs[i].types[k].type;
+			}
 	return NULL;
 }
 
 /* Resolve sizes and typerefs under t and return its fixed length (-1
  * variable, -2 error with err set, -3 a typeref to a type lost to a cut
- * file, with err set: see apc_ltt_defs_compile). */
+ * file, with err set: see apc_ltt_defs_compile).  Names resolve in f
+ * (the event's facility) first; errors name the facility whose file t
+ * is in, `in`. */
 static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d,
-			    const struct apc_ltt_facility *f, const struct apc_ltt_arch *a,
-			    int depth, struct apc_err *err)
+			    const struct apc_ltt_facility *f, const struct apc_ltt_facility *in,
+			    const struct apc_ltt_arch *a, int depth, struct apc_err *err)
 {
 	int64_t r = -1;
+	const struct apc_ltt_facility *tin;
 
 	if (depth > TYPE_MAX_DEPTH) {
-		apc_err_set(err, APC_EDATA, f->file, t->offset,
-			    "types of facility '%s' nest deeper than %d (recursive typeref?)", f->name,
+		apc_err_set(err, APC_EDATA, in->file, t->offset,
+			    "types of facility '%s' nest deeper than %d (recursive typeref?)", in->name,
 			    TYPE_MAX_DEPTH);
 		return -2;
 	}
@@ -1106,8 +1115,8 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 		else
 			t->size = size_resolve(t->size_kw, a);
 		if (t->size < 1 || (t->kind == APC_LTT_FLOAT && t->size != 4 && t->size != 8)) {
-			apc_err_set(err, APC_EDATA, f->file, t->offset,
-				    "facility '%s': bad size '%s'", f->name, t->size_kw);
+			apc_err_set(err, APC_EDATA, in->file, t->offset,
+				    "facility '%s': bad size '%s'", in->name, t->size_kw);
 			return -2;
 		}
 		r = t->size;
@@ -1116,7 +1125,7 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 		r = -1;
 		break;
 	case APC_LTT_ARRAY: {
-		int64_t e = type_compile(t->elem, d, f, a, depth + 1, err);
+		int64_t e = type_compile(t->elem, d, f, in, a, depth + 1, err);
 		if (e < -1)
 			return e;
 		/* An empty array is fixed (0 bytes) whatever its element:
@@ -1130,12 +1139,12 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 	case APC_LTT_SEQUENCE: case APC_LTT_UNION:
 		t->size = size_resolve(t->size_kw, a);
 		if (t->size < 1) {
-			apc_err_set(err, APC_EDATA, f->file, t->offset,
-				    "facility '%s': bad length size '%s'", f->name, t->size_kw);
+			apc_err_set(err, APC_EDATA, in->file, t->offset,
+				    "facility '%s': bad length size '%s'", in->name, t->size_kw);
 			return -2;
 		}
 		if (t->kind == APC_LTT_SEQUENCE) {
-			int64_t e = type_compile(t->elem, d, f, a, depth + 1, err);
+			int64_t e = type_compile(t->elem, d, f, in, a, depth + 1, err);
 			if (e < -1)
 				return e;
 			r = -1;
@@ -1144,7 +1153,7 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 		/* A union whose members all have one length is fixed. */
 		r = t->nfields ? 0 : t->size;
 		for (size_t i = 0; i < t->nfields; i++) {
-			int64_t e = type_compile(t->fields[i].type, d, f, a, depth + 1, err);
+			int64_t e = type_compile(t->fields[i].type, d, f, in, a, depth + 1, err);
 			if (e < -1)
 				return e;
 			if (i == 0)
@@ -1156,20 +1165,20 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 	case APC_LTT_STRUCT:
 		r = 0;
 		for (size_t i = 0; i < t->nfields; i++) {
-			int64_t e = type_compile(t->fields[i].type, d, f, a, depth + 1, err);
+			int64_t e = type_compile(t->fields[i].type, d, f, in, a, depth + 1, err);
 			if (e < -1)
 				return e;
 			r = (r < 0 || e < 0) ? -1 : r + e;
 		}
 		break;
 	case APC_LTT_TYPEREF:
-		t->target = find_named(d, f, t->ref);
+		t->target = find_named(d, f, t->ref, &tin);
 		if (!t->target) {
-			apc_err_set(err, APC_EDATA, f->file, t->offset,
-				    "facility '%s': typeref to undefined type '%s'", f->name, t->ref);
+			apc_err_set(err, APC_EDATA, in->file, t->offset,
+				    "facility '%s': typeref to undefined type '%s'", in->name, t->ref);
 			return d->ncut ? -3 : -2;
 		}
-		r = type_compile(t->target, d, f, a, depth + 1, err);
+		r = type_compile(t->target, d, f, tin, a, depth + 1, err);
 		break;
 	}
 	t->fixed = r;
@@ -1181,7 +1190,7 @@ int apc_ltt_defs_compile(struct apc_ltt_defs *d, const struct apc_ltt_arch *a, s
 	for (size_t i = 0; i < d->nfacs; i++) {
 		struct apc_ltt_facility *f = &d->facs[i];
 		for (size_t k = 0; k < f->ntypes; k++) {
-			int64_t r = type_compile(f->types[k].type, d, f, a, 0, err);
+			int64_t r = type_compile(f->types[k].type, d, f, f, a, 0, err);
 			if (r == -2)
 				return err->status;
 			if (r == -3) /* its events are lost below */
@@ -1189,7 +1198,7 @@ int apc_ltt_defs_compile(struct apc_ltt_defs *d, const struct apc_ltt_arch *a, s
 		}
 		for (size_t k = 0; k < f->nevents; k++) {
 			struct apc_ltt_evdef *e = &f->events[k];
-			int64_t r = e->type ? type_compile(e->type, d, f, a, 0, err) : 0;
+			int64_t r = e->type ? type_compile(e->type, d, f, f, a, 0, err) : 0;
 			if (r == -2)
 				return err->status;
 			if (r == -3) {

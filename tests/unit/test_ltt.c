@@ -382,6 +382,19 @@ static void defs_cut(void)
 	T_EQ_INT(err.offset, (int64_t)(strstr(badsz, "<uint") - badsz));
 	T_EQ_STR(err.msg, "facility 'core': bad size '3'");
 	apc_ltt_defs_free(&d);
+	/* A type used from another facility's file: its own file is named. */
+	static const char user[] = "<facility name=other>\n<event name=u><typeref name=t/></event>\n"
+				   "</facility>\n";
+	static const char owner[] = "<facility name=core>\n<type name=t><uint size=3/></type>\n"
+				    "</facility>\n";
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_defs_add(&d, user, sizeof user - 1, "u.xml", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_add(&d, owner, sizeof owner - 1, "o.xml", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_EDATA);
+	T_EQ_STR(err.file, "o.xml");
+	T_EQ_INT(err.offset, (int64_t)(strstr(owner, "<uint") - owner));
+	T_EQ_STR(err.msg, "facility 'core': bad size '3'");
+	apc_ltt_defs_free(&d);
 }
 
 /*
