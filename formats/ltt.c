@@ -145,14 +145,18 @@ static long ltt_read_cb(void *ctx, void *buf, size_t n, struct apc_err *err)
 	return (long)r;
 }
 
+/* Read member rel whole; name (name_len bytes) gets its name for
+ * messages, which names the trace too ("t/info/system.xml",
+ * "t.tar:info/system.xml"), as the CPU files' do. */
 static int ltt_slurp(struct apc_input *in, const char *rel, uint8_t **buf, size_t *len,
-		     struct apc_err *err)
+		     char *name, size_t name_len, struct apc_err *err)
 {
 	struct apc_stream *s;
 	int st = apc_input_open_member(in, rel, &s, err);
 
 	if (st)
 		return st;
+	snprintf(name, name_len, "%s", apc_stream_name(s));
 	st = apc_stream_slurp(s, LTT_MAX_XML, buf, len, err);
 	apc_stream_close(s);
 	return st;
@@ -287,20 +291,56 @@ static int ltt_bid(struct apc_input *in)
 
 /* ---- open ------------------------------------------------------------- */
 
+/* Note damage in one file of the trace: the first is the run's error,
+ * any later one (another CPU file) a line of its own in the report. */
+static void ltt_damage(struct apc_reader *r, struct ltt_priv *p, const struct apc_err *e)
+{
+	if (!p->damaged) {
+		p->damaged = 1;
+		p->dmg_err = *e;
+	} else {
+		apc_model_more_damage(r->model, e);
+	}
+}
+
 /*
  * system.xml: libxml2 in recover mode first (the real file is good XML);
  * the spec's own example has unquoted values (cpu=4), which libxml2
  * cannot recover attributes from, so the tolerant parser is the fallback.
+ * A file cut short before its <system> start tag ends is damage at the
+ * cut (libxml2 would recover a value cut in two: a block size of 819
+ * for 8192), which the tolerant parser tells; one cut after that tag has
+ * lost nothing read, and is taken.
  */
-static int ltt_system(struct apc_reader *r, struct ltt_priv *p, struct apc_ltt_xnode **sys)
+static int ltt_system(struct apc_reader *r, struct ltt_priv *p, struct apc_ltt_xnode **sys,
+		      char *name, size_t name_len)
 {
 	uint8_t *buf;
 	size_t len;
-	struct apc_ltt_xnode *root = NULL;
-	int st = ltt_slurp(r->inputs[0], "info/system.xml", &buf, &len, &r->err);
+	struct apc_ltt_xnode *root = NULL, *d = NULL;
+	struct apc_err perr;
+	int st = ltt_slurp(r->inputs[0], "info/system.xml", &buf, &len, name, name_len, &r->err);
 
 	if (st)
 		return st;
+	/* Its failure (nesting too deep) is the error only if libxml2
+	 * finds no system either, as when it was only the fallback. */
+	apc_err_clear(&perr);
+	int pst = apc_ltt_xml_parse((const char *)buf, len, name, &d, &perr);
+	if (pst == APC_ENOMEM) {
+		free(buf);
+		r->err = perr;
+		return pst;
+	}
+	if (!pst && d->cut_msg) {
+		const struct apc_ltt_xnode *x = apc_ltt_xml_child(d, "system");
+		if (!x || x->cut == APC_LTT_CUT_TAG) {
+			st = apc_err_set(&r->err, APC_EDATA, name, d->cut_off, "%s", d->cut_msg);
+			apc_ltt_xml_free(d);
+			free(buf);
+			return st;
+		}
+	}
 	xmlDocPtr doc = xmlReadMemory((const char *)buf, (int)len, "system.xml", NULL,
 				      XML_PARSE_RECOVER | XML_PARSE_NONET | XML_PARSE_NOERROR |
 					      XML_PARSE_NOWARNING);
@@ -317,23 +357,17 @@ static int ltt_system(struct apc_reader *r, struct ltt_priv *p, struct apc_ltt_x
 	}
 	if (doc)
 		xmlFreeDoc(doc);
-	if (!root) {
-		struct apc_ltt_xnode *d;
-		st = apc_ltt_xml_parse((const char *)buf, len, "info/system.xml", &d, &r->err);
-		if (!st) {
-			for (size_t i = 0; i < d->nkids; i++)
-				if (strcmp(d->kids[i]->name, "system") == 0) {
-					root = apc_ltt_xml_detach(d, i);
-					break;
-				}
-			apc_ltt_xml_free(d);
-		}
-	}
 	free(buf);
-	if (st)
-		return st;
+	if (!root && pst) {
+		r->err = perr;
+		return pst;
+	}
+	for (size_t i = 0; !root && i < d->nkids; i++)
+		if (strcmp(d->kids[i]->name, "system") == 0)
+			root = apc_ltt_xml_detach(d, i);
+	apc_ltt_xml_free(d);
 	if (!root)
-		return apc_err_set(&r->err, APC_EDATA, "info/system.xml", 0, "no <system> element");
+		return apc_err_set(&r->err, APC_EDATA, name, 0, "no <system> element");
 	*sys = root;
 	(void)p;
 	return APC_OK;
@@ -351,31 +385,34 @@ static int ltt_eventdefs(struct apc_reader *r, struct ltt_priv *p)
 	for (size_t i = 0; i < n; i++) {
 		uint8_t *buf;
 		size_t len;
+		char name[300];
 		if (strncmp(names[i], "eventdefs/", 10) != 0)
 			continue;
-		if ((st = ltt_slurp(r->inputs[0], names[i], &buf, &len, &r->err)))
+		if ((st = ltt_slurp(r->inputs[0], names[i], &buf, &len, name, sizeof name, &r->err)))
 			return st;
-		st = apc_ltt_defs_add(&p->defs, (const char *)buf, len, names[i], &r->err);
+		st = apc_ltt_defs_add(&p->defs, (const char *)buf, len, name, &r->err);
 		free(buf);
+		if (st == APC_EDATA && p->defs.cut) {
+			/* Cut short: damage in that file, as in a CPU file;
+			 * the events described before the cut are read, the
+			 * others are undefined ids (their blocks skipped). */
+			ltt_damage(r, p, &r->err);
+			apc_err_clear(&r->err);
+			st = APC_OK;
+		}
 		if (st)
 			return st;
+	}
+	if (!p->defs.nfacs && p->damaged) {
+		/* Cut before any facility: nothing can be sized. */
+		r->err = p->dmg_err;
+		p->damaged = 0;
+		return r->err.status;
 	}
 	if (!p->defs.nfacs)
 		return apc_err_set(&r->err, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
 				   "no eventdefs/*.xml: event sizes are unknown");
 	return apc_ltt_defs_compile(&p->defs, &p->arch, &r->err);
-}
-
-/* Note damage in one file of the trace: the first is the run's error,
- * any later one (another CPU file) a line of its own in the report. */
-static void ltt_damage(struct apc_reader *r, struct ltt_priv *p, const struct apc_err *e)
-{
-	if (!p->damaged) {
-		p->damaged = 1;
-		p->dmg_err = *e;
-	} else {
-		apc_model_more_damage(r->model, e);
-	}
 }
 
 /* Walk a control file with the given id map, calling fn for each event. */
@@ -458,14 +495,14 @@ static struct apc_ltt_field ctl_proc_fields[] = {
 	{"state", "", &ctl_u4}};
 static struct apc_ltt_type ctl_proc = {.kind = APC_LTT_STRUCT, .fields = ctl_proc_fields,
 				       .nfields = 13, .fixed = -1};
-static struct apc_ltt_evdef ctl_proc_ev = {"process", "Existing process", &ctl_proc, -1};
+static struct apc_ltt_evdef ctl_proc_ev = {"process", "Existing process", &ctl_proc, -1, 0};
 static struct apc_ltt_field ctl_irq_fields[] = {
 	{"number", "", &ctl_u4}, {"count", "", &ctl_u4}, {"controller", "", &ctl_str},
 	{"name", "", &ctl_str}};
 static struct apc_ltt_type ctl_irq = {.kind = APC_LTT_STRUCT, .fields = ctl_irq_fields,
 				      .nfields = 4, .fixed = -1};
 static struct apc_ltt_evdef ctl_irq_ev = {"interrupt", "Interrupt request number assignment",
-					  &ctl_irq, -1};
+					  &ctl_irq, -1, 0};
 
 static int ltt_on_process(struct apc_reader *r, struct ltt_priv *p, const struct apc_ltt_raw *ev)
 {
@@ -547,12 +584,20 @@ static int ltt_bookmarks(struct apc_reader *r, struct ltt_priv *p)
 
 	if (!apc_input_has(r->inputs[0], "info/bookmarks.xml"))
 		return APC_OK;
-	if ((st = ltt_slurp(r->inputs[0], "info/bookmarks.xml", &buf, &len, &r->err)))
+	char name[300];
+	if ((st = ltt_slurp(r->inputs[0], "info/bookmarks.xml", &buf, &len, name, sizeof name,
+			    &r->err)))
 		return st;
-	st = apc_ltt_xml_parse((const char *)buf, len, "info/bookmarks.xml", &d, &r->err);
+	st = apc_ltt_xml_parse((const char *)buf, len, name, &d, &r->err);
 	free(buf);
 	if (st)
 		return st;
+	if (d->cut_msg) {
+		/* The bookmarks whole before the cut are placed. */
+		struct apc_err e;
+		apc_err_set(&e, APC_EDATA, name, d->cut_off, "%s", d->cut_msg);
+		ltt_damage(r, p, &e);
+	}
 	const struct apc_ltt_xnode *bm = apc_ltt_xml_child(d, "bookmarks");
 	for (size_t i = 0; bm && i < bm->nkids; i++) {
 		const struct apc_ltt_xnode *l = bm->kids[i];
@@ -560,7 +605,7 @@ static int ltt_bookmarks(struct apc_reader *r, struct ltt_priv *p)
 		const char *cpu = apc_ltt_xml_attr(l, "cpu"), *nm = apc_ltt_xml_attr(l, "name");
 		uint64_t ts = 0;
 		int core = cpu ? atoi(cpu) : -1;
-		if (strcmp(l->name, "location") != 0)
+		if (strcmp(l->name, "location") != 0 || l->cut == APC_LTT_CUT_TAG)
 			continue;
 		if (!t)
 			t = apc_ltt_xml_attr(l, "start_time");
@@ -811,7 +856,8 @@ static int ltt_open(struct apc_reader *r)
 	if (!apc_input_is_tree(in))
 		return apc_err_set(&r->err, APC_EIO, apc_input_path(in), APC_NO_OFFSET,
 				   "an LTT trace is a directory (or an archive of one)");
-	if ((st = ltt_system(r, p, &sys)))
+	char sysname[300];
+	if ((st = ltt_system(r, p, &sys, sysname, sizeof sysname)))
 		return st;
 	const char *v = apc_ltt_xml_attr(sys, "endian");
 	p->arch.big_endian = v && (strcasestr(v, "big") != NULL);
@@ -821,7 +867,7 @@ static int ltt_open(struct apc_reader *r)
 	unsigned long bs = v ? strtoul(v, NULL, 10) : 0;
 	if (bs < 64 || bs > LTT_MAX_BLOCK) {
 		/* v points into sys: format the message before freeing it. */
-		st = apc_err_set(&r->err, APC_EDATA, "info/system.xml", 0,
+		st = apc_err_set(&r->err, APC_EDATA, sysname, 0,
 				 "ltt_block_size '%s' is missing or not in 64..%u", v ? v : "",
 				 LTT_MAX_BLOCK);
 		apc_ltt_xml_free(sys);

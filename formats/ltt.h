@@ -40,14 +40,30 @@ struct apc_ltt_xnode {
 	int64_t offset;               /* byte offset of the start tag */
 	void *arena;                  /* the root's only: every node, array and
 	                               * string of the tree, freed at once */
+	int cut;                      /* APC_LTT_CUT_*: the buffer ends before
+	                               * this element's end (OPEN: some of its
+	                               * content may be lost) or inside its start
+	                               * tag (TAG: attributes may be partial) */
+	char *cut_msg;                /* the root's only: "cut short inside ..."
+	                               * when the buffer ends too soon, or NULL */
+	int64_t cut_off;              /* the root's only: where (the length) */
 };
+
+enum { APC_LTT_CUT_NONE = 0, APC_LTT_CUT_OPEN = 1, APC_LTT_CUT_TAG = 2 };
 
 /*
  * apc_ltt_xml_parse() : parse buf into a tree whose root is a synthetic
  * "#doc" node holding the top-level elements.  Never fails on odd
- * markup (unknown close tags are ignored, unclosed elements are closed
- * at the end, leaf types such as <typeref ...> need no "/"); fails only
- * on allocation or nesting deeper than 64.  Free with apc_ltt_xml_free.
+ * markup (unknown close tags are ignored, an element left open is
+ * closed by its parent's close tag, leaf types such as <typeref ...>
+ * need no "/"); fails only on allocation or nesting deeper than 64.
+ * A buffer that ends too soon (elements still open at its end, or a
+ * tag, attribute value, comment or declaration it ends inside of) is
+ * not a failure either: the tree holds what came before, every element
+ * the end cuts is marked (x->cut), and the root's cut_msg says what is
+ * cut ("cut short inside the start tag of <event>, in its attribute
+ * name="pro" (the file ends before </facility>)"), at cut_off, the
+ * length.  Free with apc_ltt_xml_free.
  */
 int apc_ltt_xml_parse(const char *buf, size_t len, const char *file,
 		      struct apc_ltt_xnode **root, struct apc_err *err);
@@ -102,6 +118,7 @@ struct apc_ltt_type {
 	struct apc_ltt_label *labels;/* enum */
 	size_t nlabels;
 	int64_t fixed;     /* compiled: byte length if fixed, -1 if variable */
+	int64_t offset;    /* byte offset of its element in the eventdefs file */
 };
 
 struct apc_ltt_named {
@@ -113,6 +130,8 @@ struct apc_ltt_evdef {
 	char *name, *description;
 	struct apc_ltt_type *type; /* NULL: no payload */
 	int64_t fixed;             /* compiled payload length, -1 variable */
+	int lost;                  /* its file is cut short before a type it
+	                            * refers to: it keeps its id, undefined */
 };
 
 struct apc_ltt_facility {
@@ -126,6 +145,10 @@ struct apc_ltt_facility {
 	int loaded;                /* base came from a facility_load */
 	uint32_t *more_bases;      /* later loads of this version at other bases */
 	size_t nmore;
+	char *file;                /* the eventdefs file, for messages */
+	int cut;                   /* that file is cut short inside this facility:
+	                            * it holds the events and types complete
+	                            * before the cut */
 };
 
 
@@ -141,6 +164,9 @@ int apc_ltt_arch_set(struct apc_ltt_arch *a, const char *arch_size);
 struct apc_ltt_defs {
 	struct apc_ltt_facility *facs;
 	size_t nfacs;
+	int cut;                   /* the last apc_ltt_defs_add's APC_EDATA is a
+	                            * file cut short, whose whole part is added */
+	size_t ncut;               /* facilities with cut set */
 };
 
 /*
@@ -157,14 +183,23 @@ int apc_ltt_facility_load(struct apc_ltt_defs *d, const char *name, size_t n, ui
  * apc_ltt_defs_add() : parse one eventdefs file (one or more <facility>
  * elements) and add its facilities to d.  APC_EDATA with err set when
  * the file has no facility or an element is meaningless (unknown type,
- * bad size).
+ * bad size).  A file cut short (see apc_ltt_xml_parse) is APC_EDATA
+ * "cut short inside ..." at its length with d->cut set: each facility
+ * whose start tag is whole is added with the events and types whose
+ * elements end before the cut (f->cut set; the one cut, and all after
+ * it, dropped), maybe none, and d can be used as if the file were
+ * whole.  When an element whole before the cut is meaningless, d->cut
+ * is 0 and the error is that.
  */
 int apc_ltt_defs_add(struct apc_ltt_defs *d, const char *buf, size_t len, const char *file,
 		     struct apc_err *err);
 /*
  * apc_ltt_defs_compile() : resolve typerefs and size keywords for arch
  * and compute each event's fixed length (or -1).  APC_EDATA on an
- * undefined or recursive typeref.
+ * undefined or recursive typeref or a bad size, named at its file and
+ * offset.  While a facility is cut (d->ncut), a typeref to a type no
+ * facility defines is taken as lost to the cut: an event that needs it
+ * is marked lost (undefined, its id kept), not an error.
  */
 int apc_ltt_defs_compile(struct apc_ltt_defs *d, const struct apc_ltt_arch *arch,
 			 struct apc_err *err);

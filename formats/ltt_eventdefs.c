@@ -173,6 +173,9 @@ static struct apc_ltt_xnode *xml_new(struct xml_arena *a, const char *name, size
 	x->nkids = 0;
 	x->text = NULL;
 	x->arena = NULL;
+	x->cut = APC_LTT_CUT_NONE;
+	x->cut_msg = NULL;
+	x->cut_off = 0;
 	for (size_t i = 0; i < n; i++)
 		x->name[i] = (char)tolower((unsigned char)name[i]);
 	x->name[n] = 0;
@@ -275,24 +278,32 @@ static int xml_isname(int c)
 	return (int)(name_bits[(c >> 6) & 3] >> (c & 63) & 1);
 }
 
-/* Parse the attributes of a start tag from *pp; stops at '>' or "/>". */
+/*
+ * Parse the attributes of a start tag from *pp; stops at '>' or "/>".
+ * *end: 1 after '>', 2 after "/>", 0 when the buffer ends first (the
+ * tag is cut short); *attr_cut: the buffer ends inside the last
+ * attribute added: 1 in its value (before the closing quote, or the
+ * space or '>' that would end it), 2 in or after its name (no '=').
+ */
 static int xml_attrs(struct xml_arena *ar, struct apc_ltt_xnode *x, const char *b, size_t len, size_t *pp,
-		     int *selfclose)
+		     int *end, int *attr_cut)
 {
 	size_t i = *pp;
 
-	*selfclose = 0;
+	*end = 0;
+	*attr_cut = 0;
 	for (;;) {
 		while (i < len && isspace((unsigned char)b[i]))
 			i++;
 		if (i >= len)
 			break;
 		if (b[i] == '>') {
+			*end = 1;
 			i++;
 			break;
 		}
 		if (b[i] == '/' && i + 1 < len && b[i + 1] == '>') {
-			*selfclose = 1;
+			*end = 2;
 			i += 2;
 			break;
 		}
@@ -318,13 +329,17 @@ static int xml_attrs(struct xml_arena *ar, struct apc_ltt_xnode *x, const char *
 				ve = i;
 				if (i < len)
 					i++;
+				*attr_cut = !e;
 			} else {
 				vs = i;
 				while (i < len && !isspace((unsigned char)b[i]) && b[i] != '>' &&
 				       !(b[i] == '/' && i + 1 < len && b[i + 1] == '>'))
 					i++;
 				ve = i;
+				*attr_cut = i >= len;
 			}
+		} else {
+			*attr_cut = i >= len ? 2 : 0; /* a bare name, or "name=" to come */
 		}
 		if (xml_full(x->nattrs)) {
 			struct apc_ltt_xattr *na = xml_grow(ar, x->attrs, x->nattrs, sizeof *na);
@@ -350,6 +365,115 @@ static const char *xml_find(const char *b, size_t len, size_t from, const char *
 	return from <= len ? memmem(b + from, len - from, pat, strlen(pat)) : NULL;
 }
 
+/* Append s[0..n) to buf (of size cap, holding *w bytes) as printable
+ * text: at most max bytes of it, "..." after when there is more. */
+static void cut_put(char *buf, size_t cap, size_t *w, const char *s, size_t n, size_t max)
+{
+	for (size_t k = 0; k < n && k < max && *w + 1 < cap; k++) {
+		unsigned char c = (unsigned char)s[k];
+		buf[(*w)++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	if (n > max)
+		for (int k = 0; k < 3 && *w + 1 < cap; k++)
+			buf[(*w)++] = '.';
+	buf[*w] = 0;
+}
+
+static void cut_str(char *buf, size_t cap, size_t *w, const char *s)
+{
+	cut_put(buf, cap, w, s, strlen(s), cap);
+}
+
+/* "<event name="x">", or "<struct>" for an element without a name. */
+static void cut_elem(char *buf, size_t cap, size_t *w, const struct apc_ltt_xnode *x)
+{
+	const char *nm = apc_ltt_xml_attr(x, "name");
+
+	cut_str(buf, cap, w, "<");
+	cut_str(buf, cap, w, x->name);
+	if (nm) {
+		cut_str(buf, cap, w, " name=\"");
+		cut_put(buf, cap, w, nm, strlen(nm), 40);
+		cut_str(buf, cap, w, "\"");
+	}
+	cut_str(buf, cap, w, ">");
+}
+
+/*
+ * The message for a document the buffer ends inside of: what is cut
+ * (a tag, a comment, or the content of the open elements), the nearest
+ * named element around it, the event or type around that, and the
+ * outermost element left open.  tag: the element whose start tag is
+ * cut (NULL if none); attr_cut: inside its last attribute; what: the
+ * construct cut when it is not an element's (comment, end tag, ...).
+ */
+static void cut_describe(char *buf, size_t cap, struct apc_ltt_xnode *const *stack, size_t depth,
+			 const struct apc_ltt_xnode *tag, int attr_cut, const char *what,
+			 const char *raw, size_t rawlen)
+{
+	const struct apc_ltt_xnode *inner = NULL, *named = NULL, *evt = NULL, *outer;
+	size_t w = 0;
+
+	buf[0] = 0;
+	cut_str(buf, cap, &w, "cut short inside ");
+	if (tag) {
+		cut_str(buf, cap, &w, "the start tag of <");
+		cut_str(buf, cap, &w, tag->name);
+		cut_str(buf, cap, &w, ">");
+		if (attr_cut == 1 && tag->nattrs) {
+			const struct apc_ltt_xattr *at = &tag->attrs[tag->nattrs - 1];
+			cut_str(buf, cap, &w, ", in its attribute ");
+			cut_put(buf, cap, &w, at->name, strlen(at->name), 40);
+			cut_str(buf, cap, &w, "=\"");
+			cut_put(buf, cap, &w, at->value, strlen(at->value), 40);
+			cut_str(buf, cap, &w, "\"");
+		} else if (attr_cut == 2 && tag->nattrs) {
+			const struct apc_ltt_xattr *at = &tag->attrs[tag->nattrs - 1];
+			cut_str(buf, cap, &w, ", in an attribute name (\"");
+			cut_put(buf, cap, &w, at->name, strlen(at->name), 40);
+			cut_str(buf, cap, &w, "\")");
+		}
+	} else if (what) {
+		cut_str(buf, cap, &w, what);
+		if (raw) {
+			cut_str(buf, cap, &w, " \"");
+			cut_put(buf, cap, &w, raw, rawlen, 40);
+			cut_str(buf, cap, &w, "\"");
+		}
+	} else if (depth) {
+		inner = stack[depth];
+		cut_elem(buf, cap, &w, inner);
+	} else {
+		cut_str(buf, cap, &w, "the document");
+	}
+	/* The outermost open element is said last: not as context. */
+	for (size_t d = depth; d > 1; d--) {
+		const struct apc_ltt_xnode *x = stack[d];
+		if (x == inner)
+			continue;
+		if (!named && apc_ltt_xml_attr(x, "name"))
+			named = x;
+		if (!evt && (strcmp(x->name, "event") == 0 || strcmp(x->name, "type") == 0))
+			evt = x;
+	}
+	if (inner && apc_ltt_xml_attr(inner, "name"))
+		named = inner; /* already said */
+	if (named && named != inner) {
+		cut_str(buf, cap, &w, tag ? ", in " : " in ");
+		cut_elem(buf, cap, &w, named);
+	}
+	if (evt && evt != named && evt != inner) {
+		cut_str(buf, cap, &w, " of ");
+		cut_elem(buf, cap, &w, evt);
+	}
+	outer = depth ? stack[1] : tag && !xml_is_void(tag->name) ? tag : NULL;
+	if (outer) {
+		cut_str(buf, cap, &w, " (the file ends before </");
+		cut_str(buf, cap, &w, outer->name);
+		cut_str(buf, cap, &w, ">)");
+	}
+}
+
 int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_ltt_xnode **root,
 		      struct apc_err *err)
 {
@@ -357,6 +481,11 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 	size_t depth = 0, i = 0;
 	struct xml_arena ar = {0};
 	struct apc_ltt_xnode *doc = xml_new(&ar, "#doc", 4, 0);
+	/* What the buffer ends inside of, when it ends too soon. */
+	struct apc_ltt_xnode *cut_tag = NULL;
+	int attr_cut = 0;
+	const char *cut_what = NULL;
+	size_t cut_raw = 0;
 
 	*root = NULL;
 	if (!doc) {
@@ -378,11 +507,19 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 		if (len - i >= 4 && memcmp(b + i, "<!--", 4) == 0) {
 			const char *e = xml_find(b, len, i + 4, "-->");
 			i = e ? (size_t)(e - b) + 3 : len;
+			if (!e) {
+				cut_what = "a comment";
+				cut_raw = start;
+			}
 			continue;
 		}
 		if (i + 1 < len && (b[i + 1] == '?' || b[i + 1] == '!')) {
 			const char *e = memchr(b + i, '>', len - i);
 			i = e ? (size_t)(e - b) + 1 : len;
+			if (!e) {
+				cut_what = b[start + 1] == '?' ? "a processing instruction" : "a declaration";
+				cut_raw = start;
+			}
 			continue;
 		}
 		if (i + 1 < len && b[i + 1] == '/') {
@@ -391,6 +528,12 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 				ne++;
 			const char *e = memchr(b + ne, '>', len - ne);
 			i = e ? (size_t)(e - b) + 1 : len;
+			if (!e) {
+				/* The name may be cut too: close nothing. */
+				cut_what = "the end tag";
+				cut_raw = start;
+				continue;
+			}
 			/* Close the nearest open element of that name; a close
 			 * tag with no open element is a typo of the writer. */
 			for (size_t d = depth; d > 0; d--) {
@@ -406,19 +549,34 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 		while (ne < len && xml_isname((unsigned char)b[ne]))
 			ne++;
 		if (ne == ns) { /* a lone '<' is text */
+			if (ns >= len) {
+				/* ... but one that ends the buffer starts a tag */
+				cut_what = "a tag";
+				cut_raw = start;
+				i = len;
+				continue;
+			}
 			if (xml_add_text(&ar, stack[depth], b + i, 1))
 				goto nomem;
 			i++;
 			continue;
 		}
 		struct apc_ltt_xnode *x = xml_new(&ar, b + ns, ne - ns, (int64_t)start);
-		int selfclose;
+		int end, acut;
 		if (!x)
 			goto nomem;
 		i = ne;
-		if (xml_attrs(&ar, x, b, len, &i, &selfclose) || xml_add_kid(&ar, stack[depth], x))
+		if (xml_attrs(&ar, x, b, len, &i, &end, &acut) || xml_add_kid(&ar, stack[depth], x))
 			goto nomem;
-		if (!selfclose && !xml_is_void(x->name)) {
+		if (!end) {
+			/* The buffer ends inside this start tag: its
+			 * attributes may be cut, and it has no content. */
+			x->cut = APC_LTT_CUT_TAG;
+			cut_tag = x;
+			attr_cut = acut;
+			continue;
+		}
+		if (end == 1 && !xml_is_void(x->name)) {
 			if (depth == XML_MAX_DEPTH) {
 				xml_arena_free(&ar);
 				return apc_err_set(err, APC_EDATA, file, (int64_t)start,
@@ -426,6 +584,20 @@ int apc_ltt_xml_parse(const char *b, size_t len, const char *file, struct apc_lt
 			}
 			stack[++depth] = x;
 		}
+	}
+	if (cut_tag || cut_what || depth) {
+		/* Every element left open is cut short: its end, and maybe
+		 * some of its content, is not in the buffer. */
+		char msg[APC_ERR_MSG - 32];
+		cut_describe(msg, sizeof msg, stack, depth, cut_tag, attr_cut, cut_what,
+			     cut_what ? b + cut_raw : NULL, cut_what ? len - cut_raw : 0);
+		for (size_t d = 1; d <= depth; d++)
+			stack[d]->cut = APC_LTT_CUT_OPEN;
+		if (!(doc->cut_msg = xml_alloc(&ar, strlen(msg) + 1)))
+			goto nomem;
+		memcpy(doc->cut_msg, msg, strlen(msg) + 1);
+		doc->cut = APC_LTT_CUT_OPEN;
+		doc->cut_off = (int64_t)len;
 	}
 	xml_trim(doc);
 	doc->arena = ar.head;
@@ -668,6 +840,7 @@ static struct apc_ltt_type *type_parse(const struct apc_ltt_xnode *x, const char
 		return NULL;
 	}
 	t->fixed = -1;
+	t->offset = x->offset;
 	for (k = 0; k < sizeof alias / sizeof alias[0]; k++)
 		if (strcmp(alias[k].elem, x->name) == 0)
 			break;
@@ -746,9 +919,17 @@ static int fac_parse(struct apc_ltt_facility *f, const struct apc_ltt_xnode *x, 
 
 	f->name = sdup(apc_ltt_xml_attr(x, "name") ? apc_ltt_xml_attr(x, "name") : "");
 	f->description = sdup(d && d->text ? d->text : "");
+	f->file = sdup(file);
+	if (!f->name || !f->description || !f->file)
+		return apc_err_set(err, APC_ENOMEM, file, APC_NO_OFFSET, "out of memory");
 	for (size_t i = 0; i < x->nkids; i++) {
 		const struct apc_ltt_xnode *e = x->kids[i], *tc;
 		const char *nm = apc_ltt_xml_attr(e, "name");
+		/* The file ends inside it: its type, even its name, may be
+		 * cut (a partial struct would size its events wrongly).  It
+		 * is the last element of the file: no id moves without it. */
+		if (e->cut)
+			continue;
 		if (strcmp(e->name, "event") == 0) {
 			struct apc_ltt_evdef *ne = realloc(f->events, (f->nevents + 1) * sizeof *ne);
 			if (!ne)
@@ -789,11 +970,13 @@ int apc_ltt_defs_add(struct apc_ltt_defs *d, const char *buf, size_t len, const 
 	int st = apc_ltt_xml_parse(buf, len, file, &root, err);
 	size_t found = 0;
 
+	d->cut = 0;
 	if (st)
 		return st;
 	for (size_t i = 0; i < root->nkids; i++) {
 		const struct apc_ltt_xnode *x = root->kids[i];
-		if (strcmp(x->name, "facility") != 0)
+		/* A facility whose start tag is cut has not even its name. */
+		if (strcmp(x->name, "facility") != 0 || x->cut == APC_LTT_CUT_TAG)
 			continue;
 		struct apc_ltt_facility *nf = realloc(d->facs, (d->nfacs + 1) * sizeof *nf);
 		if (!nf) {
@@ -806,9 +989,19 @@ int apc_ltt_defs_add(struct apc_ltt_defs *d, const char *buf, size_t len, const 
 		found++;
 		if ((st = fac_parse(&d->facs[d->nfacs - 1], x, file, err)))
 			break;
+		if (x->cut) {
+			d->facs[d->nfacs - 1].cut = 1;
+			d->ncut++;
+		}
 	}
-	if (!st && !found)
+	if (!st && root->cut_msg) {
+		/* Damage, not a meaningless file: what came before is kept,
+		 * if anything (the caller decides whether to go on). */
+		st = apc_err_set(err, APC_EDATA, file, root->cut_off, "%s", root->cut_msg);
+		d->cut = 1;
+	} else if (!st && !found) {
 		st = apc_err_set(err, APC_EDATA, file, 0, "no <facility> element in eventdefs file");
+	}
 	apc_ltt_xml_free(root);
 	return st;
 }
@@ -831,10 +1024,13 @@ void apc_ltt_defs_free(struct apc_ltt_defs *d)
 		free(f->name);
 		free(f->description);
 		free(f->more_bases);
+		free(f->file);
 	}
 	free(d->facs);
 	d->facs = NULL;
 	d->nfacs = 0;
+	d->cut = 0;
+	d->ncut = 0;
 }
 
 /* ---- compile ----------------------------------------------------------- */
@@ -871,30 +1067,40 @@ static int size_resolve(const char *kw, const struct apc_ltt_arch *a)
 	return -1;
 }
 
+/* The named type `name`, own's first, else any facility's; *in gets the
+ * facility that defines it. */
 static struct apc_ltt_type *find_named(const struct apc_ltt_defs *d,
-				       const struct apc_ltt_facility *own, const char *name)
+				       const struct apc_ltt_facility *own, const char *name,
+				       const struct apc_ltt_facility **in)
 {
+	*in = own;
 	for (size_t k = 0; k < own->ntypes; k++)
 		if (strcmp(own->types[k].name, name) == 0)
 			return own->types[k].type;
 	for (size_t i = 0; i < d->nfacs; i++)
 		for (size_t k = 0; k < d->facs[i].ntypes; k++)
-			if (strcmp(d->facs[i].types[k].name, name) == 0)
+			if (strcmp(d->facs[i].types[k].name, name) == 0) {
+				*in = &d->facs[i];
 				return d->facs[i].types[k].type;
+			}
 	return NULL;
 }
 
 /* Resolve sizes and typerefs under t and return its fixed length (-1
- * variable, -2 error with err set). */
+ * variable, -2 error with err set, -3 a typeref to a type lost to a cut
+ * file, with err set: see apc_ltt_defs_compile).  Names resolve in f
+ * (the event's facility) first; errors name the facility whose file t
+ * is in, `in`. */
 static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d,
-			    const struct apc_ltt_facility *f, const struct apc_ltt_arch *a,
-			    int depth, struct apc_err *err)
+			    const struct apc_ltt_facility *f, const struct apc_ltt_facility *in,
+			    const struct apc_ltt_arch *a, int depth, struct apc_err *err)
 {
 	int64_t r = -1;
+	const struct apc_ltt_facility *tin;
 
 	if (depth > TYPE_MAX_DEPTH) {
-		apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
-			    "types of facility '%s' nest deeper than %d (recursive typeref?)", f->name,
+		apc_err_set(err, APC_EDATA, in->file, t->offset,
+			    "types of facility '%s' nest deeper than %d (recursive typeref?)", in->name,
 			    TYPE_MAX_DEPTH);
 		return -2;
 	}
@@ -909,8 +1115,8 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 		else
 			t->size = size_resolve(t->size_kw, a);
 		if (t->size < 1 || (t->kind == APC_LTT_FLOAT && t->size != 4 && t->size != 8)) {
-			apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
-				    "facility '%s': bad size '%s'", f->name, t->size_kw);
+			apc_err_set(err, APC_EDATA, in->file, t->offset,
+				    "facility '%s': bad size '%s'", in->name, t->size_kw);
 			return -2;
 		}
 		r = t->size;
@@ -919,9 +1125,9 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 		r = -1;
 		break;
 	case APC_LTT_ARRAY: {
-		int64_t e = type_compile(t->elem, d, f, a, depth + 1, err);
-		if (e == -2)
-			return -2;
+		int64_t e = type_compile(t->elem, d, f, in, a, depth + 1, err);
+		if (e < -1)
+			return e;
 		/* An empty array is fixed (0 bytes) whatever its element:
 		 * type_walk() relies on every variable type taking a byte. */
 		if (t->count == 0)
@@ -933,22 +1139,23 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 	case APC_LTT_SEQUENCE: case APC_LTT_UNION:
 		t->size = size_resolve(t->size_kw, a);
 		if (t->size < 1) {
-			apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
-				    "facility '%s': bad length size '%s'", f->name, t->size_kw);
+			apc_err_set(err, APC_EDATA, in->file, t->offset,
+				    "facility '%s': bad length size '%s'", in->name, t->size_kw);
 			return -2;
 		}
 		if (t->kind == APC_LTT_SEQUENCE) {
-			if (type_compile(t->elem, d, f, a, depth + 1, err) == -2)
-				return -2;
+			int64_t e = type_compile(t->elem, d, f, in, a, depth + 1, err);
+			if (e < -1)
+				return e;
 			r = -1;
 			break;
 		}
 		/* A union whose members all have one length is fixed. */
 		r = t->nfields ? 0 : t->size;
 		for (size_t i = 0; i < t->nfields; i++) {
-			int64_t e = type_compile(t->fields[i].type, d, f, a, depth + 1, err);
-			if (e == -2)
-				return -2;
+			int64_t e = type_compile(t->fields[i].type, d, f, in, a, depth + 1, err);
+			if (e < -1)
+				return e;
 			if (i == 0)
 				r = e < 0 ? -1 : e + t->size;
 			else if (r < 0 || e < 0 || e + t->size != r)
@@ -958,20 +1165,20 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 	case APC_LTT_STRUCT:
 		r = 0;
 		for (size_t i = 0; i < t->nfields; i++) {
-			int64_t e = type_compile(t->fields[i].type, d, f, a, depth + 1, err);
-			if (e == -2)
-				return -2;
+			int64_t e = type_compile(t->fields[i].type, d, f, in, a, depth + 1, err);
+			if (e < -1)
+				return e;
 			r = (r < 0 || e < 0) ? -1 : r + e;
 		}
 		break;
 	case APC_LTT_TYPEREF:
-		t->target = find_named(d, f, t->ref);
+		t->target = find_named(d, f, t->ref, &tin);
 		if (!t->target) {
-			apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
-				    "facility '%s': typeref to undefined type '%s'", f->name, t->ref);
-			return -2;
+			apc_err_set(err, APC_EDATA, in->file, t->offset,
+				    "facility '%s': typeref to undefined type '%s'", in->name, t->ref);
+			return d->ncut ? -3 : -2;
 		}
-		r = type_compile(t->target, d, f, a, depth + 1, err);
+		r = type_compile(t->target, d, f, tin, a, depth + 1, err);
 		break;
 	}
 	t->fixed = r;
@@ -982,14 +1189,27 @@ int apc_ltt_defs_compile(struct apc_ltt_defs *d, const struct apc_ltt_arch *a, s
 {
 	for (size_t i = 0; i < d->nfacs; i++) {
 		struct apc_ltt_facility *f = &d->facs[i];
-		for (size_t k = 0; k < f->ntypes; k++)
-			if (type_compile(f->types[k].type, d, f, a, 0, err) == -2)
-				return err->status;
-		for (size_t k = 0; k < f->nevents; k++) {
-			struct apc_ltt_evdef *e = &f->events[k];
-			int64_t r = e->type ? type_compile(e->type, d, f, a, 0, err) : 0;
+		for (size_t k = 0; k < f->ntypes; k++) {
+			int64_t r = type_compile(f->types[k].type, d, f, f, a, 0, err);
 			if (r == -2)
 				return err->status;
+			if (r == -3) /* its events are lost below */
+				apc_err_clear(err);
+		}
+		for (size_t k = 0; k < f->nevents; k++) {
+			struct apc_ltt_evdef *e = &f->events[k];
+			int64_t r = e->type ? type_compile(e->type, d, f, f, a, 0, err) : 0;
+			if (r == -2)
+				return err->status;
+			if (r == -3) {
+				/* Its size is unknown: undefined, as if the cut
+				 * had taken it too, but it keeps its id. */
+				apc_err_clear(err);
+				type_free(e->type);
+				e->type = NULL;
+				e->lost = 1;
+				r = -1;
+			}
 			e->fixed = r;
 		}
 	}
@@ -1075,6 +1295,8 @@ int64_t apc_ltt_payload_len(const struct apc_ltt_evdef *ev, const uint8_t *p, si
 {
 	if (ev->fixed >= 0)
 		return (uint64_t)ev->fixed <= avail ? ev->fixed : -1;
+	if (!ev->type) /* lost to a cut (compiled, a type-less event is fixed) */
+		return -1;
 	return type_walk(ev->type, p, avail, be);
 }
 
@@ -1218,10 +1440,10 @@ static struct apc_ltt_field bi_bt_fields[] = {
 static struct apc_ltt_type bi_bt = {.kind = APC_LTT_STRUCT, .fields = bi_bt_fields,
 				    .nfields = 4, .fixed = 20};
 static struct apc_ltt_evdef bi_events[4] = {
-	{"facility_load", "Facility used in the trace", &bi_fl, -1},
-	{"block_start", "Block start timestamp", &bi_bt, 20},
-	{"block_end", "Block end timestamp", &bi_bt, 20},
-	{"time_heartbeat", "System time values sent periodically", &bi_ts, 16}};
+	{"facility_load", "Facility used in the trace", &bi_fl, -1, 0},
+	{"block_start", "Block start timestamp", &bi_bt, 20, 0},
+	{"block_end", "Block end timestamp", &bi_bt, 20, 0},
+	{"time_heartbeat", "System time values sent periodically", &bi_ts, 16, 0}};
 static struct apc_ltt_facility bi_fac = {.name = "builtin", .description = "Builtin events",
 					 .events = bi_events, .nevents = 4, .has_base = 1};
 
@@ -1231,10 +1453,14 @@ static int builtin_id(uint32_t id)
 	       id == APC_LTT_ID_BLOCK_END || id == APC_LTT_ID_HEARTBEAT;
 }
 
+/* A facility that numbers the builtins among its events (2004 on) or
+ * around them (2003).  A cut one may have lost block_start: then its
+ * facility_load, which 2004 on put first and 2003 did not have, says. */
 static int fac_has_builtins(const struct apc_ltt_facility *f)
 {
 	for (size_t k = 0; k < f->nevents; k++)
-		if (strcmp(f->events[k].name, "block_start") == 0)
+		if (strcmp(f->events[k].name, "block_start") == 0 ||
+		    (f->cut && strcmp(f->events[k].name, "facility_load") == 0))
 			return 1;
 	return 0;
 }
@@ -1280,7 +1506,7 @@ static uint32_t ids_assign(struct apc_ltt_defs *d, const struct apc_ltt_facility
 							id++;
 					if (id >= APC_LTT_MAX_IDS)
 						break;
-					if (id < cap && !ev[id]) {
+					if (id < cap && !ev[id] && !f->events[k].lost) {
 						fac[id] = f;
 						ev[id] = &f->events[k];
 					}

@@ -311,7 +311,9 @@ int apc_fuzz_eventdefs(const uint8_t *data, size_t size)
 	if (doc)
 		xmlFreeDoc(doc);
 
-	if (apc_ltt_defs_add(&defs, (const char *)data, dlen, "eventdefs/fuzz.xml", &err) == APC_OK) {
+	/* A cut file (most inputs) keeps its whole part: compile that too. */
+	int dst = apc_ltt_defs_add(&defs, (const char *)data, dlen, "eventdefs/fuzz.xml", &err);
+	if (dst == APC_OK || (dst == APC_EDATA && defs.cut)) {
 		if (apc_ltt_arch_set(&arch, archs[mode & 3]))
 			apc_ltt_arch_set(&arch, "ILP32");
 		arch.big_endian = (mode >> 2) & 1;

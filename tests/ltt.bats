@@ -618,3 +618,165 @@ print(len(zlib.decompressobj(-15).decompress(data)) if i.compress_type == 8 else
 		same_as_folder "$TMP/c$opt.apc" "$n"
 	done
 }
+
+# gen_cut NAME: a copy of $TMP/g (lttgen, 2 CPUs, 8 KiB blocks) as
+# $TMP/NAME, for a test to cut one of its files.
+gen_cut() {
+	[ -d "$TMP/g" ] || "$APC_TOOLS/lttgen" --seed 3 --events 3000 --cpus 2 --block-size 8192 -o "$TMP/g" >/dev/null
+	rm -rf "${TMP:?}/$1"
+	cp -r "$TMP/g" "$TMP/$1"
+}
+
+# at FILE TEXT: the byte offset of the first TEXT in FILE.
+at() {
+	local n
+	n=$(grep -bo -- "$2" "$1" | head -n 1 | cut -d: -f1)
+	[ -n "$n" ]
+	echo "$n"
+}
+
+@test "LTT: an eventdefs file cut short is damage named at its file and offset; the events described before it are read" {
+	gen_cut a
+	local core="$TMP/g/eventdefs/core.xml" pe n
+	pe=$(at "$core" '<event name=process_exit>')
+	n=$((pe + 15)) # "<event name=pro", in the last event's start tag
+	head -c "$n" "$core" >"$TMP/a/eventdefs/core.xml"
+	conv 1 "$TMP/a" -o "$TMP/a.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/a/eventdefs/core.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <event>, in its attribute name=\"pro\" (the file ends before </facility>)" ]
+	# the CPU files are not blamed for the ids it leaves undefined
+	! grep -q 'cpu/\|malformed' <<<"$output" || false
+	sed -n 's/.*; not mapped: //p' <<<"$output" >"$TMP/a.nm"
+	grep -q '^ltt undefined event id (rest of its block skipped): [1-9]' "$TMP/a.nm"
+	apcverify -q "$TMP/a.apc"
+	# it keeps what a whole core.xml without process_exit gives
+	gen_cut w
+	{ head -c "$pe" "$core"; echo '</facility>'; } >"$TMP/w/eventdefs/core.xml"
+	conv 0 "$TMP/w" -o "$TMP/w.apc"
+	sed -n 's/.*; not mapped: //p' <<<"$output" | cmp - "$TMP/a.nm"
+	diff <(apcdump "$TMP/w.apc") <(apcdump "$TMP/a.apc")
+	# as a tar: the same message, the member named as the CPU files' are
+	tar -C "$TMP" -cf "$TMP/a.tar" a
+	conv 1 "$TMP/a.tar" -o "$TMP/at.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/a.tar:eventdefs/core.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <event>, in its attribute name=\"pro\" (the file ends before </facility>)" ]
+	diff <(apcdump "$TMP/w.apc") <(apcdump "$TMP/at.apc")
+}
+
+@test "LTT: an eventdefs file cut inside an event's type drops that event (undefined), not a misread CPU file" {
+	gen_cut c
+	local core="$TMP/g/eventdefs/core.xml" sc n
+	sc=$(at "$core" '<event name=schedchange>')
+	n=$(($(at "$core" '<field name=out><uint size=4/>') + 25)) # "<field name=out><uint siz"
+	head -c "$n" "$core" >"$TMP/c/eventdefs/core.xml"
+	conv 1 "$TMP/c" -o "$TMP/c.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/c/eventdefs/core.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <uint>, in an attribute name (\"siz\"), in <field name=\"out\"> of <event name=\"schedchange\"> (the file ends before </facility>)" ]
+	[ "${#lines[@]}" -eq 2 ]
+	! grep -q 'cpu/\|malformed' <<<"$output" || false
+	apcverify -q "$TMP/c.apc"
+	# schedchange (id 7) and every core event after it are undefined:
+	# what is read is the events before it, the builtins (ids kept as
+	# in the whole file, though block_start's description is cut) and
+	# the extra facility's
+	run apcconv -q --stats=json "$TMP/c" -o "$TMP/c2.apc"
+	python3 -c '
+import json, sys
+o = json.loads(sys.argv[1])
+k = {r["kind"]: r["count"] for r in o["records_by_kind"]}
+before = {"core." + e for e in "facility_load syscall_entry syscall_exit trap_entry trap_exit irq_entry irq_exit".split()}
+assert set(k) <= before | {"builtin.block_start", "builtin.block_end", "builtin.time_heartbeat", "extra.vec", "extra.choice", "extra.blob", "extra.message"}, k
+assert k["builtin.block_start"] == k["builtin.block_end"] > 0 and k["core.syscall_entry"] > 0, k
+assert o["damage"].endswith("<event name=\"schedchange\"> (the file ends before </facility>)"), o
+' "$(tail -n 1 <<<"$output")"
+	[ "$sc" -lt "$n" ]
+}
+
+@test "LTT: an eventdefs file cut in its named types: events that need them are undefined, the builtins still frame blocks" {
+	gen_cut t
+	local core="$TMP/g/eventdefs/core.xml" n
+	n=$(($(at "$core" '<field name=nanoseconds><uint size=4/>') + 30)) # "... <uint "
+	head -c "$n" "$core" >"$TMP/t/eventdefs/core.xml"
+	conv 1 "$TMP/t" -o "$TMP/t.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/t/eventdefs/core.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <uint>, in <field name=\"nanoseconds\"> of <type name=\"timespec\"> (the file ends before </facility>)" ]
+	! grep -q 'cpu/\|malformed\|typeref' <<<"$output" || false
+	# block_start/end and time_heartbeat lost their typeref chain: read
+	# as the builtins they are; process_fork and process_exit are gone
+	gen_cut w
+	{ head -c "$(at "$core" '<event name=process_fork>')" "$core"; echo '</facility>'; } >"$TMP/w/eventdefs/core.xml"
+	conv 0 "$TMP/w" -o "$TMP/w.apc"
+	diff <(apcdump "$TMP/w.apc") <(apcdump "$TMP/t.apc")
+}
+
+@test "LTT: a meaningless element of a whole eventdefs file is named at its file and offset" {
+	gen_cut d
+	sed -i 's|<typeref name=timespec/>|<typeref name=nosuch/>|' "$TMP/d/eventdefs/core.xml"
+	conv 1 "$TMP/d" -o "$TMP/d.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/d/eventdefs/core.xml: offset $(printf 0x%x "$(at "$TMP/d/eventdefs/core.xml" '<typeref name=nosuch/>')"): facility 'core': typeref to undefined type 'nosuch'" ]
+	[ ! -e "$TMP/d.apc" ]
+	gen_cut s
+	sed -i '0,/<uint size=1\/>/s|<uint size=1/>|<uint size=3/>|' "$TMP/s/eventdefs/core.xml"
+	conv 1 "$TMP/s" -o "$TMP/s.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/s/eventdefs/core.xml: offset $(printf 0x%x "$(at "$TMP/s/eventdefs/core.xml" '<uint size=3/>')"): facility 'core': bad size '3'" ]
+	[ ! -e "$TMP/s.apc" ]
+}
+
+@test "LTT: the real trace with core.xml cut after the events it uses converts as whole, exit 1" {
+	need_shared
+	local core="$SHARED/ltt/smp_example/eventdefs/core.xml" n
+	cp -r "$SHARED/ltt/smp_example" "$TMP/s"
+	chmod -R u+w "$TMP/s"
+	apcconv -q "$SHARED/ltt/smp_example" -o "$TMP/whole.apc"
+	# inside process_fork's start tag: the trace has no id past 19
+	n=$(($(at "$core" '<event name=process_fork') + 18))
+	head -c "$n" "$core" >"$TMP/s/eventdefs/core.xml"
+	conv 1 "$TMP/s" -o "$TMP/s.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/s/eventdefs/core.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <event>, in its attribute name=\"proces\" (the file ends before </facility>)" ]
+	grep -q ' 173151 events, .* s$' <<<"$output"
+	diff <(apcdump "$TMP/whole.apc") <(apcdump "$TMP/s.apc")
+	# inside schedchange: its id and those after it are undefined, and
+	# no CPU file is blamed
+	n=$(($(at "$core" '<event name=schedchange') + 40))
+	head -c "$n" "$core" >"$TMP/s/eventdefs/core.xml"
+	conv 1 "$TMP/s" -o "$TMP/s2.apc"
+	grep -q "^apcconv: $TMP/s/eventdefs/core.xml: offset $(printf 0x%x "$n"): cut short inside .* <event name=\"schedchange\"> (the file ends before </facility>)$" <<<"$output"
+	grep -q 'not mapped: ltt undefined event id (rest of its block skipped): [1-9]' <<<"$output"
+	! grep -q 'cpu/\|malformed' <<<"$output" || false
+}
+
+@test "LTT: info/system.xml cut inside its start tag is damage there: nothing converted with a partial value" {
+	gen_cut e
+	local sys="$TMP/g/info/system.xml" n gt
+	n=$(($(at "$sys" 'ltt_block_size="8192"') + 19)) # ltt_block_size="819
+	head -c "$n" "$sys" >"$TMP/e/info/system.xml"
+	conv 1 "$TMP/e" -o "$TMP/e.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/e/info/system.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <system>, in its attribute ltt_block_size=\"819\" (the file ends before </system>)" ]
+	[ "${#lines[@]}" -eq 2 ]
+	grep -q "^apcconv: $TMP/e (ltt) -> nothing written: 0 bytes in, 0 events," <<<"${lines[1]}"
+	[ ! -e "$TMP/e.apc" ]
+	tar -C "$TMP" -cf "$TMP/e.tar" e
+	conv 1 "$TMP/e.tar" -o "$TMP/et.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/e.tar:info/system.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <system>, in its attribute ltt_block_size=\"819\" (the file ends before </system>)" ]
+	[ ! -e "$TMP/et.apc" ]
+	# its last attribute whole, but no '>': still cut (more may follow)
+	head -c $((n + 2)) "$sys" >"$TMP/e/info/system.xml"
+	conv 1 "$TMP/e" -o "$TMP/e.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/e/info/system.xml: offset $(printf 0x%x $((n + 2))): cut short inside the start tag of <system> (the file ends before </system>)" ]
+	# cut after the start tag: nothing read is lost, taken as whole
+	apcconv -q "$TMP/g" -o "$TMP/whole.apc"
+	gt=$(($(at "$sys" '>generated') + 1))
+	for n in "$gt" $(($(stat -c %s "$sys") - 1)); do
+		head -c "$n" "$sys" >"$TMP/e/info/system.xml"
+		conv 0 "$TMP/e" -o "$TMP/e$n.apc"
+		diff <(apcdump "$TMP/whole.apc") <(apcdump "$TMP/e$n.apc")
+	done
+}
+
+@test "LTT: info/bookmarks.xml cut short keeps the bookmarks before the cut, none at a time cut in two" {
+	gen_cut b
+	local bm="$TMP/g/info/bookmarks.xml" n
+	n=$(($(at "$bm" 'start_time="1100000012.218746805"') + 22)) # start_time="1100000012
+	head -c "$n" "$bm" >"$TMP/b/info/bookmarks.xml"
+	conv 1 "$TMP/b" -o "$TMP/b.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/b/info/bookmarks.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <location>, in its attribute start_time=\"1100000012\" (the file ends before </bookmarks>)" ]
+	run apcdump "$TMP/b.apc"
+	[ "$(grep -c ' annotate_marker ' <<<"$output")" -eq 1 ]
+	grep -q ' annotate_marker .* text="first: Start"$' <<<"$output"
+}

@@ -181,6 +181,8 @@ static void xml_tolerant(void)
 	/* </event> closed nothing open, so <x> is still inside the field */
 	T_ASSERT(apc_ltt_xml_child(fl, "x") != NULL);
 	T_EQ_STR(apc_ltt_xml_attr(apc_ltt_xml_child(fl, "x"), "b"), "r s");
+	/* Odd but whole: not cut short. */
+	T_ASSERT(root->cut_msg == NULL && f->cut == APC_LTT_CUT_NONE);
 	apc_ltt_xml_free(root);
 
 	/* Entities: the five decoded anywhere in a run, anything else (and a
@@ -254,6 +256,209 @@ static void eventdefs_history(void)
 	if (!sd)
 		T_SKIP("../shared/testdata absent");
 	T_EQ_INT(each_history(sd, "", history_file_compiles), 12);
+}
+
+/*
+ * A buffer that ends too soon is told apart from the tolerated quirks:
+ * the elements it cuts are marked, and the root says what is cut and
+ * where (its length).
+ */
+static void xml_cut(void)
+{
+	static const struct { const char *src, *msg; } cuts[] = {
+		{"<facility name=core><event name=a></event><event name=\"pro",
+		 "cut short inside the start tag of <event>, in its attribute name=\"pro\" "
+		 "(the file ends before </facility>)"},
+		{"<facility name=core><event name=a></event>\n",
+		 "cut short inside <facility name=\"core\"> (the file ends before </facility>)"},
+		{"<facility name=core><event name=a><struct><field name=x><uint siz",
+		 "cut short inside the start tag of <uint>, in an attribute name (\"siz\"), in "
+		 "<field name=\"x\"> of <event name=\"a\"> (the file ends before </facility>)"},
+		{"<facility name=core><type name=t><struct><description>ab",
+		 "cut short inside <description> in <type name=\"t\"> (the file ends before </facility>)"},
+		{"<facility name=core><event name=a></event></facil",
+		 "cut short inside the end tag \"</facil\" (the file ends before </facility>)"},
+		{"<facility name=core></facility><!-- tra", "cut short inside a comment \"<!-- tra\""},
+		{"<?xml version", "cut short inside a processing instruction \"<?xml version\""},
+		{"<facility name=core></facility><", "cut short inside a tag \"<\""},
+		{"<system ltt_block_size=\"819",
+		 "cut short inside the start tag of <system>, in its attribute ltt_block_size=\"819\" "
+		 "(the file ends before </system>)"},
+	};
+	struct apc_ltt_xnode *root;
+	struct apc_err err;
+
+	apc_err_clear(&err);
+	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+		size_t len = strlen(cuts[i].src);
+		T_EQ_INT(apc_ltt_xml_parse(cuts[i].src, len, "t", &root, &err), APC_OK);
+		if (!root)
+			continue;
+		T_ASSERT(root->cut_msg != NULL);
+		if (root->cut_msg)
+			T_EQ_STR(root->cut_msg, cuts[i].msg);
+		T_EQ_INT(root->cut_off, (int64_t)len);
+		apc_ltt_xml_free(root);
+	}
+	/* Which elements are cut: the open ones, and the one whose tag is;
+	 * an element closed by its parent's close tag is whole. */
+	static const char src[] = "<facility name=core><event name=a><struct></event>"
+				  "<event name=b><uint size=4/></event><event name=\"c";
+	T_EQ_INT(apc_ltt_xml_parse(src, sizeof src - 1, "t", &root, &err), APC_OK);
+	const struct apc_ltt_xnode *f = apc_ltt_xml_child(root, "facility");
+	T_ASSERT(f && f->nkids == 3);
+	if (f && f->nkids == 3) {
+		T_EQ_INT(f->cut, APC_LTT_CUT_OPEN);
+		T_EQ_INT(f->kids[0]->cut, APC_LTT_CUT_NONE);
+		T_EQ_INT(f->kids[0]->kids[0]->cut, APC_LTT_CUT_NONE);
+		T_EQ_INT(f->kids[1]->cut, APC_LTT_CUT_NONE);
+		T_EQ_INT(f->kids[2]->cut, APC_LTT_CUT_TAG);
+		T_EQ_STR(apc_ltt_xml_attr(f->kids[2], "name"), "c");
+	}
+	apc_ltt_xml_free(root);
+}
+
+/*
+ * An eventdefs file cut short: APC_EDATA at its length, named, with
+ * what was whole before the cut added (d->cut).  An event cut is left
+ * out; one that needs a type the cut took is lost (undefined, keeping
+ * its id); the ids before the cut are as in the whole file, builtins
+ * numbered as in it even when the cut took block_start.
+ */
+static void defs_cut(void)
+{
+	static const char src[] =
+		"<facility name=core>\n"
+		"<event name=facility_load><struct><field name=name><string/></field></struct></event>\n"
+		"<event name=a><typeref name=t/></event>\n"
+		"<event name=b><uint size=2/></event>\n"
+		"<event name=c><struct><field name=x><uint size=4/></field><field name=y><ui";
+	struct apc_ltt_defs d = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_ltt_ids ids;
+	struct apc_err err;
+
+	apc_err_clear(&err);
+	apc_ltt_arch_set(&a, "ILP32");
+	T_EQ_INT(apc_ltt_defs_add(&d, src, sizeof src - 1, "x/eventdefs/core.xml", &err), APC_EDATA);
+	T_EQ_INT(d.cut, 1);
+	T_EQ_STR(err.file, "x/eventdefs/core.xml");
+	T_EQ_INT(err.offset, (int64_t)(sizeof src - 1));
+	T_EQ_STR(err.msg, "cut short inside the start tag of <ui>, in <field name=\"y\"> of "
+			  "<event name=\"c\"> (the file ends before </facility>)");
+	T_ASSERT(d.nfacs == 1 && d.facs[0].cut && d.facs[0].nevents == 3);
+	T_ASSERT(find_ev(&d, "core", "c") == NULL);
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_OK);
+	const struct apc_ltt_evdef *ea = find_ev(&d, "core", "a"), *eb = find_ev(&d, "core", "b");
+	T_ASSERT(ea && ea->lost && eb && !eb->lost && eb->fixed == 2);
+	T_EQ_INT(apc_ltt_ids_build(&ids, &d, &err), APC_OK);
+	/* facility_load at 0 as in the whole file: a at 1 (undefined), b at 2 */
+	T_ASSERT(ids.n >= 20 && ids.ev[0] == find_ev(&d, "core", "facility_load"));
+	T_ASSERT(ids.ev[1] == NULL && ids.fac[1] == NULL && ids.ev[2] == eb);
+	/* the builtins the cut took come from the builtin facility */
+	T_ASSERT(ids.ev[APC_LTT_ID_BLOCK_START] && ids.ev[APC_LTT_ID_BLOCK_START]->fixed == 20);
+	apc_ltt_ids_free(&ids);
+	apc_ltt_defs_free(&d);
+
+	/* The same undefined typeref in a whole file is an error of it,
+	 * named at the file and the typeref's offset. */
+	static const char whole[] = "<facility name=core>\n<event name=a><typeref name=t/></event>\n"
+				    "<event name=b><uint size=3/></event>\n</facility>\n";
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_defs_add(&d, whole, sizeof whole - 1, "w.xml", &err), APC_OK);
+	T_EQ_INT(d.cut, 0);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_EDATA);
+	T_EQ_STR(err.file, "w.xml");
+	T_EQ_INT(err.offset, (int64_t)(strstr(whole, "<typeref") - whole));
+	T_EQ_STR(err.msg, "facility 'core': typeref to undefined type 't'");
+	apc_ltt_defs_free(&d);
+	static const char badsz[] = "<facility name=core>\n<event name=b><uint size=3/></event>\n"
+				    "</facility>\n";
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_defs_add(&d, badsz, sizeof badsz - 1, "w.xml", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_EDATA);
+	T_EQ_STR(err.file, "w.xml");
+	T_EQ_INT(err.offset, (int64_t)(strstr(badsz, "<uint") - badsz));
+	T_EQ_STR(err.msg, "facility 'core': bad size '3'");
+	apc_ltt_defs_free(&d);
+	/* A type used from another facility's file: its own file is named. */
+	static const char user[] = "<facility name=other>\n<event name=u><typeref name=t/></event>\n"
+				   "</facility>\n";
+	static const char owner[] = "<facility name=core>\n<type name=t><uint size=3/></type>\n"
+				    "</facility>\n";
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ltt_defs_add(&d, user, sizeof user - 1, "u.xml", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_add(&d, owner, sizeof owner - 1, "o.xml", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_compile(&d, &a, &err), APC_EDATA);
+	T_EQ_STR(err.file, "o.xml");
+	T_EQ_INT(err.offset, (int64_t)(strstr(owner, "<uint") - owner));
+	T_EQ_STR(err.msg, "facility 'core': bad size '3'");
+	apc_ltt_defs_free(&d);
+}
+
+/*
+ * Every cut of each historical core.xml: damage at the cut (or whole,
+ * when only the blank space after </facility> is lost), and every
+ * event kept has the id and payload size it has in the whole file.
+ */
+static void history_cut_one(const char *name, const char *p, const char *b, size_t len)
+{
+	struct apc_ltt_defs whole = {0};
+	struct apc_ltt_arch a = {0};
+	struct apc_ltt_ids wids;
+	struct apc_err err;
+	const char *endf = strstr(b, "</facility>");
+
+	(void)p;
+	if (!strstr(name, "core.xml.") || !endf)
+		return;
+	apc_err_clear(&err);
+	apc_ltt_arch_set(&a, "ILP32");
+	T_EQ_INT(apc_ltt_defs_add(&whole, b, len, "w", &err), APC_OK);
+	T_EQ_INT(apc_ltt_defs_compile(&whole, &a, &err), APC_OK);
+	T_EQ_INT(apc_ltt_ids_build(&wids, &whole, &err), APC_OK);
+	size_t end = (size_t)(endf - b) + strlen("</facility>"), bad = 0;
+	for (size_t n = 1; n < len && bad < 5; n++) { /* 0: no facility at all */
+		struct apc_ltt_defs d = {0};
+		struct apc_ltt_ids ids;
+		int st = apc_ltt_defs_add(&d, b, n, "c", &err);
+		if (n >= end ? st != APC_OK : st != APC_EDATA || !d.cut || err.offset != (int64_t)n ||
+							strncmp(err.msg, "cut short inside ", 17)) {
+			T_FAIL("%s cut at %zu: status %d, %s", name, n, st, err.msg);
+			bad++;
+		}
+		apc_err_clear(&err);
+		if (apc_ltt_defs_compile(&d, &a, &err) || apc_ltt_ids_build(&ids, &d, &err)) {
+			T_FAIL("%s cut at %zu: %s", name, n, err.msg);
+			bad++;
+			apc_ltt_defs_free(&d);
+			continue;
+		}
+		for (uint32_t id = 0; id < ids.n; id++) {
+			const struct apc_ltt_evdef *e = ids.ev[id], *w = apc_ltt_ids_ev(&wids, id);
+			if (!e || ids.fac[id] == NULL || !strcmp(ids.fac[id]->name, "builtin"))
+				continue;
+			if (!w || strcmp(e->name, w->name) || e->fixed != w->fixed) {
+				T_FAIL("%s cut at %zu: id %u is %s (%lld bytes), whole %s", name, n, id,
+				       e->name, (long long)e->fixed, w ? w->name : "-");
+				bad++;
+			}
+		}
+		apc_ltt_ids_free(&ids);
+		apc_ltt_defs_free(&d);
+	}
+	apc_ltt_ids_free(&wids);
+	apc_ltt_defs_free(&whole);
+}
+
+static void eventdefs_history_cut(void)
+{
+	const char *sd = t_shared_testdata();
+
+	if (!sd)
+		T_SKIP("../shared/testdata absent");
+	T_EQ_INT(each_history(sd, "core.xml.", history_cut_one), 3);
 }
 
 static void type_language(void)
@@ -1508,6 +1713,9 @@ out:
 void run_tests(void)
 {
 	T_RUN(xml_tolerant);
+	T_RUN(xml_cut);
+	T_RUN(defs_cut);
+	T_RUN(eventdefs_history_cut);
 	T_RUN(type_language);
 	T_RUN(interp_exact);
 	T_RUN(interp_fast_exact);
