@@ -43,6 +43,16 @@
  *   counts one.
  * - Arrays (monitor stack methods/lines) are counted by the Integer stack
  *   depth before them.  They are not mapped: a non-empty one is counted.
+ * - The end: a writer that stops tracing writes traceEnd (1006), then
+ *   agentDestroy (1004), as every real trace does (the XML ones in
+ *   ../shared/testdata end so too).  A binary trace has no root element
+ *   whose missing end tag would tell a cut, as XML's </TRACE> does, so
+ *   these are its end tag: a file that had a traceStart and ends, at a
+ *   message boundary, with no traceEnd or agentDestroy after the last
+ *   traceStart was cut (a killed profiler, a partial copy) and is damage
+ *   at the file's end, the messages before it kept.  A stream with no
+ *   traceStart at all (a fragment, as a bare XML stream can be) claims
+ *   no beginning, so nothing says it is incomplete: its end is the end.
  * Unknown ids are skipped by their length and counted.
  */
 #include <stddef.h>
@@ -118,6 +128,7 @@ struct tptp_bin {
 	int stack;              /* ... a monitor stack (not mapped) */
 	int fast;               /* fast paths allowed (APC_NO_SIMD unset) */
 	int finished, pending_rc;
+	int trace_open;         /* a traceStart not yet ended (see the top) */
 	uint64_t nrec;          /* messages read, not yet added to the model */
 	uint64_t nsys, nskipped; /* of them: system messages, skipped ones (-v) */
 	struct bin_plan plan[TPTP_BIN_IDS]; /* by id - TPTP_BIN_FIRST_ID */
@@ -565,8 +576,13 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 
 	if (n < 0)
 		return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
-	if (n == 0)
-		return 0;
+	if (n == 0) {
+		if (!x->trace_open)
+			return 0;
+		x->r->damaged = 1;
+		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+				   "the trace ends without its traceEnd (cut short?); kept everything before it");
+	}
 	if (n < 6) {
 		x->r->damaged = 1;
 		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
@@ -701,6 +717,10 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	 * counted there as elements inside the record) is not. */
 	if (x->stack)
 		apc_model_unmapped(x->r->model, "tptp monitor stacks", 1);
+	if (kind == TPTP_TRACE_START)
+		x->trace_open = 1;
+	else if (kind == TPTP_TRACE_END || kind == TPTP_AGENT_DESTROY)
+		x->trace_open = 0;
 	return 1;
 }
 
