@@ -2442,6 +2442,61 @@ static void bin_cut_at_message_boundary(void)
 	free(buf);
 }
 
+/*
+ * A damaged message length, in every encoding: each length byte of
+ * messages 3..40 flipped is damage at that message's offset (not bytes
+ * skipped as a newer writer's fields, nor the stream read out of step),
+ * and every message before it is read.
+ */
+static void bin_length_flips_found(void)
+{
+	for (int v = 0; v < 4; v++) {
+		struct tptpgen_opts o = {.seed = 9, .threads = 2, .calls = 40, .binary = 1,
+					 .big_endian = v & 1, .len_incl_header = v >> 1};
+		struct tptpgen_truth t;
+		char path[64], *buf = NULL;
+		long full = gen_file(&o, &t, -1, path, sizeof path, &buf);
+		size_t pos = TPTP_BIN_HEADER;
+		uint64_t before = 0;
+
+		unlink(path);
+		if (full < 0 || !buf) {
+			T_FAIL("cannot write a generated trace");
+			free(buf);
+			return;
+		}
+		for (int k = 0; k < 40 && pos + 6 <= (size_t)full; k++) {
+			uint8_t *m = (uint8_t *)buf + pos;
+			unsigned id = o.big_endian ? (unsigned)(m[0] << 8 | m[1]) : (unsigned)(m[0] | m[1] << 8);
+			uint64_t len = 0;
+
+			for (int i = 0; i < 4; i++)
+				len |= (uint64_t)m[2 + i] << (o.big_endian ? 8 * (3 - i) : 8 * i);
+			for (int b = 2; k >= 2 && b < 6; b++) {
+				struct run res;
+				FILE *f;
+
+				m[b] ^= 0xff;
+				f = fopen(path, "wb");
+				T_ASSERT(f && fwrite(buf, 1, (size_t)full, f) == (size_t)full);
+				if (f)
+					fclose(f);
+				m[b] ^= 0xff;
+				run_reader(&apc_format_tptp_bin, path, 0, &res);
+				unlink(path);
+				T_EQ_INT(res.last_rc, APC_EDATA);
+				T_EQ_U64(res.st.records, before);
+				if (err_offset(res.err) != (long)pos)
+					T_FAIL("v %d message %d at %zu byte %d: %s", v, k + 1, pos, b, res.err);
+			}
+			if (id > 1000)
+				before++;
+			pos += (size_t)len + (o.len_incl_header ? 0 : 6);
+		}
+		free(buf);
+	}
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -2490,4 +2545,5 @@ void run_tests(void)
 	T_RUN(bin_frequency_change_counted);
 	T_RUN(synthetic_tids_counted);
 	T_RUN(bin_cut_at_message_boundary);
+	T_RUN(bin_length_flips_found);
 }
