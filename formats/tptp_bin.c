@@ -21,13 +21,43 @@
  *   the end of the file or a message with a known id wins (excluded when
  *   both do).  The choice then holds for the whole file.  A later message
  *   whose attributes need more bytes than its length is counted and
- *   skipped by length.
+ *   skipped by length (if the framing check below lets it).
  * - Bytes after the attributes: the spec fixes each message's attributes
  *   ("constant number and order") and gives every message a length so a
  *   reader can skip it, but nowhere says the two must agree; a newer
  *   writer may append attributes.  Such bytes are legal: skipped by the
  *   length and counted per message kind, so the summary shows that part
  *   of the file was not read.
+ * - Framing check.  A length is one word, and one damaged byte of it
+ *   (65358 for 78) once made the reader skip 65 KB as "bytes past the
+ *   known fields", or read on out of step (ids 0, 29735 ...), exit 0.
+ *   No size bound tells a newer writer's fields from damage, but the
+ *   messages around do: a message is framed by its length only if the
+ *   stream is in step after it.  "In step at X": two messages the reader
+ *   knows (id 1, 2 or a spec data id, a length from the least the
+ *   layout allows to the limit) follow one another from X by their
+ *   lengths, with messages of unknown ids (ids 1..32767, length under
+ *   the limit) allowed between them; or the file ends (at X, inside a
+ *   header, or inside a known message: a cut, reported when reached).
+ *   The check runs only for a message out of the ordinary: its length
+ *   is not what its fields take (more, or too few for them), or its id
+ *   is unknown (its size unknown); a message whose length matches its
+ *   fields, every one in a trace written to the spec, costs nothing.
+ *   Then, in order:
+ *     1. in step right after its fields (the length aside): the length
+ *        is damaged (a writer's added fields are not whole messages the
+ *        reader knows): damage at the message ("methodEntry length
+ *        65358, but its fields end at 78 ...");
+ *     2. in step after its length: the length holds: extra bytes are
+ *        skipped and counted, a message too short for its fields or of
+ *        an unknown id is skipped and counted, as ever;
+ *     3. neither: the stream is out of step there: damage at the
+ *        message.
+ *   And an id of 0 or past 32767 (the spec's ids are 0..1000 system,
+ *   1001..32767 data; 0 is taken as none: zero bytes, a file's unwritten
+ *   tail, read as empty "system messages 0") is out of step: damage at
+ *   its header.  What the damage ends is kept; no resynchronisation is
+ *   tried, as in the other readers.
  * - Time: Timestamp attributes are ticks at the frequency of system
  *   message 2 (8-byte unsigned), counted from the epoch, so
  *   ns = ticks * 1e9 / f (128-bit, exact floor).  A frequency below 1e6 is
@@ -43,6 +73,16 @@
  *   counts one.
  * - Arrays (monitor stack methods/lines) are counted by the Integer stack
  *   depth before them.  They are not mapped: a non-empty one is counted.
+ * - The end: a writer that stops tracing writes traceEnd (1006), then
+ *   agentDestroy (1004), as every real trace does (the XML ones in
+ *   ../shared/testdata end so too).  A binary trace has no root element
+ *   whose missing end tag would tell a cut, as XML's </TRACE> does, so
+ *   these are its end tag: a file that had a traceStart and ends, at a
+ *   message boundary, with no traceEnd or agentDestroy after the last
+ *   traceStart was cut (a killed profiler, a partial copy) and is damage
+ *   at the file's end, the messages before it kept.  A stream with no
+ *   traceStart at all (a fragment, as a bare XML stream can be) claims
+ *   no beginning, so nothing says it is incomplete: its end is the end.
  * Unknown ids are skipped by their length and counted.
  */
 #include <stddef.h>
@@ -118,6 +158,7 @@ struct tptp_bin {
 	int stack;              /* ... a monitor stack (not mapped) */
 	int fast;               /* fast paths allowed (APC_NO_SIMD unset) */
 	int finished, pending_rc;
+	int trace_open;         /* a traceStart not yet ended (see the top) */
 	uint64_t nrec;          /* messages read, not yet added to the model */
 	uint64_t nsys, nskipped; /* of them: system messages, skipped ones (-v) */
 	struct bin_plan plan[TPTP_BIN_IDS]; /* by id - TPTP_BIN_FIRST_ID */
@@ -514,6 +555,146 @@ static int bin_lands(struct tptp_bin *x, size_t off)
 	return bin_known((int)bin_get(x, x->buf + x->start + off, 2));
 }
 
+/* The spec's message ids: system 0..1000, data 1001..32767.  0 is taken
+ * as no id: zero bytes (a file's unwritten tail, a hole) read as a run of
+ * "system messages 0" of length 0, and no writer has one. */
+#define TPTP_BIN_ID_MAX 32767
+
+static int bin_id_valid(int id)
+{
+	return id >= 1 && id <= TPTP_BIN_ID_MAX;
+}
+
+/* The least body a known message can have: its fixed fields, a NUL per
+ * string, empty arrays.  A short frequency message is counted, not
+ * damage: 0 for it. */
+static size_t bin_min_body(int id)
+{
+	const char *lay;
+	size_t n = 0;
+
+	if (id == 1)
+		return 1;
+	if (id == 2 || !(lay = tptp_bin_layout(id, NULL)))
+		return 0;
+	for (; lay[0] && lay[1]; lay += 2)
+		n += lay[0] == 'l' ? 8 : lay[0] == 'i' ? 4 : lay[0] == 'b' || lay[0] == 's' ? 1 : 0;
+	return n;
+}
+
+/* How far a framing check looks: messages, and bytes past its start. */
+#define TPTP_BIN_STEP_HOPS 64
+#define TPTP_BIN_STEP_LOOK (1u << 20)
+
+/*
+ * Is the stream in step at buffer offset off (from buf[start])?  1 when
+ * `need` messages the reader knows (a known id with a length from its
+ * least body to the limit) follow one another there by their lengths,
+ * messages of unknown ids (in the spec's ranges, with a length under
+ * the limit) allowed between them; also when the file ends first,
+ * exactly or inside a header, or inside a known message (a cut, which
+ * the reader reports when it gets there); and when the look runs out
+ * (TPTP_BIN_STEP_HOPS messages, TPTP_BIN_STEP_LOOK bytes) after a known
+ * message.  0 otherwise: a header that is not a message's (id 0 or past
+ * 32767, a length shorter than the message's fields or over the limit),
+ * unknown ids only until the look runs out, or one running past the
+ * file's end.  -1 on an I/O failure (r->err set).  The buffer may move:
+ * pointers into it go stale.
+ */
+static int bin_in_step(struct tptp_bin *x, size_t off, int need)
+{
+	const size_t limit = off + TPTP_BIN_STEP_LOOK;
+	int known = 0, last_known = 1;
+
+	for (int hop = 0; hop < TPTP_BIN_STEP_HOPS && off <= limit; hop++) {
+		ssize_t n = bin_fill(x, off + 6);
+		uint64_t len, body;
+		int id;
+
+		if (n < 0)
+			return -1;
+		if ((size_t)n < off + 6)
+			/* the end: here, inside this header, or inside the
+			 * message before it, which must then be a known one */
+			return (size_t)n >= off || last_known;
+		id = (int)bin_get(x, x->buf + x->start + off, 2);
+		len = bin_ld32(x->big, x->buf + x->start + off + 2);
+		if (!bin_id_valid(id))
+			return 0;
+		if (x->len_mode == LEN_INCLUDES_HEADER) {
+			if (len < 6)
+				return 0;
+			body = len - 6;
+		} else {
+			body = len;
+		}
+		if (body > TPTP_BIN_MSG_MAX)
+			return 0;
+		last_known = bin_known(id);
+		if (last_known) {
+			if (body < bin_min_body(id))
+				return 0;
+			known++;
+			if (--need == 0)
+				return 1;
+		}
+		off += (size_t)(6 + body);
+	}
+	return known > 0;
+}
+
+/*
+ * The framing check of the message at buf[start] (file offset off, id,
+ * length field len, body bytes after the header), whose fields take
+ * `used` bytes of the body: fewer or more than body, -1 if they do not
+ * fit in it, -2 if the id is not known.  The rule is at the top of the
+ * file.  0: go on by the length; <0: damage (r->err set) or failure.
+ */
+static int bin_check_frame(struct tptp_bin *x, uint64_t off, int id, const char *what,
+			   uint64_t len, uint64_t body, long used)
+{
+	const uint64_t hdr = x->len_mode == LEN_INCLUDES_HEADER ? 6 : 0;
+	long fields = used;
+	int in;
+
+	if (fields == -1) {
+		/* where the fields end when the length is not believed */
+		ssize_t n = bin_fill(x, (size_t)(6 + body) + TPTP_BIN_STEP_LOOK);
+		if (n < 0)
+			return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
+		fields = (size_t)n > 6 ? bin_body_size(x, id, x->buf + x->start + 6, (size_t)n - 6) : -1;
+	}
+	/* Known messages right after the fields: the length is damaged
+	 * (a newer writer's added fields are no such messages). */
+	if (fields >= 0) {
+		in = bin_in_step(x, (size_t)(6 + fields), 2);
+		if (in < 0)
+			return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
+		if (in) {
+			x->r->damaged = 1;
+			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+					   "%s length %llu, but its fields end at %llu and the next "
+					   "message follows them (damaged length?); kept everything "
+					   "before it", what, (unsigned long long)len,
+					   (unsigned long long)((uint64_t)fields + hdr));
+		}
+	}
+	/* Else the length holds if the stream is in step after it. */
+	in = bin_in_step(x, (size_t)(6 + body), 2);
+	if (in != 0)
+		return in < 0 ? (x->r->err.status < 0 ? x->r->err.status : APC_EIO) : 0;
+	x->r->damaged = 1;
+	if (used == -2)
+		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+				   "message id %d (unknown) of length %llu is not followed by another "
+				   "message: the stream is out of step here (damaged?); kept everything "
+				   "before it", id, (unsigned long long)len);
+	return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+			   "%s length %llu is not followed by another message, nor are its "
+			   "fields: the stream is out of step here (damaged?); kept everything "
+			   "before it", what, (unsigned long long)len);
+}
+
 /* Decide the length convention on the message at buf[start]. */
 static int bin_decide(struct tptp_bin *x, int id, uint64_t len)
 {
@@ -565,8 +746,13 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 
 	if (n < 0)
 		return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
-	if (n == 0)
-		return 0;
+	if (n == 0) {
+		if (!x->trace_open)
+			return 0;
+		x->r->damaged = 1;
+		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+				   "the trace ends without its traceEnd (cut short?); kept everything before it");
+	}
 	if (n < 6) {
 		x->r->damaged = 1;
 		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
@@ -574,6 +760,12 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	}
 	id = (int)bin_get(x, x->buf + x->start, 2);
 	len = bin_ld32(x->big, x->buf + x->start + 2);
+	if (!bin_id_valid(id)) {
+		x->r->damaged = 1;
+		return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), (int64_t)off,
+				   "message id %d is not one a writer uses (1..%d): the stream is out "
+				   "of step here (damaged?); kept everything before it", id, TPTP_BIN_ID_MAX);
+	}
 	if (x->len_mode == LEN_UNKNOWN) {
 		int mode = bin_decide(x, id, len);
 		if (mode < 0)
@@ -622,6 +814,28 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 				   id, (unsigned long long)body);
 	}
 	p = x->buf + x->start + 6;
+	if (id >= TPTP_BIN_FIRST_ID && id < TPTP_BIN_FIRST_ID + TPTP_BIN_IDS) {
+		plan = &x->plan[id - TPTP_BIN_FIRST_ID];
+		lay = plan->lay;
+		kind = plan->kind;
+	} else {
+		lay = tptp_bin_layout(id, &kind);
+	}
+	if (!lay) {
+		/* System and unknown messages (rare): framing checked first. */
+		const uint8_t *z = id == 1 ? memchr(p, 0, (size_t)body) : NULL;
+		long fit = id == 1 ? (z ? (long)(z - p) + 1 : -1) : id == 2 ? (body >= 8 ? 8 : -1) : -2;
+		if (fit != (long)body) {
+			char what[64];
+			int rc;
+			snprintf(what, sizeof what, "%s (system message %d)",
+				 id == 1 ? "encoding" : "frequency", id);
+			rc = bin_check_frame(x, off, id, what, len, body, fit);
+			if (rc < 0)
+				return rc;
+			p = x->buf + x->start + 6;
+		}
+	}
 	x->start += (size_t)(6 + body);
 	x->nrec++;
 
@@ -666,13 +880,6 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 		}
 		return 2;
 	}
-	if (id >= TPTP_BIN_FIRST_ID && id < TPTP_BIN_FIRST_ID + TPTP_BIN_IDS) {
-		plan = &x->plan[id - TPTP_BIN_FIRST_ID];
-		lay = plan->lay;
-		kind = plan->kind;
-	} else {
-		lay = tptp_bin_layout(id, &kind);
-	}
 	if (!lay) {
 		char what[64];
 		snprintf(what, sizeof what, "tptp binary message id %d (skipped)", id);
@@ -687,6 +894,28 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	x->stack = 0;
 	used = plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
 		    : bin_parse(x, lay, p, (size_t)body, rec);
+	if ((uint64_t)used != body) {
+		/* Framing check (rare: lengths match their fields in every
+		 * trace written to the spec).  The message is still in the
+		 * buffer: step back onto it; the check may move the buffer,
+		 * so the record is parsed again from where it is then. */
+		int rc;
+		x->start -= (size_t)(6 + body);
+		rc = bin_check_frame(x, off, id, rec->elem, len, body, used);
+		if (rc < 0) {
+			x->nrec--;
+			return rc;
+		}
+		p = x->buf + x->start + 6;
+		x->start += (size_t)(6 + body);
+		APC_ZERO(rec);
+		rec->kind = kind;
+		rec->elem = plan ? plan->elem : tptp_kind_name(kind);
+		x->bad_time = 0;
+		x->stack = 0;
+		used = plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
+			    : bin_parse(x, lay, p, (size_t)body, rec);
+	}
 	if (used < 0) {
 		apc_model_unmapped(x->r->model, "tptp binary messages shorter than their attributes (skipped)", 1);
 		x->nskipped++;
@@ -701,6 +930,10 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	 * counted there as elements inside the record) is not. */
 	if (x->stack)
 		apc_model_unmapped(x->r->model, "tptp monitor stacks", 1);
+	if (kind == TPTP_TRACE_START)
+		x->trace_open = 1;
+	else if (kind == TPTP_TRACE_END || kind == TPTP_AGENT_DESTROY)
+		x->trace_open = 0;
 	return 1;
 }
 

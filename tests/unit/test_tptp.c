@@ -1119,7 +1119,11 @@ static void write_text(char *path, size_t len, const char *text)
 
 /* A hand-made binary trace: the 12-byte header (little-endian, length
  * without the message header), no frequency message (times are ns), then
- * one message per record, written by the generator's writer. */
+ * one message per record, written by the generator's writer.  A trace
+ * whose records start one (traceStart) and do not end it gets a traceEnd
+ * without a time last: the binary form of the "</TRACE>" the XML texts
+ * beside them end with (without it the binary reader, rightly, calls the
+ * trace cut short). */
 static void write_bin_freq(char *path, size_t len, uint64_t freq, const struct tptp_rec *recs,
 			   size_t n);
 
@@ -1137,7 +1141,7 @@ static void write_bin_freq(char *path, size_t len, uint64_t freq, const struct t
 	struct tptpgen_truth t;
 	struct tptpgen_state s;
 	struct bin w;
-	int fd = tmp_file(path, len);
+	int fd = tmp_file(path, len), open = 0;
 
 	if (fd < 0)
 		return;
@@ -1160,6 +1164,14 @@ static void write_bin_freq(char *path, size_t len, uint64_t freq, const struct t
 				break;
 		T_ASSERT(id <= 1041);
 		tptpgen_msg(&s, id, &recs[i]);
+		if (recs[i].kind == TPTP_TRACE_START)
+			open = 1;
+		else if (recs[i].kind == TPTP_TRACE_END || recs[i].kind == TPTP_AGENT_DESTROY)
+			open = 0;
+	}
+	if (open) {
+		static const struct tptp_rec end = {.kind = TPTP_TRACE_END};
+		tptpgen_msg(&s, 1006, &end);
 	}
 	T_ASSERT(fclose(s.f) == 0);
 }
@@ -2377,6 +2389,114 @@ static void xml_time_trailing_counted(void)
 		 2);
 }
 
+/*
+ * A binary trace cut at a message boundary: from its traceStart up to
+ * its traceEnd, the end is damage at the cut ("without its traceEnd"),
+ * every message before it read; before the traceStart (a header, no
+ * trace begun) and after the traceEnd the end is the end.
+ */
+static void bin_cut_at_message_boundary(void)
+{
+	struct tptpgen_opts o = {.seed = 3, .threads = 3, .calls = 60, .binary = 1};
+	struct tptpgen_truth t;
+	char path[64], *buf = NULL;
+	long full = gen_file(&o, &t, -1, path, sizeof path, &buf);
+	size_t pos = TPTP_BIN_HEADER, nmsg = 0, tried = 0;
+	int started = 0, ended = 0;
+
+	unlink(path);
+	if (full < 0 || !buf) {
+		T_FAIL("cannot write a generated trace");
+		free(buf);
+		return;
+	}
+	while (pos + 6 <= (size_t)full) {
+		const uint8_t *m = (const uint8_t *)buf + pos;
+		unsigned id = m[0] | m[1] << 8;
+		size_t len = m[2] | m[3] << 8 | (size_t)m[4] << 16 | (size_t)m[5] << 24;
+		struct run res;
+
+		pos += 6 + len;
+		if (id > 1000)
+			nmsg++;
+		started |= id == 1005;
+		ended |= id == 1006;
+		/* every boundary near the start and the end, every 7th between */
+		if (nmsg > 12 && nmsg % 7 && pos + 200 < (size_t)full)
+			continue;
+		tried++;
+		gen_file(&o, &t, (long)pos, path, sizeof path, NULL);
+		run_reader(&apc_format_tptp_bin, path, 0, &res);
+		unlink(path);
+		T_EQ_U64(res.st.records, nmsg);
+		if (started && !ended) {
+			T_EQ_INT(res.last_rc, APC_EDATA);
+			T_EQ_INT(err_offset(res.err), (long)pos);
+			if (!strstr(res.err, "the trace ends without its traceEnd (cut short?)"))
+				T_FAIL("cut at %zu: %s", pos, res.err);
+		} else {
+			T_EQ_INT(res.last_rc, APC_END);
+		}
+	}
+	T_ASSERT(started && ended && tried > 20);
+	free(buf);
+}
+
+/*
+ * A damaged message length, in every encoding: each length byte of
+ * messages 3..40 flipped is damage at that message's offset (not bytes
+ * skipped as a newer writer's fields, nor the stream read out of step),
+ * and every message before it is read.
+ */
+static void bin_length_flips_found(void)
+{
+	for (int v = 0; v < 4; v++) {
+		struct tptpgen_opts o = {.seed = 9, .threads = 2, .calls = 40, .binary = 1,
+					 .big_endian = v & 1, .len_incl_header = v >> 1};
+		struct tptpgen_truth t;
+		char path[64], *buf = NULL;
+		long full = gen_file(&o, &t, -1, path, sizeof path, &buf);
+		size_t pos = TPTP_BIN_HEADER;
+		uint64_t before = 0;
+
+		unlink(path);
+		if (full < 0 || !buf) {
+			T_FAIL("cannot write a generated trace");
+			free(buf);
+			return;
+		}
+		for (int k = 0; k < 40 && pos + 6 <= (size_t)full; k++) {
+			uint8_t *m = (uint8_t *)buf + pos;
+			unsigned id = o.big_endian ? (unsigned)(m[0] << 8 | m[1]) : (unsigned)(m[0] | m[1] << 8);
+			uint64_t len = 0;
+
+			for (int i = 0; i < 4; i++)
+				len |= (uint64_t)m[2 + i] << (o.big_endian ? 8 * (3 - i) : 8 * i);
+			for (int b = 2; k >= 2 && b < 6; b++) {
+				struct run res;
+				FILE *f;
+
+				m[b] ^= 0xff;
+				f = fopen(path, "wb");
+				T_ASSERT(f && fwrite(buf, 1, (size_t)full, f) == (size_t)full);
+				if (f)
+					fclose(f);
+				m[b] ^= 0xff;
+				run_reader(&apc_format_tptp_bin, path, 0, &res);
+				unlink(path);
+				T_EQ_INT(res.last_rc, APC_EDATA);
+				T_EQ_U64(res.st.records, before);
+				if (err_offset(res.err) != (long)pos)
+					T_FAIL("v %d message %d at %zu byte %d: %s", v, k + 1, pos, b, res.err);
+			}
+			if (id > 1000)
+				before++;
+			pos += (size_t)len + (o.len_incl_header ? 0 : 6);
+		}
+		free(buf);
+	}
+}
+
 void run_tests(void)
 {
 	T_RUN(parse_times);
@@ -2424,4 +2544,6 @@ void run_tests(void)
 	T_RUN(xml_time_trailing_counted);
 	T_RUN(bin_frequency_change_counted);
 	T_RUN(synthetic_tids_counted);
+	T_RUN(bin_cut_at_message_boundary);
+	T_RUN(bin_length_flips_found);
 }
