@@ -28,6 +28,8 @@
  * one comment, PI or DOCTYPE to 10 MB: damage at its start).  A trace
  * that breaks off (truncated file, killed profiler) keeps every element
  * before the break; the cut is reported as damage with its byte offset.
+ * A bare stream cut between elements is still well-formed once wrapped:
+ * after a traceStart, its missing traceEnd tells the cut.
  * So is damage in the middle (XML that is not well-formed), which is not
  * called a cut: see xml_cut_plausible().
  */
@@ -106,6 +108,7 @@ struct tptp_xml {
 	int64_t injected;     /* its length (0 if not wrapped) */
 	int64_t file_fed;     /* bytes of the file fed */
 	int io_failed, parse_failed, oom;
+	int trace_open;       /* a bare stream's traceStart not yet ended */
 	char *chunk;          /* TPTP_XML_CHUNK bytes read from the stream */
 	int depth;            /* element depth in the main document */
 	/* The last record's start tag: where the parser stood when SAX2
@@ -1020,7 +1023,16 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 		}
 		switch (xml_feed(x)) {
 		case 1:
-			return 0;
+			/* A bare stream has no </TRACE> to tell its end: its
+			 * traceEnd (or agentDestroy) does, as in a binary
+			 * file, so one that had a traceStart and stops
+			 * without either was cut short, if at an element's
+			 * end. */
+			if (!x->trace_open)
+				return 0;
+			x->r->damaged = 1;
+			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), x->file_fed,
+					   "the trace ends without its traceEnd (cut short?); kept everything before it");
 		case -1:
 			return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
 		default:
@@ -1034,6 +1046,10 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 		for (int i = 0; i < XS_COUNT; i++)
 			strs[i] = q->str[i] == XS_NONE ? NULL : x->arena + q->str[i];
 		*rec = q->rec;
+		if (x->wrapped && rec->kind == TPTP_TRACE_START)
+			x->trace_open = 1;
+		else if (rec->kind == TPTP_TRACE_END || rec->kind == TPTP_AGENT_DESTROY)
+			x->trace_open = 0;
 		rec->elem = rec->kind == TPTP_UNKNOWN ? strs[XS_ELEM] : tptp_kind_name(rec->kind);
 		rec->name = strs[XS_NAME];
 		rec->signature = strs[XS_SIGNATURE];

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # tptp.bats - the TPTP binary reader (.trcbin) on damaged traces made by
-# tools/tptpgen: where a trace ends early, and lengths that do not fit.
+# tools/tptpgen: where a trace ends early, and lengths that do not fit;
+# and a bare XML stream that ends early.
 
 load helpers
 
@@ -84,6 +85,28 @@ EOF
 	grep -v '<traceStart' "$TMP/t1.trcxml" | head -n 400 >"$TMP/frag.trcxml"
 	run apcconv "$TMP/frag.trcxml" -o "$TMP/fragx.apc"
 	[ "$status" -eq 0 ]
+}
+
+@test "tptp-xml: a bare stream with a traceStart cut at an element boundary is damage at its end, as in binary" {
+	"$APC_TOOLS/tptpgen" --seed 5 --threads 3 --calls 400 --bare -o "$TMP/t1.trcxml" >/dev/null
+	run apcconv "$TMP/t1.trcxml" -o "$TMP/whole.apc"
+	[ "$status" -eq 0 ]
+	[ "$(events)" -eq 1954 ]
+	# the first 1200 lines: whole elements, the traceStart among them
+	head -n 1200 "$TMP/t1.trcxml" >"$TMP/cut.trcxml"
+	grep -q '<traceStart' "$TMP/cut.trcxml"
+	size=$(stat -c %s "$TMP/cut.trcxml")
+	run apcconv "$TMP/cut.trcxml" -o "$TMP/cut.apc"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "apcconv: $TMP/cut.trcxml: offset $(printf 0x%x "$size"): the trace ends without its traceEnd (cut short?); kept everything before it" ]
+	[ "$(events)" -gt 0 ]
+	[ -d "$TMP/cut.apc" ]
+	# cut after the traceEnd (agentDestroy lost): whole, exit 0
+	grep -v '<agentDestroy' "$TMP/t1.trcxml" >"$TMP/noad.trcxml"
+	run apcconv "$TMP/noad.trcxml" -o "$TMP/noad.apc"
+	[ "$status" -eq 0 ]
+	[ "$(events)" -eq 1954 ]
 }
 
 @test "tptp-bin: a trace restarted after its traceEnd and cut is damage; one cut before any data too" {

@@ -1706,8 +1706,10 @@ static void xml_long_prolog(void)
 		/* past the 4 KiB the reader once looked at */
 		for (; k < (bare ? 8192u : 20000u); k++)
 			text[k] = "licence "[k % 8];
+		/* (a bare stream's traceEnd tells its end, as </TRACE> does) */
 		snprintf(text + k, 512, " -->\n%s<traceStart time=\"100.0\"/>\n"
-			 "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n%s",
+			 "<threadStart threadId=\"1\" time=\"100.0\" threadName=\"main\"/>\n"
+			 "<traceEnd time=\"100.0\"/>\n%s",
 			 bare ? "" : "<TRACE>\n", bare ? "" : "</TRACE>\n");
 		write_text(path, sizeof path, text);
 		T_ASSERT(apc_input_open(path, &in, &err) == 0);
@@ -1988,8 +1990,9 @@ static void xml_prolog_past_lookahead(void)
 						     bare ? "" : "<TRACE>\n", kind == 3 ? "&h;" : "h");
 				if (cut)
 					k += (size_t)sprintf(text + k, "<threadStart threadId=\"3\" ti");
-				else if (!bare)
-					k += (size_t)sprintf(text + k, "</TRACE>\n");
+				else
+					k += (size_t)sprintf(text + k, "<traceEnd time=\"100.1\"/>\n%s",
+							     bare ? "" : "</TRACE>\n");
 				write_text(path, sizeof path, text);
 				T_ASSERT(apc_input_open(path, &in, &err) == 0);
 				f = apc_format_detect(in, &bid);
