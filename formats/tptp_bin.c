@@ -593,7 +593,8 @@ static size_t bin_min_body(int id)
  * messages of unknown ids (in the spec's ranges, with a length under
  * the limit) allowed between them; also when the file ends first,
  * exactly or inside a header, or inside a known message (a cut, which
- * the reader reports when it gets there); and when the look runs out
+ * the reader reports when it gets there), but with msgs_only only once
+ * a known message was read there; and when the look runs out
  * (TPTP_BIN_STEP_HOPS messages, TPTP_BIN_STEP_LOOK bytes) after a known
  * message.  0 otherwise: a header that is not a message's (id 0 or past
  * 32767, a length shorter than the message's fields or over the limit),
@@ -601,7 +602,7 @@ static size_t bin_min_body(int id)
  * file's end.  -1 on an I/O failure (r->err set).  The buffer may move:
  * pointers into it go stale.
  */
-static int bin_in_step(struct tptp_bin *x, size_t off, int need)
+static int bin_in_step(struct tptp_bin *x, size_t off, int need, int msgs_only)
 {
 	const size_t limit = off + TPTP_BIN_STEP_LOOK;
 	int known = 0, last_known = 1;
@@ -615,8 +616,9 @@ static int bin_in_step(struct tptp_bin *x, size_t off, int need)
 			return -1;
 		if ((size_t)n < off + 6)
 			/* the end: here, inside this header, or inside the
-			 * message before it, which must then be a known one */
-			return (size_t)n >= off || last_known;
+			 * message before it, which must then be a known one;
+			 * with msgs_only, only after a known message read */
+			return (!msgs_only || known > 0) && ((size_t)n >= off || last_known);
 		id = (int)bin_get(x, x->buf + x->start + off, 2);
 		len = bin_ld32(x->big, x->buf + x->start + off + 2);
 		if (!bin_id_valid(id))
@@ -665,9 +667,11 @@ static int bin_check_frame(struct tptp_bin *x, uint64_t off, int id, const char 
 		fields = (size_t)n > 6 ? bin_body_size(x, id, x->buf + x->start + 6, (size_t)n - 6) : -1;
 	}
 	/* Known messages right after the fields: the length is damaged
-	 * (a newer writer's added fields are no such messages). */
+	 * (a newer writer's added fields are no such messages).  Not the
+	 * file's end alone: a last message with a few bytes added would
+	 * end the file inside the "header" after its fields. */
 	if (fields >= 0) {
-		in = bin_in_step(x, (size_t)(6 + fields), 2);
+		in = bin_in_step(x, (size_t)(6 + fields), 2, 1);
 		if (in < 0)
 			return x->r->err.status < 0 ? x->r->err.status : APC_EIO;
 		if (in) {
@@ -680,7 +684,7 @@ static int bin_check_frame(struct tptp_bin *x, uint64_t off, int id, const char 
 		}
 	}
 	/* Else the length holds if the stream is in step after it. */
-	in = bin_in_step(x, (size_t)(6 + body), 2);
+	in = bin_in_step(x, (size_t)(6 + body), 2, 0);
 	if (in != 0)
 		return in < 0 ? (x->r->err.status < 0 ? x->r->err.status : APC_EIO) : 0;
 	x->r->damaged = 1;

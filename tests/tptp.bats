@@ -272,6 +272,25 @@ PY
 	apcdump "$TMP/x.apc" | grep -v ' summary ' | awk '{ $1 = $2 = ""; print }' | cmp - "$TMP/t1.dump"
 }
 
+@test "tptp-bin: the last message with 1 to 9 bytes added is a newer writer's, not a damaged length (exit 0)" {
+	# The file then ends inside what would be a header after its
+	# fields: that is no message, so no proof the length is wrong.
+	run apcconv "$TMP/t1.trcbin" -o "$TMP/t1.apc"
+	[ "$status" -eq 0 ]
+	for k in 1 4 5 6 9; do
+		patch "$TMP/t1.trcbin" "$TMP/x$k.trcbin" <<PY
+p, i, n = list(msgs(d))[-1]
+assert i == 1004
+d = d[:p] + struct.pack("<HI", i, n + $k) + d[p + 6:] + b"\x07" * $k
+PY
+		run apcconv "$TMP/x$k.trcbin" -o "$TMP/x$k.apc"
+		echo "$k: $output"
+		[ "$status" -eq 0 ]
+		[ "$(events)" -eq 1954 ]
+		[[ "$output" == *"tptp binary agentDestroy messages with bytes past the known fields (not read): 1"* ]]
+	done
+}
+
 @test "tptp-bin: an unknown message whose length leads nowhere, id 0 and ids past 32767 are out of step: damage there" {
 	# an unknown id (1500) whose length misses the next message
 	patch "$TMP/t1.trcbin" "$TMP/u.trcbin" <<'PY'
