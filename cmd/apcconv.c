@@ -200,10 +200,7 @@ int main(int argc, char **argv)
 		 * archive or compressed stream cut before the members or
 		 * bytes that tell it): the summary all the same, nothing
 		 * written, the input named as what it was told to be. */
-		struct apc_format told = {.name = res.kind[0] ? res.kind : "?"};
-		res.format = &told;
 		apc_report_line(stderr, PROG, o.inputs[0], &res, apc_now() - t0);
-		res.format = NULL;
 	}
 	if (stats_json) {
 		FILE *out = (o.output && strcmp(o.output, "-") == 0) ? stderr : stdout;

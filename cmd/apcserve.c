@@ -131,7 +131,10 @@ int main(int argc, char **argv)
 			apc_err_format(rc != APC_OK ? &err : &conv.err, msg, sizeof msg));
 	if (conv.ran && conv.status == APC_EDATA && !quiet)
 		apc_report_more_damage(stderr, PROG, &conv.res);
-	if (conv.ran && conv.res.format && (conv.status == APC_OK || conv.status == APC_EDATA) &&
+	/* (damage that stopped the run before a format was told too, as
+	 * apcconv says it: nothing written, the input as it was told) */
+	if (conv.ran && (conv.res.format ? conv.status == APC_OK || conv.status == APC_EDATA
+					 : conv.status == APC_EDATA) &&
 	    !quiet) {
 		apc_report_line(stderr, PROG, argv[optind], &conv.res, conv.seconds);
 		if (verbose)

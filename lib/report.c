@@ -33,7 +33,7 @@ void apc_report_line(FILE *f, const char *prog, const char *input, const struct 
 
 	fprintf(f, "%s: %s (%s) -> %s: %" PRIu64 " bytes in, %" PRIu64 " events, %" PRIu64
 		   " frames, %" PRIu64 " bytes written, ",
-		prog, in, r->format ? r->format->name : "?", out,
+		prog, in, r->format ? r->format->name : r->kind[0] ? r->kind : "?", out,
 		r->bytes_in,
 		m->events_read, r->wstats.frames, r->wstats.bytes);
 	report_span(f, r);

@@ -282,6 +282,11 @@ print(zipfile.ZipFile(sys.argv[1]).getinfo("d.apc/captured.xml").header_offset)'
 	# -q: the damage alone
 	conv 1 -q "$TMP/t.tar" -o "$TMP/t.apc"
 	[ "${#lines[@]}" -eq 1 ]
+	# apcserve reports it in apcconv's words, and serves nothing
+	exits 1 timeout -k 5 20 "$APC_BIN/apcserve" --port 0 "$TMP/t.tar"
+	[ "${lines[0]}" = "apcserve: $TMP/t.tar: offset 0xc00: truncated tar archive: it ends inside the data of ltt/control/processes (1024 of its 8192 bytes)" ]
+	[[ "${lines[1]}" == "apcserve: $TMP/t.tar (tar) $none"* ]]
+	[ "${#lines[@]}" -eq 2 ]
 }
 
 @test "--stats=json of a run damage stops before a format is told: format null unless -f gave it, the damage" {
