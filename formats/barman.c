@@ -195,6 +195,7 @@ struct barman {
 	struct barman_task *tasks;
 	uint32_t ntasks;
 	int32_t ann_tid;     /* core 0's annotation connection; core N's is ann_tid + N */
+	uint64_t ann_named[APC_MAX_CORES / 64]; /* the cores whose connection is named */
 	struct barman_map *maps;
 	uint32_t nmaps;
 	uint32_t exec_task;  /* the task whose process cookie is exec_cookie */
@@ -815,8 +816,9 @@ static int barman_parse_header(struct apc_reader *r, struct barman *b, const uin
 	}
 
 	b->maxev += b->ncustom + 1; /* counters, sampled series, the PC sample */
-	if (b->maxev < 3)
-		b->maxev = 3; /* an annotation: a group and a channel name, its string */
+	if (b->maxev < 5)
+		b->maxev = 5; /* an annotation: its connection's name and link, a group
+			       * and a channel name, its string */
 
 	/* datastore */
 	{
@@ -1441,6 +1443,35 @@ static int barman_channel_use(struct apc_reader *r, struct barman *b, uint32_t c
 	return barman_name_declare_at(r, b, core, conn, BM_NAME_CHANNEL, channel, at, ts, bt);
 }
 
+/*
+ * The annotation connection of a core, at its first annotation: a name
+ * and a link like a task's, so that Streamline shows "Annotations (core
+ * N)" where it would show an unnamed thread.  It is its own process
+ * (pid = tid, as gator's annotation clients on a bare-metal target
+ * have no process to join); no image is known for it.
+ */
+static int barman_name_conn(struct apc_reader *r, struct barman *b, uint32_t core, int32_t conn,
+			    uint64_t ts, struct apc_batch *bt)
+{
+	char nm[40];
+	int n = snprintf(nm, sizeof nm, "Annotations (core %u)", core);
+	struct apc_event *e = apc_batch_add(bt, APC_EV_THREAD_NAME, ts, APC_NO_CORE);
+
+	if (!e)
+		return barman_nomem(r, b);
+	e->u.name.id = conn;
+	e->u.name.name = apc_batch_strdup(bt, nm, (size_t)n);
+	if (!e->u.name.name)
+		return barman_nomem(r, b);
+	e = apc_batch_add(bt, APC_EV_LINK, ts, APC_NO_CORE);
+	if (!e)
+		return barman_nomem(r, b);
+	e->u.link.cookie = -1;
+	e->u.link.pid = e->u.link.tid = conn;
+	b->ann_named[core / 64] |= 1ull << (core % 64);
+	return APC_OK;
+}
+
 static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8_t *p, uint64_t len,
 			     uint64_t off, uint32_t core, uint64_t ts, struct apc_batch *bt)
 {
@@ -1488,6 +1519,9 @@ static int barman_annotation(struct apc_reader *r, struct barman *b, const uint8
 	}
 	a->text = apc_batch_strdup(bt, (const char *)data, (size_t)dlen);
 	a->text_len = (size_t)dlen;
+	if (core < b->max_cores && !(b->ann_named[core / 64] >> (core % 64) & 1) &&
+	    barman_name_conn(r, b, core, conn, ts, bt) < 0)
+		return r->err.status;
 	/* Names are the target's, a connection's are its own: see
 	 * struct barman_name. */
 	if (atype >= 2) {

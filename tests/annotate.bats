@@ -113,15 +113,27 @@ conv_lists() {
 	apcverify -q "$TMP/s4.apc"
 }
 
-@test "annotate: Barman annotation connections take no task's tid" {
+@test "annotate: Barman annotation connections take no task's tid, and are named after their core" {
 	apcconv -q "$APC_ROOT/testdata/barman/be32_circular.bin" -o "$TMP/b.apc"
 	apcdump "$TMP/b.apc" > "$TMP/dump"
-	tasks=$(grep -o ' thread_name      ts=[0-9]* tid=[0-9]*' "$TMP/dump" | sed 's/.*tid=//' | sort -u)
+	# the tasks' names: the untimed ones, before any record
+	tasks=$(grep -o ' thread_name      ts=0 tid=[0-9]*' "$TMP/dump" | sed 's/.*tid=//' | sort -u)
 	conns=$(grep -o ' annotate_setup   fd=[0-9]* version=[0-9] tid=[0-9]*' "$TMP/dump" | sed 's/.*tid=//' | sort -u)
 	echo "tasks: $tasks; connections: $conns"
 	[ -n "$tasks" ]
 	[ -n "$conns" ]
 	[ -z "$(comm -12 <(echo "$tasks") <(echo "$conns"))" ]
+	# each connection: named "Annotations (core N)" and linked as its own
+	# process at its first annotation, so Streamline shows no unnamed thread
+	apcdump --summary "$TMP/b.apc" | grep -A 9 '^Annotate connections' | grep -E '^  tid .* v[0-9] ' >"$TMP/conns"
+	cat "$TMP/conns"
+	[ "$(wc -l <"$TMP/conns")" -eq "$(wc -w <<<"$conns")" ]
+	! grep -q '(no name)' "$TMP/conns" || false
+	for t in $conns; do
+		grep -Eq "^  tid $t +pid $t .*\"Annotations \(core [0-9]+\)\"$" "$TMP/conns"
+		grep -Eq " link +ts=[1-9][0-9]* cookie=-1 pid=$t tid=$t$" "$TMP/dump"
+	done
+	apcverify -q "$TMP/b.apc"
 }
 
 # names_per_connection CAPTURE: a channel named on any connection is

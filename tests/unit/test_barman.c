@@ -484,6 +484,7 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 	uint64_t counts[7] = {0};
 	uint64_t *cum = calloc(256 * TR_MAXCNT, sizeof *cum);
 	uint64_t *last_ts = calloc(256, sizeof *last_ts);
+	int32_t conn[256] = {0}; /* each core's annotation connection, once named */
 	size_t ei = 0;
 	int bad = 0;
 
@@ -594,6 +595,22 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 			static const int codes[4][2] = {{APC_ANN_STR, APC_ANN_COLOR_STR}, {APC_ANN_MARKER, APC_ANN_COLOR_MARKER},
 							{APC_ANN_CHANNEL, APC_ANN_CHANNEL}, {APC_ANN_GROUP, APC_ANN_GROUP}};
 			int ci = tr->atype == 0 ? tn_find(tn, 0, tr->channel) : -1;
+			CHECK(tr->core < 256, "core %u", tr->core);
+			if (!conn[tr->core]) {
+				/* the core's first: its connection's name and link */
+				char want[40];
+				snprintf(want, sizeof want, "Annotations (core %u)", tr->core);
+				CHECK(ei + 1 < r->n, "events end early");
+				x = &r->ev[ei++];
+				CHECK(x->e.type == APC_EV_THREAD_NAME && x->e.ts == ns && strcmp(x->text, want) == 0,
+				      "type %d \"%s\", expected the connection's name \"%s\"", x->e.type,
+				      x->text ? x->text : "", want);
+				conn[tr->core] = x->e.u.name.id;
+				x = &r->ev[ei++];
+				CHECK(x->e.type == APC_EV_LINK && x->e.ts == ns && x->e.u.link.cookie == -1 &&
+				      x->e.u.link.pid == conn[tr->core] && x->e.u.link.tid == conn[tr->core],
+				      "the connection's link");
+			}
 			for (int kind = 1; ci >= 0 && kind >= 0; kind--) {
 				/* the group's name, then the channel's, where missing */
 				uint32_t id = kind ? tn->n[ci].group : tr->channel;
@@ -617,6 +634,8 @@ static int compare(const struct truth *t, const struct run *r, const char *what)
 			CHECK(ei < r->n, "events end early");
 			x = &r->ev[ei++];
 			CHECK(x->e.type == APC_EV_ANNOTATION && x->e.ts == ns, "annotation event");
+			CHECK(x->ann.tid == conn[tr->core] && x->ann.pid == conn[tr->core],
+			      "annotation tid %d pid %d, its connection's %d", x->ann.tid, x->ann.pid, conn[tr->core]);
 			CHECK(tr->atype < 4 && x->ann.code == codes[tr->atype][tr->color != 0], "annotation code %d", x->ann.code);
 			CHECK(tr->text && strcmp(x->text, tr->text) == 0, "annotation text \"%s\", expected \"%s\"", x->text,
 			      tr->text ? tr->text : "");
