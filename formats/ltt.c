@@ -147,17 +147,34 @@ static long ltt_read_cb(void *ctx, void *buf, size_t n, struct apc_err *err)
 
 /* Read member rel whole; name (name_len bytes) gets its name for
  * messages, which names the trace too ("t/info/system.xml",
- * "t.tar:info/system.xml"), as the CPU files' do. */
+ * "t.tar:info/system.xml"), as the CPU files' do.  With cut given, a
+ * member an archive (or its compression) cuts short is read up to the
+ * cut, as a folder's file cut there would be: APC_OK, the damage in
+ * *cut (else cleared). */
 static int ltt_slurp(struct apc_input *in, const char *rel, uint8_t **buf, size_t *len,
-		     char *name, size_t name_len, struct apc_err *err)
+		     char *name, size_t name_len, struct apc_err *err, struct apc_err *cut)
 {
 	struct apc_stream *s;
 	int st = apc_input_open_member(in, rel, &s, err);
 
+	if (cut)
+		apc_err_clear(cut);
 	if (st)
 		return st;
 	snprintf(name, name_len, "%s", apc_stream_name(s));
-	st = apc_stream_slurp(s, LTT_MAX_XML, buf, len, err);
+	if (cut) {
+		st = apc_stream_slurp_upto(s, LTT_MAX_XML, buf, len, err);
+		if (st == APC_EDATA && *buf) {
+			*cut = *err;
+			apc_err_clear(err);
+			st = APC_OK;
+		} else if (st < 0) {
+			free(*buf);
+			*buf = NULL;
+		}
+	} else {
+		st = apc_stream_slurp(s, LTT_MAX_XML, buf, len, err);
+	}
 	apc_stream_close(s);
 	return st;
 }
@@ -319,7 +336,7 @@ static int ltt_system(struct apc_reader *r, struct ltt_priv *p, struct apc_ltt_x
 	size_t len;
 	struct apc_ltt_xnode *root = NULL, *d = NULL;
 	struct apc_err perr;
-	int st = ltt_slurp(r->inputs[0], "info/system.xml", &buf, &len, name, name_len, &r->err);
+	int st = ltt_slurp(r->inputs[0], "info/system.xml", &buf, &len, name, name_len, &r->err, NULL);
 
 	if (st)
 		return st;
@@ -388,10 +405,19 @@ static int ltt_eventdefs(struct apc_reader *r, struct ltt_priv *p)
 		char name[300];
 		if (strncmp(names[i], "eventdefs/", 10) != 0)
 			continue;
-		if ((st = ltt_slurp(r->inputs[0], names[i], &buf, &len, name, sizeof name, &r->err)))
+		struct apc_err cut;
+		if ((st = ltt_slurp(r->inputs[0], names[i], &buf, &len, name, sizeof name, &r->err, &cut)))
 			return st;
 		st = apc_ltt_defs_add(&p->defs, (const char *)buf, len, name, &r->err);
 		free(buf);
+		if (cut.status < 0 && (st == APC_OK || (st == APC_EDATA && p->defs.cut))) {
+			/* an archive cut it: the archive's damage, which
+			 * says so, whatever the part before the cut parses
+			 * as; that part is read as a folder's file cut there */
+			r->err = cut;
+			p->defs.cut = 1;
+			st = APC_EDATA;
+		}
 		if (st == APC_EDATA && p->defs.cut) {
 			/* Cut short: damage in that file, as in a CPU file;
 			 * the events described before the cut are read, the
@@ -585,14 +611,19 @@ static int ltt_bookmarks(struct apc_reader *r, struct ltt_priv *p)
 	if (!apc_input_has(r->inputs[0], "info/bookmarks.xml"))
 		return APC_OK;
 	char name[300];
+	struct apc_err cut;
 	if ((st = ltt_slurp(r->inputs[0], "info/bookmarks.xml", &buf, &len, name, sizeof name,
-			    &r->err)))
+			    &r->err, &cut)))
 		return st;
 	st = apc_ltt_xml_parse((const char *)buf, len, name, &d, &r->err);
 	free(buf);
 	if (st)
 		return st;
-	if (d->cut_msg) {
+	if (cut.status < 0) {
+		/* an archive cut it: its damage; the bookmarks whole
+		 * before the cut are placed, as from a folder's file */
+		ltt_damage(r, p, &cut);
+	} else if (d->cut_msg) {
 		/* The bookmarks whole before the cut are placed. */
 		struct apc_err e;
 		apc_err_set(&e, APC_EDATA, name, d->cut_off, "%s", d->cut_msg);

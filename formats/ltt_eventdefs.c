@@ -1000,7 +1000,14 @@ int apc_ltt_defs_add(struct apc_ltt_defs *d, const char *buf, size_t len, const 
 		st = apc_err_set(err, APC_EDATA, file, root->cut_off, "%s", root->cut_msg);
 		d->cut = 1;
 	} else if (!st && !found) {
-		st = apc_err_set(err, APC_EDATA, file, 0, "no <facility> element in eventdefs file");
+		/* Well-formed but describing nothing: empty, or cut right
+		 * after a comment before its first facility.  Damage at
+		 * its end, like a cut: the other files still describe
+		 * theirs (with none left, the caller gives up). */
+		st = apc_err_set(err, APC_EDATA, file, (int64_t)len,
+				 len ? "no <facility> element: the file ends before any (cut short?)"
+				     : "empty eventdefs file: no <facility> element (cut short?)");
+		d->cut = 1;
 	}
 	apc_ltt_xml_free(root);
 	return st;

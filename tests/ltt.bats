@@ -476,6 +476,55 @@ same_as_folder() {
 	grep -Eq 'block_end \(no time: dropped\): [1-9][0-9]*(,|$)' "$TMP/f$((size / 2 + 1000)).nm"
 }
 
+@test "LTT: a tar cut inside an eventdefs file or info/bookmarks.xml keeps what the same cut of the folder keeps" {
+	"$APC_TOOLS/lttgen" --seed 3 --events 3000 --cpus 2 --block-size 8192 -o "$TMP/g" >/dev/null
+	local at size n m
+	for m in eventdefs/core.xml info/bookmarks.xml; do
+		# the member last, so that the cut goes through it
+		rm -rf "$TMP"/f[0-9]*.apc "$TMP"/c[0-9]*.apc
+		(cd "$TMP/g" && find . -type f ! -path "./$m" | sort && echo "./$m") >"$TMP/list"
+		tar -C "$TMP/g" -cf "$TMP/g.tar" -T "$TMP/list"
+		at=$(member_at "$TMP/g.tar" "./$m")
+		size=$(stat -c %s "$TMP/g/$m")
+		for n in 40 $((size / 2)) $((size - 1)); do
+			folder_cut "$TMP/g" "$m" $n
+			head -c $((at + n)) "$TMP/g.tar" >"$TMP/c.tar"
+			conv 1 "$TMP/c.tar" -o "$TMP/c$n.apc"
+			# the archive's damage, which says it was cut, not the XML's
+			[ "${lines[0]}" = "apcconv: $TMP/c.tar: offset $(printf 0x%x $((at + n))): truncated tar archive: it ends inside the data of ./$m ($n of its $size bytes)" ]
+			same_as_folder "$TMP/c$n.apc" $n
+		done
+	done
+}
+
+@test "LTT: an eventdefs file describing no facility (empty, or cut after a comment) is damage at its end; the others still convert" {
+	"$APC_TOOLS/lttgen" --seed 3 --events 3000 --cpus 2 --block-size 8192 -o "$TMP/g" >/dev/null
+	[ -f "$TMP/g/eventdefs/extra.xml" ]
+	cp -r "$TMP/g" "$TMP/e"
+	: >"$TMP/e/eventdefs/extra.xml"
+	conv 1 "$TMP/e" -o "$TMP/e.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/e/eventdefs/extra.xml: offset 0x0: empty eventdefs file: no <facility> element (cut short?)" ]
+	[[ "${lines[1]}" == "apcconv: $TMP/e (ltt) -> $TMP/e.apc: "* ]]
+	# core.xml cut right after its leading comment: nothing of it, but
+	# extra.xml's events and the built-in block events still convert
+	local c
+	c=$(($(head -n 1 "$TMP/g/eventdefs/core.xml" | wc -c)))
+	[[ "$(head -c 4 "$TMP/g/eventdefs/core.xml")" == "<!--" ]]
+	cp -r "$TMP/g" "$TMP/c"
+	truncate -s "$c" "$TMP/c/eventdefs/core.xml"
+	conv 1 "$TMP/c" -o "$TMP/c.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/c/eventdefs/core.xml: offset $(printf 0x%x "$c"): no <facility> element: the file ends before any (cut short?)" ]
+	[ -d "$TMP/c.apc" ]
+	apcverify -q "$TMP/c.apc"
+	# with no other eventdefs file, nothing can be sized: nothing written
+	rm "$TMP/c/eventdefs/extra.xml"
+	rm -rf "$TMP/c.apc"
+	conv 1 "$TMP/c" -o "$TMP/c.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/c/eventdefs/core.xml: offset $(printf 0x%x "$c"): no <facility> element: the file ends before any (cut short?)" ]
+	[[ "${lines[1]}" == "apcconv: $TMP/c (ltt) -> nothing written: "* ]]
+	[ ! -e "$TMP/c.apc" ]
+}
+
 # cut_compressed PROG EXT NAME: $TMP/g.tar compressed by PROG and cut in
 # cpu/0 (the last member) converts as the folder cut where its data stops.
 cut_compressed() {
