@@ -1794,23 +1794,32 @@ static int mem_finish(struct apc_input *in, struct apc_err *err)
 	return APC_OK;
 }
 
-/* When every member sits under one top-level folder, remove that folder. */
+/* While every member sits under one top-level folder, remove that
+ * folder: a trace is found however deep the archive holds it alone
+ * ("trace/ltt1/cpu/0" from git archive --prefix, "home/me/ltt1/cpu/0"
+ * from tar of a full path), as the folder the user means.  Of a damaged
+ * archive, one folder only: the members the damage left may all be in
+ * one folder of the trace ("ltt1/info/system.xml" alone), which must
+ * stay. */
 static void mem_strip_top(struct apc_input *in)
 {
-	size_t plen;
-	const char *slash;
+	for (int level = 0; level == 0 || in->damage.status >= 0; level++) {
+		size_t plen;
+		const char *slash;
 
-	if (in->nmem == 0)
-		return;
-	slash = strchr(in->mem[0].name, '/');
-	if (!slash)
-		return;
-	plen = (size_t)(slash - in->mem[0].name) + 1;
-	for (size_t i = 1; i < in->nmem; i++)
-		if (strncmp(in->mem[i].name, in->mem[0].name, plen) != 0)
+		if (in->nmem == 0)
 			return;
-	for (size_t i = 0; i < in->nmem; i++)
-		memmove(in->mem[i].name, in->mem[i].name + plen, strlen(in->mem[i].name + plen) + 1);
+		slash = strchr(in->mem[0].name, '/');
+		if (!slash)
+			return;
+		plen = (size_t)(slash - in->mem[0].name) + 1;
+		for (size_t i = 1; i < in->nmem; i++)
+			if (strncmp(in->mem[i].name, in->mem[0].name, plen) != 0)
+				return;
+		for (size_t i = 0; i < in->nmem; i++)
+			memmove(in->mem[i].name, in->mem[i].name + plen,
+				strlen(in->mem[i].name + plen) + 1);
+	}
 }
 
 /* ------------------------------------------------------------------ */

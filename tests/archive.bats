@@ -314,3 +314,29 @@ assert o["format"] == "ltt" and o["output"] is None and o["status"] == 1, o
 ' <<<"${lines[-1]}"
 	[ ! -e "$TMP/t0.apc" ]
 }
+
+@test "a trace or capture several folders deep in a tar or zip, alone there, is found as the folder it is" {
+	ltt_tree ltt
+	conv 0 "$TMP/ltt" -o "$TMP/folder.apc"
+	apcdump "$TMP/folder.apc" >"$TMP/folder.txt"
+	mkdir -p "$TMP/deep/home/me/traces"
+	cp -r "$TMP/ltt" "$TMP/deep/home/me/traces/"
+	tar -cf "$TMP/deep.tar" -C "$TMP/deep" home
+	(cd "$TMP/deep" && zip -qr "$TMP/deep.zip" home 2>/dev/null) || python3 -c '
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for r, d, fs in os.walk("home"):
+        for f in fs:
+            z.write(os.path.join(r, f))' "$TMP/deep.zip"
+	for a in deep.tar deep.zip; do
+		conv 0 "$TMP/$a" -o "$TMP/$a.apc"
+		[[ "$output" == "apcconv: $TMP/$a (ltt) -> "* ]]
+		apcdump "$TMP/$a.apc" | cmp - "$TMP/folder.txt"
+	done
+	# a capture so held lists and verifies as its folder does
+	mkdir -p "$TMP/cap/runs/2026"
+	cp -r "$TMP/folder.apc" "$TMP/cap/runs/2026/"
+	tar -cf "$TMP/cap.tar" -C "$TMP/cap" runs
+	apcdump "$TMP/cap.tar" | cmp - "$TMP/folder.txt"
+	verify 0 "$TMP/cap.tar"
+}
