@@ -362,7 +362,10 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 			return -1;
 		}
 	} else {
-		la_ssize_t a = archive_read_data(s->ar, buf, n);
+		/* A member its header says is empty has nothing to decode:
+		 * libarchive's lzma reader of a zip fails on the end marker
+		 * alone that Python's zipfile writes for one. */
+		la_ssize_t a = s->size == 0 ? 0 : archive_read_data(s->ar, buf, n);
 		if (a < 0) {
 			char why[200];
 			arc_why(s->ar, why, sizeof why);

@@ -340,3 +340,21 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
 	apcdump "$TMP/cap.tar" | cmp - "$TMP/folder.txt"
 	verify 0 "$TMP/cap.tar"
 }
+
+@test "a zip Python writes with LZMA or bzip2, an empty member among them, converts whole" {
+	ltt_tree ltt
+	[ ! -s "$TMP/ltt/control/interrupts" ]
+	conv 0 "$TMP/ltt" -o "$TMP/folder.apc"
+	apcdump "$TMP/folder.apc" >"$TMP/folder.txt"
+	for m in ZIP_LZMA ZIP_BZIP2 ZIP_DEFLATED; do
+		(cd "$TMP" && python3 -c '
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", getattr(zipfile, sys.argv[2])) as z:
+    for r, d, fs in os.walk("ltt"):
+        for f in fs:
+            z.write(os.path.join(r, f))
+assert zipfile.ZipFile(sys.argv[1]).testzip() is None' "$TMP/$m.zip" "$m") || skip "python3 cannot write $m"
+		conv 0 "$TMP/$m.zip" -o "$TMP/$m.apc"
+		apcdump "$TMP/$m.apc" | cmp - "$TMP/folder.txt"
+	done
+}
