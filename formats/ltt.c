@@ -628,6 +628,14 @@ static int ltt_bookmarks(struct apc_reader *r, struct ltt_priv *p)
 		struct apc_err e;
 		apc_err_set(&e, APC_EDATA, name, d->cut_off, "%s", d->cut_msg);
 		ltt_damage(r, p, &e);
+	} else if (!apc_ltt_xml_child(d, "bookmarks")) {
+		/* whole but holding none: empty, or cut right after a
+		 * comment, as an eventdefs file with no facility is */
+		struct apc_err e;
+		apc_err_set(&e, APC_EDATA, name, (int64_t)len,
+			    len ? "no <bookmarks> element: the file ends before it (cut short?)"
+				: "empty file: no <bookmarks> element (cut short?)");
+		ltt_damage(r, p, &e);
 	}
 	const struct apc_ltt_xnode *bm = apc_ltt_xml_child(d, "bookmarks");
 	for (size_t i = 0; bm && i < bm->nkids; i++) {

@@ -828,4 +828,12 @@ assert o["damage"].endswith("<event name=\"schedchange\"> (the file ends before 
 	run apcdump "$TMP/b.apc"
 	[ "$(grep -c ' annotate_marker ' <<<"$output")" -eq 1 ]
 	grep -q ' annotate_marker .* text="first: Start"$' <<<"$output"
+	# cut to nothing, or to a prolog alone: none, and said so
+	: >"$TMP/b/info/bookmarks.xml"
+	conv 1 --overwrite "$TMP/b" -o "$TMP/b.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/b/info/bookmarks.xml: offset 0x0: empty file: no <bookmarks> element (cut short?)" ]
+	! apcdump "$TMP/b.apc" | grep -q ' annotate_marker ' || false
+	printf '<?xml version="1.0"?>\n<!-- bookmarks of the trace -->\n' >"$TMP/b/info/bookmarks.xml"
+	conv 1 --overwrite "$TMP/b" -o "$TMP/b.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/b/info/bookmarks.xml: offset $(printf 0x%x "$(stat -c %s "$TMP/b/info/bookmarks.xml")"): no <bookmarks> element: the file ends before it (cut short?)" ]
 }
