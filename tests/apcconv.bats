@@ -1129,27 +1129,10 @@ ltt_compressed() {
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
 	"$APC_TOOLS/lttgen" --seed 3 --events 30000 -o "$TMP/ltt" >/dev/null
-	# a "new" (070701) cpio, cpu/0 last, written here; prints cpu/0's header offset
-	at=$(cd "$TMP" && python3 - ltt/info/system.xml ltt/info/bookmarks.xml ltt/eventdefs/core.xml \
+	# a cpio with cpu/0 last; at: where cpu/0's header starts
+	at=$(write_cpio "$TMP" "$TMP/l.cpio" ltt/info/system.xml ltt/info/bookmarks.xml ltt/eventdefs/core.xml \
 		ltt/eventdefs/extra.xml ltt/control/processes ltt/control/facilities \
-		ltt/control/interrupts ltt/cpu/1 ltt/cpu/0 <<'PY'
-import sys
-out, at = bytearray(), 0
-def member(name, data, mode=0o100644):
-    global out
-    n = name.encode() + b"\0"
-    out += b"070701" + b"".join(b"%08X" % v for v in (0, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(n), 0)) + n
-    out += b"\0" * (-len(out) % 4) + data
-    out += b"\0" * (-len(out) % 4)
-for name in sys.argv[1:]:
-    if name.endswith("cpu/0"):
-        at = len(out)
-    member(name, open(name, "rb").read())
-member("TRAILER!!!", b"", 0)
-open("l.cpio", "wb").write(out)
-print(at)
-PY
-)
+		ltt/control/interrupts ltt/cpu/1 ltt/cpu/0 | awk '$1 == "ltt/cpu/0" { print $2 }')
 	apcconv -q "$TMP/l.cpio" -o "$TMP/l.apc"
 	whole=$(apcdump "$TMP/l.apc" | wc -l)
 	# cut in cpu/0's data: cpu/0 is left out (libarchive may not read its

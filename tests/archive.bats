@@ -183,24 +183,10 @@ for fmt, name in ((tarfile.PAX_FORMAT, "py-pax"), (tarfile.GNU_FORMAT, "py-gnu")
 
 @test "a cpio cut between members: the cut told, naming the last member, with no TRAILER!!! entry" {
 	ltt_tree ltt
-	# a "new" (070701) cpio written here, cpu/0 last; prints where the trailer starts
-	at=$(cd "$TMP" && python3 - ltt/info/system.xml ltt/eventdefs/core.xml ltt/eventdefs/extra.xml \
-		ltt/control/processes ltt/control/facilities ltt/control/interrupts ltt/cpu/1 ltt/cpu/0 <<'PY'
-import sys
-out = bytearray()
-def member(name, data, mode=0o100644):
-    global out
-    n = name.encode() + b"\0"
-    out += b"070701" + b"".join(b"%08X" % v for v in (0, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(n), 0)) + n
-    out += b"\0" * (-len(out) % 4) + data
-    out += b"\0" * (-len(out) % 4)
-for name in sys.argv[1:]:
-    member(name, open(name, "rb").read())
-print(len(out))
-member("TRAILER!!!", b"", 0)
-open("l.cpio", "wb").write(out)
-PY
-)
+	# a cpio with cpu/0 last; the cut: where the trailer starts
+	at=$(write_cpio "$TMP" "$TMP/l.cpio" ltt/info/system.xml ltt/eventdefs/core.xml ltt/eventdefs/extra.xml \
+		ltt/control/processes ltt/control/facilities ltt/control/interrupts ltt/cpu/1 ltt/cpu/0 |
+		awk '$1 == "TRAILER!!!" { print $2 }')
 	conv 0 "$TMP/l.cpio" -q -o "$TMP/whole.apc"
 	head -c "$at" "$TMP/l.cpio" > "$TMP/cut.cpio"
 	conv 1 "$TMP/cut.cpio" -o "$TMP/cut.apc"

@@ -77,3 +77,28 @@ each_compressor() {
 	done
 	[ "$n" -gt 0 ] || skip "none of the compressors is installed"
 }
+
+# write_cpio DIR OUT MEMBER...: OUT, a "new" (070701) cpio of DIR's
+# MEMBERs (paths relative to DIR) in that order, then its TRAILER!!!;
+# prints where each header starts, "NAME OFFSET" a line, the trailer's
+# last.
+write_cpio() {
+	local dir=$1 out=$2
+	shift 2
+	(cd "$dir" && python3 - "$out" "$@" <<'PY'
+import sys
+out = bytearray()
+def member(name, data, mode=0o100644):
+    global out
+    print(name, len(out))
+    n = name.encode() + b"\0"
+    out += b"070701" + b"".join(b"%08X" % v for v in (0, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(n), 0)) + n
+    out += b"\0" * (-len(out) % 4) + data
+    out += b"\0" * (-len(out) % 4)
+for name in sys.argv[2:]:
+    member(name, open(name, "rb").read())
+member("TRAILER!!!", b"", 0)
+open(sys.argv[1], "wb").write(out)
+PY
+	)
+}
