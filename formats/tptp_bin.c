@@ -738,6 +738,19 @@ static void bin_extra_bytes(struct tptp_bin *x, const char *what)
  * Read the next message.  1 = a record in *rec (valid until the next
  * call), 2 = a message handled or skipped, 0 = end, <0 = damage/failure.
  */
+/* Parse a message body of kind `kind` into rec, afresh: by its plan
+ * when it has one, else by its layout.  Returns bin_parse()'s. */
+static long bin_parse_msg(struct tptp_bin *x, const struct bin_plan *plan, const char *lay, int kind,
+			  const uint8_t *p, uint64_t body, struct tptp_rec *rec)
+{
+	APC_ZERO(rec);
+	rec->kind = kind;
+	rec->elem = plan ? plan->elem : tptp_kind_name(kind);
+	x->bad_time = 0;
+	x->stack = 0;
+	return plan ? bin_parse_plan(x, plan, p, (size_t)body, rec) : bin_parse(x, lay, p, (size_t)body, rec);
+}
+
 static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 {
 	ssize_t n = bin_fill(x, 6);
@@ -891,13 +904,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 		x->nskipped++;
 		return 2;
 	}
-	APC_ZERO(rec);
-	rec->kind = kind;
-	rec->elem = plan ? plan->elem : tptp_kind_name(kind);
-	x->bad_time = 0;
-	x->stack = 0;
-	used = plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
-		    : bin_parse(x, lay, p, (size_t)body, rec);
+	used = bin_parse_msg(x, plan, lay, kind, p, body, rec);
 	if ((uint64_t)used != body) {
 		/* Framing check (rare: lengths match their fields in every
 		 * trace written to the spec).  The message is still in the
@@ -912,13 +919,7 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 		}
 		p = x->buf + x->start + 6;
 		x->start += (size_t)(6 + body);
-		APC_ZERO(rec);
-		rec->kind = kind;
-		rec->elem = plan ? plan->elem : tptp_kind_name(kind);
-		x->bad_time = 0;
-		x->stack = 0;
-		used = plan ? bin_parse_plan(x, plan, p, (size_t)body, rec)
-			    : bin_parse(x, lay, p, (size_t)body, rec);
+		used = bin_parse_msg(x, plan, lay, kind, p, body, rec);
 	}
 	if (used < 0) {
 		apc_model_unmapped(x->r->model, "tptp binary messages shorter than their attributes (skipped)", 1);
