@@ -21,6 +21,8 @@
  *     other);
  *   process fork/kthread, process_fork -> APC_EV_LINK for the child
  *     (cookie 0, the kernel, for a kernel thread; -1, not known, else);
+ *     a pid switched in with no Link yet (running before the trace
+ *     began) gets one there, before its activity;
  *   process exit, process_exit -> APC_EV_TASK_EXIT of the current pid;
  *   file_system exec -> APC_EV_THREAD_NAME of the current pid;
  *   control/processes -> names and links at the start;
@@ -38,6 +40,7 @@
 #include <libxml/tree.h>
 
 #include "ltt.h"
+#include "map64.h"
 
 #define LTT_MAX_BLOCK (64u << 20)       /* one block in memory per CPU */
 #define LTT_MAX_ALL_BLOCKS (1024u << 20)
@@ -54,6 +57,7 @@
 /* Model events one record can add (ltt_map: a link, exit or name, then
  * its counter). */
 #define LTT_MAX_PER_RECORD 2
+#define LTT_PID_BITS (1u << 22)
 
 enum ltt_role {
 	ROLE_NONE = 0, ROLE_COUNTER, ROLE_SCHED, ROLE_PROCESS, ROLE_FORK, ROLE_EXIT,
@@ -126,6 +130,10 @@ struct ltt_priv {
 	size_t nmarks, next_mark;
 	struct ltt_proc *procs;
 	size_t nprocs;
+	/* pids given a Link so far: a bit each below LTT_PID_BITS (Linux's
+	 * largest pid_max), the rarer others in a map */
+	uint64_t *linked_bits;
+	struct apc_map64 linked;
 	int started, failed;
 	uint64_t first_ts;
 	/* The first damage found, in a control file or a CPU file: what
@@ -1121,13 +1129,32 @@ static int32_t ltt_wait(uint64_t out_state)
  * A Link for pid (LTT has no thread groups: pid and tid are the same).
  * Its cookie is the process image's: 0 says the kernel or idle, right
  * for the idle task and a kernel thread (kernel != 0), and -1 an image
- * not known, which is what LTT leaves a forked or listed process.
+ * not known, which is what LTT leaves a forked or listed process.  The
+ * pid is remembered, so a task first seen switched in gets its Link
+ * then (tasks running before the trace began and missing from
+ * control/processes, which is empty in the one real trace).
  */
-static int ltt_link(struct apc_batch *b, uint64_t ts, int core, int32_t pid, int kernel)
+static int ltt_linked(const struct ltt_priv *p, int32_t pid)
 {
-	struct apc_event *e = apc_batch_add(b, APC_EV_LINK, ts, core);
+	if ((uint32_t)pid < LTT_PID_BITS)
+		return p->linked_bits && (p->linked_bits[(uint32_t)pid / 64] >> ((uint32_t)pid % 64) & 1);
+	return apc_map64_find(&p->linked, (uint64_t)(uint32_t)pid, NULL);
+}
 
-	if (!e)
+static int ltt_link(struct ltt_priv *p, struct apc_batch *b, uint64_t ts, int core, int32_t pid,
+		    int kernel)
+{
+	struct apc_event *e;
+
+	if ((uint32_t)pid < LTT_PID_BITS) {
+		/* 512 KiB of address space; only the pages pids touch are used */
+		if (!p->linked_bits && !(p->linked_bits = calloc(LTT_PID_BITS / 64, sizeof *p->linked_bits)))
+			return -1;
+		p->linked_bits[(uint32_t)pid / 64] |= 1ull << ((uint32_t)pid % 64);
+	} else if (apc_map64_put(&p->linked, (uint64_t)(uint32_t)pid, 1) < 0) {
+		return -1;
+	}
+	if (!(e = apc_batch_add(b, APC_EV_LINK, ts, core)))
 		return -1;
 	e->u.link.cookie = kernel || pid == 0 ? 0 : -1;
 	e->u.link.pid = pid;
@@ -1176,6 +1203,8 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		if (apc_ltt_ref_u64(&f[1], ev->payload, ev->len, be, &v1))
 			v1 = 1;
 		s->current_pid = (int32_t)v;
+		if (!ltt_linked(p, (int32_t)v) && ltt_link(p, b, ev->ts, core, (int32_t)v, 0))
+			return -1;
 		if (!(e = apc_batch_add(b, APC_EV_ACTIVITY, ev->ts, core)))
 			return -1;
 		e->u.activity.counter = p->act_ctr;
@@ -1187,7 +1216,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 	}
 	if (role == ROLE_FORK) {
 		if (f && !apc_ltt_ref_u64(&f[0], ev->payload, ev->len, be, &v))
-			return ltt_link(b, ev->ts, core, (int32_t)v, 0);
+			return ltt_link(p, b, ev->ts, core, (int32_t)v, 0);
 		apc_model_unmapped(r->model, "ltt process_fork without a readable child_pid", 1);
 		return 0;
 	}
@@ -1207,7 +1236,7 @@ static int ltt_map(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s,
 		 * EXIT 3 is the current process. */
 		if ((v == 1 || v == 2) &&
 		    !apc_ltt_ref_u64(&f[1], ev->payload, ev->len, be, &v1) &&
-		    ltt_link(b, ev->ts, core, (int32_t)v1, v == 1))
+		    ltt_link(p, b, ev->ts, core, (int32_t)v1, v == 1))
 			return -1;
 		if (v == 3 && s->current_pid >= 0) {
 			if (!(e = apc_batch_add(b, APC_EV_TASK_EXIT, ev->ts, core)))
@@ -1286,7 +1315,7 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 			e->flags = APC_EVF_NO_TS;
 			e->u.name.id = p->procs[i].pid;
 			e->u.name.name = apc_batch_strdup(b, p->procs[i].name, strlen(p->procs[i].name));
-			if (!e->u.name.name || ltt_link(b, p->first_ts, APC_NO_CORE, p->procs[i].pid, 0))
+			if (!e->u.name.name || ltt_link(p, b, p->first_ts, APC_NO_CORE, p->procs[i].pid, 0))
 				goto nomem;
 			b->ev[b->n - 1].flags = APC_EVF_NO_TS;
 		}
@@ -1403,6 +1432,8 @@ static void ltt_close(struct apc_reader *r)
 	for (size_t i = 0; i < p->nprocs; i++)
 		free(p->procs[i].name);
 	free(p->procs);
+	free(p->linked_bits);
+	apc_map64_free(&p->linked);
 	free(p->stats);
 	free(p->stat_ix);
 	free(p->refs);

@@ -429,6 +429,21 @@ EOF2
 	apcverify -q "$TMP/t.apc"
 }
 
+@test "LTT: every task the real trace switches in has a Link before its first activity" {
+	# Its control/processes is empty and it forks none of them: every
+	# task ran before the trace began, and gets its Link (pid = tid,
+	# cookie 0 for the idle task only) where it is first switched in.
+	need_shared
+	apcconv -q "$SHARED/ltt/smp_example" -o "$TMP/s.apc"
+	run awk '/ link /      { nl++; for (i = 1; i <= NF; i++) if ($i ~ /^tid=/) linked[$i] = 1
+	                         if ($0 ~ /cookie=0 / && $0 !~ /pid=0 tid=0$/) kern++ }
+	         / activity_switch / { for (i = 1; i <= NF; i++) if ($i ~ /^tid=/) {
+	                                   if (!($i in linked)) bad++; seen[$i] = 1 } }
+	         END { for (k in seen) n++; print nl, n, bad + 0, kern + 0 }' <(apcdump "$TMP/s.apc")
+	[ "$output" = "28 28 0 0" ]
+	apcverify -q "$TMP/s.apc"
+}
+
 # member_at TAR MEMBER: where MEMBER's data starts in TAR.
 member_at() {
 	python3 -c 'import sys, tarfile; print(tarfile.open(sys.argv[1]).getmember(sys.argv[2]).offset_data)' "$1" "$2"
@@ -556,7 +571,7 @@ cut_compressed() {
 	head -c $((at + 983680)) "$TMP/s.tar" >"$TMP/c.tar"
 	conv 1 "$TMP/c.tar" -o "$TMP/c.apc"
 	grep -q "c.tar: offset $(printf 0x%x $((at + 983680))): truncated tar archive: it ends inside the data of smp_example/cpu/1 (983680 of its 1000000 bytes)" <<<"$output"
-	grep -q ' 173151 events, ' <<<"$output"
+	grep -q ' 173179 events, ' <<<"$output"
 	folder_cut "$SHARED/ltt/smp_example" cpu/1 983680
 	same_as_folder "$TMP/c.apc" 983680
 	# cpu/0 cut past its block_end (774284), cpu/1 not in what is left
@@ -564,7 +579,8 @@ cut_compressed() {
 	head -c $((at + 984640)) "$TMP/s.tar" >"$TMP/d.tar"
 	conv 1 "$TMP/d.tar" -o "$TMP/d.apc"
 	grep -q "d.tar: offset $(printf 0x%x $((at + 984640))): truncated tar archive: it ends inside the data of smp_example/cpu/0 (984640 of its 1000000 bytes)" <<<"$output"
-	grep -q ' 85914 events, ' <<<"$output"
+	# its 85914 records and a Link for each of the 15 tasks it switches in
+	grep -q ' 85929 events, ' <<<"$output"
 	grep -q 'not mapped: ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU): 1$' <<<"$output"
 	run apcdump --summary "$TMP/d.apc"
 	grep -Eq '^  core 0 +85914 messages' <<<"$output"
@@ -626,11 +642,11 @@ assert o["damage"].endswith("g: no cpu/1 tracefile, though info/system.xml decla
 	: >"$TMP/s/cpu/1"
 	conv 1 "$TMP/s" -o "$TMP/e.apc"
 	grep -q "s/cpu/1: empty tracefile: the capture has no events of CPU 1$" <<<"$output"
-	grep -q ' 85914 events, .*; not mapped: ltt CPU tracefiles that are empty (no events of their CPU): 1$' <<<"$output"
+	grep -q ' 85929 events, .*; not mapped: ltt CPU tracefiles that are empty (no events of their CPU): 1$' <<<"$output"
 	rm "$TMP/s/cpu/1"
 	conv 1 "$TMP/s" -o "$TMP/m.apc"
 	grep -q "s: no cpu/1 tracefile, though info/system.xml declares 2 CPUs: the capture has no events of CPU 1$" <<<"$output"
-	grep -q ' 85914 events, .*; not mapped: ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU): 1$' <<<"$output"
+	grep -q ' 85929 events, .*; not mapped: ltt CPU tracefiles info/system.xml declares that are missing (no events of their CPU): 1$' <<<"$output"
 }
 
 # zip_left ZIP CUT MEMBER: the bytes of MEMBER that the first CUT bytes
@@ -778,7 +794,7 @@ assert o["damage"].endswith("<event name=\"schedchange\"> (the file ends before 
 	head -c "$n" "$core" >"$TMP/s/eventdefs/core.xml"
 	conv 1 "$TMP/s" -o "$TMP/s.apc"
 	[ "${lines[0]}" = "apcconv: $TMP/s/eventdefs/core.xml: offset $(printf 0x%x "$n"): cut short inside the start tag of <event>, in its attribute name=\"proces\" (the file ends before </facility>)" ]
-	grep -q ' 173151 events, .* s$' <<<"$output"
+	grep -q ' 173179 events, .* s$' <<<"$output"
 	diff <(apcdump "$TMP/whole.apc") <(apcdump "$TMP/s.apc")
 	# inside schedchange: its id and those after it are undefined, and
 	# no CPU file is blamed

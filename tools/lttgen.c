@@ -123,6 +123,7 @@ struct gen {
 	FILE *truth;
 	uint64_t counts[256];
 	uint64_t m_activity, m_link, m_exit, m_name, m_counter;
+	unsigned sched_linked;  /* bit k: pid 100k switched in already linked */
 };
 
 static void gen_put(struct gen *g, uint64_t v, int size)
@@ -190,6 +191,14 @@ static void gen_payload(struct gen *g, struct gen_ev *e, int32_t *cur_pid, int32
 		gen_put(g, gen_range(0, 2), 4);
 		*cur_pid = in;
 		g->m_activity++;
+		/* The reader links a pid at its first switch in unless
+		 * control/processes (100, 200, 300) or a fork (1000 up)
+		 * did: here 0, 400, 500 and 600, once each. */
+		if (!(g->sched_linked & (1u << (in / 100)))) {
+			g->sched_linked |= 1u << (in / 100);
+			if (in == 0 || in > 300)
+				g->m_link++;
+		}
 	} else if (!strcmp(nm, "soft_irq") || !strcmp(nm, "memory") || !strcmp(nm, "network")) {
 		gen_put(g, gen_range(1, 2), 1); gen_put(g, gen_rand(), 4);
 	} else if (!strcmp(nm, "process")) {
@@ -352,6 +361,7 @@ static int gen_cpu(struct gen *g, FILE *f, int cpu, uint64_t nevents, uint64_t *
 			int32_t save_cur = cur_pid, save_next = *next_pid;
 			uint64_t sa = g->m_activity, sl = g->m_link, se = g->m_exit, sn = g->m_name,
 				 sc = g->m_counter;
+			unsigned ss = g->sched_linked;
 			if (e->id == 300)
 				e->len = 0;
 			else
@@ -361,6 +371,7 @@ static int gen_cpu(struct gen *g, FILE *f, int cpu, uint64_t nevents, uint64_t *
 				*next_pid = save_next;
 				g->m_activity = sa; g->m_link = sl; g->m_exit = se; g->m_name = sn;
 				g->m_counter = sc;
+				g->sched_linked = ss;
 				break;
 			}
 			room -= 6 + e->len;
