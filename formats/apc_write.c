@@ -201,24 +201,6 @@ static const char *apcw_basename(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static int apcw_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-/* Remove a file or a folder tree; 0 on success. */
-static int apcw_remove_tree(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) != 0)
-		return errno == ENOENT ? 0 : -1;
-	return nftw(path, apcw_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static int apcw_eio(struct apc_err *err, const char *path, const char *what)
 {
 	return apc_err_sys(err, APC_EIO, path, what, errno);
@@ -1380,6 +1362,10 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 			apcw_free(w);
 			return APC_EIO;
 		}
+		if (w->path && apc_out_replaceable(w->path, w->kind == APCW_DIR, err) != APC_OK) {
+			apcw_free(w);
+			return APC_EIO;
+		}
 		dir = w->path ? apcw_dirname(w->path) : NULL;
 		if (dir)
 			w->tmpdir = apcw_printf("%s/.%s.tmp-XXXXXX", dir, apcw_basename(w->path));
@@ -2105,6 +2091,11 @@ out:
 	if (w->kind != APCW_STDOUT) {
 		if (close(fd) != 0 && rc == APC_OK)
 			rc = apcw_out_eio(w, err, NULL, "cannot write");
+		if (rc == APC_OK && w->o.overwrite)
+			rc = apc_out_replaceable(w->path, 0, err); /* again: it may have changed */
+		else if (rc == APC_OK && access(w->path, F_OK) == 0)
+			rc = apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET,
+					 "output exists (use --overwrite to replace it)");
 		if (rc == APC_OK && rename(w->partpath, w->path) != 0)
 			rc = apcw_eio(err, w->path, "cannot rename the archive into place");
 		if (rc == APC_OK) {
@@ -2134,6 +2125,10 @@ static int apcw_place_dir(struct apc_writer *w, struct apc_err *err)
 	if (!w->o.overwrite)
 		return apc_err_set(err, APC_EIO, w->path, APC_NO_OFFSET,
 				   "output exists (use --overwrite to replace it)");
+	/* Looked at when the run began; looked at again, as it may have
+	 * changed since. */
+	if ((rc = apc_out_replaceable(w->path, 1, err)) != APC_OK)
+		return rc;
 	/* Old one aside, new one in, then remove the old one. */
 	dir = apcw_dirname(w->path);
 	old = dir ? apcw_printf("%s/.%s.old-XXXXXX", dir, apcw_basename(w->path)) : NULL;
@@ -2150,7 +2145,7 @@ static int apcw_place_dir(struct apc_writer *w, struct apc_err *err)
 	} else {
 		free(w->tmpdir);
 		w->tmpdir = NULL;
-		if (apcw_remove_tree(old) != 0)
+		if (apc_remove_tree(old) != 0)
 			rc = apcw_eio(err, old, "cannot remove the old output");
 	}
 	free(old);
@@ -2222,7 +2217,7 @@ int apc_writer_finish(struct apc_writer *w, struct apc_err *err)
 		return apcw_place_dir(w, err);
 	if ((rc = apcw_archive(w, err)) < 0)
 		return rc;
-	if (apcw_remove_tree(w->tmpdir) != 0)
+	if (apc_remove_tree(w->tmpdir) != 0)
 		return apcw_eio(err, w->tmpdir, "cannot remove the temporary folder");
 	free(w->tmpdir);
 	w->tmpdir = NULL;
@@ -2240,7 +2235,7 @@ void apc_writer_abort(struct apc_writer *w)
 		w->datafd = -1;
 	}
 	if (w->tmpdir)
-		(void)apcw_remove_tree(w->tmpdir);
+		(void)apc_remove_tree(w->tmpdir);
 	if (w->partpath)
 		(void)unlink(w->partpath);
 	apcw_free(w);

@@ -1147,6 +1147,7 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 	size_t l = strlen(out);
 	const char *slash;
 	char *dir;
+	int rc;
 
 	memset(o, 0, sizeof *o);
 	o->overwrite = overwrite;
@@ -1169,12 +1170,15 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 		o->path = gator_printf("%.*s.apc", (int)l, out);
 	if (!o->path)
 		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	if (!overwrite && lstat(o->path, &st) == 0) {
-		apc_err_set(err, APC_EIO, o->path, APC_NO_OFFSET,
-			    "output exists (use --overwrite to replace it)");
+	if (!overwrite && lstat(o->path, &st) == 0)
+		rc = apc_err_set(err, APC_EIO, o->path, APC_NO_OFFSET,
+				 "output exists (use --overwrite to replace it)");
+	else
+		rc = apc_out_replaceable(o->path, 1, err);
+	if (rc != APC_OK) {
 		free(o->path);
 		o->path = NULL;
-		return APC_EIO;
+		return rc;
 	}
 	slash = strrchr(o->path, '/');
 	dir = slash ? gator_printf("%.*s", (int)(slash - o->path), o->path) : strdup(".");
@@ -1182,8 +1186,8 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 				 slash ? slash + 1 : o->path);
 	free(dir);
 	if (!o->tmpdir || !mkdtemp(o->tmpdir)) {
-		int rc = o->tmpdir ? gator_eio(err, o->path, "cannot create")
-				   : apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+		rc = o->tmpdir ? gator_eio(err, o->path, "cannot create")
+			       : apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 		free(o->tmpdir);
 		free(o->path);
 		o->tmpdir = o->path = NULL;
@@ -1192,7 +1196,7 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 	char *dp = gator_printf("%s/0000000000", o->tmpdir);
 	o->data = dp ? fopen(dp, "wb") : NULL;
 	if (!o->data) {
-		int rc = gator_eio(err, o->path, "cannot create");
+		rc = gator_eio(err, o->path, "cannot create");
 		free(dp);
 		rmdir(o->tmpdir);
 		free(o->tmpdir);
@@ -1256,25 +1260,6 @@ static void gator_out_abort(struct gator_out *o)
 }
 
 /* Remove an old capture folder (flat: the files a capture holds). */
-static int gator_remove_capture(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-
-	if (!d)
-		return unlink(path);
-	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		char *p = gator_printf("%s/%s", path, de->d_name);
-		if (p)
-			unlink(p);
-		free(p);
-	}
-	closedir(d);
-	return rmdir(path);
-}
-
 static int gator_out_finish(struct gator_out *o, struct apc_err *err)
 {
 	struct stat st;
@@ -1286,7 +1271,7 @@ static int gator_out_finish(struct gator_out *o, struct apc_err *err)
 	if (rc == APC_OK && chmod(o->tmpdir, 0755) != 0)
 		rc = gator_eio(err, o->path, "cannot set the mode");
 	if (rc == APC_OK && o->overwrite && lstat(o->path, &st) == 0 &&
-	    gator_remove_capture(o->path) != 0)
+	    (rc = apc_out_replaceable(o->path, 1, err)) == APC_OK && apc_remove_tree(o->path) != 0)
 		rc = gator_eio(err, o->path, "cannot replace");
 	if (rc == APC_OK && rename(o->tmpdir, o->path) != 0)
 		rc = gator_eio(err, o->path, "cannot rename the capture into place");
@@ -1614,7 +1599,7 @@ void apc_gator_capture_close(struct apc_gator_capture *c)
 	if (c->in)
 		apc_input_close(c->in);
 	if (c->apcpath) {
-		gator_remove_capture(c->apcpath);
+		apc_remove_tree(c->apcpath);
 		free(c->apcpath);
 	}
 	if (c->tmpdir) {

@@ -2,6 +2,7 @@
  * util.c - time parsing, clocks and command-line helpers for the commands.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -11,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "err.h"
 #include "scale.h"
@@ -325,4 +327,59 @@ void apc_progress_clear(struct apc_progress *p)
 	if (p->shown)
 		fputs("\r\033[K", stderr);
 	p->shown = 0;
+}
+
+/* 1 when dir/name is a plain file. */
+static int apc_has_file(const char *dir, const char *name)
+{
+	struct stat st;
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+	int yes;
+
+	if (!p)
+		return 0;
+	snprintf(p, n, "%s/%s", dir, name);
+	yes = lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+	free(p);
+	return yes;
+}
+
+int apc_out_replaceable(const char *path, int folder, struct apc_err *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return APC_OK;
+		return apc_err_sys(err, APC_EIO, path, "cannot look at the output", errno);
+	}
+	if (folder && !S_ISDIR(st.st_mode))
+		return apc_err_set(err, APC_EIO, path, APC_NO_OFFSET,
+				   "output exists and is not a folder: not replaced (remove it first)");
+	if (folder && !apc_has_file(path, "captured.xml") && !apc_has_file(path, "0000000000"))
+		return apc_err_set(err, APC_EIO, path, APC_NO_OFFSET,
+				   "output exists and is not an .apc capture (no captured.xml, no "
+				   "0000000000): not replaced (remove it first)");
+	if (!folder && !S_ISREG(st.st_mode))
+		return apc_err_set(err, APC_EIO, path, APC_NO_OFFSET,
+				   "output exists and is not a file: not replaced (remove it first)");
+	return APC_OK;
+}
+
+static int apc_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+int apc_remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	return nftw(path, apc_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }

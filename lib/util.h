@@ -160,6 +160,23 @@ size_t apc_archive_suffix(const char *out, size_t n);
 int apc_dot_name(const char *out, size_t n);
 
 /*
+ * apc_out_replaceable() : what --overwrite may replace at path: nothing
+ * (no such file), a folder that is an .apc capture (it holds a
+ * captured.xml or a 0000000000 file, and whatever Streamline added) when
+ * the output is a folder (folder != 0), a plain file when it is an
+ * archive.  Anything else (a folder of other files, a file where a
+ * folder goes) is refused, so a mistyped -o never removes what no
+ * apctools command wrote.  APC_OK, or APC_EIO with err naming path.
+ */
+struct apc_err;
+int apc_out_replaceable(const char *path, int folder, struct apc_err *err);
+
+/* apc_remove_tree() : remove a file, or a folder and all it holds
+ * (symbolic links themselves, never what they point to): 0, or -1 with
+ * errno.  Nothing there is success. */
+int apc_remove_tree(const char *path);
+
+/*
  * Progress on stderr, paced the same way by every command: on a terminal
  * one line redrawn in place ("\r" before it) at most every 0.25 s; into a
  * log or pipe (--progress when stderr is not a terminal) a whole line

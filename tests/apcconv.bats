@@ -267,6 +267,37 @@ assert "apcconv: " + o["error"] == msg, (o.get("error"), msg)' "${lines[0]}" "${
 	[ "$(ls -A "$TMP" | wc -l)" -eq 1 ]
 }
 
+@test "--overwrite replaces only a capture: never a folder of other files, nor a file with a folder" {
+	mkdir -p "$TMP/notes.apc/deep"
+	echo keep > "$TMP/notes.apc/notes.txt"
+	run apcconv -q --overwrite "$TD/barman/demo.bin" -o "$TMP/notes.apc"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: $TMP/notes.apc: output exists and is not an .apc capture (no captured.xml, no 0000000000): not replaced (remove it first)" ]
+	[ "$(cat "$TMP/notes.apc/notes.txt")" = keep ] && [ -d "$TMP/notes.apc/deep" ] || false
+	echo keep > "$TMP/f.apc"
+	run apcconv -q --overwrite "$TD/barman/demo.bin" -o "$TMP/f.apc"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: $TMP/f.apc: output exists and is not a folder: not replaced (remove it first)" ]
+	[ "$(cat "$TMP/f.apc")" = keep ]
+	mkdir "$TMP/d.apc.zip"
+	run apcconv -q --overwrite "$TD/barman/demo.bin" -o "$TMP/d.apc.zip"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: $TMP/d.apc.zip: output exists and is not a file: not replaced (remove it first)" ]
+	[ -d "$TMP/d.apc.zip" ]
+	# a capture is replaced whole, with what Streamline added to it
+	apcconv -q "$TD/barman/demo.bin" -o "$TMP/c.apc"
+	mkdir "$TMP/c.apc/analysis"
+	touch "$TMP/c.apc/analysis/x" "$TMP/c.apc/extra"
+	apcconv -q --overwrite "$TD/barman/demo.bin" -o "$TMP/c.apc"
+	[ "$(ls -A "$TMP/c.apc" | tr '\n' ' ')" = "0000000000 captured.xml events.xml session.xml " ]
+	# as is an archive by an archive
+	echo old > "$TMP/a.apc.zip"
+	apcconv -q --overwrite "$TD/barman/demo.bin" -o "$TMP/a.apc.zip"
+	apcverify -q "$TMP/a.apc.zip"
+	# nothing else is left beside them
+	[ "$(ls -A "$TMP" | tr '\n' ' ')" = "a.apc.zip c.apc d.apc.zip f.apc notes.apc " ]
+}
+
 @test "the same input gives the same bytes" {
 	apcconv -q "$TD/barman/demo.bin" -o "$TMP/a.apc"
 	apcconv -q "$TD/barman/demo.bin" -o "$TMP/b.apc"

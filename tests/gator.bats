@@ -153,6 +153,10 @@ serve_wait() {
 	mkdir "$TMP/exists.apc"
 	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/exists.apc"
 	[ "$output" = "apcrecord: $TMP/exists.apc: output exists (use --overwrite to replace it)" ]
+	echo keep > "$TMP/exists.apc/notes"
+	exits 2 apcrecord --overwrite "127.0.0.1:$port" -o "$TMP/exists.apc"
+	[ "$output" = "apcrecord: $TMP/exists.apc: output exists and is not an .apc capture (no captured.xml, no 0000000000): not replaced (remove it first)" ]
+	[ "$(cat "$TMP/exists.apc/notes")" = keep ]
 	exits 2 apcrecord
 	exits 2 apcrecord --bogus
 	[ "$output" = "apcrecord: unrecognized option '--bogus'
