@@ -6,6 +6,7 @@
  * together, applies --begin/--end, and keeps the accounting that the
  * summary line and --stats=json report.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -254,6 +255,8 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 			if (!res->have_ts || e->ts > res->last_ts)
 				res->last_ts = e->ts;
 			res->have_ts = 1;
+			if (!window_keeps(e))
+				res->window_data += many;
 		}
 		if (e->type == APC_EV_COUNTERS)
 			res->model.ev_count[APC_EV_COUNTER] += many;
@@ -776,10 +779,18 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		drop_more_damage(&res->model);
 	/* Not one Activity, Counter or Block Counter message (nor perf
 	 * samples): the capture would be one Streamline cannot open, so
-	 * none is written, and the run exits 1. */
-	if (!apc_writer_has_data(w)) {
+	 * none is written, and the run exits 1.  Nor is one when the
+	 * --begin/--end window keeps nothing but names and links (which
+	 * are kept from outside it): it would show nothing. */
+	if (!apc_writer_has_data(w) ||
+	    ((o->have_begin || o->have_end) && !res->window_data)) {
 		if (read_rc == APC_EDATA)
 			*err = res->data_err;
+		else if (o->have_begin || o->have_end)
+			apc_err_set(err, APC_EDATA, o->inputs[0], APC_NO_OFFSET,
+				    "nothing to convert in the --begin/--end window (%" PRIu64
+				    " event%s outside it)",
+				    res->events_cut, res->events_cut == 1 ? "" : "s");
 		else
 			apc_err_set(err, APC_EDATA, o->inputs[0], APC_NO_OFFSET,
 				    "no counter values, samples or thread activity to convert: "

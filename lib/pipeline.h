@@ -43,6 +43,7 @@ struct apc_conv_result {
 	uint64_t bytes_in;               /* input bytes consumed */
 	uint64_t first_ts, last_ts;      /* time span of the events written */
 	uint64_t events_cut;             /* events outside --begin/--end */
+	uint64_t window_data;            /* events inside it, names and links aside */
 	int have_ts;
 	struct apc_err data_err;         /* the damage, whenever status is APC_EDATA */
 	int read_ahead;                  /* the reader ran on a thread of its own */

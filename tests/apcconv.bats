@@ -837,6 +837,21 @@ XML
 	[ "$(apcdump "$TMP/win.apc" | grep -c ' block_counter ')" -lt "$(apcdump "$TMP/all.apc" | grep -c ' block_counter ')" ]
 }
 
+@test "--begin/--end: a window that keeps only names and declarations writes nothing, exit 1" {
+	# demo spans about 0.04 s: a window after its end keeps the names,
+	# links and annotation declarations, and no data at all
+	run apcconv --begin=100s "$TD/barman/demo.bin" -o "$TMP/w.apc"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "apcconv: $TD/barman/demo.bin: nothing to convert in the --begin/--end window (1400 events outside it)" ]
+	[[ "${lines[1]}" == "apcconv: $TD/barman/demo.bin (barman) -> nothing written: "*"; outside --begin/--end: 1400" ]]
+	[ ! -e "$TMP/w.apc" ]
+	[ -z "$(ls -A "$TMP")" ]
+	run apcconv -q --stats=json --begin=100s "$TD/barman/demo.bin" -o "$TMP/w.apc"
+	[ "$status" -eq 1 ]
+	grep -q '"status":1,' <<<"$output"
+	grep -q '"output":null' <<<"$output"
+}
+
 @test "SIGTERM while the archive is compressed leaves no output behind" {
 	[ -x "$APC_TOOLS/barmangen" ] || skip "barmangen not built"
 	# 60 MB of input: its data file takes about a second to gzip here
