@@ -64,7 +64,7 @@
  */
 #define APCW_EXT_OPEN 8
 
-enum apcw_kind { APCW_DIR, APCW_ZIP, APCW_TAR, APCW_TGZ, APCW_TBZ2, APCW_TXZ, APCW_STDOUT };
+enum apcw_kind { APCW_DIR, APCW_ZIP, APCW_TAR, APCW_TGZ, APCW_TBZ2, APCW_TXZ, APCW_TZST, APCW_STDOUT };
 
 /* An open frame: a body being filled, and the Block Counter state. */
 struct apcw_open {
@@ -1327,6 +1327,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 			  : apcw_ends(out, n, "gz")       ? APCW_TGZ
 			  : apcw_ends(out, n, "bz2")      ? APCW_TBZ2
 			  : apcw_ends(out, n, "xz")       ? APCW_TXZ
+			  : apcw_ends(out, n, "zst")      ? APCW_TZST
 							  : APCW_TAR;
 		if (w->kind == APCW_DIR) {
 			while (n > 1 && out[n - 1] == '/')
@@ -2036,8 +2037,9 @@ static int apcw_archive(struct apc_writer *w, struct apc_err *err)
 		archive_write_add_filter_gzip(a);
 		archive_write_set_filter_option(a, "gzip", "timestamp", NULL);
 	} else if ((w->kind == APCW_TBZ2 && archive_write_add_filter_bzip2(a) < ARCHIVE_WARN) ||
-		   (w->kind == APCW_TXZ && archive_write_add_filter_xz(a) < ARCHIVE_WARN)) {
-		/* a libarchive built without libbz2 or liblzma */
+		   (w->kind == APCW_TXZ && archive_write_add_filter_xz(a) < ARCHIVE_WARN) ||
+		   (w->kind == APCW_TZST && archive_write_add_filter_zstd(a) < ARCHIVE_WARN)) {
+		/* a libarchive built without libbz2, liblzma or libzstd */
 		rc = apc_err_text(err, APC_EIO, w->path, "cannot compress", archive_error_string(a));
 		archive_write_free(a);
 		return rc;

@@ -278,8 +278,8 @@ char *apc_data_sibling(const char *path, const char *name)
 size_t apc_archive_suffix(const char *out, size_t n)
 {
 	/* longest first: .tar.gz before .tar */
-	static const char *const sfx[] = {".tar.gz", ".tgz", ".tar.bz2", ".tbz2",
-					  ".tar.xz", ".txz",    ".tar",     ".zip"};
+	static const char *const sfx[] = {".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz",
+					  ".txz",    ".tar.zst", ".tzst", ".tar", ".zip"};
 
 	for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
 		size_t k = strlen(sfx[i]);

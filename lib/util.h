@@ -152,7 +152,7 @@ char *apc_data_sibling(const char *path, const char *name);
  * apcconv's output-name rules, for the commands that write a capture:
  * apc_archive_suffix() : the length of the archive extension out[0..n)
  * ends with, in any case (.tar.gz, .tgz, .tar.bz2, .tbz2, .tar.xz,
- * .txz, .tar, .zip), 0 if none.  apc_dot_name() : 1 when the last
+ * .txz, .tar.zst, .tzst, .tar, .zip), 0 if none.  apc_dot_name() : 1 when the last
  * component of out[0..n) (trailing slashes ignored) is "." or "..",
  * a folder there is and no capture name ("not a usable output name").
  */

@@ -180,17 +180,20 @@ assert o["format"] == "ltt" and o["damage"] == sys.argv[2] + ": no cpu/N tracefi
 	[ -d newdir.apc ]
 }
 
-@test ".tar.bz2, .tar.xz and archive names in any case write archives that read back" {
+@test ".tar.bz2, .tar.xz, .tar.zst and archive names in any case write archives that read back" {
 	apcconv -q "$TD/barman/demo.bin" -o "$TMP/f.apc"
 	apcdump "$TMP/f.apc" > "$TMP/want"
-	for out in y.apc.tar.bz2 y.tbz2 w.apc.tar.xz w.txz Z.APC.ZIP z.ZIP t.TAR g.Tar.Gz; do
+	for out in y.apc.tar.bz2 y.tbz2 w.apc.tar.xz w.txz s.apc.tar.zst s.TZST Z.APC.ZIP z.ZIP t.TAR g.Tar.Gz; do
 		apcconv -q "$TD/barman/demo.bin" -o "$TMP/$out"
 		[ -f "$TMP/$out" ]
 		apcverify -q "$TMP/$out"
 		name=${out%%.*}
 		diff "$TMP/want" <(apcdump "$TMP/$out" | sed "s|$out|f.apc|")
-		# the folder inside is NAME.apc, .apc in the case given
+		# the folder inside is NAME.apc, .apc in the case given (tar
+		# reads zstd only through the zstd program)
 		case $out in
+		*.zst|*.TZST) ! command -v zstd >/dev/null ||
+			      zstd -dc "$TMP/$out" | tar -tf - | grep -qx "$name.apc/0000000000" ;;
 		*.APC.*) tar -tf "$TMP/$out" 2>/dev/null | grep -qx "$name.APC/0000000000" ||
 			 python3 -c 'import sys, zipfile; assert sys.argv[2] in zipfile.ZipFile(sys.argv[1]).namelist()' "$TMP/$out" "$name.APC/0000000000" ;;
 		*) tar -tf "$TMP/$out" 2>/dev/null | grep -qx "$name.apc/0000000000" ||
@@ -200,6 +203,7 @@ assert o["format"] == "ltt" and o["damage"] == sys.argv[2] + ": no cpu/N tracefi
 	# compressed as named: the streams' magic numbers
 	[ "$(head -c 3 "$TMP/y.apc.tar.bz2")" = BZh ]
 	[ "$(head -c 6 "$TMP/w.apc.tar.xz" | od -An -tx1 | tr -d ' ')" = fd377a585a00 ]
+	[ "$(head -c 4 "$TMP/s.apc.tar.zst" | od -An -tx1 | tr -d ' ')" = 28b52ffd ]
 	[ "$(head -c 2 "$TMP/z.ZIP")" = PK ]
 	# the same bytes every time, as for the other archives
 	apcconv -q "$TD/barman/demo.bin" -o "$TMP/again.apc.tar.bz2"
