@@ -373,12 +373,11 @@ static xmlDoc *apcr_xml_doc(const uint8_t *buf, size_t len, const char *name, co
 		if (why->status == APC_OK)
 			apc_err_set(why, APC_EDATA, file,
 				    (size_t)last.err_at <= len ? last.err_at : APC_NO_OFFSET,
-				    "%s is not well-formed at line %d: %s", name, last.err_line,
-				    last.err_msg);
+				    "line %d: not well-formed XML: %s", last.err_line, last.err_msg);
 	} else if (!last.well_formed && why->status == APC_OK) {
 		apc_err_set(why, APC_EDATA, file,
 			    last.end_at >= 0 && (size_t)last.end_at <= len ? last.end_at : APC_NO_OFFSET,
-			    "%s is not well-formed at line %d: %s", name, last.end_line, last.end_msg);
+			    "line %d: not well-formed XML: %s", last.end_line, last.end_msg);
 	}
 	if (doc && doc->intSubset && (doc->intSubset->entities || doc->intSubset->pentities)) {
 		if (why->status == APC_OK)

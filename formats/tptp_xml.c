@@ -1018,7 +1018,7 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 						   "kept everything before it",
 						   x->xml_line, x->xml_msg[0] ? x->xml_msg : "parse error");
 			return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), off,
-					   "xml is not well-formed at line %d: %s; kept everything before it",
+					   "line %d: not well-formed XML: %s; kept everything before it",
 					   x->xml_line, x->xml_msg[0] ? x->xml_msg : "parse error");
 		}
 		switch (xml_feed(x)) {

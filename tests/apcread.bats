@@ -885,7 +885,7 @@ cut_inside() {
 	mv "$TMP/events.xml" "$TMP/in.apc/"
 	cut_inside "$TMP/in.apc/events.xml" '<event counter="B"'
 	conv 1 -v "$TMP/in.apc" -o "$TMP/out.apc"
-	[ "${lines[0]}" = "apcconv: $TMP/in.apc/events.xml: offset 0x$(printf %x "$cut"): events.xml is not well-formed at line 5: couldn't find end of Start Tag event; kept everything before it" ]
+	[ "${lines[0]}" = "apcconv: $TMP/in.apc/events.xml: offset 0x$(printf %x "$cut"): line 5: not well-formed XML: couldn't find end of Start Tag event; kept everything before it" ]
 	grep -q "^apcconv: $TMP/in.apc (apc) -> $TMP/out.apc: " <<<"$output"
 	# A's event came before the damage, B's did not
 	grep -q '<event counter="A" title="Disk" name="Reads"' "$TMP/out.apc/events.xml"
@@ -911,7 +911,7 @@ cut_inside() {
 	# nothing before the root: read as if absent
 	printf 'junk' >"$TMP/in.apc/events.xml"
 	conv 1 -q "$TMP/in.apc" -o "$TMP/junk.apc"
-	grep -q "events.xml is not well-formed at line 1: .*; nothing before it to keep: read as if absent$" <<<"$output"
+	grep -q "line 1: not well-formed XML: .*; nothing before it to keep: read as if absent$" <<<"$output"
 	cmp "$TMP/none.apc/events.xml" "$TMP/junk.apc/events.xml"
 }
 
@@ -930,7 +930,7 @@ cut_inside() {
 EOF2
 	at=$(grep -bo ':name=' "$TMP/in.apc/events.xml" | cut -d: -f1)
 	conv 1 "$TMP/in.apc" -o "$TMP/out.apc"
-	[[ "${lines[0]}" == "apcconv: $TMP/in.apc/events.xml: offset 0x"*": events.xml is not well-formed at line 6: failed to parse QName ':name'"*"; kept everything before it" ]]
+	[[ "${lines[0]}" == "apcconv: $TMP/in.apc/events.xml: offset 0x"*": line 6: not well-formed XML: failed to parse QName ':name'"*"; kept everything before it" ]]
 	# the offset is inside that start tag
 	off=$((16#$(sed -n 's/.*offset 0x\([0-9a-f]*\):.*/\1/p' <<<"${lines[0]}")))
 	[ "$off" -ge $((at - 10)) ]
@@ -947,7 +947,7 @@ EOF2
 	printf '<?xml version="1.0"?>\n<session version="1" duration="3"><image path="a"/><image' \
 		>"$TMP/in.apc/session.xml"
 	conv 1 -v "$TMP/in.apc" -o "$TMP/out.apc"
-	grep -q "^apcconv: $TMP/in.apc/events.xml: offset 0x[0-9a-f]*: events.xml is not well-formed at line 5: .*; kept everything before it; $TMP/in.apc/session.xml: offset 0x[0-9a-f]*: session.xml is not well-formed at line 2: .*; kept everything before it$" <<<"$output"
+	grep -q "^apcconv: $TMP/in.apc/events.xml: offset 0x[0-9a-f]*: line 5: not well-formed XML: .*; kept everything before it; $TMP/in.apc/session.xml: offset 0x[0-9a-f]*: line 2: not well-formed XML: .*; kept everything before it$" <<<"$output"
 	# its attributes are kept; of its images, the one whose start tag
 	# was read whole is counted, the one cut inside it is not there
 	grep -q '<session version="1" .* duration="3" ' "$TMP/out.apc/session.xml"
@@ -957,7 +957,7 @@ EOF2
 	truncate -s $((size - 2)) "$TMP/in.apc/0000000000"
 	rm "$TMP/in.apc/session.xml"
 	conv 1 -q "$TMP/in.apc" -o "$TMP/cut.apc"
-	grep -q "^apcconv: $TMP/in.apc/0000000000: offset 0x[0-9a-f]*: .*; $TMP/in.apc/events.xml: offset 0x[0-9a-f]*: events.xml is not well-formed at line 5: " <<<"$output"
+	grep -q "^apcconv: $TMP/in.apc/0000000000: offset 0x[0-9a-f]*: .*; $TMP/in.apc/events.xml: offset 0x[0-9a-f]*: line 5: not well-formed XML: " <<<"$output"
 }
 
 # member_at TAR MEMBER: the offset of MEMBER's data in TAR.
@@ -1003,7 +1003,7 @@ member_at() {
 	head -c $(($(member_at "$TMP/ev.tar" ev.apc/events.xml) + 3232)) "$TMP/ev.tar" >"$TMP/cut.tar"
 	truncate -s 3232 "$TMP/ev.apc/events.xml"
 	conv 1 "$TMP/ev.apc" -o "$TMP/out.apc"
-	grep -q "^apcconv: $TMP/ev.apc/events.xml: offset 0xca0: events.xml is not well-formed at line 28: .*; kept everything before it$" <<<"$output"
+	grep -q "^apcconv: $TMP/ev.apc/events.xml: offset 0xca0: line 28: not well-formed XML: .*; kept everything before it$" <<<"$output"
 	conv 1 "$TMP/cut.tar" -o "$TMP/tar.apc"
 	grep -q "truncated tar archive: it ends inside the data of ev.apc/events.xml" <<<"$output"
 	# the same capture either way, with all of the data file's frames
@@ -1052,7 +1052,7 @@ member_at() {
 	rm "$TMP/in.apc/events.xml"
 	cut_inside "$TMP/in.apc/captured.xml" '<counter key="0x12"'
 	conv 1 -v "$TMP/in.apc/0000000000" -o "$TMP/out.apc"
-	grep -q "^apcconv: $TMP/in.apc/captured.xml: offset 0x$(printf %x "$cut"): captured.xml is not well-formed at line 4: .*; kept everything before it$" <<<"$output"
+	grep -q "^apcconv: $TMP/in.apc/captured.xml: offset 0x$(printf %x "$cut"): line 4: not well-formed XML: .*; kept everything before it$" <<<"$output"
 	# A (key 0x11) was declared before the damage
 	grep -q '<counter key="0x11" type="A"/>' "$TMP/out.apc/captured.xml"
 	! grep -q 'not declared' <<<"$output" || false
