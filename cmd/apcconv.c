@@ -23,8 +23,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " PROG " [OPTIONS] INPUT... [-o OUTPUT]\n"
 		"Convert a trace into an Arm Streamline capture (.apc folder or archive).\n\n"
-		"  -o, --output=PATH     NAME.apc folder, NAME.apc.zip|.tar|.tar.gz|.tar.bz2|.tar.xz,\n"
-		"                        DIR/ (the default name in DIR), or - (tar on stdout)\n"
+		"  -o, --output=PATH     NAME.apc folder, NAME.apc.zip|.tar|.tar.gz|.tar.bz2|\n"
+		"                        .tar.xz|.tar.zst, DIR/ (the default name in DIR),\n"
+		"                        or - (tar on stdout)\n"
 		"  -f, --from=FORMAT     input format (default: detected; see --list-formats)\n"
 		"      --list-formats    list the input formats and exit\n"
 		"      --overwrite       replace an existing output\n"
@@ -60,10 +61,10 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 	if (total) {
 		double pct = 100.0 * (double)done / (double)total;
 		double eta = rate > 0 ? (double)(total - (done < total ? done : total)) / rate : 0;
-		fprintf(stderr, "%s" PROG ": %5.1f%%  %8.1f MB/s  ETA %4.0f s %s", pre, pct, rate / 1e6,
+		fprintf(stderr, "%s" PROG ": %5.1f%%  %8.1f MB/s  ETA %4.0f s%s", pre, pct, rate / 1e6,
 			eta, end);
 	} else {
-		fprintf(stderr, "%s" PROG ": %10.1f MB  %8.1f MB/s %s", pre, (double)done / 1e6,
+		fprintf(stderr, "%s" PROG ": %10.1f MB  %8.1f MB/s%s", pre, (double)done / 1e6,
 			rate / 1e6, end);
 	}
 }
@@ -162,6 +163,22 @@ int main(int argc, char **argv)
 	}
 	o.inputs = (const char *const *)argv + optind;
 	o.ninputs = (size_t)(argc - optind);
+	int nstdin = o.write.events_file && strcmp(o.write.events_file, "-") == 0;
+	for (size_t i = 0; i < o.ninputs; i++) {
+		if (!*o.inputs[i]) {
+			fprintf(stderr, PROG ": an input name is empty\n");
+			return 2;
+		}
+		nstdin += strcmp(o.inputs[i], "-") == 0;
+	}
+	if (nstdin > 1) {
+		/* the first reader would take it all, the next see it end */
+		fprintf(stderr, PROG ": standard input (-) given %s: it can be read once\n",
+			o.write.events_file && strcmp(o.write.events_file, "-") == 0
+				? "as --events=- and as an input"
+				: "as two inputs");
+		return 2;
+	}
 	for (size_t i = 0; i < o.ninputs; i++)
 		if (apc_cli_refuse_tty(PROG, o.inputs[i], 0))
 			return 2;

@@ -639,7 +639,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 		}
 		/* nothing was converted: the user is to say what it is */
 		if (!fmt) {
-			rc = apc_err_set(err, APC_EIO, o->inputs[0], APC_NO_OFFSET,
+			rc = apc_err_set(err, APC_EIO, apc_input_name(o->inputs[0]), APC_NO_OFFSET,
 					 "cannot tell the input format (try -f FORMAT; see --list-formats)");
 			goto out;
 		}

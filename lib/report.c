@@ -7,6 +7,7 @@
 
 #include "json.h"
 #include "report.h"
+#include "util.h"
 
 void apc_report_formats(FILE *f)
 {
@@ -28,7 +29,7 @@ void apc_report_line(FILE *f, const char *prog, const char *input, const struct 
 {
 	const struct apc_model *m = &r->model;
 	/* "-" as the error messages name it */
-	const char *in = strcmp(input, "-") ? input : "<stdin>";
+	const char *in = apc_input_name(input);
 	const char *out = !r->output[0] ? "nothing written" : strcmp(r->output, "-") ? r->output : "<stdout>";
 
 	fprintf(f, "%s: %s (%s) -> %s: %" PRIu64 " bytes in, %" PRIu64 " events, %" PRIu64

@@ -114,12 +114,17 @@ int apc_cli_try_help(const char *prog)
 	return 2;
 }
 
+const char *apc_input_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
 int apc_cli_refuse_tty(const char *prog, const char *path, int quiet)
 {
 	if (strcmp(path, "-") != 0 || !isatty(STDIN_FILENO))
 		return 0;
 	if (!quiet)
-		fprintf(stderr, "%s: -: refusing to read binary data from a terminal\n", prog);
+		fprintf(stderr, "%s: <stdin>: refusing to read binary data from a terminal\n", prog);
 	return 1;
 }
 
@@ -317,7 +322,7 @@ int apc_progress_due(struct apc_progress *p, const char **pre, const char **end)
 		return 0;
 	p->last = now;
 	*pre = p->lines ? "" : "\r";
-	*end = p->lines ? "\n" : "";
+	*end = p->lines ? "\n" : "\033[K"; /* on a terminal: erase what a longer line left */
 	p->shown = !p->lines;
 	return 1;
 }
@@ -349,11 +354,8 @@ int apc_out_replaceable(const char *path, int folder, struct apc_err *err)
 {
 	struct stat st;
 
-	if (lstat(path, &st) != 0) {
-		if (errno == ENOENT)
-			return APC_OK;
-		return apc_err_sys(err, APC_EIO, path, "cannot look at the output", errno);
-	}
+	if (lstat(path, &st) != 0)
+		return APC_OK; /* nothing there; creating it says why if it cannot be */
 	if (folder && !S_ISDIR(st.st_mode))
 		return apc_err_set(err, APC_EIO, path, APC_NO_OFFSET,
 				   "output exists and is not a folder: not replaced (remove it first)");

@@ -57,6 +57,10 @@ int apc_cli_try_help(const char *prog);
  */
 int apc_cli_stdout_done(const char *prog, int status, int quiet);
 
+/* apc_input_name() : how messages name an input: "<stdin>" for "-",
+ * else the path as given. */
+const char *apc_input_name(const char *path);
+
 /*
  * apc_cli_refuse_tty() : 1 when `path` is "-" and standard input a
  * terminal, after "PROG: -: refusing to read binary data from a
@@ -178,7 +182,8 @@ int apc_remove_tree(const char *path);
 
 /*
  * Progress on stderr, paced the same way by every command: on a terminal
- * one line redrawn in place ("\r" before it) at most every 0.25 s; into a
+ * one line redrawn in place ("\r" before it, erase-to-end-of-line after
+ * it) at most every 0.25 s; into a
  * log or pipe (--progress when stderr is not a terminal) a whole line
  * ("\n" after it) every 5 s, with no escape sequences.
  * apc_progress_init() : start now.  apc_progress_due() : 1 when a line is

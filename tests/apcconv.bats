@@ -51,6 +51,17 @@ print(sum(1 for l in sys.stdin if json.loads(l)["msg"].startswith(want)))' "$2"
 	run apcconv
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"no input given"* ]]
+	run apcconv "" -o "$TMP/e.apc"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: an input name is empty" ]
+	# standard input read once: by one input, or by --events=-
+	run apcconv - - -o "$TMP/e.apc" < "$TD/barman/demo.bin"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: standard input (-) given as two inputs: it can be read once" ]
+	run apcconv --events=- - -o "$TMP/e.apc" < "$TD/barman/demo.bin"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: standard input (-) given as --events=- and as an input: it can be read once" ]
+	[ ! -e "$TMP/e.apc" ]
 	run apcconv --bogus x
 	[ "$status" -eq 2 ]
 	# getopt's reason under the command's name, a hint, not the whole help
@@ -660,7 +671,7 @@ tptp_cookie_2() {
 	run apcconv "$TMP/bad.trcxml" -o "$TMP/bad.apc"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"bad.trcxml: offset 0x"* ]]
-	[[ "$output" == *"xml is not well-formed at line $((nl / 2 + 1)): Double hyphen within comment; kept everything before it"* ]]
+	[[ "$output" == *"line $((nl / 2 + 1)): not well-formed XML: Double hyphen within comment; kept everything before it"* ]]
 	[[ "$output" != *"truncated"* ]]
 	off=$(echo "$output" | sed -n 's/.*offset 0x\([0-9a-f]*\):.*/\1/p' | head -n 1)
 	[ $((16#$off)) -ge "$at" ]
@@ -1259,13 +1270,13 @@ ltt_compressed() {
 	[ ! -e "$TMP/o.apc" ]
 }
 
-@test "standard input on a terminal is refused in the same words, naming -, by all three tools" {
+@test "standard input on a terminal is refused in the same words, naming <stdin>, by all three tools" {
 	command -v script >/dev/null || skip "script(1) is not installed: no terminal to test with"
 	for p in apcconv apcdump apcverify; do
 		# script gives the command a terminal on stdin (and stdout)
 		run timeout 10 script -qec "'$APC_BIN/$p' -" /dev/null
 		[ "$status" -eq 2 ]
-		[ "$(tr -d '\r' <<<"$output")" = "$p: -: refusing to read binary data from a terminal" ]
+		[ "$(tr -d '\r' <<<"$output")" = "$p: <stdin>: refusing to read binary data from a terminal" ]
 	done
 	run timeout 10 script -qec "'$APC_BIN/apcverify' -q -" /dev/null
 	[ "$status" -eq 2 ]
@@ -1318,7 +1329,7 @@ PY
 	# A stdin that stays open a while makes the run last past the
 	# redraw interval (0.25 s on a terminal, 5 s into a log).
 	(cat "$TD/barman/demo.bin"; sleep 6) | "$APC_BIN/apcconv" --progress - -o "$TMP/a.apc" 2> "$TMP/log"
-	grep -qE '^apcconv: +[0-9.]+%  +[0-9.]+ MB/s  ETA +[0-9]+ s $' "$TMP/log"
+	grep -qE '^apcconv: +[0-9.]+%  +[0-9.]+ MB/s  ETA +[0-9]+ s$' "$TMP/log"
 	[ "$(tr -d -c '\r\033' < "$TMP/log" | wc -c)" -eq 0 ]
 	# not asked for, and stderr not a terminal: no progress at all
 	(cat "$TD/barman/demo.bin"; sleep 1) | "$APC_BIN/apcconv" - -o "$TMP/b.apc" 2> "$TMP/log"
@@ -1329,6 +1340,8 @@ PY
 	script -qec "(cat '$TD/barman/demo.bin'; sleep 1) | '$APC_BIN/apcconv' - -o '$TMP/c.apc'" /dev/null > "$TMP/tty"
 	grep -q "$(printf '\rapcconv: ')" "$TMP/tty"
 	grep -q "$(printf '\r\033\\[K')" "$TMP/tty"
+	# each redrawn line erases what a longer one before it left
+	grep -q "$(printf '\rapcconv: .*s\033\\[K')" "$TMP/tty"
 }
 
 @test "output errors name the output as given, not the temporary folder, in lowercase" {
