@@ -30,8 +30,9 @@ static void usage(FILE *f)
 		"      --list-formats    list the input formats and exit\n"
 		"      --overwrite       replace an existing output\n"
 		"      --events=FILE     extra or overriding counter definitions (events.xml)\n"
-		"      --begin=TIME      drop events before TIME after the first (1.5s, 20ms, 300us, ns)\n"
-		"      --end=TIME        drop events from TIME after the first\n"
+		"      --begin=TIME      drop events before TIME in the capture (1.5s, 20ms, 300us, ns;\n"
+		"                        the times apcdump lists)\n"
+		"      --end=TIME        drop events from TIME in the capture\n"
 		"      --progress, --no-progress  force progress on stderr on or off\n"
 		"      --stats=json      print the run's figures as one JSON object\n"
 		"  -q, --quiet           no summary line\n"
@@ -155,10 +156,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": no input given (try --help)\n");
 		return 2;
 	}
-	/* without --begin the window starts at the first event, time 0 */
+	/* without --begin the window starts at the capture's start, time 0 */
 	if (o.have_end && o.end_ns <= (o.have_begin ? o.begin_ns : 0)) {
 		fprintf(stderr, PROG ": --end must come after %s (an empty window keeps nothing)\n",
-			o.have_begin ? "--begin" : "the first event, time 0");
+			o.have_begin ? "--begin" : "time 0, the capture's start");
 		return 2;
 	}
 	o.inputs = (const char *const *)argv + optind;

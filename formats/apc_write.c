@@ -472,7 +472,7 @@ static int apcw_done(struct apc_writer *w, struct apcw_open *s, struct apc_err *
 static inline __attribute__((always_inline)) uint64_t
 apcw_time(struct apc_writer *w, const struct apc_event *ev, int32_t core)
 {
-	uint64_t d = w->view_set ? w->view_delta : w->m->meta.monotonic_delta;
+	uint64_t d = apc_writer_zero(w);
 	uint64_t t = ev->ts > d ? ev->ts - d : 0;
 	uint64_t min;
 
@@ -2152,6 +2152,11 @@ static int apcw_place_dir(struct apc_writer *w, struct apc_err *err)
 	}
 	free(old);
 	return rc;
+}
+
+uint64_t apc_writer_zero(const struct apc_writer *w)
+{
+	return w->view_set ? w->view_delta : w->m->meta.monotonic_delta;
 }
 
 void apc_writer_view(struct apc_writer *w, size_t ncounters, uint64_t monotonic_delta)

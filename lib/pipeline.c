@@ -113,8 +113,7 @@ static uint64_t input_bytes(struct apc_reader *r)
 }
 
 /*
- * What a batch adds to the accounting when nothing is cut: its first
- * timed event (the origin, if it is the first batch with one), its time
+ * What a batch adds to the accounting when nothing is cut: its time
  * range and its events per type.  tally_batch() touches every event
  * once more, so it runs on whichever thread has time to spare: the
  * read-ahead thread while it finds the writing thread behind (Barman:
@@ -123,15 +122,15 @@ static uint64_t input_bytes(struct apc_reader *r)
  * same wherever it runs.
  */
 struct batch_tally {
-	int have;                   /* a timed event: first, lo, hi are set */
-	uint64_t first, lo, hi;
+	int have;                   /* a timed event: lo, hi are set */
+	uint64_t lo, hi;
 	uint64_t nread;
 	uint64_t count[APC_EV_TYPE_COUNT];
 };
 
 static void tally_batch(const struct apc_batch *b, struct batch_tally *t)
 {
-	uint64_t lo = UINT64_MAX, hi = 0, first = 0, nread = 0;
+	uint64_t lo = UINT64_MAX, hi = 0, nread = 0;
 	int have = 0;
 
 	memset(t->count, 0, sizeof t->count);
@@ -139,8 +138,6 @@ static void tally_batch(const struct apc_batch *b, struct batch_tally *t)
 		const struct apc_event *e = &b->ev[i];
 		uint64_t many = 1;
 		if (!(e->flags & APC_EVF_NO_TS)) {
-			if (!have)
-				first = e->ts;
 			lo = e->ts < lo ? e->ts : lo;
 			hi = e->ts > hi ? e->ts : hi;
 			have = 1;
@@ -152,7 +149,6 @@ static void tally_batch(const struct apc_batch *b, struct batch_tally *t)
 		nread += many;
 	}
 	t->have = have;
-	t->first = first;
 	t->lo = lo;
 	t->hi = hi;
 	t->nread = nread;
@@ -162,18 +158,13 @@ static void tally_batch(const struct apc_batch *b, struct batch_tally *t)
  * counts share a cache line with the records_read that the reader, on
  * its own thread, counts up for every record, so counting into them
  * event by event made the line bounce between the cores. */
-static void tally_apply(struct apc_conv_result *res, const struct batch_tally *t, uint64_t *origin,
-			int *have_origin)
+static void tally_apply(struct apc_conv_result *res, const struct batch_tally *t)
 {
 	for (int k = 0; k < APC_EV_TYPE_COUNT; k++)
 		res->model.ev_count[k] += t->count[k];
 	res->model.events_read += t->nread;
 	if (!t->have)
 		return;
-	if (!*have_origin) {
-		*origin = t->first;
-		*have_origin = 1;
-	}
 	if (!res->have_ts || t->lo < res->first_ts)
 		res->first_ts = t->lo;
 	if (!res->have_ts || t->hi > res->last_ts)
@@ -182,7 +173,9 @@ static void tally_apply(struct apc_conv_result *res, const struct batch_tally *t
 }
 
 /*
- * Apply --begin/--end (relative to the first event time seen) in place,
+ * Apply --begin/--end (times in the capture: from `zero`, the model time
+ * the writer writes as 0, so the times apcdump lists and Streamline
+ * shows) in place,
  * and keep the accounting.  Events without a time of their own (names,
  * declarations) always pass: dropping them would orphan the events that
  * refer to them.  `pre` is the batch's tally when the read-ahead thread
@@ -212,8 +205,7 @@ static int window_keeps(const struct apc_event *e)
 	}
 }
 static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *res,
-			 struct apc_batch *b, const struct batch_tally *pre, uint64_t *origin,
-			 int *have_origin)
+			 struct apc_batch *b, const struct batch_tally *pre, uint64_t zero)
 {
 	size_t w = 0;
 
@@ -223,7 +215,7 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 			tally_batch(b, &t);
 			pre = &t;
 		}
-		tally_apply(res, pre, origin, have_origin);
+		tally_apply(res, pre);
 		return;
 	}
 
@@ -231,16 +223,12 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 		struct apc_event *e = &b->ev[i];
 		int timed = !(e->flags & APC_EVF_NO_TS);
 
-		if (timed && !*have_origin) {
-			*origin = e->ts;
-			*have_origin = 1;
-		}
 		/* a block of n counter values counts as n counter events */
 		uint64_t many = e->type == APC_EV_COUNTERS ? e->u.counters.n : 1;
 
 		int outside = 0;
 		if (timed && (o->have_begin || o->have_end)) {
-			uint64_t rel = e->ts >= *origin ? e->ts - *origin : 0;
+			uint64_t rel = e->ts >= zero ? e->ts - zero : 0;
 			outside = (o->have_begin && rel < o->begin_ns) || (o->have_end && rel >= o->end_ns);
 			if (outside && !window_keeps(e)) {
 				res->events_cut += many;
@@ -273,16 +261,17 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 /* Window, account and write one batch. */
 static int emit_batch(const struct apc_conv_opts *o, struct apc_conv_result *res,
 		      struct apc_writer *w, struct apc_batch *b, const struct batch_tally *pre,
-		      uint64_t *origin, int *have_origin, struct apc_err *err)
+		      struct apc_err *err)
 {
-	window_batch(o, res, b, pre, origin, have_origin);
+	/* the window is in the capture's times, as the writer makes them */
+	window_batch(o, res, b, pre, apc_writer_zero(w));
 	return b->n ? apc_writer_write(w, b, err) : APC_OK;
 }
 
 /* Move what the reorder window releases (everything when `all`) to the writer. */
 static int drain_reorder(const struct apc_conv_opts *o, struct apc_conv_result *res,
 			 struct apc_writer *w, struct apc_reorder *ro, struct apc_batch *out, int all,
-			 uint64_t *origin, int *have_origin, struct apc_err *err)
+			 struct apc_err *err)
 {
 	size_t before;
 
@@ -291,7 +280,7 @@ static int drain_reorder(const struct apc_conv_opts *o, struct apc_conv_result *
 		apc_batch_reset(out);
 		if (apc_reorder_pop(ro, out, all, NULL) < 0)
 			return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-		int rc = emit_batch(o, res, w, out, NULL, origin, have_origin, err);
+		int rc = emit_batch(o, res, w, out, NULL, err);
 		if (rc < 0)
 			return rc;
 	} while (apc_reorder_pending(ro) && apc_reorder_pending(ro) < before);
@@ -574,8 +563,7 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	const struct apc_format *fmt;
 	const struct apc_err *damage = NULL;
 	char outbuf[4096];
-	uint64_t origin = 0;
-	int have_origin = 0, rc, read_rc = APC_OK, opened = 0, reading = 0;
+	int rc, read_rc = APC_OK, opened = 0, reading = 0;
 
 	memset(res, 0, sizeof *res);
 	apc_model_init(&res->model);
@@ -728,10 +716,9 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 					rc = apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 					goto out;
 				}
-			rc = drain_reorder(o, res, w, ro, &ob, read_rc != APC_OK, &origin, &have_origin, err);
+			rc = drain_reorder(o, res, w, ro, &ob, read_rc != APC_OK, err);
 		} else {
-			rc = emit_batch(o, res, w, &sl->b, sl->tallied ? &sl->tally : NULL, &origin, &have_origin,
-					err);
+			rc = emit_batch(o, res, w, &sl->b, sl->tallied ? &sl->tally : NULL, err);
 		}
 		if (rc < 0)
 			goto out;

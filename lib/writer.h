@@ -76,6 +76,9 @@ int apc_writer_write(struct apc_writer *w, const struct apc_batch *b, struct apc
  * the model by apc_writer_finish().
  */
 void apc_writer_view(struct apc_writer *w, size_t ncounters, uint64_t monotonic_delta);
+/* apc_writer_zero() : the model time the writer writes as 0 (the
+ * capture's start, where apcdump and Streamline count time from). */
+uint64_t apc_writer_zero(const struct apc_writer *w);
 /* Flush, write the XML files, and move the capture into place. */
 int apc_writer_finish(struct apc_writer *w, struct apc_err *err);
 /* Discard everything written (temporary files removed) and free. */

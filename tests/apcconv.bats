@@ -775,6 +775,18 @@ assert c["outside_window"] > 0 and c["events"] + c["outside_window"] == a["event
 assert c["last_ts"] - c["first_ts"] < 5_000_000, c
 PY
 	apcverify -q "$TMP/cut.apc"
+	# the window is in the capture's times: the data apcdump lists in it
+	# (whose window holds its end: up to 1 ns before) is what is kept,
+	# converting the trace or the capture made of it
+	data() {
+		apcdump "$@" | grep -E ' (block_counter|activity_switch|counter|backtrace|annotate_str|annotate_counter_value) ' |
+			sed 's/^ *[0-9]* 0x[0-9a-f]* //' | sort
+	}
+	data --begin=5ms --end=9.999999999ms "$TMP/all.apc" > "$TMP/want"
+	[ "$(wc -l < "$TMP/want")" -gt 100 ]
+	data "$TMP/cut.apc" | diff "$TMP/want" -
+	apcconv -q --begin=5ms --end=10ms "$TMP/all.apc" -o "$TMP/again.apc"
+	data "$TMP/again.apc" | diff "$TMP/want" -
 }
 
 @test "the summary line counts what could not be mapped" {
@@ -901,33 +913,37 @@ XML
 	[ "$status" -eq 2 ]
 	grep -q -- '--end must come after --begin' <<<"$output"
 	[ ! -e "$TMP/w.apc" ]
-	# without --begin the window starts at the first event: --end=0 is empty too
+	# without --begin the window starts at the capture's start: --end=0 is empty too
 	for end in 0 0ms; do
 		run apcconv --end=$end "$TD/barman/demo.bin" -o "$TMP/w.apc"
 		[ "$status" -eq 2 ]
-		[ "$output" = "apcconv: --end must come after the first event, time 0 (an empty window keeps nothing)" ]
+		[ "$output" = "apcconv: --end must come after time 0, the capture's start (an empty window keeps nothing)" ]
 		[ ! -e "$TMP/w.apc" ]
 	done
 	run apcconv --begin=10ms --end=10ms "$TD/barman/demo.bin" -o "$TMP/w.apc"
 	[ "$status" -eq 2 ]
-	# the smallest window there is still converts
-	apcconv -q --end=1ns "$TD/barman/demo.bin" -o "$TMP/w.apc"
+	# the smallest window there is still converts: 1 ns at demo's first
+	# counter values (5012921 ns into the capture)
+	apcconv -q --begin=5012921 --end=5012922 "$TD/barman/demo.bin" -o "$TMP/w.apc"
+	[ "$(apcdump "$TMP/w.apc" | grep -c ' block_counter .* ts=5012921 ')" -gt 0 ]
+	[ "$(apcdump "$TMP/w.apc" | grep ' block_counter ' | grep -vc ' ts=5012921 ')" -eq 0 ]
 }
 
 @test "--begin/--end: finer than a nanosecond rounds to the nearest; too large is said so" {
 	need_python
-	# demo's second event is 32749 ns after its first
+	# demo's second time is 5045670 ns into the capture, its third 5079419
 	kept() {
 		apcconv -q --stats=json --overwrite --begin="$1" "$TD/barman/demo.bin" -o "$TMP/w.apc" |
 			python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["events"], d["first_ts"])'
 	}
-	all=$(kept 32749)
+	all=$(kept 5045670)
 	[ "$all" = "1440 5045670" ]
-	[ "$(kept 32.7494us)" = "$all" ]
-	# 32749.6 ns is 32750, after that event (it was cut down to 32749)
-	[ "$(kept 32.7496us)" = "1439 5079419" ]
-	[ "$(kept 32749.5)" = "1439 5079419" ]
-	[ "$(kept 32749.5ns)" = "1439 5079419" ]
+	[ "$(kept 5045.6704us)" = "$all" ]
+	# 5045670.6 ns is 5045671, after that event
+	[ "$(kept 5045.6706us)" = "1439 5079419" ]
+	# half a nanosecond rounds up, as apcdump rounds it
+	[ "$(kept 5045670.5)" = "1439 5079419" ]
+	[ "$(kept 5045670.5ns)" = "1439 5079419" ]
 	# too large for a capture's time, and said so, as apcdump says it
 	conv 2 --begin=99999999999s "$TD/barman/demo.bin" -o "$TMP/x.apc"
 	[ "$output" = "apcconv: --begin time '99999999999s' is too large (at most 9223372036.854775807s)" ]
