@@ -900,8 +900,20 @@ static void exists_without_overwrite(void)
 	T_EQ_INT(count_entries(dir), 1);
 	T_EQ_INT(count_entries(out), 1);
 
-	/* With overwrite the old folder is replaced, and nothing else stays. */
+	/* Overwrite replaces only a capture: a folder of other files stays. */
 	o.overwrite = 1;
+	apc_err_clear(&err);
+	T_EQ_INT(apc_writer_open(out, &o, &w, &err), APC_EIO);
+	T_ASSERT(w == NULL);
+	T_ASSERT(strstr(err.msg, "is not an .apc capture") != NULL);
+	T_ASSERT(stat(marker, &st) == 0);
+	/* With a data file in it, it is one: replaced, nothing else stays. */
+	snprintf(marker, sizeof marker, "%s/0000000000", out);
+	f = fopen(marker, "w");
+	T_ASSERT(f);
+	if (f)
+		fclose(f);
+	snprintf(marker, sizeof marker, "%s/marker", out);
 	T_EQ_INT(write_capture(out, &o, NULL), APC_OK);
 	T_ASSERT(stat(marker, &st) != 0);
 	T_EQ_INT(count_entries(out), 4);
