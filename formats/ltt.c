@@ -117,6 +117,12 @@ struct ltt_priv {
 	int subsec;
 	struct ltt_src *src;
 	size_t nsrc;
+	/* The sources with an event, as a binary min-heap on (time, CPU
+	 * file index): the merge's next is heap[0], the one after it its
+	 * smaller child, so a trace of many CPUs costs log(CPUs) an event
+	 * and not a scan of all of them. */
+	struct ltt_src **heap;
+	size_t nheap;
 	struct ltt_idinfo *idi;         /* ids.n entries; ltt_id() for any id */
 	struct ltt_idrefs *refs;
 	size_t nrefs;
@@ -1093,6 +1099,40 @@ static int ltt_open(struct apc_reader *r)
 
 /* ---- next ------------------------------------------------------------- */
 
+/* a before b in the merge: earlier, or as early from a lower CPU file */
+static inline int ltt_before(const struct ltt_src *a, const struct ltt_src *b)
+{
+	return a->cur->ts < b->cur->ts || (a->cur->ts == b->cur->ts && a < b);
+}
+
+/* Move heap[i] down to its place. */
+static inline void ltt_heap_down(struct ltt_priv *p, size_t i)
+{
+	struct ltt_src *x = p->heap[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= p->nheap)
+			break;
+		if (c + 1 < p->nheap && ltt_before(p->heap[c + 1], p->heap[c]))
+			c++;
+		if (!ltt_before(p->heap[c], x))
+			break;
+		p->heap[i] = p->heap[c];
+		i = c;
+	}
+	p->heap[i] = x;
+}
+
+/* heap[0]'s next event is later now, or it has none left. */
+static inline void ltt_heap_top_moved(struct ltt_priv *p)
+{
+	if (!p->heap[0]->have)
+		p->heap[0] = p->heap[--p->nheap];
+	if (p->nheap)
+		ltt_heap_down(p, 0);
+}
+
 static inline int ltt_advance(struct apc_reader *r, struct ltt_priv *p, struct ltt_src *s)
 {
 	if (s->qi == s->qn && s->qst == APC_OK) {
@@ -1322,17 +1362,20 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 		for (size_t i = 0; i < p->nsrc; i++)
 			if ((st = ltt_advance(r, p, &p->src[i])))
 				goto fail;
+		if (!(p->heap = malloc((p->nsrc ? p->nsrc : 1) * sizeof *p->heap)))
+			goto nomem;
+		for (size_t i = 0; i < p->nsrc; i++)
+			if (p->src[i].have)
+				p->heap[p->nheap++] = &p->src[i];
+		for (size_t i = p->nheap / 2; i-- > 0;)
+			ltt_heap_down(p, i);
 	}
 	/* Stop while a whole record still fits: one that overflowed the
 	 * batch made apc_batch_add double it, every batch, and the 8192
 	 * events the driver asked for became 131072 (5 MiB, out of cache). */
 	while (b->n + LTT_MAX_PER_RECORD <= b->cap || !b->n) {
-		struct ltt_src *best = NULL;
-		/* k-way merge by time; ties go to the lower CPU file.  A
-		 * linear scan: LTT machines had a handful of CPUs. */
-		for (size_t i = 0; i < p->nsrc; i++)
-			if (p->src[i].have && (!best || p->src[i].cur->ts < best->cur->ts))
-				best = &p->src[i];
+		/* k-way merge by time; ties go to the lower CPU file */
+		struct ltt_src *best = p->nheap ? p->heap[0] : NULL;
 		if (p->next_mark < p->nmarks && (!best || p->marks[p->next_mark].ts <= best->cur->ts)) {
 			const struct ltt_mark *m = &p->marks[p->next_mark++];
 			struct apc_ann a;
@@ -1354,13 +1397,14 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 		 * other file's (or level with a later file's) and before the
 		 * next bookmark: take such runs without scanning again. */
 		uint64_t lim_lt = UINT64_MAX, lim_le = UINT64_MAX;
-		for (size_t i = 0; i < p->nsrc; i++) {
-			const struct ltt_src *o = &p->src[i];
-			if (!o->have || o == best)
-				continue;
-			if (o < best && o->cur->ts < lim_lt)
+		if (p->nheap > 1) {
+			/* the next in the merge after best: its smaller child */
+			const struct ltt_src *o = p->heap[1];
+			if (p->nheap > 2 && ltt_before(p->heap[2], o))
+				o = p->heap[2];
+			if (o < best)
 				lim_lt = o->cur->ts;
-			if (o > best && o->cur->ts < lim_le)
+			else
 				lim_le = o->cur->ts;
 		}
 		if (p->next_mark < p->nmarks && p->marks[p->next_mark].ts < lim_lt)
@@ -1376,21 +1420,25 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 			if (best->qi < best->qn) {
 				cur = best->cur = &best->q[best->qi++];
 			} else {
-				if ((st = ltt_advance(r, p, best)))
-					goto fail;
-				if (!best->have)
+				st = ltt_advance(r, p, best);
+				if (st || !best->have) {
+					ltt_heap_top_moved(p);
+					if (st)
+						goto fail;
 					break;
+				}
 				cur = best->cur;
 			}
-			if (b->n + LTT_MAX_PER_RECORD > b->cap || cur->ts >= lim_lt || cur->ts > lim_le)
+			if (b->n + LTT_MAX_PER_RECORD > b->cap || cur->ts >= lim_lt || cur->ts > lim_le) {
+				ltt_heap_top_moved(p);
 				break;
+			}
 		}
 	}
 	r->model->records_read += nrec;
 	ltt_progress(r, p);
-	for (size_t i = 0; i < p->nsrc; i++)
-		if (p->src[i].have)
-			return APC_OK;
+	if (p->nheap)
+		return APC_OK;
 	if (p->next_mark < p->nmarks)
 		return APC_OK;
 	ltt_report_undefined(r, p);
@@ -1426,6 +1474,7 @@ static void ltt_close(struct apc_reader *r)
 			apc_stream_close(p->src[i].s);
 	}
 	free(p->src);
+	free(p->heap);
 	for (size_t i = 0; i < p->nmarks; i++)
 		free(p->marks[i].text);
 	free(p->marks);
