@@ -1119,8 +1119,8 @@ static void gen_run(const char *extra, int cpus, int events, uint64_t seed)
 	char line[512];
 	int big = strstr(extra, "big") != NULL, us = strstr(extra, "usec") != NULL;
 	load_gen_ids(out, &d, &a, ids);
-	struct apc_ltt_cpu w[8];
-	FILE *cf[8];
+	struct apc_ltt_cpu w[16];
+	FILE *cf[16];
 	for (int c = 0; c < cpus; c++) {
 		struct apc_err err;
 		snprintf(cmd, sizeof cmd, "%s/cpu/%d", out, c);
@@ -1128,7 +1128,7 @@ static void gen_run(const char *extra, int cpus, int events, uint64_t seed)
 		apc_ltt_cpu_init(&w[c], c, "cpu", file_read, cf[c], ids, big, 4096, &err);
 		w[c].subsec = us ? APC_LTT_SUBSEC_US : APC_LTT_SUBSEC_NS;
 	}
-	uint64_t nev = 0, bad = 0, wraps[8] = {0};
+	uint64_t nev = 0, bad = 0, wraps[16] = {0};
 	struct truth t;
 	memset(&t, 0, sizeof t);
 	while (tf && fgets(line, sizeof line, tf)) {
@@ -1244,6 +1244,8 @@ static void gen_usec_one_cpu(void) { gen_run("--usec", 1, 2500, 3); }
 static void gen_undefined_ids(void) { gen_run("--undefined --endian big", 2, 3000, 4); }
 /* the bench's kernel mix (the real trace's proportions) reads as generated */
 static void gen_kernel(void) { gen_run("--mix kernel", 2, 3000, 5); }
+/* many CPU files: the merge (a heap of them) keeps time order, ties to the lower file */
+static void gen_many_cpus(void) { gen_run("--mix kernel", 16, 1500, 6); }
 
 static void interp_exact(void)
 {
@@ -1729,6 +1731,7 @@ void run_tests(void)
 	T_RUN(gen_usec_one_cpu);
 	T_RUN(gen_undefined_ids);
 	T_RUN(gen_kernel);
+	T_RUN(gen_many_cpus);
 	T_RUN(ids_compact);
 	T_RUN(control_ids);
 	T_RUN(buffer_follows_file);
