@@ -43,6 +43,11 @@ static void usage(FILE *f)
 		"damage was converted); 2 usage or I/O error.\n");
 }
 
+static void show_notice(const char *input, const char *msg)
+{
+	fprintf(stderr, PROG ": %s: note: %s\n", apc_input_name(input), msg);
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -186,6 +191,8 @@ int main(int argc, char **argv)
 	if (o.output)
 		o.output = output_path(o.output, o.inputs[0], outbuf, sizeof outbuf);
 
+	if (!quiet)
+		o.notice = show_notice;
 	if (apc_progress_wanted(progress, quiet)) {
 		apc_progress_init(&prog);
 		o.progress = show_progress;

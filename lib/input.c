@@ -188,6 +188,7 @@ struct apc_input {
 	struct gz_point *gzp;      /* .tar.gz: seek points kept for members */
 	size_t ngzp;
 	int copied;                /* a compressed archive read from a decoded copy */
+	int reread;                /* ... or, with no room for one, each member from its start */
 	const char **names;
 	size_t skipped;            /* unsafe members left out */
 	int is_mem;                /* a folder of in-memory files */
@@ -2830,6 +2831,7 @@ static int input_compressed_archive(struct apc_input *in, struct apc_stream *s, 
 		s = stream_restart(s, err);
 		if (!s)
 			return err && err->status < 0 ? err->status : APC_EIO;
+		in->reread = 1;
 	}
 	if (s->seekable && expect == ARC_TAR) {
 		gz_rec_start(s);
@@ -3189,6 +3191,11 @@ size_t apc_input_seek_points(const struct apc_input *in)
 int apc_input_decoded_copy(const struct apc_input *in)
 {
 	return in->copied;
+}
+
+int apc_input_rereads(const struct apc_input *in)
+{
+	return in->reread;
 }
 
 const char *apc_input_path(const struct apc_input *in)

@@ -104,6 +104,11 @@ size_t apc_input_seek_points(const struct apc_input *in);
  * diagnostics. */
 int apc_input_decoded_copy(const struct apc_input *in);
 
+/* 1 if a compressed tar (not gzip) is read with each member decoded
+ * from the archive's start, TMPDIR having had no room for a decoded
+ * copy: slower by about a decode of the archive per member read. */
+int apc_input_rereads(const struct apc_input *in);
+
 /*
  * Open a single file as a stream directly (its compression detected), e.g. for
  * --events=FILE.  "-" is stdin.

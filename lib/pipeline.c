@@ -588,6 +588,16 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 				res->format = apc_format_find(o->from);
 			goto out;
 		}
+		if (o->notice && apc_input_rereads(inputs[i])) {
+			const char *tmp = getenv("TMPDIR");
+			char msg[512];
+			snprintf(msg, sizeof msg,
+				 "cannot keep a decoded copy of the archive in %s (no room, or past "
+				 "the file size limit): each member is decoded from the archive's "
+				 "start, which is slow (point TMPDIR at a folder with room)",
+				 tmp && *tmp ? tmp : "/tmp");
+			o->notice(o->inputs[i], msg);
+		}
 	}
 	damage = inputs_damage(inputs, o->ninputs);
 

@@ -28,11 +28,14 @@ struct apc_conv_opts {
 	const char *from;          /* -f/--from, or NULL to detect */
 	const char *output;        /* -o, or NULL for the default name */
 	struct apc_write_opts write;
-	uint64_t begin_ns, end_ns; /* keep events with begin <= t - first < end; end 0 = no limit */
+	uint64_t begin_ns, end_ns; /* keep events with begin <= t < end, t the time in the capture */
 	int have_begin, have_end;
 	/* Called about every batch with bytes done and total (0 if unknown). */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* Called (when set) with something the user should know before a
+	 * long run, not a problem with the data: why it will be slow. */
+	void (*notice)(const char *input, const char *msg);
 };
 
 struct apc_conv_result {

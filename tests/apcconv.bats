@@ -1414,6 +1414,18 @@ PY
 	run bash -c "ulimit -f 100; '$APC_BIN/apcdump' --summary '$TMP/ref.apc.tar.xz' | grep -v '^File:'"
 	[ "$status" -eq 0 ]
 	diff "$TMP/want" - <<<"$output"
+	# apcconv says why such an archive is slow, before the long part
+	"$APC_TOOLS/lttgen" --seed 3 --events 3000 --block-size 65536 -o "$TMP/n" >/dev/null
+	tar -C "$TMP" -cJf "$TMP/n.tar.xz" n
+	apcconv -q "$TMP/n" -o "$TMP/n.apc"
+	run bash -c "ulimit -f 400; '$APC_BIN/apcconv' '$TMP/n.tar.xz' -o '$TMP/m.apc'"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "apcconv: $TMP/n.tar.xz: note: cannot keep a decoded copy of the archive in ${TMPDIR:-/tmp} (no room, or past the file size limit): each member is decoded from the archive's start, which is slow (point TMPDIR at a folder with room)" ]
+	cmp "$TMP/n.apc/0000000000" "$TMP/m.apc/0000000000"
+	# not with -q
+	run bash -c "ulimit -f 400; '$APC_BIN/apcconv' -q '$TMP/n.tar.xz' -o '$TMP/q.apc'"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 }
 
 @test "TPTP: an empty or header-only trace writes nothing and exits 1 (the process's own link is not content)" {

@@ -275,6 +275,7 @@ static void t_xz_bz2_copied(void)
 		}
 		T_EQ_STR(apc_input_kind(in), xz ? "tar.xz" : "tar.bz2");
 		T_EQ_INT(apc_input_decoded_copy(in), 1);
+		T_EQ_INT(apc_input_rereads(in), 0);
 		T_ASSERT(apc_input_damage(in) == NULL);
 		all_members(in, m, 7);
 	}
@@ -314,6 +315,7 @@ static void t_no_room_for_copy(void)
 		goto out;
 	T_EQ_STR(apc_input_kind(in), "tar.xz");
 	T_EQ_INT(apc_input_decoded_copy(in), 0);
+	T_EQ_INT(apc_input_rereads(in), 1); /* apcconv says so: the slow way */
 	all_members(in, m, 4);
 out:
 	free_members(m, 4);
