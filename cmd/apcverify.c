@@ -84,7 +84,10 @@ static void on_problem(void *ctx, const struct apc_vproblem *p)
 /* Verify one capture; 0 ok, 1 problems, 2 could not read it. */
 static int verify_one(const char *path, int json, int quiet, int strict, long max_errors)
 {
-	struct out o = {.file = path, .json = json, .quiet = quiet, .max_errors = max_errors};
+	/* messages name stdin as apcconv does; JSON's "file" is the
+	 * argument as given, as apcconv's --stats=json "input" is */
+	const char *name = strcmp(path, "-") ? path : "<stdin>";
+	struct out o = {.file = name, .json = json, .quiet = quiet, .max_errors = max_errors};
 	struct apc_vresult r;
 	struct apc_err err;
 	char buf[APC_ERR_MSG + 300];
@@ -112,17 +115,17 @@ static int verify_one(const char *path, int json, int quiet, int strict, long ma
 			printf("}\n");
 		} else if (rc >= 0) {
 			if (o.stopped)
-				printf("%s: listing stopped after %ld error%s\n", path, max_errors,
+				printf("%s: listing stopped after %ld error%s\n", name, max_errors,
 				       max_errors == 1 ? "" : "s");
 			if (!bad && !r.warnings)
-				printf("%s: ok (%" PRIu64 " frame%s)\n", path, r.frames,
+				printf("%s: ok (%" PRIu64 " frame%s)\n", name, r.frames,
 				       r.frames == 1 ? "" : "s");
 			else if (!bad)
-				printf("%s: ok (%" PRIu64 " frame%s, %" PRIu64 " warning%s)\n", path,
+				printf("%s: ok (%" PRIu64 " frame%s, %" PRIu64 " warning%s)\n", name,
 				       r.frames, r.frames == 1 ? "" : "s", r.warnings,
 				       r.warnings == 1 ? "" : "s");
 			else
-				printf("%s: %" PRIu64 " error%s, %" PRIu64 " warning%s\n", path,
+				printf("%s: %" PRIu64 " error%s, %" PRIu64 " warning%s\n", name,
 				       r.errors, r.errors == 1 ? "" : "s", r.warnings,
 				       r.warnings == 1 ? "" : "s");
 		}

@@ -184,7 +184,8 @@ struct dump_num {
 
 struct dump {
 	const struct apc_dump_opts *o;
-	const char *path;
+	const char *path;   /* as given: what --json's "file" holds */
+	const char *name;   /* as messages and headers say it ("<stdin>" for "-") */
 	const char *dname;  /* data stream name, for messages */
 	int status;         /* worst so far */
 	struct apc_err io_error; /* the first problem that made it APC_EIO */
@@ -254,6 +255,18 @@ struct dump {
 	char tname[APC_FRAME_NAME_MAX]; /* dump_type_name()'s "type_N" */
 };
 
+/*
+ * 1 when msg already starts by naming the input ("NAME: ..."), so the
+ * name is not put before it again.  A whole "NAME: " prefix: an input
+ * named "empty" or "emp" is not named by "empty capture: ...".
+ */
+static int names_itself(const char *msg, const char *name)
+{
+	size_t n = strlen(name);
+
+	return n && !strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ';
+}
+
 static void dump_problem(struct dump *d, struct apc_err *e)
 {
 	/* The lines before the problem come out before its message. */
@@ -261,8 +274,8 @@ static void dump_problem(struct dump *d, struct apc_err *e)
 		apc_wbuf_flush(&d->w);
 		fflush(d->o->out);
 	}
-	if (!e->file[0] && !strstr(e->msg, d->path))
-		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->path);
+	if (!e->file[0] && !names_itself(e->msg, d->name))
+		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->name);
 	if (e->status == APC_EDATA || e->status == APC_OK) {
 		d->errors++;
 		if (d->status == APC_OK)
@@ -288,7 +301,7 @@ static void dump_warning(struct dump *d, struct apc_err *e)
 		fflush(d->o->out);
 	}
 	if (!e->file[0])
-		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->path);
+		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->name);
 	e->status = APC_OK;
 	d->warnings++;
 	if (d->o->report)
@@ -298,7 +311,7 @@ static void dump_warning(struct dump *d, struct apc_err *e)
 static void dump_oom(struct dump *d)
 {
 	struct apc_err e;
-	apc_err_set(&e, APC_ENOMEM, d->path, APC_NO_OFFSET, "out of memory");
+	apc_err_set(&e, APC_ENOMEM, d->name, APC_NO_OFFSET, "out of memory");
 	dump_problem(d, &e);
 	d->stop = 1;
 }
@@ -329,7 +342,7 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	char where[sizeof e.file];
 
 	apc_err_clear(&e);
-	snprintf(where, sizeof where, "%s", d->path);
+	snprintf(where, sizeof where, "%s", d->name);
 	if (!apc_input_is_tree(in)) {
 		char *path = apc_data_sibling(d->path, "captured.xml");
 		int rc = path ? apc_stream_open_path(path, &s, &e) : APC_EIO;
@@ -441,7 +454,7 @@ static void dump_print_xml(struct dump *d)
 		fputs("{\"file\":", f);
 		apc_json_cstr(f, d->path);
 	} else {
-		fprintf(f, "%s: captured.xml\n", d->path);
+		fprintf(f, "%s: captured.xml\n", d->name);
 	}
 	/* One column for the values: as wide as the longest key needs
 	 * (captured.backtrace_processing: is 30), at least 28. */
@@ -1890,7 +1903,7 @@ static void summary_text(struct dump *d)
 	FILE *f = d->o->out;
 	uint64_t with_values = 0;
 
-	fprintf(f, "File:                %s\n", d->path);
+	fprintf(f, "File:                %s\n", d->name);
 	if (d->protocol)
 		fprintf(f, "Protocol:            %d\n", d->protocol);
 	else
@@ -2146,7 +2159,7 @@ static void dump_free(struct dump *d)
 static void dump_name_line(struct dump *d)
 {
 	W_LIT(&d->w, "==> ");
-	apc_wbuf_puts(&d->w, d->path);
+	apc_wbuf_puts(&d->w, d->name);
 	W_LIT(&d->w, " <==\n");
 }
 
@@ -2208,6 +2221,8 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	memset(&d, 0, sizeof d);
 	d.o = o;
 	d.path = path;
+	/* as apcconv and the input layer name it */
+	d.name = strcmp(path, "-") ? path : "<stdin>";
 	d.first_regression = -1;
 	d.first_other_regression = -1;
 	d.first_ann_regression = -1;
@@ -2215,7 +2230,11 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	apc_err_clear(&e);
 	if (apc_input_open(path, &in, &e) < 0) {
 		/* Name the input once: the message may already say it. */
-		if (!e.file[0] && !strstr(e.msg, path))
+		/* (as given: "-: refusing to read binary data from a
+		 * terminal" is about the argument, in apcconv's and
+		 * apcverify's words; what is read from a pipe is named
+		 * "<stdin>" by the input layer) */
+		if (!e.file[0] && !names_itself(e.msg, path))
 			snprintf(e.file, sizeof e.file, "%s", path);
 		e.status = e.status == APC_EDATA ? APC_EDATA : APC_EIO;
 		dump_problem(&d, &e);
@@ -2241,7 +2260,7 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 				dump_damage(&d, in); /* it went with the damage */
 			} else if (d.status == APC_OK) {
 				/* (one that is there but malformed is said already) */
-				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET, "no captured.xml in the capture");
+				apc_err_set(&e, APC_EIO, d.name, APC_NO_OFFSET, "no captured.xml in the capture");
 				dump_problem(&d, &e);
 			}
 			goto out;
@@ -2274,7 +2293,7 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 			} else if (d.status == APC_OK && d.foreign) {
 				dump_problem(&d, &d.foreign_err);
 			} else if (d.status == APC_OK) {
-				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
+				apc_err_set(&e, APC_EIO, d.name, APC_NO_OFFSET,
 					    "no captured.xml beside the bare data file");
 				dump_problem(&d, &e);
 			}

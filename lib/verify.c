@@ -258,7 +258,8 @@ struct vfd {
 };
 
 struct verify {
-	const char *file;
+	const char *file;     /* as given */
+	const char *name;     /* as messages say it: "<stdin>" for "-" */
 	void (*report)(void *ctx, const struct apc_vproblem *p);
 	void *ctx;
 	struct apc_vresult *res;
@@ -1385,7 +1386,7 @@ static void walk_external(struct verify *v, struct vcur *c)
 		return; /* empty [10][fd] frames: gatord 6.8 */
 	if (!f->open) {
 		f->open = 1;
-		f->dec = apc_ann_decoder_new(v->file);
+		f->dec = apc_ann_decoder_new(v->name);
 		if (!f->dec) {
 			f->bad = 1;
 			return;
@@ -2004,6 +2005,8 @@ int apc_verify_path(const char *path,
 	memset(res, 0, sizeof *res);
 	memset(&v, 0, sizeof v);
 	v.file = path;
+	/* as apcconv and the input layer name it */
+	v.name = strcmp(path, "-") ? path : "<stdin>";
 	v.report = report;
 	v.ctx = ctx;
 	v.res = res;

@@ -1203,3 +1203,34 @@ EOF2
 	run apcdump --summary "$TMP/o.apc"
 	grep -q '^Problems: *2$' <<<"$output"
 }
+
+@test "an input whose name starts a message is still named: empty, emp, zero.dat" {
+	cd "$TMP"
+	for f in empty emp em zero.dat; do
+		: >"$f"
+		exits 1 apcdump "$f"
+		[ "$output" = "apcdump: $f: empty capture: the data file has no frames" ]
+	done
+}
+
+@test "standard input is <stdin> in every message and header; --json keeps the argument, -" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	run apcdump -c1 - "$TMP/d.apc" <"$TMP/d.apc/0000000000"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "==> <stdin> <==" ]
+	[ "${lines[2]}" = "==> $TMP/d.apc <==" ]
+	run apcdump --summary - <"$TMP/d.apc/0000000000"
+	[ "${lines[0]}" = "File:                <stdin>" ]
+	tar -cf "$TMP/d.tar" -C "$TMP" d.apc
+	run apcdump --xml - <"$TMP/d.tar"
+	[ "${lines[0]}" = "<stdin>: captured.xml" ]
+	exits 1 apcdump - </dev/null
+	[ "$output" = "apcdump: <stdin>: empty capture: the data file has no frames" ]
+	exits 2 apcdump --xml - <"$TMP/d.apc/0000000000"
+	[ "$output" = "apcdump: <stdin>: no captured.xml beside the bare data file" ]
+	# JSON's "file" is the argument as given, for a script to match
+	run apcdump --json -c1 - "$TMP/d.apc" <"$TMP/d.apc/0000000000"
+	[[ "${lines[0]}" == '{"file":"-",'* ]]
+	run apcdump --summary --json - <"$TMP/d.apc/0000000000"
+	[[ "$output" == '{"file":"-",'* ]]
+}

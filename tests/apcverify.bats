@@ -888,3 +888,17 @@ EOF2
 	[ "${lines[-1]}" = "$TMP/any.apc: 6 errors, 0 warnings" ]
 	apcverify --list-checks | grep -q '^msg-core  *error'
 }
+
+# demo_cap DIR: the bundled Barman sample converted, a small whole capture
+demo_cap() {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$1"
+}
+
+@test "standard input is <stdin> in every text line; --json keeps the argument, -" {
+	demo_cap "$TMP/d.apc"
+	exits 0 apcverify - <"$TMP/d.apc/0000000000"
+	[ "${lines[0]}" = "<stdin>: captured.xml: warning: no captured.xml beside a bare data file: key declarations not checked [captured-xml]" ]
+	[[ "${lines[1]}" == "<stdin>: ok ("*" frames, 1 warning)" ]]
+	exits 0 apcverify --json - <"$TMP/d.apc/0000000000"
+	[[ "$output" == '{"file":"-",'* ]]
+}
