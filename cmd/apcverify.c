@@ -73,6 +73,9 @@ static void on_problem(void *ctx, const struct apc_vproblem *p)
 	} else if (p->frame >= 0) {
 		printf("%s: frame %" PRId64 " @0x%" PRIx64 ": %s: %s [%s]\n", o->file, p->frame,
 		       (uint64_t)p->offset, sev, p->msg, p->check);
+	} else if (p->member_file) {
+		/* the file at fault, as apcdump and apcconv name it */
+		printf("%s: %s: %s [%s]\n", p->member_file, sev, p->msg, p->check);
 	} else if (p->member) {
 		printf("%s: %s: %s: %s [%s]\n", o->file, p->member, sev, p->msg, p->check);
 	} else {

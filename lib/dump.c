@@ -30,6 +30,7 @@
 #include "model.h"
 #include "packed.h"
 #include "util.h"
+#include "verify.h"
 
 #define DUMP_XML_LIMIT (16u << 20) /* captured.xml is a few KB */
 #define DUMP_MAX_FD 65536          /* External ids are small fds */
@@ -338,7 +339,8 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	xmlChar *v;
 	xmlParserCtxt *ctx;
 	const xmlError *xe;
-	/* what a problem with it names: the folder, or the file itself */
+	/* what a problem with it names: the file itself, as the input
+	 * layer names a member ("x.apc/captured.xml", "x.zip:captured.xml") */
 	char where[sizeof e.file];
 
 	apc_err_clear(&e);
@@ -356,6 +358,8 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	} else if (apc_input_open_member(in, "captured.xml", &s, &e) < 0) {
 		dump_problem(d, &e);
 		return APC_EIO;
+	} else {
+		snprintf(where, sizeof where, "%s", apc_stream_name(s));
 	}
 	if (apc_stream_slurp(s, DUMP_XML_LIMIT, &buf, &len, &e) < 0) {
 		apc_stream_close(s);
@@ -375,13 +379,14 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	 * and the message says where and why. */
 	if (!d->doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR) ||
 	    !(root = xmlDocGetRootElement(d->doc))) {
-		char clean[256];
+		char why[320];
 
-		apc_err_lower(xe && xe->message && xe->code != XML_ERR_OK ? xe->message
-									  : "no root element",
-			      clean, sizeof clean);
-		apc_err_set(&e, APC_EDATA, where, APC_NO_OFFSET,
-			    "captured.xml is not well-formed XML: line %d: %s", xe ? xe->line : 0, clean);
+		/* in apcverify's and apcconv's words */
+		if (xe && xe->code != XML_ERR_OK)
+			apc_xml_error_msg(xe->line, xe->message, why, sizeof why);
+		else
+			snprintf(why, sizeof why, "not well-formed XML: no root element");
+		apc_err_set(&e, APC_EDATA, where, APC_NO_OFFSET, "%s", why);
 		xmlFreeParserCtxt(ctx);
 		if (d->doc)
 			xmlFreeDoc(d->doc);

@@ -260,6 +260,8 @@ struct vfd {
 struct verify {
 	const char *file;     /* as given */
 	const char *name;     /* as messages say it: "<stdin>" for "-" */
+	int tree, dir;        /* a folder or archive; a folder */
+	char member_file[512];/* apc_vproblem.member_file of the last XML problem */
 	void (*report)(void *ctx, const struct apc_vproblem *p);
 	void *ctx;
 	struct apc_vresult *res;
@@ -350,6 +352,7 @@ static void v_vfill(struct apc_vproblem *p, int sev, const char *check, int64_t 
 	p->frame = frame;
 	p->offset = offset;
 	p->member = member;
+	p->member_file = NULL;
 	vsnprintf(p->msg, sizeof p->msg, fmt, ap);
 }
 
@@ -367,10 +370,47 @@ static void v_prob(struct verify *v, int sev, const char *check, int64_t frame, 
 	v_emit(v, &p);
 }
 
-/* Report a problem about an XML member (no frame). */
+/* An XML member as a file name for messages (apc_vproblem.member_file),
+ * or NULL: named as the input layer names members, so a message about
+ * it says the file the user can open. */
+static const char *v_member_file(struct verify *v, const char *member)
+{
+	size_t n = strlen(v->name);
+	char *sib;
+
+	if (v->tree) {
+		snprintf(v->member_file, sizeof v->member_file, "%s%s%s", v->name,
+			 !v->dir ? ":" : n && v->name[n - 1] == '/' ? "" : "/", member);
+		return v->member_file;
+	}
+	if (!(sib = apc_data_sibling(v->file, member)))
+		return NULL;
+	snprintf(v->member_file, sizeof v->member_file, "%s", sib);
+	free(sib);
+	return v->member_file;
+}
+
+/* Report a problem about an XML member (no frame), one that is there:
+ * its bytes are at fault, so the message names that file. */
 __attribute__((format(printf, 5, 6)))
 static void v_xml(struct verify *v, int sev, const char *check, const char *member,
 		  const char *fmt, ...)
+{
+	struct apc_vproblem p;
+	va_list ap;
+
+	va_start(ap, fmt);
+	v_vfill(&p, sev, check, -1, -1, member, fmt, ap);
+	va_end(ap);
+	p.member_file = v_member_file(v, member);
+	v_emit(v, &p);
+}
+
+/* The same for a member that is not there (missing, or taken by an
+ * archive's damage): no file to name, so the capture and the member. */
+__attribute__((format(printf, 5, 6)))
+static void v_xml_absent(struct verify *v, int sev, const char *check, const char *member,
+			 const char *fmt, ...)
 {
 	struct apc_vproblem p;
 	va_list ap;
@@ -1571,6 +1611,22 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 
 /* ---- XML ---------------------------------------------------------------- */
 
+const char *apc_xml_error_msg(int line, const char *libxml_msg, char *buf, size_t len)
+{
+	char why[256], tail[32];
+	size_t n, k;
+
+	apc_err_lower(libxml_msg ? libxml_msg : "not well-formed", why, sizeof why);
+	/* "couldn't find end of Start Tag name line 3" at line 3: the
+	 * line is said once, in front */
+	k = (size_t)snprintf(tail, sizeof tail, " line %d", line);
+	n = strlen(why);
+	if (k < sizeof tail && n > k && !strcmp(why + n - k, tail))
+		why[n - k] = '\0';
+	snprintf(buf, len, "line %d: not well-formed XML: %s", line, why);
+	return buf;
+}
+
 /* Parse a member; NULL (problem reported) if malformed. */
 static xmlDoc *v_parse(struct verify *v, const uint8_t *buf, size_t len, const char *member,
 		       const char *check)
@@ -1588,11 +1644,10 @@ static xmlDoc *v_parse(struct verify *v, const uint8_t *buf, size_t len, const c
 	/* libxml2 warnings (XML 1.1, a namespace URI it finds odd) leave
 	 * a well-formed document: only errors reject it. */
 	if (!doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR)) {
-		char clean[256];
+		char why[320];
 
-		apc_err_lower(xe && xe->message ? xe->message : "not well-formed", clean,
-			      sizeof clean);
-		v_xml(v, APC_V_ERROR, check, member, "line %d: %s", xe ? xe->line : 0, clean);
+		v_xml(v, APC_V_ERROR, check, member, "%s",
+		      apc_xml_error_msg(xe ? xe->line : 0, xe ? xe->message : NULL, why, sizeof why));
 		if (doc)
 			xmlFreeDoc(doc);
 		doc = NULL;
@@ -1709,8 +1764,8 @@ static int v_xml_cut(struct verify *v, const char *member, const char *check, st
  */
 static void v_xml_lost(struct verify *v, const char *member, const char *check)
 {
-	v_xml(v, APC_V_ERROR, check, member,
-	      "%s is missing from what the damage left of the archive: %s", member,
+	v_xml_absent(v, APC_V_ERROR, check, member,
+		     "%s is missing from what the damage left of the archive: %s", member,
 	      v_xml_needed_by(member));
 }
 
@@ -2025,6 +2080,8 @@ int apc_verify_path(const char *path,
 	if (rc < 0)
 		return rc;
 	tree = apc_input_is_tree(in);
+	v.tree = tree;
+	v.dir = tree && apc_input_kind(in) && !strcmp(apc_input_kind(in), "directory");
 	/* a trace folder or archive (LTT) rather than a capture */
 	if (tree && !apc_input_has(in, "0000000000") && !apc_input_damage(in) &&
 	    apc_format_foreign(in, err)) {
@@ -2084,11 +2141,11 @@ int apc_verify_path(const char *path,
 	else if (tree && !cap_cut && apc_input_damage(in))
 		v_xml_lost(&v, "captured.xml", "captured-xml");
 	else if (tree && !cap_cut)
-		v_xml(&v, APC_V_ERROR, "captured-xml", "captured.xml",
-		      "captured.xml is missing (keys cannot be checked)");
+		v_xml_absent(&v, APC_V_ERROR, "captured-xml", "captured.xml",
+			     "captured.xml is missing (keys cannot be checked)");
 	else if (!tree)
-		v_xml(&v, APC_V_WARNING, "captured-xml", "captured.xml",
-		      "no captured.xml beside a bare data file: key declarations not checked");
+		v_xml_absent(&v, APC_V_WARNING, "captured-xml", "captured.xml",
+			     "no captured.xml beside a bare data file: key declarations not checked");
 	/* the other XML files a capture has that the damage took, in the
 	 * order they are written */
 	if (tree && apc_input_damage(in)) {
@@ -2100,9 +2157,9 @@ int apc_verify_path(const char *path,
 		if (!apc_input_has(in, "events.xml"))
 			v_xml_lost(&v, "events.xml", "events-xml");
 		if (!set && !apc_input_has(in, "session.xml") && !apc_input_has(in, "counters.xml"))
-			v_xml(&v, APC_V_ERROR, "archive", "session.xml",
-			      "neither session.xml nor counters.xml (gatord's) is in what the damage "
-			      "left of the archive: no check needs them");
+			v_xml_absent(&v, APC_V_ERROR, "archive", "session.xml",
+				     "neither session.xml nor counters.xml (gatord's) is in what the "
+				     "damage left of the archive: no check needs them");
 		else if (set && !apc_input_has(in, set))
 			v_xml_lost(&v, set, "archive");
 		for (int i = 0; i < 2; i++) {

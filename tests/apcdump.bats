@@ -944,7 +944,7 @@ EOF2
 		> "$TMP/c.apc/captured.xml"
 	exits 1 apcdump --xml "$TMP/c.apc"
 	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" == "apcdump: $TMP/c.apc: captured.xml is not well-formed XML: line 3: "*"counterz"* ]]
+	[[ "$output" == "apcdump: $TMP/c.apc/captured.xml: line 3: not well-formed XML: "*"counterz" ]]
 	exits 1 apcdump --xml --json "$TMP/c.apc"
 	[ "${#lines[@]}" -eq 1 ]
 	exits 1 apcdump "$TMP/c.apc"
@@ -1233,4 +1233,25 @@ EOF2
 	[[ "${lines[0]}" == '{"file":"-",'* ]]
 	run apcdump --summary --json - <"$TMP/d.apc/0000000000"
 	[[ "$output" == '{"file":"-",'* ]]
+}
+
+@test "a broken captured.xml is named as the file, with libxml2's words once" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/bx.apc"
+	sed -i '3s/<target /<target/' "$TMP/bx.apc/captured.xml"
+	cd "$TMP"
+	exits 1 apcdump --xml bx.apc
+	[ "$output" = "apcdump: bx.apc/captured.xml: line 3: not well-formed XML: couldn't find end of Start Tag targetname" ]
+	exits 1 apcdump bx.apc
+	[ "${lines[0]}" = "apcdump: bx.apc/captured.xml: line 3: not well-formed XML: couldn't find end of Start Tag targetname" ]
+	# in an archive, named as the input layer names its members
+	tar -cf bx.tar bx.apc
+	exits 1 apcdump --xml bx.tar
+	[ "$output" = "apcdump: bx.tar:captured.xml: line 3: not well-formed XML: couldn't find end of Start Tag targetname" ]
+	# beside a bare data file: that file
+	exits 1 apcdump --xml bx.apc/0000000000
+	[ "$output" = "apcdump: bx.apc/captured.xml: line 3: not well-formed XML: couldn't find end of Start Tag targetname" ]
+	# an empty one: libxml2's line, once
+	: >bx.apc/captured.xml
+	exits 1 apcdump --xml bx.apc
+	[ "$output" = "apcdump: bx.apc/captured.xml: line 1: not well-formed XML: document is empty" ]
 }

@@ -427,7 +427,7 @@ print(tarfile.open(sys.argv[1]).getmember("c.apc/captured.xml").offset_data + 75
 	head -c "$at" "$TMP/c.apc.tar" > "$TMP/x.apc.tar"
 	run apcverify "$TMP/x.apc.tar"
 	[ "$status" -eq 1 ]
-	grep -q "^$TMP/x.apc.tar: captured.xml: error: offset 0x4b: truncated archive: the member ends after 75 of its [0-9]* bytes (not checked; key-undeclared, captured-key-dup and captured-type cannot run; frame-core and msg-core allow 4096 cores, not the target's) \[captured-xml\]$" <<<"$output"
+	grep -q "^$TMP/x.apc.tar:captured.xml: error: offset 0x4b: truncated archive: the member ends after 75 of its [0-9]* bytes (not checked; key-undeclared, captured-key-dup and captured-type cannot run; frame-core and msg-core allow 4096 cores, not the target's) \[captured-xml\]$" <<<"$output"
 	# and events.xml and session.xml, after it, are told lost
 	[ "${lines[-1]}" = "$TMP/x.apc.tar: 4 errors, 0 warnings" ]
 	# a zip without its end record: every member whole, one error
@@ -464,7 +464,7 @@ print(tarfile.open(sys.argv[1]).getmember("x.apc/" + sys.argv[2]).offset + int(s
 	run apcverify "$TMP/ev.tar"
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" == "$TMP/ev.tar: error: offset 0x"*": truncated tar archive: it ends inside the data of x.apc/events.xml (88 of its "*" bytes) [archive]" ]]
-	[[ "${lines[1]}" == "$TMP/ev.tar: events.xml: error: offset 0x58: truncated archive: the member ends after 88 of its "*" bytes (not checked; captured-type cannot run) [events-xml]" ]]
+	[[ "${lines[1]}" == "$TMP/ev.tar:events.xml: error: offset 0x58: truncated archive: the member ends after 88 of its "*" bytes (not checked; captured-type cannot run) [events-xml]" ]]
 	[ "${lines[2]}" = "$TMP/ev.tar: session.xml: error: session.xml $left: no check needs it [archive]" ]
 	[ "${lines[3]}" = "$TMP/ev.tar: 3 errors, 0 warnings" ]
 	# in events.xml's header, and in the padding before it: events.xml is lost
@@ -481,7 +481,7 @@ print(tarfile.open(sys.argv[1]).getmember("x.apc/" + sys.argv[2]).offset + int(s
 	head -c "$(at session.xml 540)" "$TMP/x.tar" > "$TMP/se.tar"
 	run apcverify "$TMP/se.tar"
 	[ "$status" -eq 1 ]
-	[ "${lines[1]}" = "$TMP/se.tar: session.xml: error: offset 0x1c: truncated archive: the member ends after 28 of its $(stat -c %s "$TMP/x.apc/session.xml") bytes (not checked; no check needs it) [archive]" ]
+	[ "${lines[1]}" = "$TMP/se.tar:session.xml: error: offset 0x1c: truncated archive: the member ends after 28 of its $(stat -c %s "$TMP/x.apc/session.xml") bytes (not checked; no check needs it) [archive]" ]
 	[ "${lines[2]}" = "$TMP/se.tar: 2 errors, 0 warnings" ]
 	# in the data file: all three, in the order a capture has them
 	head -c "$(at 0000000000 5000)" "$TMP/x.tar" > "$TMP/d.tar"
@@ -746,8 +746,8 @@ EOF2
 </counters></captured>
 EOF2
 	verify 1 "$TMP/x.apc"
-	grep -q '^[^ ]*x.apc: captured.xml: error: line 4: counter key 0x2 is reserved (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
-	grep -q '^[^ ]*x.apc: captured.xml: error: line 5: counter key -7 is negative (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
+	grep -q '^[^ ]*x.apc/captured.xml: error: line 4: counter key 0x2 is reserved (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
+	grep -q '^[^ ]*x.apc/captured.xml: error: line 5: counter key -7 is negative (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
 	[ "${lines[-1]}" = "$TMP/x.apc: 2 errors, 0 warnings" ]
 }
 
@@ -899,6 +899,36 @@ demo_cap() {
 	exits 0 apcverify - <"$TMP/d.apc/0000000000"
 	[ "${lines[0]}" = "<stdin>: captured.xml: warning: no captured.xml beside a bare data file: key declarations not checked [captured-xml]" ]
 	[[ "${lines[1]}" == "<stdin>: ok ("*" frames, 1 warning)" ]]
-	exits 0 apcverify --json - <"$TMP/d.apc/0000000000"
+	sed -i '3s/<target /<target/' "$TMP/d.apc/captured.xml"
+	tar -cf "$TMP/d.tar" -C "$TMP" d.apc
+	exits 1 apcverify - <"$TMP/d.tar"
+	[ "${lines[0]}" = "<stdin>:captured.xml: error: line 3: not well-formed XML: couldn't find end of Start Tag targetname [captured-xml]" ]
+	[ "${lines[1]}" = "<stdin>: 1 error, 0 warnings" ]
+	exits 1 apcverify --json - <"$TMP/d.tar"
 	[[ "$output" == '{"file":"-",'* ]]
+}
+
+@test "a broken captured.xml or events.xml: FILE is the file, libxml2's words once" {
+	demo_cap "$TMP/bx.apc"
+	sed -i '3s/<target /<target/' "$TMP/bx.apc/captured.xml"
+	cd "$TMP"
+	exits 1 apcverify bx.apc
+	[ "${lines[0]}" = "bx.apc/captured.xml: error: line 3: not well-formed XML: couldn't find end of Start Tag targetname [captured-xml]" ]
+	[ "${lines[1]}" = "bx.apc: 1 error, 0 warnings" ]
+	# the JSON message is the same words; member and file as before
+	exits 1 apcverify --json bx.apc
+	[[ "$output" == *'"member":"captured.xml","severity":"error","check":"captured-xml","message":"line 3: not well-formed XML: couldn'"'"'t find end of Start Tag targetname"}'* ]]
+	# apcdump says the same of it
+	run apcdump --xml bx.apc
+	[ "$output" = "apcdump: bx.apc/captured.xml: line 3: not well-formed XML: couldn't find end of Start Tag targetname" ]
+	demo_cap "$TMP/be.apc"
+	sed -i '0,/<event /s/<event /<event/' "$TMP/be.apc/events.xml"
+	exits 1 apcverify be.apc
+	[[ "${lines[0]}" == "be.apc/events.xml: error: line "*": not well-formed XML: couldn't find end of Start Tag event"*" [events-xml]" ]]
+	[[ "${lines[0]}" != *" line "*" line "* ]]
+	# cut short: the line of the tag left open is kept (another line)
+	demo_cap "$TMP/c.apc"
+	head -c 300 "$TMP/be.apc/captured.xml" >"$TMP/c.apc/captured.xml"
+	exits 1 apcverify c.apc
+	[[ "${lines[0]}" == "c.apc/captured.xml: error: line 5: not well-formed XML: premature end of data in tag counters line 4 [captured-xml]" ]]
 }
