@@ -2252,6 +2252,12 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 			dump_problem(&d, &e);
 			goto out;
 		}
+		/* some other folder: the wrong argument (exit 2), told
+		 * alone, as apcverify tells it */
+		if (apc_capture_tree_check(in, d.name, &e) == APC_EIO) {
+			dump_problem(&d, &e);
+			goto out;
+		}
 		if (dump_load_xml(&d, in) == APC_ENOMEM) {
 			dump_oom(&d);
 			goto out;
@@ -2275,8 +2281,9 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 				dump_damage(&d, in);
 				goto out;
 			}
-			apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
-				    "no 0000000000 data file (not an .apc capture?)");
+			/* a capture that lost its data file: damage, as
+			 * apcverify's data-file check says it */
+			apc_capture_tree_check(in, d.name, &e);
 			dump_problem(&d, &e);
 			goto out;
 		}

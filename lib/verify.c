@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -1627,6 +1628,45 @@ const char *apc_xml_error_msg(int line, const char *libxml_msg, char *buf, size_
 	return buf;
 }
 
+/* A tree whose 0000000000 is a folder: its members under it, or (an
+ * empty one) what the file system says. */
+static int data_is_dir(struct apc_input *in)
+{
+	const char *const *names;
+	const char *kind = apc_input_kind(in), *path = apc_input_path(in);
+	size_t n;
+	struct stat st;
+	char *p;
+	int dir;
+
+	if (apc_input_members(in, &names, &n) == APC_OK)
+		for (size_t i = 0; i < n; i++)
+			if (!strncmp(names[i], "0000000000/", 11))
+				return 1;
+	if (!kind || strcmp(kind, "directory") || !(p = malloc(strlen(path) + 12)))
+		return 0;
+	sprintf(p, "%s/0000000000", path);
+	dir = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+	free(p);
+	return dir;
+}
+
+int apc_capture_tree_check(struct apc_input *in, const char *name, struct apc_err *err)
+{
+	if (apc_input_has(in, "0000000000"))
+		return APC_OK;
+	if (data_is_dir(in))
+		return apc_err_set(err, APC_EDATA, name, APC_NO_OFFSET,
+				   "0000000000 is a directory, not a data file");
+	/* a folder with neither is some other folder (the wrong argument),
+	 * one with captured.xml a capture that lost its data; an archive
+	 * the damage cut short may have lost both */
+	if (!apc_input_has(in, "captured.xml") && !apc_input_damage(in))
+		return apc_err_set(err, APC_EIO, name, APC_NO_OFFSET,
+				   "not an .apc capture (no captured.xml, no 0000000000 data file)");
+	return apc_err_set(err, APC_EDATA, name, APC_NO_OFFSET, "no 0000000000 data file in the capture");
+}
+
 /* Parse a member; NULL (problem reported) if malformed. */
 static xmlDoc *v_parse(struct verify *v, const uint8_t *buf, size_t len, const char *member,
 		       const char *check)
@@ -2088,6 +2128,13 @@ int apc_verify_path(const char *path,
 		rc = err->status;
 		goto out;
 	}
+	/* a folder that is no capture at all is the wrong argument (exit
+	 * 2, as apcdump); one that lost its data file is checked below */
+	if (tree && apc_capture_tree_check(in, v.name, err) == APC_EIO) {
+		rc = err->status;
+		goto out;
+	}
+	apc_err_clear(err);
 	if (!tree) {
 		struct apc_err foreign;
 
@@ -2112,9 +2159,9 @@ int apc_verify_path(const char *path,
 	if (apc_input_damage(in))
 		v_damage(&v, apc_input_damage(in));
 	if (tree) {
-		if (!apc_input_has(in, "0000000000")) {
-			v_prob(&v, APC_V_ERROR, "data-file", -1, -1,
-			       "no 0000000000 data file in the capture");
+		if (apc_capture_tree_check(in, v.name, err) < 0) {
+			v_prob(&v, APC_V_ERROR, "data-file", -1, -1, "%s", err->msg);
+			apc_err_clear(err);
 			goto out;
 		}
 		if (apc_input_has(in, "captured.xml")) {

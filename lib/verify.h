@@ -69,6 +69,19 @@ int apc_verify_path(const char *path,
 		    struct apc_vresult *res, struct apc_err *err);
 
 /*
+ * apc_capture_tree_check() : whether a folder or archive (a tree input)
+ * is a capture, the one rule apcverify and apcdump share.  APC_OK when
+ * it has a 0000000000 data file.  APC_EIO (a usage error: wrong input)
+ * when it has neither captured.xml nor 0000000000 and is not a damaged
+ * archive: "not an .apc capture (no captured.xml, no 0000000000 data
+ * file)".  APC_EDATA (a damaged capture) otherwise: "0000000000 is a
+ * directory, not a data file", or "no 0000000000 data file in the
+ * capture".  err->file is name (the input as messages say it).
+ */
+struct apc_input;
+int apc_capture_tree_check(struct apc_input *in, const char *name, struct apc_err *err);
+
+/*
  * apc_xml_error_msg() : libxml2's message for an XML file that is not
  * well-formed, as every tool words it: "line N: not well-formed XML:
  * WHY", WHY lowercased, its first line, without the " line N" libxml2

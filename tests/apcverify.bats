@@ -932,3 +932,33 @@ demo_cap() {
 	exits 1 apcverify c.apc
 	[[ "${lines[0]}" == "c.apc/captured.xml: error: line 5: not well-formed XML: premature end of data in tag counters line 4 [captured-xml]" ]]
 }
+
+@test "a folder that is no capture is the wrong input (exit 2); one that lost its data is damage (exit 1): both tools" {
+	mkdir "$TMP/none" "$TMP/nodata.apc" "$TMP/dirdata.apc"
+	touch "$TMP/none/other.txt"
+	demo_cap "$TMP/d.apc"
+	cp "$TMP/d.apc/captured.xml" "$TMP/nodata.apc/"
+	cp "$TMP/d.apc/captured.xml" "$TMP/dirdata.apc/"
+	mkdir "$TMP/dirdata.apc/0000000000"
+	cd "$TMP"
+	for p in apcverify apcdump; do
+		exits 2 "$p" none
+		[ "$output" = "$p: none: not an .apc capture (no captured.xml, no 0000000000 data file)" ]
+	done
+	exits 1 apcverify nodata.apc
+	[ "${lines[0]}" = "nodata.apc: error: no 0000000000 data file in the capture [data-file]" ]
+	exits 1 apcdump nodata.apc
+	[ "$output" = "apcdump: nodata.apc: no 0000000000 data file in the capture" ]
+	exits 1 apcverify dirdata.apc
+	[ "${lines[0]}" = "dirdata.apc: error: 0000000000 is a directory, not a data file [data-file]" ]
+	exits 1 apcdump dirdata.apc
+	[ "$output" = "apcdump: dirdata.apc: 0000000000 is a directory, not a data file" ]
+	# a directory with files under it, and in an archive
+	touch dirdata.apc/0000000000/x
+	tar -cf dirdata.tar dirdata.apc
+	exits 1 apcverify dirdata.tar
+	[ "${lines[0]}" = "dirdata.tar: error: 0000000000 is a directory, not a data file [data-file]" ]
+	# with --json, the wrong input is an io_error, as any unreadable one
+	exits 2 apcverify --json none
+	[[ "${lines[-1]}" == '{"file":"none","problems":[],"ok":false,'*'"io_error":"not an .apc capture (no captured.xml, no 0000000000 data file)"}' ]]
+}
