@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gator.h"
 #include "input.h"
@@ -63,6 +64,27 @@ static int check_value(const char *opt, const char *v, const char *const *set)
 	for (const char *const *p = set; *p; p++)
 		fprintf(stderr, "%s%s", *p, p[1] ? (p[2] ? ", " : " or ") : ")\n");
 	return -1;
+}
+
+/*
+ * The port of HOST:PORT or [V6]:PORT when it is there to blame (the rest
+ * of the address has the form apc_gator_split_hostport() takes), else
+ * NULL.
+ */
+static const char *port_part(const char *a)
+{
+	const char *colon;
+
+	if (*a == '[') {
+		const char *rb = strchr(a, ']');
+		colon = rb && rb > a + 1 && rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		colon = strchr(a, ':');
+		/* a bare IPv6 address has several colons and no port */
+		if (colon && (colon == a || strchr(colon + 1, ':')))
+			colon = NULL;
+	}
+	return colon ? colon + 1 : NULL;
 }
 
 /* Print the counter names and each event of the Events XML, one a line. */
@@ -148,9 +170,12 @@ int main(int argc, char **argv)
 		case 'o': o.output = optarg; break;
 		case O_OVERWRITE: o.overwrite = 1; break;
 		case 'd':
+			/* in apcdump's and apcverify's words for a bad count */
 			if (apc_parse_uint(optarg, 86400u * 366, &o.session.duration) != 0) {
-				fprintf(stderr, PROG ": invalid duration '%s' (whole seconds)\n", optarg);
-				return 2;
+				fprintf(stderr, PROG ": --duration: '%s' is not a count of seconds "
+						"(a whole number, 0 to %u; 0: until the agent ends)\n",
+					optarg, 86400u * 366);
+				return apc_cli_try_help(PROG);
 			}
 			break;
 		case O_RATE:
@@ -169,8 +194,9 @@ int main(int argc, char **argv)
 		case O_LIST: list = 1; break;
 		case O_TIMEOUT:
 			if (apc_parse_uint(optarg, 86400, &timeout_s) != 0 || timeout_s == 0) {
-				fprintf(stderr, PROG ": invalid timeout '%s' (whole seconds > 0)\n", optarg);
-				return 2;
+				fprintf(stderr, PROG ": --timeout: '%s' is not a count of seconds "
+						"(a whole number, 1 to 86400)\n", optarg);
+				return apc_cli_try_help(PROG);
 			}
 			break;
 		case O_PROGRESS: progress = 1; break;
@@ -187,8 +213,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (apc_gator_split_hostport(argv[optind], APC_GATOR_PORT, host, sizeof host, &o.port) != 0) {
-		fprintf(stderr, PROG ": %s: invalid address (use HOST[:PORT])\n", argv[optind]);
-		return 2;
+		const char *port = port_part(argv[optind]);
+
+		/* a bad port in the words of a bad count; else the form */
+		if (port)
+			fprintf(stderr, PROG ": %s: '%s' is not a port number (a whole number, at most 65535)\n",
+				argv[optind], port);
+		else
+			fprintf(stderr, PROG ": %s: invalid address (use HOST[:PORT])\n", argv[optind]);
+		return apc_cli_try_help(PROG);
 	}
 	o.host = host;
 	o.timeout_ms = (int)timeout_s * 1000;

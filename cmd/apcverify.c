@@ -165,14 +165,17 @@ int main(int argc, char **argv)
 		case OPT_MAX:
 			errno = 0;
 			max_errors = strtol(optarg, &end, 10);
+			/* in apcdump's words for its counts, with the same
+			 * hint as the other usage errors here */
 			if (!*optarg || *end || max_errors < 0) {
-				fprintf(stderr, PROG ": --max-errors wants a count, not '%s'\n", optarg);
-				return 2;
+				fprintf(stderr, PROG ": --max-errors: '%s' is not a count "
+						"(a whole number, 0 or more)\n", optarg);
+				return apc_cli_try_help(PROG);
 			}
 			if (errno == ERANGE) { /* strtol() gave LONG_MAX: not what was asked */
-				fprintf(stderr, PROG ": --max-errors count '%s' is out of range (at most %ld)\n",
+				fprintf(stderr, PROG ": --max-errors: '%s' is out of range (at most %ld)\n",
 					optarg, LONG_MAX);
-				return 2;
+				return apc_cli_try_help(PROG);
 			}
 			break;
 		case OPT_LIST:

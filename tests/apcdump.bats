@@ -1255,3 +1255,14 @@ EOF2
 	exits 1 apcdump --xml bx.apc
 	[ "$output" = "apcdump: bx.apc/captured.xml: line 1: not well-formed XML: document is empty" ]
 }
+
+@test "bad numbers: the option named, the value quoted, and the --help hint" {
+	exits 2 apcdump -c -1 x
+	[ "$output" = "apcdump: --count: '-1' is not a count (a whole number, 1 or more)
+Try 'apcdump --help' for more information." ]
+	exits 2 apcdump --count=0 x
+	[ "${lines[0]}" = "apcdump: --count: '0' is not a count (a whole number, 1 or more)" ]
+	exits 2 apcdump --core=x x
+	[ "$output" = "apcdump: --core: 'x' is not a core number (a whole number, 0 or more)
+Try 'apcdump --help' for more information." ]
+}

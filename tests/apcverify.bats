@@ -791,7 +791,8 @@ EOF2
 	run apcverify --max-errors=99999999999999999999 "$TMP/x.apc"
 	echo "$output"
 	[ "$status" -eq 2 ]
-	[ "$output" = "apcverify: --max-errors count '99999999999999999999' is out of range (at most 9223372036854775807)" ]
+	[ "$output" = "apcverify: --max-errors: '99999999999999999999' is out of range (at most 9223372036854775807)
+Try 'apcverify --help' for more information." ]
 	verify 0 --max-errors=9223372036854775807 "$TMP/x.apc"
 }
 
@@ -961,4 +962,34 @@ demo_cap() {
 	# with --json, the wrong input is an io_error, as any unreadable one
 	exits 2 apcverify --json none
 	[[ "${lines[-1]}" == '{"file":"none","problems":[],"ok":false,'*'"io_error":"not an .apc capture (no captured.xml, no 0000000000 data file)"}' ]]
+}
+
+@test "bad counts: the option named, the value quoted, and the --help hint, as apcdump" {
+	for v in -1 x 1.5 ''; do
+		exits 2 apcverify --max-errors="$v" x
+		[ "$output" = "apcverify: --max-errors: '$v' is not a count (a whole number, 0 or more)
+Try 'apcverify --help' for more information." ]
+	done
+}
+
+# apcrecord's command line, held to the words apcverify and apcdump use.
+
+@test "apcrecord: bad numbers name the option or the port, quote the value, and give the --help hint" {
+	rec() { exits 2 "$APC_BIN/apcrecord" "$@"; }
+	rec -d 1.5 h -o "$TMP/o.apc"
+	[ "$output" = "apcrecord: --duration: '1.5' is not a count of seconds (a whole number, 0 to 31622400; 0: until the agent ends)
+Try 'apcrecord --help' for more information." ]
+	rec --duration=10s h -o "$TMP/o.apc"
+	[ "${lines[0]}" = "apcrecord: --duration: '10s' is not a count of seconds (a whole number, 0 to 31622400; 0: until the agent ends)" ]
+	rec --timeout=0 h -o "$TMP/o.apc"
+	[ "$output" = "apcrecord: --timeout: '0' is not a count of seconds (a whole number, 1 to 86400)
+Try 'apcrecord --help' for more information." ]
+	rec 127.0.0.1:bad -o "$TMP/o.apc"
+	[ "$output" = "apcrecord: 127.0.0.1:bad: 'bad' is not a port number (a whole number, at most 65535)
+Try 'apcrecord --help' for more information." ]
+	rec '[::1]:99999' -o "$TMP/o.apc"
+	[ "${lines[0]}" = "apcrecord: [::1]:99999: '99999' is not a port number (a whole number, at most 65535)" ]
+	rec :80 -o "$TMP/o.apc"
+	[ "${lines[0]}" = "apcrecord: :80: invalid address (use HOST[:PORT])" ]
+	[ ! -e "$TMP/o.apc" ]
 }
