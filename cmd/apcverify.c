@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		"usage: " PROG " [OPTIONS] CAPTURE...\n"
 		"Check Arm Streamline captures (.apc folders, archives of them, bare\n"
 		"0000000000 files, or - for stdin).\n\n"
-		"      --json            one JSON object per capture\n"
+		"  -j, --json            one JSON object per capture\n"
 		"      --max-errors=N    list at most N errors per capture (all are counted)\n"
 		"      --strict          warnings fail too\n"
 		"      --list-checks     list the check ids and exit\n"
@@ -140,9 +140,9 @@ static int verify_one(const char *path, int json, int quiet, int strict, long ma
 
 int main(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_MAX, OPT_STRICT, OPT_LIST };
+	enum { OPT_MAX = 256, OPT_STRICT, OPT_LIST };
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, OPT_JSON},
+		{"json", no_argument, NULL, 'j'},
 		{"max-errors", required_argument, NULL, OPT_MAX},
 		{"strict", no_argument, NULL, OPT_STRICT},
 		{"list-checks", no_argument, NULL, OPT_LIST},
@@ -158,9 +158,9 @@ int main(int argc, char **argv)
 
 	/* getopt's messages start with argv[0]: the name, not the path */
 	argv[0] = (char *)PROG;
-	while ((c = getopt_long(argc, argv, "qvhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jqvhV", opts, NULL)) != -1) {
 		switch (c) {
-		case OPT_JSON: json = 1; break;
+		case 'j': json = 1; break;
 		case OPT_STRICT: strict = 1; break;
 		case OPT_MAX:
 			errno = 0;

@@ -14,6 +14,11 @@ setup() {
 }
 
 teardown() {
+	# an apcserve a test started (apcrecord's tests below)
+	if [ -n "${SERVE_PID:-}" ]; then
+		kill "$SERVE_PID" 2>/dev/null || true
+		wait "$SERVE_PID" 2>/dev/null || true
+	fi
 	rm -rf "$TMP"
 }
 
@@ -992,4 +997,46 @@ Try 'apcrecord --help' for more information." ]
 	rec :80 -o "$TMP/o.apc"
 	[ "${lines[0]}" = "apcrecord: :80: invalid address (use HOST[:PORT])" ]
 	[ ! -e "$TMP/o.apc" ]
+}
+
+@test "-j is --json" {
+	demo_cap "$TMP/d.apc"
+	want=$(apcverify --json "$TMP/d.apc")
+	exits 0 apcverify -j "$TMP/d.apc"
+	[ "$output" = "$want" ]
+	apcverify --help | grep -q -- '-j, --json'
+}
+
+# serve_demo: apcserve on a free port with the bundled sample; sets PORT
+# and SERVE_PID (killed in teardown).
+serve_demo() {
+	demo_cap "$TMP/served.apc"
+	timeout -k 5 60 "$APC_BIN/apcserve" --port 0 "$TMP/served.apc" 2>"$TMP/serve.log" 3>&- &
+	SERVE_PID=$!
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\)$/\1/p' "$TMP/serve.log")
+		[ -n "$PORT" ] && return 0
+		sleep 0.1
+	done
+	cat "$TMP/serve.log" >&2
+	return 1
+}
+
+@test "apcrecord -v says how the session went after the summary; -q keeps it quiet" {
+	serve_demo
+	run timeout -k 5 60 "$APC_BIN/apcrecord" "127.0.0.1:$PORT" -o "$TMP/r1.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == "apcrecord: 127.0.0.1:$PORT: "*" frames, "*" -> $TMP/r1.apc" ]]
+	run timeout -k 5 60 "$APC_BIN/apcrecord" -v "127.0.0.1:$PORT" -o "$TMP/r2.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[1]}" == "apcrecord: 127.0.0.1:$PORT: agent protocol 680; "*" answered; the agent ended the data (End of Sequence)" ]]
+	run timeout -k 5 60 "$APC_BIN/apcrecord" --verbose -q "127.0.0.1:$PORT" -o "$TMP/r3.apc"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	apcverify -q "$TMP/r2.apc"
 }
