@@ -153,6 +153,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	int json = 0, quiet = 0, strict = 0, verbose = 0, c, status = 0;
+	int ncaps = 0, nok = 0;
 	long max_errors = -1;
 	char *end;
 
@@ -202,13 +203,20 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		int r;
 
+		ncaps++;
 		if (apc_cli_refuse_tty(PROG, argv[i], quiet)) {
 			status = 2;
 			continue;
 		}
 		r = verify_one(argv[i], json, quiet, strict, max_errors);
+		if (r == 0)
+			nok++;
 		if (r > status)
 			status = r;
 	}
+	/* many captures: the count at the end, as a CI log's last line
+	 * (one capture's own line says it all) */
+	if (ncaps > 1 && !json && !quiet)
+		printf("%d captures: %d ok, %d failed\n", ncaps, nok, ncaps - nok);
 	return apc_cli_stdout_done(PROG, status, quiet);
 }

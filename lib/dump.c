@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -65,11 +66,12 @@ int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_
 		if (strspn(word, "0123456789") == n) {
 			/* no atoi: 4294967297 must not wrap to a type */
 			type = n <= 3 ? atoi(word) : -1;
-		} else if (!strcmp(word, "perf_attrs")) {
+		} else if (!strcasecmp(word, "perf_attrs")) {
 			type = APC_FRAME_PROC;
 		} else {
+			/* any case: --frame=Summary is no other type */
 			for (int t = 0; t < APC_DUMP_TYPES; t++)
-				if (apc_frame_type_known(t) && !strcmp(apc_frame_type_name(t), word))
+				if (apc_frame_type_known(t) && !strcasecmp(apc_frame_type_name(t), word))
 					type = t;
 		}
 		if (type < 0 || type >= APC_DUMP_TYPES)

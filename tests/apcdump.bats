@@ -1266,3 +1266,16 @@ Try 'apcdump --help' for more information." ]
 	[ "$output" = "apcdump: --core: 'x' is not a core number (a whole number, 0 or more)
 Try 'apcdump --help' for more information." ]
 }
+
+@test "--frame names are taken in any case" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	want=$(apcdump --frame=summary,name "$TMP/d.apc")
+	[ -n "$want" ]
+	for f in SUMMARY,Name Summary,NAME sUmMaRy,name; do
+		exits 0 apcdump --frame="$f" "$TMP/d.apc"
+		[ "$output" = "$want" ]
+	done
+	[ "$(apcdump --frame=PERF_ATTRS "$TMP/d.apc")" = "$(apcdump --frame=perf_attrs "$TMP/d.apc")" ]
+	exits 2 apcdump --frame=Summery "$TMP/d.apc"
+	[[ "$output" == "apcdump: unknown frame type 'Summery' "* ]]
+}

@@ -1040,3 +1040,49 @@ serve_demo() {
 	[ -z "$output" ]
 	apcverify -q "$TMP/r2.apc"
 }
+
+@test "many captures end with one total line (not with -q, not in --json)" {
+	demo_cap "$TMP/a.apc"
+	demo_cap "$TMP/b.apc"
+	mkdir "$TMP/none"
+	cd "$TMP"
+	exits 2 apcverify a.apc b.apc none
+	[ "${lines[-1]}" = "3 captures: 2 ok, 1 failed" ]
+	exits 0 apcverify a.apc b.apc
+	[ "${lines[-1]}" = "2 captures: 2 ok, 0 failed" ]
+	# one capture: its own line says it
+	exits 0 apcverify a.apc
+	[ "${#lines[@]}" -eq 1 ]
+	exits 2 apcverify -q a.apc b.apc none
+	[ -z "$output" ]
+	run apcverify --json a.apc b.apc
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[1]}" == '{"file":"b.apc",'* ]]
+}
+
+@test "each man page's SYNOPSIS lists every option its --help lists" {
+	need_python
+	for p in apcverify apcdump apcrecord; do
+		"$APC_BIN/$p" --help | python3 -c '
+import re, sys
+man = open(sys.argv[1]).read()
+syn = man[man.index(".Sh SYNOPSIS"):man.index(".Sh DESCRIPTION")]
+shorts = set("".join(re.findall(r"Fl ([A-Za-z]+)\b", syn)))
+longs = set(re.findall(r"Fl -([a-z][a-z-]*)", syn))
+missing = []
+for line in sys.stdin:
+    if not re.match(r"\s+-", line):
+        continue
+    opts = re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", re.split(r"\s{2,}", line.strip())[0])
+    short = [o[1] for o in opts if not o.startswith("--")]
+    for o in opts:
+        if o.startswith("--") and o[2:] not in longs and not (short and short[0] in shorts):
+            missing.append(o)
+        elif not o.startswith("--") and o[1] not in shorts and not any(
+                l.startswith("--") and l[2:] in longs for l in opts):
+            missing.append(o)
+assert not missing, (sys.argv[1], missing)
+' "$APC_ROOT/man/$p.1"
+	done
+}
