@@ -109,7 +109,8 @@ int main(int argc, char **argv)
 		case OPT_CORE: {
 			long v = strtol(optarg, &end, 10); /* 010 is core 10, not 8 */
 			if (!*optarg || *end || v < 0 || v > INT32_MAX)
-				return bad_usage("bad core number '%s'", optarg);
+				return bad_usage("--core: '%s' is not a core number (a whole number, 0 or more)",
+						 optarg);
 			o.have_core = 1;
 			o.core = (int32_t)v;
 			break;
@@ -126,8 +127,10 @@ int main(int argc, char **argv)
 			break;
 		case 'c': {
 			unsigned long long v = strtoull(optarg, &end, 10);
+			/* the words of apcverify's --max-errors */
 			if (!*optarg || *end || *optarg == '-' || v == 0)
-				return bad_usage("bad count '%s' (a positive number)", optarg);
+				return bad_usage("--count: '%s' is not a count (a whole number, 1 or more)",
+						 optarg);
 			o.count = v;
 			break;
 		}

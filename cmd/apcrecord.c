@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gator.h"
 #include "input.h"
@@ -31,6 +32,8 @@ static void usage(FILE *f)
 		"      --timeout=SECONDS   give up on a silent agent after this long (default 10)\n"
 		"      --progress, --no-progress  force progress on stderr on or off\n"
 		"  -q, --quiet             no summary line\n"
+		"  -v, --verbose           also a line on how the session went (agent's protocol,\n"
+		"                          pings, how it ended)\n"
 		"  -h, --help              this help\n"
 		"  -V, --version           print the version\n"
 		"Exit status: 0 recorded; 1 the capture was cut short (what arrived is kept);\n"
@@ -65,7 +68,46 @@ static int check_value(const char *opt, const char *v, const char *const *set)
 	return -1;
 }
 
-/* Print the counter names and each event of the Events XML, one a line. */
+/*
+ * The port of HOST:PORT or [V6]:PORT when it is there to blame (the rest
+ * of the address has the form apc_gator_split_hostport() takes), else
+ * NULL.
+ */
+static const char *port_part(const char *a)
+{
+	const char *colon;
+
+	if (*a == '[') {
+		const char *rb = strchr(a, ']');
+		colon = rb && rb > a + 1 && rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		colon = strchr(a, ':');
+		/* a bare IPv6 address has several colons and no port */
+		if (colon && (colon == a || strchr(colon + 1, ':')))
+			colon = NULL;
+	}
+	return colon ? colon + 1 : NULL;
+}
+
+/*
+ * -v: how the session went, from what apc_gator_record() counted: which
+ * protocol the agent spoke, whether it answered the pings, and how the
+ * data ended (the agent's End of Sequence, or a cut).  What to look at
+ * first when a capture is shorter than expected.
+ */
+static void print_session(const char *agent, const struct apc_gator_record_result *r)
+{
+	if (!r->agent_version) {
+		fprintf(stderr, PROG ": %s: no agent answered the magic exchange\n", agent);
+		return;
+	}
+	fprintf(stderr, PROG ": %s: agent protocol %d; %llu ping%s, %llu answered; %s%s\n", agent,
+		r->agent_version, (unsigned long long)r->pings, r->pings == 1 ? "" : "s",
+		(unsigned long long)r->acks, r->stopped ? "APC Stop sent, " : "",
+		r->ended ? "the agent ended the data (End of Sequence)"
+			 : "no End of Sequence from the agent");
+}
+
 /*
  * PROG: FILE: message.  The agent's address is the FILE unless the error
  * names one of its own (the output, or the address as connected).
@@ -81,6 +123,7 @@ static void print_err(const char *agent, const struct apc_err *err, const char *
 		fprintf(stderr, PROG ": %s: %s%s\n", agent, msg, tail);
 }
 
+/* Print the counter names and each event of the Events XML, one a line. */
 static void list_counters(const char *counters, size_t clen, const char *events, size_t elen)
 {
 	struct apc_gator_xml_iter it;
@@ -128,7 +171,8 @@ int main(int argc, char **argv)
 		{"counters", required_argument, NULL, O_COUNTERS},
 		{"list-counters", no_argument, NULL, O_LIST}, {"timeout", required_argument, NULL, O_TIMEOUT},
 		{"progress", no_argument, NULL, O_PROGRESS},  {"no-progress", no_argument, NULL, O_NOPROGRESS},
-		{"quiet", no_argument, NULL, 'q'},            {"help", no_argument, NULL, 'h'},
+		{"quiet", no_argument, NULL, 'q'},            {"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},          {NULL, 0, NULL, 0},
 	};
 	struct apc_gator_record_opts o = {0};
@@ -139,18 +183,21 @@ int main(int argc, char **argv)
 	const char *session_file = NULL;
 	uint8_t *session_buf = NULL;
 	unsigned timeout_s = 10;
-	int c, quiet = 0, list = 0, progress = -1, rc, status;
+	int c, quiet = 0, verbose = 0, list = 0, progress = -1, rc, status;
 
 	/* getopt's messages start with argv[0]: the name, not the path */
 	argv[0] = (char *)PROG;
-	while ((c = getopt_long(argc, argv, "o:d:qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:d:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case O_OVERWRITE: o.overwrite = 1; break;
 		case 'd':
+			/* in apcdump's and apcverify's words for a bad count */
 			if (apc_parse_uint(optarg, 86400u * 366, &o.session.duration) != 0) {
-				fprintf(stderr, PROG ": invalid duration '%s' (whole seconds)\n", optarg);
-				return 2;
+				fprintf(stderr, PROG ": --duration: '%s' is not a count of seconds "
+						"(a whole number, 0 to %u; 0: until the agent ends)\n",
+					optarg, 86400u * 366);
+				return apc_cli_try_help(PROG);
 			}
 			break;
 		case O_RATE:
@@ -169,13 +216,15 @@ int main(int argc, char **argv)
 		case O_LIST: list = 1; break;
 		case O_TIMEOUT:
 			if (apc_parse_uint(optarg, 86400, &timeout_s) != 0 || timeout_s == 0) {
-				fprintf(stderr, PROG ": invalid timeout '%s' (whole seconds > 0)\n", optarg);
-				return 2;
+				fprintf(stderr, PROG ": --timeout: '%s' is not a count of seconds "
+						"(a whole number, 1 to 86400)\n", optarg);
+				return apc_cli_try_help(PROG);
 			}
 			break;
 		case O_PROGRESS: progress = 1; break;
 		case O_NOPROGRESS: progress = 0; break;
 		case 'q': quiet = 1; break;
+		case 'v': verbose++; break;
 		case 'h': usage(stdout); return apc_cli_stdout_done(PROG, 0, 0);
 		case 'V': return apc_cli_version(PROG, APC_VERSION);
 		default: return apc_cli_try_help(PROG);
@@ -187,8 +236,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (apc_gator_split_hostport(argv[optind], APC_GATOR_PORT, host, sizeof host, &o.port) != 0) {
-		fprintf(stderr, PROG ": %s: invalid address (use HOST[:PORT])\n", argv[optind]);
-		return 2;
+		const char *port = port_part(argv[optind]);
+
+		/* a bad port in the words of a bad count; else the form */
+		if (port)
+			fprintf(stderr, PROG ": %s: '%s' is not a port number (a whole number, at most 65535)\n",
+				argv[optind], port);
+		else
+			fprintf(stderr, PROG ": %s: invalid address (use HOST[:PORT])\n", argv[optind]);
+		return apc_cli_try_help(PROG);
 	}
 	o.host = host;
 	o.timeout_ms = (int)timeout_s * 1000;
@@ -247,6 +303,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: %llu frames, %llu bytes in %.1f s%s -> %s\n", argv[optind],
 			(unsigned long long)r.frames, (unsigned long long)r.bytes, r.seconds,
 			r.stopped ? " (stopped)" : "", r.output);
+	if (verbose && !quiet)
+		print_session(argv[optind], &r);
 	free(session_buf);
 	return status;
 }

@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		"usage: " PROG " [OPTIONS] CAPTURE...\n"
 		"Check Arm Streamline captures (.apc folders, archives of them, bare\n"
 		"0000000000 files, or - for stdin).\n\n"
-		"      --json            one JSON object per capture\n"
+		"  -j, --json            one JSON object per capture\n"
 		"      --max-errors=N    list at most N errors per capture (all are counted)\n"
 		"      --strict          warnings fail too\n"
 		"      --list-checks     list the check ids and exit\n"
@@ -73,6 +73,9 @@ static void on_problem(void *ctx, const struct apc_vproblem *p)
 	} else if (p->frame >= 0) {
 		printf("%s: frame %" PRId64 " @0x%" PRIx64 ": %s: %s [%s]\n", o->file, p->frame,
 		       (uint64_t)p->offset, sev, p->msg, p->check);
+	} else if (p->member_file) {
+		/* the file at fault, as apcdump and apcconv name it */
+		printf("%s: %s: %s [%s]\n", p->member_file, sev, p->msg, p->check);
 	} else if (p->member) {
 		printf("%s: %s: %s: %s [%s]\n", o->file, p->member, sev, p->msg, p->check);
 	} else {
@@ -84,7 +87,10 @@ static void on_problem(void *ctx, const struct apc_vproblem *p)
 /* Verify one capture; 0 ok, 1 problems, 2 could not read it. */
 static int verify_one(const char *path, int json, int quiet, int strict, long max_errors)
 {
-	struct out o = {.file = path, .json = json, .quiet = quiet, .max_errors = max_errors};
+	/* messages name stdin as apcconv does; JSON's "file" is the
+	 * argument as given, as apcconv's --stats=json "input" is */
+	const char *name = strcmp(path, "-") ? path : "<stdin>";
+	struct out o = {.file = name, .json = json, .quiet = quiet, .max_errors = max_errors};
 	struct apc_vresult r;
 	struct apc_err err;
 	char buf[APC_ERR_MSG + 300];
@@ -112,17 +118,17 @@ static int verify_one(const char *path, int json, int quiet, int strict, long ma
 			printf("}\n");
 		} else if (rc >= 0) {
 			if (o.stopped)
-				printf("%s: listing stopped after %ld error%s\n", path, max_errors,
+				printf("%s: listing stopped after %ld error%s\n", name, max_errors,
 				       max_errors == 1 ? "" : "s");
 			if (!bad && !r.warnings)
-				printf("%s: ok (%" PRIu64 " frame%s)\n", path, r.frames,
+				printf("%s: ok (%" PRIu64 " frame%s)\n", name, r.frames,
 				       r.frames == 1 ? "" : "s");
 			else if (!bad)
-				printf("%s: ok (%" PRIu64 " frame%s, %" PRIu64 " warning%s)\n", path,
+				printf("%s: ok (%" PRIu64 " frame%s, %" PRIu64 " warning%s)\n", name,
 				       r.frames, r.frames == 1 ? "" : "s", r.warnings,
 				       r.warnings == 1 ? "" : "s");
 			else
-				printf("%s: %" PRIu64 " error%s, %" PRIu64 " warning%s\n", path,
+				printf("%s: %" PRIu64 " error%s, %" PRIu64 " warning%s\n", name,
 				       r.errors, r.errors == 1 ? "" : "s", r.warnings,
 				       r.warnings == 1 ? "" : "s");
 		}
@@ -134,9 +140,9 @@ static int verify_one(const char *path, int json, int quiet, int strict, long ma
 
 int main(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_MAX, OPT_STRICT, OPT_LIST };
+	enum { OPT_MAX = 256, OPT_STRICT, OPT_LIST };
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, OPT_JSON},
+		{"json", no_argument, NULL, 'j'},
 		{"max-errors", required_argument, NULL, OPT_MAX},
 		{"strict", no_argument, NULL, OPT_STRICT},
 		{"list-checks", no_argument, NULL, OPT_LIST},
@@ -147,26 +153,30 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	int json = 0, quiet = 0, strict = 0, verbose = 0, c, status = 0;
+	int ncaps = 0, nok = 0;
 	long max_errors = -1;
 	char *end;
 
 	/* getopt's messages start with argv[0]: the name, not the path */
 	argv[0] = (char *)PROG;
-	while ((c = getopt_long(argc, argv, "qvhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jqvhV", opts, NULL)) != -1) {
 		switch (c) {
-		case OPT_JSON: json = 1; break;
+		case 'j': json = 1; break;
 		case OPT_STRICT: strict = 1; break;
 		case OPT_MAX:
 			errno = 0;
 			max_errors = strtol(optarg, &end, 10);
+			/* in apcdump's words for its counts, with the same
+			 * hint as the other usage errors here */
 			if (!*optarg || *end || max_errors < 0) {
-				fprintf(stderr, PROG ": --max-errors wants a count, not '%s'\n", optarg);
-				return 2;
+				fprintf(stderr, PROG ": --max-errors: '%s' is not a count "
+						"(a whole number, 0 or more)\n", optarg);
+				return apc_cli_try_help(PROG);
 			}
 			if (errno == ERANGE) { /* strtol() gave LONG_MAX: not what was asked */
-				fprintf(stderr, PROG ": --max-errors count '%s' is out of range (at most %ld)\n",
+				fprintf(stderr, PROG ": --max-errors: '%s' is out of range (at most %ld)\n",
 					optarg, LONG_MAX);
-				return 2;
+				return apc_cli_try_help(PROG);
 			}
 			break;
 		case OPT_LIST:
@@ -193,13 +203,20 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		int r;
 
+		ncaps++;
 		if (apc_cli_refuse_tty(PROG, argv[i], quiet)) {
 			status = 2;
 			continue;
 		}
 		r = verify_one(argv[i], json, quiet, strict, max_errors);
+		if (r == 0)
+			nok++;
 		if (r > status)
 			status = r;
 	}
+	/* many captures: the count at the end, as a CI log's last line
+	 * (one capture's own line says it all) */
+	if (ncaps > 1 && !json && !quiet)
+		printf("%d captures: %d ok, %d failed\n", ncaps, nok, ncaps - nok);
 	return apc_cli_stdout_done(PROG, status, quiet);
 }

@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -30,6 +31,7 @@
 #include "model.h"
 #include "packed.h"
 #include "util.h"
+#include "verify.h"
 
 #define DUMP_XML_LIMIT (16u << 20) /* captured.xml is a few KB */
 #define DUMP_MAX_FD 65536          /* External ids are small fds */
@@ -64,11 +66,12 @@ int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_
 		if (strspn(word, "0123456789") == n) {
 			/* no atoi: 4294967297 must not wrap to a type */
 			type = n <= 3 ? atoi(word) : -1;
-		} else if (!strcmp(word, "perf_attrs")) {
+		} else if (!strcasecmp(word, "perf_attrs")) {
 			type = APC_FRAME_PROC;
 		} else {
+			/* any case: --frame=Summary is no other type */
 			for (int t = 0; t < APC_DUMP_TYPES; t++)
-				if (apc_frame_type_known(t) && !strcmp(apc_frame_type_name(t), word))
+				if (apc_frame_type_known(t) && !strcasecmp(apc_frame_type_name(t), word))
 					type = t;
 		}
 		if (type < 0 || type >= APC_DUMP_TYPES)
@@ -184,7 +187,8 @@ struct dump_num {
 
 struct dump {
 	const struct apc_dump_opts *o;
-	const char *path;
+	const char *path;   /* as given: what --json's "file" holds */
+	const char *name;   /* as messages and headers say it ("<stdin>" for "-") */
 	const char *dname;  /* data stream name, for messages */
 	int status;         /* worst so far */
 	struct apc_err io_error; /* the first problem that made it APC_EIO */
@@ -254,6 +258,18 @@ struct dump {
 	char tname[APC_FRAME_NAME_MAX]; /* dump_type_name()'s "type_N" */
 };
 
+/*
+ * 1 when msg already starts by naming the input ("NAME: ..."), so the
+ * name is not put before it again.  A whole "NAME: " prefix: an input
+ * named "empty" or "emp" is not named by "empty capture: ...".
+ */
+static int names_itself(const char *msg, const char *name)
+{
+	size_t n = strlen(name);
+
+	return n && !strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ';
+}
+
 static void dump_problem(struct dump *d, struct apc_err *e)
 {
 	/* The lines before the problem come out before its message. */
@@ -261,8 +277,8 @@ static void dump_problem(struct dump *d, struct apc_err *e)
 		apc_wbuf_flush(&d->w);
 		fflush(d->o->out);
 	}
-	if (!e->file[0] && !strstr(e->msg, d->path))
-		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->path);
+	if (!e->file[0] && !names_itself(e->msg, d->name))
+		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->name);
 	if (e->status == APC_EDATA || e->status == APC_OK) {
 		d->errors++;
 		if (d->status == APC_OK)
@@ -288,7 +304,7 @@ static void dump_warning(struct dump *d, struct apc_err *e)
 		fflush(d->o->out);
 	}
 	if (!e->file[0])
-		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->path);
+		snprintf(e->file, sizeof e->file, "%s", d->dname ? d->dname : d->name);
 	e->status = APC_OK;
 	d->warnings++;
 	if (d->o->report)
@@ -298,7 +314,7 @@ static void dump_warning(struct dump *d, struct apc_err *e)
 static void dump_oom(struct dump *d)
 {
 	struct apc_err e;
-	apc_err_set(&e, APC_ENOMEM, d->path, APC_NO_OFFSET, "out of memory");
+	apc_err_set(&e, APC_ENOMEM, d->name, APC_NO_OFFSET, "out of memory");
 	dump_problem(d, &e);
 	d->stop = 1;
 }
@@ -325,11 +341,12 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	xmlChar *v;
 	xmlParserCtxt *ctx;
 	const xmlError *xe;
-	/* what a problem with it names: the folder, or the file itself */
+	/* what a problem with it names: the file itself, as the input
+	 * layer names a member ("x.apc/captured.xml", "x.zip:captured.xml") */
 	char where[sizeof e.file];
 
 	apc_err_clear(&e);
-	snprintf(where, sizeof where, "%s", d->path);
+	snprintf(where, sizeof where, "%s", d->name);
 	if (!apc_input_is_tree(in)) {
 		char *path = apc_data_sibling(d->path, "captured.xml");
 		int rc = path ? apc_stream_open_path(path, &s, &e) : APC_EIO;
@@ -343,6 +360,8 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	} else if (apc_input_open_member(in, "captured.xml", &s, &e) < 0) {
 		dump_problem(d, &e);
 		return APC_EIO;
+	} else {
+		snprintf(where, sizeof where, "%s", apc_stream_name(s));
 	}
 	if (apc_stream_slurp(s, DUMP_XML_LIMIT, &buf, &len, &e) < 0) {
 		apc_stream_close(s);
@@ -362,13 +381,14 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	 * and the message says where and why. */
 	if (!d->doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR) ||
 	    !(root = xmlDocGetRootElement(d->doc))) {
-		char clean[256];
+		char why[320];
 
-		apc_err_lower(xe && xe->message && xe->code != XML_ERR_OK ? xe->message
-									  : "no root element",
-			      clean, sizeof clean);
-		apc_err_set(&e, APC_EDATA, where, APC_NO_OFFSET,
-			    "captured.xml is not well-formed XML: line %d: %s", xe ? xe->line : 0, clean);
+		/* in apcverify's and apcconv's words */
+		if (xe && xe->code != XML_ERR_OK)
+			apc_xml_error_msg(xe->line, xe->message, why, sizeof why);
+		else
+			snprintf(why, sizeof why, "not well-formed XML: no root element");
+		apc_err_set(&e, APC_EDATA, where, APC_NO_OFFSET, "%s", why);
 		xmlFreeParserCtxt(ctx);
 		if (d->doc)
 			xmlFreeDoc(d->doc);
@@ -441,7 +461,7 @@ static void dump_print_xml(struct dump *d)
 		fputs("{\"file\":", f);
 		apc_json_cstr(f, d->path);
 	} else {
-		fprintf(f, "%s: captured.xml\n", d->path);
+		fprintf(f, "%s: captured.xml\n", d->name);
 	}
 	/* One column for the values: as wide as the longest key needs
 	 * (captured.backtrace_processing: is 30), at least 28. */
@@ -1890,7 +1910,7 @@ static void summary_text(struct dump *d)
 	FILE *f = d->o->out;
 	uint64_t with_values = 0;
 
-	fprintf(f, "File:                %s\n", d->path);
+	fprintf(f, "File:                %s\n", d->name);
 	if (d->protocol)
 		fprintf(f, "Protocol:            %d\n", d->protocol);
 	else
@@ -2146,7 +2166,7 @@ static void dump_free(struct dump *d)
 static void dump_name_line(struct dump *d)
 {
 	W_LIT(&d->w, "==> ");
-	apc_wbuf_puts(&d->w, d->path);
+	apc_wbuf_puts(&d->w, d->name);
 	W_LIT(&d->w, " <==\n");
 }
 
@@ -2208,6 +2228,8 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	memset(&d, 0, sizeof d);
 	d.o = o;
 	d.path = path;
+	/* as apcconv and the input layer name it */
+	d.name = strcmp(path, "-") ? path : "<stdin>";
 	d.first_regression = -1;
 	d.first_other_regression = -1;
 	d.first_ann_regression = -1;
@@ -2215,7 +2237,11 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	apc_err_clear(&e);
 	if (apc_input_open(path, &in, &e) < 0) {
 		/* Name the input once: the message may already say it. */
-		if (!e.file[0] && !strstr(e.msg, path))
+		/* (as given: "-: refusing to read binary data from a
+		 * terminal" is about the argument, in apcconv's and
+		 * apcverify's words; what is read from a pipe is named
+		 * "<stdin>" by the input layer) */
+		if (!e.file[0] && !names_itself(e.msg, path))
 			snprintf(e.file, sizeof e.file, "%s", path);
 		e.status = e.status == APC_EDATA ? APC_EDATA : APC_EIO;
 		dump_problem(&d, &e);
@@ -2225,6 +2251,12 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		/* a trace folder or archive (LTT) rather than a capture */
 		if (!apc_input_has(in, "0000000000") && !apc_input_damage(in) &&
 		    apc_format_foreign(in, &e)) {
+			dump_problem(&d, &e);
+			goto out;
+		}
+		/* some other folder: the wrong argument (exit 2), told
+		 * alone, as apcverify tells it */
+		if (apc_capture_tree_check(in, d.name, &e) == APC_EIO) {
 			dump_problem(&d, &e);
 			goto out;
 		}
@@ -2241,7 +2273,7 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 				dump_damage(&d, in); /* it went with the damage */
 			} else if (d.status == APC_OK) {
 				/* (one that is there but malformed is said already) */
-				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET, "no captured.xml in the capture");
+				apc_err_set(&e, APC_EIO, d.name, APC_NO_OFFSET, "no captured.xml in the capture");
 				dump_problem(&d, &e);
 			}
 			goto out;
@@ -2251,8 +2283,9 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 				dump_damage(&d, in);
 				goto out;
 			}
-			apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
-				    "no 0000000000 data file (not an .apc capture?)");
+			/* a capture that lost its data file: damage, as
+			 * apcverify's data-file check says it */
+			apc_capture_tree_check(in, d.name, &e);
 			dump_problem(&d, &e);
 			goto out;
 		}
@@ -2274,7 +2307,7 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 			} else if (d.status == APC_OK && d.foreign) {
 				dump_problem(&d, &d.foreign_err);
 			} else if (d.status == APC_OK) {
-				apc_err_set(&e, APC_EIO, path, APC_NO_OFFSET,
+				apc_err_set(&e, APC_EIO, d.name, APC_NO_OFFSET,
 					    "no captured.xml beside the bare data file");
 				dump_problem(&d, &e);
 			}

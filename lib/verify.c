@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -258,7 +259,10 @@ struct vfd {
 };
 
 struct verify {
-	const char *file;
+	const char *file;     /* as given */
+	const char *name;     /* as messages say it: "<stdin>" for "-" */
+	int tree, dir;        /* a folder or archive; a folder */
+	char member_file[512];/* apc_vproblem.member_file of the last XML problem */
 	void (*report)(void *ctx, const struct apc_vproblem *p);
 	void *ctx;
 	struct apc_vresult *res;
@@ -349,6 +353,7 @@ static void v_vfill(struct apc_vproblem *p, int sev, const char *check, int64_t 
 	p->frame = frame;
 	p->offset = offset;
 	p->member = member;
+	p->member_file = NULL;
 	vsnprintf(p->msg, sizeof p->msg, fmt, ap);
 }
 
@@ -366,10 +371,47 @@ static void v_prob(struct verify *v, int sev, const char *check, int64_t frame, 
 	v_emit(v, &p);
 }
 
-/* Report a problem about an XML member (no frame). */
+/* An XML member as a file name for messages (apc_vproblem.member_file),
+ * or NULL: named as the input layer names members, so a message about
+ * it says the file the user can open. */
+static const char *v_member_file(struct verify *v, const char *member)
+{
+	size_t n = strlen(v->name);
+	char *sib;
+
+	if (v->tree) {
+		snprintf(v->member_file, sizeof v->member_file, "%s%s%s", v->name,
+			 !v->dir ? ":" : n && v->name[n - 1] == '/' ? "" : "/", member);
+		return v->member_file;
+	}
+	if (!(sib = apc_data_sibling(v->file, member)))
+		return NULL;
+	snprintf(v->member_file, sizeof v->member_file, "%s", sib);
+	free(sib);
+	return v->member_file;
+}
+
+/* Report a problem about an XML member (no frame), one that is there:
+ * its bytes are at fault, so the message names that file. */
 __attribute__((format(printf, 5, 6)))
 static void v_xml(struct verify *v, int sev, const char *check, const char *member,
 		  const char *fmt, ...)
+{
+	struct apc_vproblem p;
+	va_list ap;
+
+	va_start(ap, fmt);
+	v_vfill(&p, sev, check, -1, -1, member, fmt, ap);
+	va_end(ap);
+	p.member_file = v_member_file(v, member);
+	v_emit(v, &p);
+}
+
+/* The same for a member that is not there (missing, or taken by an
+ * archive's damage): no file to name, so the capture and the member. */
+__attribute__((format(printf, 5, 6)))
+static void v_xml_absent(struct verify *v, int sev, const char *check, const char *member,
+			 const char *fmt, ...)
 {
 	struct apc_vproblem p;
 	va_list ap;
@@ -1385,7 +1427,7 @@ static void walk_external(struct verify *v, struct vcur *c)
 		return; /* empty [10][fd] frames: gatord 6.8 */
 	if (!f->open) {
 		f->open = 1;
-		f->dec = apc_ann_decoder_new(v->file);
+		f->dec = apc_ann_decoder_new(v->name);
 		if (!f->dec) {
 			f->bad = 1;
 			return;
@@ -1570,6 +1612,61 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 
 /* ---- XML ---------------------------------------------------------------- */
 
+const char *apc_xml_error_msg(int line, const char *libxml_msg, char *buf, size_t len)
+{
+	char why[256], tail[32];
+	size_t n, k;
+
+	apc_err_lower(libxml_msg ? libxml_msg : "not well-formed", why, sizeof why);
+	/* "couldn't find end of Start Tag name line 3" at line 3: the
+	 * line is said once, in front */
+	k = (size_t)snprintf(tail, sizeof tail, " line %d", line);
+	n = strlen(why);
+	if (k < sizeof tail && n > k && !strcmp(why + n - k, tail))
+		why[n - k] = '\0';
+	snprintf(buf, len, "line %d: not well-formed XML: %s", line, why);
+	return buf;
+}
+
+/* A tree whose 0000000000 is a folder: its members under it, or (an
+ * empty one) what the file system says. */
+static int data_is_dir(struct apc_input *in)
+{
+	const char *const *names;
+	const char *kind = apc_input_kind(in), *path = apc_input_path(in);
+	size_t n;
+	struct stat st;
+	char *p;
+	int dir;
+
+	if (apc_input_members(in, &names, &n) == APC_OK)
+		for (size_t i = 0; i < n; i++)
+			if (!strncmp(names[i], "0000000000/", 11))
+				return 1;
+	if (!kind || strcmp(kind, "directory") || !(p = malloc(strlen(path) + 12)))
+		return 0;
+	sprintf(p, "%s/0000000000", path);
+	dir = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+	free(p);
+	return dir;
+}
+
+int apc_capture_tree_check(struct apc_input *in, const char *name, struct apc_err *err)
+{
+	if (apc_input_has(in, "0000000000"))
+		return APC_OK;
+	if (data_is_dir(in))
+		return apc_err_set(err, APC_EDATA, name, APC_NO_OFFSET,
+				   "0000000000 is a directory, not a data file");
+	/* a folder with neither is some other folder (the wrong argument),
+	 * one with captured.xml a capture that lost its data; an archive
+	 * the damage cut short may have lost both */
+	if (!apc_input_has(in, "captured.xml") && !apc_input_damage(in))
+		return apc_err_set(err, APC_EIO, name, APC_NO_OFFSET,
+				   "not an .apc capture (no captured.xml, no 0000000000 data file)");
+	return apc_err_set(err, APC_EDATA, name, APC_NO_OFFSET, "no 0000000000 data file in the capture");
+}
+
 /* Parse a member; NULL (problem reported) if malformed. */
 static xmlDoc *v_parse(struct verify *v, const uint8_t *buf, size_t len, const char *member,
 		       const char *check)
@@ -1587,11 +1684,10 @@ static xmlDoc *v_parse(struct verify *v, const uint8_t *buf, size_t len, const c
 	/* libxml2 warnings (XML 1.1, a namespace URI it finds odd) leave
 	 * a well-formed document: only errors reject it. */
 	if (!doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR)) {
-		char clean[256];
+		char why[320];
 
-		apc_err_lower(xe && xe->message ? xe->message : "not well-formed", clean,
-			      sizeof clean);
-		v_xml(v, APC_V_ERROR, check, member, "line %d: %s", xe ? xe->line : 0, clean);
+		v_xml(v, APC_V_ERROR, check, member, "%s",
+		      apc_xml_error_msg(xe ? xe->line : 0, xe ? xe->message : NULL, why, sizeof why));
 		if (doc)
 			xmlFreeDoc(doc);
 		doc = NULL;
@@ -1708,8 +1804,8 @@ static int v_xml_cut(struct verify *v, const char *member, const char *check, st
  */
 static void v_xml_lost(struct verify *v, const char *member, const char *check)
 {
-	v_xml(v, APC_V_ERROR, check, member,
-	      "%s is missing from what the damage left of the archive: %s", member,
+	v_xml_absent(v, APC_V_ERROR, check, member,
+		     "%s is missing from what the damage left of the archive: %s", member,
 	      v_xml_needed_by(member));
 }
 
@@ -2004,6 +2100,8 @@ int apc_verify_path(const char *path,
 	memset(res, 0, sizeof *res);
 	memset(&v, 0, sizeof v);
 	v.file = path;
+	/* as apcconv and the input layer name it */
+	v.name = strcmp(path, "-") ? path : "<stdin>";
 	v.report = report;
 	v.ctx = ctx;
 	v.res = res;
@@ -2022,12 +2120,21 @@ int apc_verify_path(const char *path,
 	if (rc < 0)
 		return rc;
 	tree = apc_input_is_tree(in);
+	v.tree = tree;
+	v.dir = tree && apc_input_kind(in) && !strcmp(apc_input_kind(in), "directory");
 	/* a trace folder or archive (LTT) rather than a capture */
 	if (tree && !apc_input_has(in, "0000000000") && !apc_input_damage(in) &&
 	    apc_format_foreign(in, err)) {
 		rc = err->status;
 		goto out;
 	}
+	/* a folder that is no capture at all is the wrong argument (exit
+	 * 2, as apcdump); one that lost its data file is checked below */
+	if (tree && apc_capture_tree_check(in, v.name, err) == APC_EIO) {
+		rc = err->status;
+		goto out;
+	}
+	apc_err_clear(err);
 	if (!tree) {
 		struct apc_err foreign;
 
@@ -2052,9 +2159,9 @@ int apc_verify_path(const char *path,
 	if (apc_input_damage(in))
 		v_damage(&v, apc_input_damage(in));
 	if (tree) {
-		if (!apc_input_has(in, "0000000000")) {
-			v_prob(&v, APC_V_ERROR, "data-file", -1, -1,
-			       "no 0000000000 data file in the capture");
+		if (apc_capture_tree_check(in, v.name, err) < 0) {
+			v_prob(&v, APC_V_ERROR, "data-file", -1, -1, "%s", err->msg);
+			apc_err_clear(err);
 			goto out;
 		}
 		if (apc_input_has(in, "captured.xml")) {
@@ -2081,11 +2188,11 @@ int apc_verify_path(const char *path,
 	else if (tree && !cap_cut && apc_input_damage(in))
 		v_xml_lost(&v, "captured.xml", "captured-xml");
 	else if (tree && !cap_cut)
-		v_xml(&v, APC_V_ERROR, "captured-xml", "captured.xml",
-		      "captured.xml is missing (keys cannot be checked)");
+		v_xml_absent(&v, APC_V_ERROR, "captured-xml", "captured.xml",
+			     "captured.xml is missing (keys cannot be checked)");
 	else if (!tree)
-		v_xml(&v, APC_V_WARNING, "captured-xml", "captured.xml",
-		      "no captured.xml beside a bare data file: key declarations not checked");
+		v_xml_absent(&v, APC_V_WARNING, "captured-xml", "captured.xml",
+			     "no captured.xml beside a bare data file: key declarations not checked");
 	/* the other XML files a capture has that the damage took, in the
 	 * order they are written */
 	if (tree && apc_input_damage(in)) {
@@ -2097,9 +2204,9 @@ int apc_verify_path(const char *path,
 		if (!apc_input_has(in, "events.xml"))
 			v_xml_lost(&v, "events.xml", "events-xml");
 		if (!set && !apc_input_has(in, "session.xml") && !apc_input_has(in, "counters.xml"))
-			v_xml(&v, APC_V_ERROR, "archive", "session.xml",
-			      "neither session.xml nor counters.xml (gatord's) is in what the damage "
-			      "left of the archive: no check needs them");
+			v_xml_absent(&v, APC_V_ERROR, "archive", "session.xml",
+				     "neither session.xml nor counters.xml (gatord's) is in what the "
+				     "damage left of the archive: no check needs them");
 		else if (set && !apc_input_has(in, set))
 			v_xml_lost(&v, set, "archive");
 		for (int i = 0; i < 2; i++) {

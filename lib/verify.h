@@ -27,6 +27,13 @@ struct apc_vproblem {
 	int64_t frame;        /* 0-based frame index, or -1 */
 	int64_t offset;       /* file offset in `member`, or -1 */
 	const char *member;   /* "captured.xml", "events.xml", or NULL for the data */
+	/* The member as messages name the file: "x.apc/captured.xml",
+	 * "x.zip:captured.xml" (as the input layer names members), the
+	 * file beside a bare data file; NULL when member is, or when
+	 * there is no such file to name (a member that is missing or that
+	 * an archive's damage took; beside a bare data file not called
+	 * 0000000000). */
+	const char *member_file;
 	char msg[APC_ERR_MSG];/* lowercase, no full stop */
 };
 
@@ -60,5 +67,27 @@ struct apc_vresult {
 int apc_verify_path(const char *path,
 		    void (*report)(void *ctx, const struct apc_vproblem *p), void *ctx,
 		    struct apc_vresult *res, struct apc_err *err);
+
+/*
+ * apc_capture_tree_check() : whether a folder or archive (a tree input)
+ * is a capture, the one rule apcverify and apcdump share.  APC_OK when
+ * it has a 0000000000 data file.  APC_EIO (a usage error: wrong input)
+ * when it has neither captured.xml nor 0000000000 and is not a damaged
+ * archive: "not an .apc capture (no captured.xml, no 0000000000 data
+ * file)".  APC_EDATA (a damaged capture) otherwise: "0000000000 is a
+ * directory, not a data file", or "no 0000000000 data file in the
+ * capture".  err->file is name (the input as messages say it).
+ */
+struct apc_input;
+int apc_capture_tree_check(struct apc_input *in, const char *name, struct apc_err *err);
+
+/*
+ * apc_xml_error_msg() : libxml2's message for an XML file that is not
+ * well-formed, as every tool words it: "line N: not well-formed XML:
+ * WHY", WHY lowercased, its first line, without the " line N" libxml2
+ * ends some messages with when that repeats N (one naming another line,
+ * where the unclosed tag opened, is kept).  Into buf; returns buf.
+ */
+const char *apc_xml_error_msg(int line, const char *libxml_msg, char *buf, size_t len);
 
 #endif

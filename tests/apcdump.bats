@@ -944,7 +944,7 @@ EOF2
 		> "$TMP/c.apc/captured.xml"
 	exits 1 apcdump --xml "$TMP/c.apc"
 	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" == "apcdump: $TMP/c.apc: captured.xml is not well-formed XML: line 3: "*"counterz"* ]]
+	[[ "$output" == "apcdump: $TMP/c.apc/captured.xml: line 3: not well-formed XML: "*"counterz" ]]
 	exits 1 apcdump --xml --json "$TMP/c.apc"
 	[ "${#lines[@]}" -eq 1 ]
 	exits 1 apcdump "$TMP/c.apc"
@@ -1202,4 +1202,80 @@ EOF2
 	grep -q "apcdump: $TMP/o.apc/0000000000: offset 0x[0-9a-f]*: frame 3: external fd 70000 is out of range$" <<<"$output"
 	run apcdump --summary "$TMP/o.apc"
 	grep -q '^Problems: *2$' <<<"$output"
+}
+
+@test "an input whose name starts a message is still named: empty, emp, zero.dat" {
+	cd "$TMP"
+	for f in empty emp em zero.dat; do
+		: >"$f"
+		exits 1 apcdump "$f"
+		[ "$output" = "apcdump: $f: empty capture: the data file has no frames" ]
+	done
+}
+
+@test "standard input is <stdin> in every message and header; --json keeps the argument, -" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	run apcdump -c1 - "$TMP/d.apc" <"$TMP/d.apc/0000000000"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "==> <stdin> <==" ]
+	[ "${lines[2]}" = "==> $TMP/d.apc <==" ]
+	run apcdump --summary - <"$TMP/d.apc/0000000000"
+	[ "${lines[0]}" = "File:                <stdin>" ]
+	tar -cf "$TMP/d.tar" -C "$TMP" d.apc
+	run apcdump --xml - <"$TMP/d.tar"
+	[ "${lines[0]}" = "<stdin>: captured.xml" ]
+	exits 1 apcdump - </dev/null
+	[ "$output" = "apcdump: <stdin>: empty capture: the data file has no frames" ]
+	exits 2 apcdump --xml - <"$TMP/d.apc/0000000000"
+	[ "$output" = "apcdump: <stdin>: no captured.xml beside the bare data file" ]
+	# JSON's "file" is the argument as given, for a script to match
+	run apcdump --json -c1 - "$TMP/d.apc" <"$TMP/d.apc/0000000000"
+	[[ "${lines[0]}" == '{"file":"-",'* ]]
+	run apcdump --summary --json - <"$TMP/d.apc/0000000000"
+	[[ "$output" == '{"file":"-",'* ]]
+}
+
+@test "a broken captured.xml is named as the file, with libxml2's words once" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/bx.apc"
+	sed -i '3s/<target /<target/' "$TMP/bx.apc/captured.xml"
+	cd "$TMP"
+	exits 1 apcdump --xml bx.apc
+	[ "$output" = "apcdump: bx.apc/captured.xml: line 3: not well-formed XML: couldn't find end of Start Tag targetname" ]
+	exits 1 apcdump bx.apc
+	[ "${lines[0]}" = "apcdump: bx.apc/captured.xml: line 3: not well-formed XML: couldn't find end of Start Tag targetname" ]
+	# in an archive, named as the input layer names its members
+	tar -cf bx.tar bx.apc
+	exits 1 apcdump --xml bx.tar
+	[ "$output" = "apcdump: bx.tar:captured.xml: line 3: not well-formed XML: couldn't find end of Start Tag targetname" ]
+	# beside a bare data file: that file
+	exits 1 apcdump --xml bx.apc/0000000000
+	[ "$output" = "apcdump: bx.apc/captured.xml: line 3: not well-formed XML: couldn't find end of Start Tag targetname" ]
+	# an empty one: libxml2's line, once
+	: >bx.apc/captured.xml
+	exits 1 apcdump --xml bx.apc
+	[ "$output" = "apcdump: bx.apc/captured.xml: line 1: not well-formed XML: document is empty" ]
+}
+
+@test "bad numbers: the option named, the value quoted, and the --help hint" {
+	exits 2 apcdump -c -1 x
+	[ "$output" = "apcdump: --count: '-1' is not a count (a whole number, 1 or more)
+Try 'apcdump --help' for more information." ]
+	exits 2 apcdump --count=0 x
+	[ "${lines[0]}" = "apcdump: --count: '0' is not a count (a whole number, 1 or more)" ]
+	exits 2 apcdump --core=x x
+	[ "$output" = "apcdump: --core: 'x' is not a core number (a whole number, 0 or more)
+Try 'apcdump --help' for more information." ]
+}
+
+@test "--frame names are taken in any case" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	want=$(apcdump --frame=summary,name "$TMP/d.apc")
+	[ -n "$want" ]
+	for f in SUMMARY,Name Summary,NAME sUmMaRy,name; do
+		exits 0 apcdump --frame="$f" "$TMP/d.apc"
+		[ "$output" = "$want" ]
+	done
+	[ "$(apcdump --frame=PERF_ATTRS "$TMP/d.apc")" = "$(apcdump --frame=perf_attrs "$TMP/d.apc")" ]
+	exits 2 apcdump --frame=Summery "$TMP/d.apc"
+	[[ "$output" == "apcdump: unknown frame type 'Summery' "* ]]
 }

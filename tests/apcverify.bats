@@ -14,6 +14,11 @@ setup() {
 }
 
 teardown() {
+	# an apcserve a test started (apcrecord's tests below)
+	if [ -n "${SERVE_PID:-}" ]; then
+		kill "$SERVE_PID" 2>/dev/null || true
+		wait "$SERVE_PID" 2>/dev/null || true
+	fi
 	rm -rf "$TMP"
 }
 
@@ -427,7 +432,7 @@ print(tarfile.open(sys.argv[1]).getmember("c.apc/captured.xml").offset_data + 75
 	head -c "$at" "$TMP/c.apc.tar" > "$TMP/x.apc.tar"
 	run apcverify "$TMP/x.apc.tar"
 	[ "$status" -eq 1 ]
-	grep -q "^$TMP/x.apc.tar: captured.xml: error: offset 0x4b: truncated archive: the member ends after 75 of its [0-9]* bytes (not checked; key-undeclared, captured-key-dup and captured-type cannot run; frame-core and msg-core allow 4096 cores, not the target's) \[captured-xml\]$" <<<"$output"
+	grep -q "^$TMP/x.apc.tar:captured.xml: error: offset 0x4b: truncated archive: the member ends after 75 of its [0-9]* bytes (not checked; key-undeclared, captured-key-dup and captured-type cannot run; frame-core and msg-core allow 4096 cores, not the target's) \[captured-xml\]$" <<<"$output"
 	# and events.xml and session.xml, after it, are told lost
 	[ "${lines[-1]}" = "$TMP/x.apc.tar: 4 errors, 0 warnings" ]
 	# a zip without its end record: every member whole, one error
@@ -464,7 +469,7 @@ print(tarfile.open(sys.argv[1]).getmember("x.apc/" + sys.argv[2]).offset + int(s
 	run apcverify "$TMP/ev.tar"
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" == "$TMP/ev.tar: error: offset 0x"*": truncated tar archive: it ends inside the data of x.apc/events.xml (88 of its "*" bytes) [archive]" ]]
-	[[ "${lines[1]}" == "$TMP/ev.tar: events.xml: error: offset 0x58: truncated archive: the member ends after 88 of its "*" bytes (not checked; captured-type cannot run) [events-xml]" ]]
+	[[ "${lines[1]}" == "$TMP/ev.tar:events.xml: error: offset 0x58: truncated archive: the member ends after 88 of its "*" bytes (not checked; captured-type cannot run) [events-xml]" ]]
 	[ "${lines[2]}" = "$TMP/ev.tar: session.xml: error: session.xml $left: no check needs it [archive]" ]
 	[ "${lines[3]}" = "$TMP/ev.tar: 3 errors, 0 warnings" ]
 	# in events.xml's header, and in the padding before it: events.xml is lost
@@ -481,7 +486,7 @@ print(tarfile.open(sys.argv[1]).getmember("x.apc/" + sys.argv[2]).offset + int(s
 	head -c "$(at session.xml 540)" "$TMP/x.tar" > "$TMP/se.tar"
 	run apcverify "$TMP/se.tar"
 	[ "$status" -eq 1 ]
-	[ "${lines[1]}" = "$TMP/se.tar: session.xml: error: offset 0x1c: truncated archive: the member ends after 28 of its $(stat -c %s "$TMP/x.apc/session.xml") bytes (not checked; no check needs it) [archive]" ]
+	[ "${lines[1]}" = "$TMP/se.tar:session.xml: error: offset 0x1c: truncated archive: the member ends after 28 of its $(stat -c %s "$TMP/x.apc/session.xml") bytes (not checked; no check needs it) [archive]" ]
 	[ "${lines[2]}" = "$TMP/se.tar: 2 errors, 0 warnings" ]
 	# in the data file: all three, in the order a capture has them
 	head -c "$(at 0000000000 5000)" "$TMP/x.tar" > "$TMP/d.tar"
@@ -746,8 +751,8 @@ EOF2
 </counters></captured>
 EOF2
 	verify 1 "$TMP/x.apc"
-	grep -q '^[^ ]*x.apc: captured.xml: error: line 4: counter key 0x2 is reserved (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
-	grep -q '^[^ ]*x.apc: captured.xml: error: line 5: counter key -7 is negative (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
+	grep -q '^[^ ]*x.apc/captured.xml: error: line 4: counter key 0x2 is reserved (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
+	grep -q '^[^ ]*x.apc/captured.xml: error: line 5: counter key -7 is negative (keys are above 2; 0-2 are the block counter timestamp, pid and core) \[captured-xml\]$' <<<"$output"
 	[ "${lines[-1]}" = "$TMP/x.apc: 2 errors, 0 warnings" ]
 }
 
@@ -791,7 +796,8 @@ EOF2
 	run apcverify --max-errors=99999999999999999999 "$TMP/x.apc"
 	echo "$output"
 	[ "$status" -eq 2 ]
-	[ "$output" = "apcverify: --max-errors count '99999999999999999999' is out of range (at most 9223372036854775807)" ]
+	[ "$output" = "apcverify: --max-errors: '99999999999999999999' is out of range (at most 9223372036854775807)
+Try 'apcverify --help' for more information." ]
 	verify 0 --max-errors=9223372036854775807 "$TMP/x.apc"
 }
 
@@ -887,4 +893,196 @@ EOF2
 	grep -Eq '^[^ ]*any.apc: frame 7 @0x[0-9a-f]+: error: perf counter has core 5000, beyond the 4096 cores any capture is read with \[msg-core\]$' <<<"$output"
 	[ "${lines[-1]}" = "$TMP/any.apc: 6 errors, 0 warnings" ]
 	apcverify --list-checks | grep -q '^msg-core  *error'
+}
+
+# demo_cap DIR: the bundled Barman sample converted, a small whole capture
+demo_cap() {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$1"
+}
+
+@test "standard input is <stdin> in every text line; --json keeps the argument, -" {
+	demo_cap "$TMP/d.apc"
+	exits 0 apcverify - <"$TMP/d.apc/0000000000"
+	[ "${lines[0]}" = "<stdin>: captured.xml: warning: no captured.xml beside a bare data file: key declarations not checked [captured-xml]" ]
+	[[ "${lines[1]}" == "<stdin>: ok ("*" frames, 1 warning)" ]]
+	sed -i '3s/<target /<target/' "$TMP/d.apc/captured.xml"
+	tar -cf "$TMP/d.tar" -C "$TMP" d.apc
+	exits 1 apcverify - <"$TMP/d.tar"
+	[ "${lines[0]}" = "<stdin>:captured.xml: error: line 3: not well-formed XML: couldn't find end of Start Tag targetname [captured-xml]" ]
+	[ "${lines[1]}" = "<stdin>: 1 error, 0 warnings" ]
+	exits 1 apcverify --json - <"$TMP/d.tar"
+	[[ "$output" == '{"file":"-",'* ]]
+}
+
+@test "a broken captured.xml or events.xml: FILE is the file, libxml2's words once" {
+	demo_cap "$TMP/bx.apc"
+	sed -i '3s/<target /<target/' "$TMP/bx.apc/captured.xml"
+	cd "$TMP"
+	exits 1 apcverify bx.apc
+	[ "${lines[0]}" = "bx.apc/captured.xml: error: line 3: not well-formed XML: couldn't find end of Start Tag targetname [captured-xml]" ]
+	[ "${lines[1]}" = "bx.apc: 1 error, 0 warnings" ]
+	# the JSON message is the same words; member and file as before
+	exits 1 apcverify --json bx.apc
+	[[ "$output" == *'"member":"captured.xml","severity":"error","check":"captured-xml","message":"line 3: not well-formed XML: couldn'"'"'t find end of Start Tag targetname"}'* ]]
+	# apcdump says the same of it
+	run apcdump --xml bx.apc
+	[ "$output" = "apcdump: bx.apc/captured.xml: line 3: not well-formed XML: couldn't find end of Start Tag targetname" ]
+	demo_cap "$TMP/be.apc"
+	sed -i '0,/<event /s/<event /<event/' "$TMP/be.apc/events.xml"
+	exits 1 apcverify be.apc
+	[[ "${lines[0]}" == "be.apc/events.xml: error: line "*": not well-formed XML: couldn't find end of Start Tag event"*" [events-xml]" ]]
+	[[ "${lines[0]}" != *" line "*" line "* ]]
+	# cut short: the line of the tag left open is kept (another line)
+	demo_cap "$TMP/c.apc"
+	head -c 300 "$TMP/be.apc/captured.xml" >"$TMP/c.apc/captured.xml"
+	exits 1 apcverify c.apc
+	[[ "${lines[0]}" == "c.apc/captured.xml: error: line 5: not well-formed XML: premature end of data in tag counters line 4 [captured-xml]" ]]
+}
+
+@test "a folder that is no capture is the wrong input (exit 2); one that lost its data is damage (exit 1): both tools" {
+	mkdir "$TMP/none" "$TMP/nodata.apc" "$TMP/dirdata.apc"
+	touch "$TMP/none/other.txt"
+	demo_cap "$TMP/d.apc"
+	cp "$TMP/d.apc/captured.xml" "$TMP/nodata.apc/"
+	cp "$TMP/d.apc/captured.xml" "$TMP/dirdata.apc/"
+	mkdir "$TMP/dirdata.apc/0000000000"
+	cd "$TMP"
+	for p in apcverify apcdump; do
+		exits 2 "$p" none
+		[ "$output" = "$p: none: not an .apc capture (no captured.xml, no 0000000000 data file)" ]
+	done
+	exits 1 apcverify nodata.apc
+	[ "${lines[0]}" = "nodata.apc: error: no 0000000000 data file in the capture [data-file]" ]
+	exits 1 apcdump nodata.apc
+	[ "$output" = "apcdump: nodata.apc: no 0000000000 data file in the capture" ]
+	exits 1 apcverify dirdata.apc
+	[ "${lines[0]}" = "dirdata.apc: error: 0000000000 is a directory, not a data file [data-file]" ]
+	exits 1 apcdump dirdata.apc
+	[ "$output" = "apcdump: dirdata.apc: 0000000000 is a directory, not a data file" ]
+	# a directory with files under it, and in an archive
+	touch dirdata.apc/0000000000/x
+	tar -cf dirdata.tar dirdata.apc
+	exits 1 apcverify dirdata.tar
+	[ "${lines[0]}" = "dirdata.tar: error: 0000000000 is a directory, not a data file [data-file]" ]
+	# with --json, the wrong input is an io_error, as any unreadable one
+	exits 2 apcverify --json none
+	[[ "${lines[-1]}" == '{"file":"none","problems":[],"ok":false,'*'"io_error":"not an .apc capture (no captured.xml, no 0000000000 data file)"}' ]]
+}
+
+@test "bad counts: the option named, the value quoted, and the --help hint, as apcdump" {
+	for v in -1 x 1.5 ''; do
+		exits 2 apcverify --max-errors="$v" x
+		[ "$output" = "apcverify: --max-errors: '$v' is not a count (a whole number, 0 or more)
+Try 'apcverify --help' for more information." ]
+	done
+}
+
+# apcrecord's command line, held to the words apcverify and apcdump use.
+
+@test "apcrecord: bad numbers name the option or the port, quote the value, and give the --help hint" {
+	rec() { exits 2 "$APC_BIN/apcrecord" "$@"; }
+	rec -d 1.5 h -o "$TMP/o.apc"
+	[ "$output" = "apcrecord: --duration: '1.5' is not a count of seconds (a whole number, 0 to 31622400; 0: until the agent ends)
+Try 'apcrecord --help' for more information." ]
+	rec --duration=10s h -o "$TMP/o.apc"
+	[ "${lines[0]}" = "apcrecord: --duration: '10s' is not a count of seconds (a whole number, 0 to 31622400; 0: until the agent ends)" ]
+	rec --timeout=0 h -o "$TMP/o.apc"
+	[ "$output" = "apcrecord: --timeout: '0' is not a count of seconds (a whole number, 1 to 86400)
+Try 'apcrecord --help' for more information." ]
+	rec 127.0.0.1:bad -o "$TMP/o.apc"
+	[ "$output" = "apcrecord: 127.0.0.1:bad: 'bad' is not a port number (a whole number, at most 65535)
+Try 'apcrecord --help' for more information." ]
+	rec '[::1]:99999' -o "$TMP/o.apc"
+	[ "${lines[0]}" = "apcrecord: [::1]:99999: '99999' is not a port number (a whole number, at most 65535)" ]
+	rec :80 -o "$TMP/o.apc"
+	[ "${lines[0]}" = "apcrecord: :80: invalid address (use HOST[:PORT])" ]
+	[ ! -e "$TMP/o.apc" ]
+}
+
+@test "-j is --json" {
+	demo_cap "$TMP/d.apc"
+	want=$(apcverify --json "$TMP/d.apc")
+	exits 0 apcverify -j "$TMP/d.apc"
+	[ "$output" = "$want" ]
+	apcverify --help | grep -q -- '-j, --json'
+}
+
+# serve_demo: apcserve on a free port with the bundled sample; sets PORT
+# and SERVE_PID (killed in teardown).
+serve_demo() {
+	demo_cap "$TMP/served.apc"
+	timeout -k 5 60 "$APC_BIN/apcserve" --port 0 "$TMP/served.apc" 2>"$TMP/serve.log" 3>&- &
+	SERVE_PID=$!
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\)$/\1/p' "$TMP/serve.log")
+		[ -n "$PORT" ] && return 0
+		sleep 0.1
+	done
+	cat "$TMP/serve.log" >&2
+	return 1
+}
+
+@test "apcrecord -v says how the session went after the summary; -q keeps it quiet" {
+	serve_demo
+	run timeout -k 5 60 "$APC_BIN/apcrecord" "127.0.0.1:$PORT" -o "$TMP/r1.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == "apcrecord: 127.0.0.1:$PORT: "*" frames, "*" -> $TMP/r1.apc" ]]
+	run timeout -k 5 60 "$APC_BIN/apcrecord" -v "127.0.0.1:$PORT" -o "$TMP/r2.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[1]}" == "apcrecord: 127.0.0.1:$PORT: agent protocol 680; "*" answered; the agent ended the data (End of Sequence)" ]]
+	run timeout -k 5 60 "$APC_BIN/apcrecord" --verbose -q "127.0.0.1:$PORT" -o "$TMP/r3.apc"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	apcverify -q "$TMP/r2.apc"
+}
+
+@test "many captures end with one total line (not with -q, not in --json)" {
+	demo_cap "$TMP/a.apc"
+	demo_cap "$TMP/b.apc"
+	mkdir "$TMP/none"
+	cd "$TMP"
+	exits 2 apcverify a.apc b.apc none
+	[ "${lines[-1]}" = "3 captures: 2 ok, 1 failed" ]
+	exits 0 apcverify a.apc b.apc
+	[ "${lines[-1]}" = "2 captures: 2 ok, 0 failed" ]
+	# one capture: its own line says it
+	exits 0 apcverify a.apc
+	[ "${#lines[@]}" -eq 1 ]
+	exits 2 apcverify -q a.apc b.apc none
+	[ -z "$output" ]
+	run apcverify --json a.apc b.apc
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[1]}" == '{"file":"b.apc",'* ]]
+}
+
+@test "each man page's SYNOPSIS lists every option its --help lists" {
+	need_python
+	for p in apcverify apcdump apcrecord; do
+		"$APC_BIN/$p" --help | python3 -c '
+import re, sys
+man = open(sys.argv[1]).read()
+syn = man[man.index(".Sh SYNOPSIS"):man.index(".Sh DESCRIPTION")]
+shorts = set("".join(re.findall(r"Fl ([A-Za-z]+)\b", syn)))
+longs = set(re.findall(r"Fl -([a-z][a-z-]*)", syn))
+missing = []
+for line in sys.stdin:
+    if not re.match(r"\s+-", line):
+        continue
+    opts = re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", re.split(r"\s{2,}", line.strip())[0])
+    short = [o[1] for o in opts if not o.startswith("--")]
+    for o in opts:
+        if o.startswith("--") and o[2:] not in longs and not (short and short[0] in shorts):
+            missing.append(o)
+        elif not o.startswith("--") and o[1] not in shorts and not any(
+                l.startswith("--") and l[2:] in longs for l in opts):
+            missing.append(o)
+assert not missing, (sys.argv[1], missing)
+' "$APC_ROOT/man/$p.1"
+	done
 }

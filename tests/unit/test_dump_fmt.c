@@ -2,10 +2,13 @@
  * test_dump_fmt.c - the hand-made formatting behind apcdump's output
  * (lib/json.h) against snprintf: decimal and hex of every edge and of
  * millions of random values, padding, hex bytes, and string escaping
- * through a writer small enough to flush in the middle of everything.
+ * through a writer small enough to flush in the middle of everything;
+ * and the --frame list apcdump's listing is filtered by.
  */
 #include <stdlib.h>
 
+#include "dump.h"
+#include "frame.h"
 #include "json.h"
 #include "util.h"
 #include "t.h"
@@ -322,6 +325,22 @@ static void test_write_error(void)
 	fclose(f);
 }
 
+/* --frame names in any case select the same types as in lower case;
+ * a misspelt one is still refused. */
+static void test_frame_names_any_case(void)
+{
+	struct apc_dump_opts lower, mixed;
+	struct apc_err e;
+
+	apc_dump_opts_init(&lower);
+	apc_dump_opts_init(&mixed);
+	T_EQ_INT(apc_dump_parse_frames(&lower, "summary,block_counter,perf_attrs,5", &e), APC_OK);
+	T_EQ_INT(apc_dump_parse_frames(&mixed, "SUMMARY,Block_Counter,Perf_Attrs,5", &e), APC_OK);
+	T_ASSERT(memcmp(lower.frames, mixed.frames, sizeof lower.frames) == 0);
+	T_ASSERT(mixed.frames[APC_FRAME_PROC]);
+	T_EQ_INT(apc_dump_parse_frames(&mixed, "Summery", &e), APC_EIO);
+}
+
 void run_tests(void)
 {
 	T_RUN(test_edges);
@@ -330,4 +349,5 @@ void run_tests(void)
 	T_RUN(test_writer_pad_and_bytes);
 	T_RUN(test_json_strings);
 	T_RUN(test_write_error);
+	T_RUN(test_frame_names_any_case);
 }

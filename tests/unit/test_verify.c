@@ -1020,6 +1020,114 @@ static void f_data_file(void)
 	run_only(&c, "data-file", APC_V_ERROR);
 }
 
+/* A folder with neither captured.xml nor 0000000000 is no capture: the
+ * wrong input (APC_EIO, as apcdump says it), not a capture with a
+ * data-file error; nothing is reported as a problem of it. */
+static void not_a_capture(void)
+{
+	struct cap c;
+	struct got g = {0};
+	struct apc_vresult r;
+	struct apc_err err;
+	char tmp[64];
+	const char *apc;
+
+	base(&c, NULL);
+	c.no_data_file = 1;
+	c.captured = NULL;
+	c.events = NULL;
+	apc = cap_write(&c, tmp);
+	T_EQ_INT(apc_verify_path(apc, collect, &g, &r, &err), APC_EIO);
+	T_EQ_STR(err.msg, "not an .apc capture (no captured.xml, no 0000000000 data file)");
+	T_EQ_STR(err.file, apc);
+	T_EQ_U64(g.n, 0);
+	rm_tree(tmp);
+	cap_free(&c);
+}
+
+/* A 0000000000 that is a folder is a damaged capture, said so. */
+static void data_file_is_dir(void)
+{
+	struct cap c;
+	char tmp[64], sub[600];
+	const char *apc;
+
+	base(&c, NULL);
+	c.no_data_file = 1;
+	apc = cap_write(&c, tmp);
+	snprintf(sub, sizeof sub, "%s/0000000000", apc);
+	T_ASSERT(mkdir(sub, 0755) == 0);
+	verify_file(apc, &c.g, &c.r);
+	expect_only(&c.g, "data-file", APC_V_ERROR);
+	T_EQ_STR(c.g.msg[0], "0000000000 is a directory, not a data file");
+	rm_tree(tmp);
+	cap_free(&c);
+}
+
+/* libxml2's message as every tool words it: the line once, in front. */
+static void xml_error_words(void)
+{
+	char b[200];
+
+	T_EQ_STR(apc_xml_error_msg(3, "Couldn't find end of Start Tag target line 3\n", b, sizeof b),
+		 "line 3: not well-formed XML: couldn't find end of Start Tag target");
+	/* another line (where the tag opened) is kept */
+	T_EQ_STR(apc_xml_error_msg(5, "Premature end of data in tag counters line 4\n", b, sizeof b),
+		 "line 5: not well-formed XML: premature end of data in tag counters line 4");
+	/* " line 3" is not the end of " line 13" */
+	T_EQ_STR(apc_xml_error_msg(3, "tag x line 13", b, sizeof b),
+		 "line 3: not well-formed XML: tag x line 13");
+	T_EQ_STR(apc_xml_error_msg(1, "Document is empty\n", b, sizeof b),
+		 "line 1: not well-formed XML: document is empty");
+	T_EQ_STR(apc_xml_error_msg(0, NULL, b, sizeof b), "line 0: not well-formed XML: not well-formed");
+}
+
+/* A problem of an XML file that is there names that file; one that is
+ * missing has none to name. */
+struct member_files {
+	char file[4][600];
+	size_t n;
+};
+
+static void collect_member_file(void *ctx, const struct apc_vproblem *p)
+{
+	struct member_files *m = ctx;
+
+	if (m->n < 4)
+		snprintf(m->file[m->n], sizeof m->file[0], "%s", p->member_file ? p->member_file : "(null)");
+	m->n++;
+}
+
+static void member_file_named(void)
+{
+	struct cap c;
+	struct member_files m = {0};
+	struct apc_vresult r;
+	struct apc_err err;
+	char tmp[64], want[600];
+	const char *apc;
+
+	base(&c, NULL);
+	c.captured = "<?xml version=\"1.0\"?>\n<captured>\n<counters></counterz>\n</captured>\n";
+	apc = cap_write(&c, tmp);
+	T_EQ_INT(apc_verify_path(apc, collect_member_file, &m, &r, &err), APC_OK);
+	snprintf(want, sizeof want, "%s/captured.xml", apc);
+	T_ASSERT(m.n >= 1);
+	T_EQ_STR(m.file[0], want);
+	rm_tree(tmp);
+	cap_free(&c);
+
+	memset(&m, 0, sizeof m);
+	base(&c, NULL);
+	c.captured = NULL;
+	apc = cap_write(&c, tmp);
+	T_EQ_INT(apc_verify_path(apc, collect_member_file, &m, &r, &err), APC_OK);
+	T_EQ_U64(m.n, 1);
+	T_EQ_STR(m.file[0], "(null)");
+	rm_tree(tmp);
+	cap_free(&c);
+}
+
 /*
  * The capture folder zipped as x.apc.zip beside it, cut to its first
  * `keep` bytes, or without its last `drop` ones; returns its path (static).
@@ -1272,6 +1380,10 @@ void run_tests(void)
 	T_RUN(f_cookie_reserved);
 	T_RUN(f_cookie_unnamed);
 	T_RUN(f_data_file);
+	T_RUN(not_a_capture);
+	T_RUN(data_file_is_dir);
+	T_RUN(xml_error_words);
+	T_RUN(member_file_named);
 	T_RUN(f_archive);
 	T_RUN(every_check_is_tested);
 	T_RUN(key_mixed_without_captured);
