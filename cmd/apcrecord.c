@@ -53,7 +53,7 @@ static void show_progress(void *ctx, uint64_t frames, uint64_t bytes)
 	const char *pre, *end;
 
 	if (apc_progress_due(p, &pre, &end))
-		fprintf(stderr, "%s" PROG ": %10.3f MB  %8llu frames  %6.1f s %s", pre,
+		fprintf(stderr, "%s" PROG ": %10.3f MB  %8llu frames  %6.1f s%s", pre,
 			(double)bytes / 1e6, (unsigned long long)frames, p->last - p->start, end);
 }
 

@@ -2236,13 +2236,10 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	d.first_x_regression = -1;
 	apc_err_clear(&e);
 	if (apc_input_open(path, &in, &e) < 0) {
-		/* Name the input once: the message may already say it. */
-		/* (as given: "-: refusing to read binary data from a
-		 * terminal" is about the argument, in apcconv's and
-		 * apcverify's words; what is read from a pipe is named
-		 * "<stdin>" by the input layer) */
+		/* Name the input once: the message may already say it
+		 * ("<stdin>" for -, as every message of the three tools) */
 		if (!e.file[0] && !names_itself(e.msg, path))
-			snprintf(e.file, sizeof e.file, "%s", path);
+			snprintf(e.file, sizeof e.file, "%s", d.name);
 		e.status = e.status == APC_EDATA ? APC_EDATA : APC_EIO;
 		dump_problem(&d, &e);
 		goto out;

@@ -1070,8 +1070,12 @@ EOF2
 		exits 2 apcconv --begin="$t" "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/x.apc"
 		[ "${lines[0]#apcconv: }" = "$d" ]
 	done
-	# a sub-nanosecond time that apcdump takes, apcconv takes too
-	apcconv -q --begin=1.5ns --end=2.5 "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/y.apc"
+	# a sub-nanosecond time that apcdump takes, apcconv takes too, and
+	# both keep the same: demo's first counter values, 5012921 ns in
+	apcconv -q --begin=5012920.5ns --end=5012921.5 "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/y.apc"
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/all.apc"
+	diff <(apcdump --begin=5012920.5ns --end=5012921.4 "$TMP/all.apc" | grep ' block_counter ' | sed 's/^ *[0-9]* 0x[0-9a-f]* //') \
+	     <(apcdump "$TMP/y.apc" | grep ' block_counter ' | sed 's/^ *[0-9]* 0x[0-9a-f]* //')
 }
 
 @test "an unknown message code is a warning, as apcverify says it: the rest listed as opaque, exit 0" {

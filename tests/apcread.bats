@@ -896,7 +896,7 @@ cut_inside() {
 	# apcverify calls it an error; apcdump, which does not read it,
 	# lists the frames
 	verify 1 "$TMP/in.apc"
-	grep -qF "$TMP/in.apc: events.xml: error: line 5: " <<<"$output"
+	grep -qF "$TMP/in.apc/events.xml: error: line 5: not well-formed XML: " <<<"$output"
 	dump "$TMP/in.apc"
 	[ "$status" -eq 0 ]
 	grep -q ' block_counter .* key=0x11 value=5$' <<<"$output"
