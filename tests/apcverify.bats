@@ -14,11 +14,6 @@ setup() {
 }
 
 teardown() {
-	# an apcserve a test started (apcrecord's tests below)
-	if [ -n "${SERVE_PID:-}" ]; then
-		kill "$SERVE_PID" 2>/dev/null || true
-		wait "$SERVE_PID" 2>/dev/null || true
-	fi
 	rm -rf "$TMP"
 }
 
@@ -977,68 +972,12 @@ Try 'apcverify --help' for more information." ]
 	done
 }
 
-# apcrecord's command line, held to the words apcverify and apcdump use.
-
-@test "apcrecord: bad numbers name the option or the port, quote the value, and give the --help hint" {
-	rec() { exits 2 "$APC_BIN/apcrecord" "$@"; }
-	rec -d 1.5 h -o "$TMP/o.apc"
-	[ "$output" = "apcrecord: --duration: '1.5' is not a count of seconds (a whole number, 0 to 31622400; 0: until the agent ends)
-Try 'apcrecord --help' for more information." ]
-	rec --duration=10s h -o "$TMP/o.apc"
-	[ "${lines[0]}" = "apcrecord: --duration: '10s' is not a count of seconds (a whole number, 0 to 31622400; 0: until the agent ends)" ]
-	rec --timeout=0 h -o "$TMP/o.apc"
-	[ "$output" = "apcrecord: --timeout: '0' is not a count of seconds (a whole number, 1 to 86400)
-Try 'apcrecord --help' for more information." ]
-	rec 127.0.0.1:bad -o "$TMP/o.apc"
-	[ "$output" = "apcrecord: 127.0.0.1:bad: 'bad' is not a port number (a whole number, at most 65535)
-Try 'apcrecord --help' for more information." ]
-	rec '[::1]:99999' -o "$TMP/o.apc"
-	[ "${lines[0]}" = "apcrecord: [::1]:99999: '99999' is not a port number (a whole number, at most 65535)" ]
-	rec :80 -o "$TMP/o.apc"
-	[ "${lines[0]}" = "apcrecord: :80: invalid address (use HOST[:PORT])" ]
-	[ ! -e "$TMP/o.apc" ]
-}
-
 @test "-j is --json" {
 	demo_cap "$TMP/d.apc"
 	want=$(apcverify --json "$TMP/d.apc")
 	exits 0 apcverify -j "$TMP/d.apc"
 	[ "$output" = "$want" ]
 	apcverify --help | grep -q -- '-j, --json'
-}
-
-# serve_demo: apcserve on a free port with the bundled sample; sets PORT
-# and SERVE_PID (killed in teardown).
-serve_demo() {
-	demo_cap "$TMP/served.apc"
-	timeout -k 5 60 "$APC_BIN/apcserve" --port 0 "$TMP/served.apc" 2>"$TMP/serve.log" 3>&- &
-	SERVE_PID=$!
-	PORT=
-	for _ in $(seq 100); do
-		PORT=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\)$/\1/p' "$TMP/serve.log")
-		[ -n "$PORT" ] && return 0
-		sleep 0.1
-	done
-	cat "$TMP/serve.log" >&2
-	return 1
-}
-
-@test "apcrecord -v says how the session went after the summary; -q keeps it quiet" {
-	serve_demo
-	run timeout -k 5 60 "$APC_BIN/apcrecord" "127.0.0.1:$PORT" -o "$TMP/r1.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[ "${#lines[@]}" -eq 1 ]
-	[[ "${lines[0]}" == "apcrecord: 127.0.0.1:$PORT: "*" frames, "*" -> $TMP/r1.apc" ]]
-	run timeout -k 5 60 "$APC_BIN/apcrecord" -v "127.0.0.1:$PORT" -o "$TMP/r2.apc"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[ "${#lines[@]}" -eq 2 ]
-	[[ "${lines[1]}" == "apcrecord: 127.0.0.1:$PORT: agent protocol 680; "*" answered; the agent ended the data (End of Sequence)" ]]
-	run timeout -k 5 60 "$APC_BIN/apcrecord" --verbose -q "127.0.0.1:$PORT" -o "$TMP/r3.apc"
-	[ "$status" -eq 0 ]
-	[ -z "$output" ]
-	apcverify -q "$TMP/r2.apc"
 }
 
 @test "many captures end with one total line (not with -q, not in --json)" {
