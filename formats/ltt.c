@@ -33,6 +33,7 @@
  *   builtins (facility_load, block_start/end, time_heartbeat) frame the
  *     data and become nothing; info/bookmarks.xml -> APC_ANN_MARKER.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +148,11 @@ struct ltt_priv {
 	 * whole, and this is the error the run ends with. */
 	int damaged;
 	struct apc_err dmg_err;
+	/* Undefined ids in the CPU files are damage there only when nothing
+	 * explains them: no damage before the CPU files were read (a cut
+	 * eventdefs file, a damaged control file) and no facility_load of
+	 * a facility no eventdefs file describes. */
+	int damaged_before_cpus, undescribed_loads;
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -517,10 +523,12 @@ static int ltt_on_facility(struct apc_reader *r, struct ltt_priv *p, const struc
 	int got = apc_ltt_facility_load(&p->defs, name, n, (uint32_t)base);
 	if (got < 0)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
-	if (got > 0)
+	if (got > 0) {
+		p->undescribed_loads++;
 		apc_model_unmapped(r->model,
 				   "ltt facility_load of a facility no eventdefs file describes (its events stay undefined)",
 				   1);
+	}
 	return APC_OK;
 }
 
@@ -1312,6 +1320,19 @@ static void ltt_report_undefined(struct apc_reader *r, struct ltt_priv *p)
 {
 	for (size_t i = 0; i < p->nsrc; i++) {
 		struct apc_ltt_cpu *w = &p->src[i].w;
+		if (w->undefined && w->have_undef == 1 && !p->damaged_before_cpus &&
+		    !p->undescribed_loads) {
+			/* Nothing explains it: a damaged event header, or an
+			 * eventdefs file the trace should have come with. */
+			struct apc_err e;
+			w->have_undef = 2; /* told once */
+			apc_err_set(&e, APC_EDATA, w->name, (int64_t)w->undef_off,
+				    "event id %u is described by no eventdefs file (a damaged event "
+				    "header, or eventdefs that lack it?): the rest of its block is "
+				    "skipped, and of %" PRIu64 " block%s in all in this file",
+				    w->undef_id, w->undefined, w->undefined == 1 ? "" : "s");
+			ltt_damage(r, p, &e);
+		}
 		if (w->undefined) {
 			apc_model_unmapped(r->model, "ltt undefined event id (rest of its block skipped)",
 					   w->undefined);
@@ -1348,6 +1369,7 @@ static int ltt_next(struct apc_reader *r, struct apc_batch *b)
 		return APC_END;
 	if (!p->started) {
 		p->started = 1;
+		p->damaged_before_cpus = p->damaged;
 		for (size_t i = 0; i < p->nprocs; i++) {
 			struct apc_event *e = apc_batch_add(b, APC_EV_THREAD_NAME, p->first_ts, APC_NO_CORE);
 			if (!e)

@@ -456,6 +456,9 @@ struct apc_ltt_cpu {
 	uint64_t wraps;         /* low-32 wraps seen */
 	uint64_t skipped;       /* events lost to undecodable ids */
 	uint64_t undefined;     /* undefined ids met */
+	uint64_t undef_off;     /* the first one's file offset (when undefined was ever > 0) */
+	uint16_t undef_id;      /* and its id */
+	int have_undef;
 	int done;
 	/* The file ends inside a block (see apc_ltt_cpu_load). */
 	int keep_untimed;       /* set by the caller: walk such a block's

@@ -1800,6 +1800,11 @@ static int cpu_cut(struct apc_ltt_cpu *c, size_t got, struct apc_err *err)
 		}
 		if (!def) {
 			/* as in a whole block: nothing after it can be found */
+			if (!c->have_undef) {
+				c->have_undef = 1;
+				c->undef_id = id;
+				c->undef_off = c->block_off + pos;
+			}
 			c->undefined++;
 			c->skipped++;
 			break;
@@ -2023,6 +2028,11 @@ cpu_step(struct apc_ltt_cpu *c, struct apc_ltt_raw *ev, struct apc_err *err)
 		}
 		if (!def) {
 			/* No definition, no size: nothing after it can be found. */
+			if (!c->have_undef) {
+				c->have_undef = 1;
+				c->undef_id = id;
+				c->undef_off = c->block_off + c->pos;
+			}
 			c->undefined++;
 			c->skipped++;
 			c->pos = c->end_pos;

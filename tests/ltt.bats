@@ -159,6 +159,34 @@ EOF2
 	grep -q 'ltt undefined event id in a control file (rest of its block skipped): 1' <<<"$output"
 }
 
+@test "LTT: an id no eventdefs file describes is damage at its offset, unless a facility_load explains it" {
+	trace "$TMP/t" <<'EOF2'
+b = Block()
+b.ev(IRQ_ENTRY, 2000, b"\x01\x00")     # block_start (26 bytes), then this at 0x1a
+b.ev(300, 3000)                        # at 0x22: no facility describes 300
+b.ev(IRQ_ENTRY, 4000, b"\x01\x00")     # lost with the rest of the block
+write_trace(D, CORE, {0: [b.finish()]})
+EOF2
+	conv 1 "$TMP/t" -o "$TMP/t.apc"
+	[ "${lines[0]}" = "apcconv: $TMP/t/cpu/0: offset 0x22: event id 300 is described by no eventdefs file (a damaged event header, or eventdefs that lack it?): the rest of its block is skipped, and of 1 block in all in this file" ]
+	grep -q 'not mapped: ltt undefined event id (rest of its block skipped): 1$' <<<"$output"
+	# what came before it is converted
+	[ "$(apcdump "$TMP/t.apc" | grep -c ' block_counter .* key=0x[0-9a-f]* value=1$')" -eq 1 ]
+	# a facility the trace loads without its eventdefs file explains it:
+	# counted, as that load is, and no damage
+	trace "$TMP/f" <<'EOF2'
+loads = Block()
+loads.ev(0, 1100, b"gpu\0" + struct.pack("<II", 0, 300))
+b = Block()
+b.ev(IRQ_ENTRY, 2000, b"\x01\x00")
+b.ev(300, 3000)
+write_trace(D, CORE, {0: [b.finish()]}, facilities=loads.finish())
+EOF2
+	conv 0 "$TMP/f" -o "$TMP/f.apc"
+	grep -q 'ltt facility_load of a facility no eventdefs file describes (its events stay undefined): 1' <<<"$output"
+	grep -q 'ltt undefined event id (rest of its block skipped): 1' <<<"$output"
+}
+
 @test "LTT: a damaged control file keeps what came before it and the CPU files" {
 	trace "$TMP/t" <<'EOF2'
 procs = processes((b"init", 1), (b"bash", 5))
@@ -327,7 +355,9 @@ EOF2
 	conv 1 -v "$TMP/t" -o "$TMP/t.apc"
 	grep -q 't/cpu/0: offset 0x104a: truncated block: 74 of 4096 bytes' <<<"$output"
 	grep -q 'not mapped: .*ltt undefined event id (rest of its block skipped): 1' <<<"$output"
-	grep -Eq 'block_end \(no time: dropped\): 3(,|$)' <<<"$output"
+	grep -Eq 'block_end \(no time: dropped\): 3(,|;|$)' <<<"$output"
+	# nothing explains id 300: damage where it is, after the cut's
+	grep -q 't/cpu/0: offset 0x1032: event id 300 is described by no eventdefs file ' <<<"$output"
 	grep -Eq 'core\.irq_entry +1 +-> counter' <<<"$output"
 	grep -q ': 4170 bytes in, ' <<<"$output"
 }
@@ -716,8 +746,12 @@ at() {
 	# it keeps what a whole core.xml without process_exit gives
 	gen_cut w
 	{ head -c "$pe" "$core"; echo '</facility>'; } >"$TMP/w/eventdefs/core.xml"
-	conv 0 "$TMP/w" -o "$TMP/w.apc"
-	sed -n 's/.*; not mapped: //p' <<<"$output" | cmp - "$TMP/a.nm"
+	# whole, that file leaves process_exit (id 21) undescribed: nothing
+	# explains its events, so each CPU file says where it met the first
+	conv 1 "$TMP/w" -o "$TMP/w.apc"
+	[[ "${lines[0]}" == "apcconv: $TMP/w/cpu/0: offset 0x"*": event id 21 is described by no eventdefs file (a damaged event header, or eventdefs that lack it?): the rest of its block is skipped, and of "*" blocks in all in this file" ]]
+	[[ "${lines[1]}" == "apcconv: $TMP/w/cpu/1: offset 0x"*": event id 21 is described by no eventdefs file "* ]]
+	sed -n 's/.*; not mapped: \(.*\); problems: 2$/\1/p' <<<"$output" | cmp - "$TMP/a.nm"
 	diff <(apcdump "$TMP/w.apc") <(apcdump "$TMP/a.apc")
 	# as a tar: the same message, the member named as the CPU files' are
 	tar -C "$TMP" -cf "$TMP/a.tar" a
@@ -766,7 +800,10 @@ assert o["damage"].endswith("<event name=\"schedchange\"> (the file ends before 
 	# as the builtins they are; process_fork and process_exit are gone
 	gen_cut w
 	{ head -c "$(at "$core" '<event name=process_fork>')" "$core"; echo '</facility>'; } >"$TMP/w/eventdefs/core.xml"
-	conv 0 "$TMP/w" -o "$TMP/w.apc"
+	# (whole, such a file is no damage of its own: the CPU files say
+	# where they meet the ids it does not describe)
+	conv 1 "$TMP/w" -o "$TMP/w.apc"
+	grep -q "^apcconv: $TMP/w/cpu/0: offset 0x[0-9a-f]*: event id 2[01] is described by no eventdefs file " <<<"$output"
 	diff <(apcdump "$TMP/w.apc") <(apcdump "$TMP/t.apc")
 }
 
