@@ -169,7 +169,8 @@ int main(int argc, char **argv)
 	}
 	o.inputs = (const char *const *)argv + optind;
 	o.ninputs = (size_t)(argc - optind);
-	int nstdin = o.write.events_file && strcmp(o.write.events_file, "-") == 0;
+	int events_stdin = o.write.events_file && strcmp(o.write.events_file, "-") == 0;
+	int nstdin = events_stdin;
 	for (size_t i = 0; i < o.ninputs; i++) {
 		if (!*o.inputs[i]) {
 			fprintf(stderr, PROG ": an input name is empty\n");
@@ -180,9 +181,7 @@ int main(int argc, char **argv)
 	if (nstdin > 1) {
 		/* the first reader would take it all, the next see it end */
 		fprintf(stderr, PROG ": standard input (-) given %s: it can be read once\n",
-			o.write.events_file && strcmp(o.write.events_file, "-") == 0
-				? "as --events=- and as an input"
-				: "as two inputs");
+			events_stdin ? "as --events=- and as an input" : "as two inputs");
 		return 2;
 	}
 	for (size_t i = 0; i < o.ninputs; i++)

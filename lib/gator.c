@@ -3,7 +3,6 @@
  * (apcrecord) and agent side (apcserve).  See gator.h for the contract
  * and DESIGN.md for how a real gatord 6.8 speaks it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1259,7 +1258,8 @@ static void gator_out_abort(struct gator_out *o)
 	o->tmpdir = o->path = NULL;
 }
 
-/* Remove an old capture folder (flat: the files a capture holds). */
+/* Close the data file and move the capture into place, replacing an old
+ * capture when asked (and only a capture: apc_out_replaceable). */
 static int gator_out_finish(struct gator_out *o, struct apc_err *err)
 {
 	struct stat st;
