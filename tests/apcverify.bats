@@ -1025,3 +1025,12 @@ assert not missing, (sys.argv[1], missing)
 ' "$APC_ROOT/man/$p.1"
 	done
 }
+
+@test "every man page formats with no groff warning" {
+	command -v groff >/dev/null 2>&1 || skip "no groff on this machine (apt-get install groff-base)"
+	for m in "$APC_ROOT"/man/*.[15]; do
+		run sh -c 'groff -man -ww -z "$1" 2>&1' sh "$m"
+		[ "$status" -eq 0 ]
+		[ -z "$output" ] || { echo "$m: $output"; false; }
+	done
+}
