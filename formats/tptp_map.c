@@ -38,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "map64.h"
 #include "runs.h"
@@ -156,9 +155,13 @@ struct tptp_chunk {
 
 /* Chunks come a 2 MiB slab at a time.  One at a time, each grew the
  * reader thread's malloc heap by a page (8191 mprotect calls for the
- * 100000-call bench input).  A full window is about 30 MiB; offered as
- * transparent huge pages (the kernel may decline), the whole run of
- * that input took 3577 page faults instead of 11827. */
+ * 100000-call bench input).  A full window is about 30 MiB.  The slabs
+ * were once offered as transparent huge pages (madvise): 3577 page
+ * faults instead of 11827 for that input, and 77 ms against 91 ms when
+ * runs follow one another; but a run on a machine idle for a few
+ * seconds (a user's one conversion) found no huge page ready and took
+ * 184 ms against 105 (medians of 7 alternating runs, on this project's
+ * VM): the kernel's own page size is steadier. */
 #define TPTP_SLAB_BYTES ((size_t)2 << 20)
 #define TPTP_SLAB_CHUNKS ((TPTP_SLAB_BYTES - sizeof(void *)) / sizeof(struct tptp_chunk))
 
@@ -305,13 +308,9 @@ static struct tptp_chunk *chunk_new(struct tptp_map *m)
 	struct tptp_chunk *c = m->free_chunks;
 
 	if (!c) {
-		void *mem = NULL;
-		if (posix_memalign(&mem, TPTP_SLAB_BYTES, sizeof(struct tptp_slab)) != 0)
+		struct tptp_slab *sl = malloc(sizeof *sl);
+		if (!sl)
 			return NULL;
-		struct tptp_slab *sl = mem;
-#ifdef MADV_HUGEPAGE
-		(void)madvise(mem, sizeof *sl, MADV_HUGEPAGE); /* a hint: fine if refused */
-#endif
 		sl->next = m->slabs;
 		m->slabs = sl;
 		for (size_t i = TPTP_SLAB_CHUNKS; i-- > 0;) {
