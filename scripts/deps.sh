@@ -7,7 +7,7 @@
 # first if the install fails for want of package lists).  Otherwise the
 # exact apt-get line is printed and the script fails.
 # With --cross it checks (and installs) what make check-cross needs
-# instead.
+# instead; with --aarch64, what make check-aarch64 needs.
 set -u
 
 missing=""
@@ -19,6 +19,27 @@ cross_deps() {
 	command -v "${CROSS:-aarch64-linux-gnu-}gcc" >/dev/null 2>&1 || need gcc-aarch64-linux-gnu
 	[ -e /usr/aarch64-linux-gnu/lib/libc.a ] || need libc6-dev-arm64-cross
 	command -v qemu-aarch64 >/dev/null 2>&1 || need qemu-user
+}
+
+# What make check-aarch64 adds to cross_deps: Debian's arm64 -dev
+# packages of the libraries (multiarch: the arm64 architecture must be
+# added to dpkg first, which is done here as root, as the install is).
+ARM64_LIBS="libxml2-dev:arm64 zlib1g-dev:arm64 libarchive-dev:arm64 liblzma-dev:arm64 libbz2-dev:arm64"
+aarch64_deps() {
+	cross_deps
+	for p in $ARM64_LIBS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need "$p"
+	done
+}
+add_arm64() {
+	case "$missing" in *:arm64*) ;; *) return 0 ;; esac
+	dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64 && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: run as root first:  dpkg --add-architecture arm64 && apt-get update" >&2
+		return 0
+	fi
+	echo "deps: adding the arm64 architecture to dpkg" >&2
+	dpkg --add-architecture arm64 && apt-get update -q >&2
 }
 
 # What make, make check and make demo need.
@@ -42,9 +63,14 @@ base_deps() {
 	[ -e /usr/include/bzlib.h ] || need libbz2-dev
 }
 
-if [ "${1:-}" = "--cross" ]; then cross_deps; else base_deps; fi
+case "${1:-}" in
+--cross) cross_deps ;;
+--aarch64) aarch64_deps ;;
+*) base_deps ;;
+esac
 
 [ -z "$missing" ] && exit 0
+add_arm64
 
 line="apt-get install -y$missing"
 if [ "$(id -u)" -ne 0 ]; then

@@ -2,11 +2,13 @@
 # run.sh - run the C unit tests and the bats CLI tests, print each
 # result, and finish with one line "N passed, N failed, N skipped".
 # Usage: BUILD=build/rel sh tests/run.sh [--unit-only] UNIT_BINARIES...
-# RUNNER, when set, runs each unit binary (make check-cross: qemu-aarch64).
+# RUNNER, when set, runs each unit binary (make check-cross: qemu-aarch64);
+# BIN_DIR and TOOLS_DIR, when set, hold the commands and generators the
+# bats tests run instead of BUILD's (make check-aarch64: qemu wrappers).
 set -u
 RUNNER=${RUNNER:-}
 BUILD=${BUILD:-build/rel}
-export APC_BIN="$PWD/$BUILD/bin" APC_TOOLS="$PWD/$BUILD/tools" APC_ROOT="$PWD"
+export APC_BIN="${BIN_DIR:-$PWD/$BUILD/bin}" APC_TOOLS="${TOOLS_DIR:-$PWD/$BUILD/tools}" APC_ROOT="$PWD"
 # Under AddressSanitizer (make check SANITIZE=1) any single allocation
 # over 256 MiB aborts with a report: no test input is that large, so
 # such an allocation can only come from a length a file merely claims.
