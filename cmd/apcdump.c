@@ -94,6 +94,7 @@ int main(int argc, char **argv)
 
 	apc_dump_opts_init(&o);
 	o.report = report;
+	apc_names_utf8();
 	/* getopt's messages start with argv[0]: the name, not the path */
 	argv[0] = (char *)"apcdump";
 	while ((c = getopt_long(argc, argv, "jxc:qvhV", longopts, NULL)) != -1) {

@@ -185,6 +185,7 @@ int main(int argc, char **argv)
 	unsigned timeout_s = 10;
 	int c, quiet = 0, verbose = 0, list = 0, progress = -1, rc, status;
 
+	apc_names_utf8();
 	/* getopt's messages start with argv[0]: the name, not the path */
 	argv[0] = (char *)PROG;
 	while ((c = getopt_long(argc, argv, "o:d:qvhV", longopts, NULL)) != -1) {

@@ -157,6 +157,7 @@ int main(int argc, char **argv)
 	long max_errors = -1;
 	char *end;
 
+	apc_names_utf8();
 	/* getopt's messages start with argv[0]: the name, not the path */
 	argv[0] = (char *)PROG;
 	while ((c = getopt_long(argc, argv, "jqvhV", opts, NULL)) != -1) {

@@ -1980,7 +1980,9 @@ static int apcw_archive_file(struct apc_writer *w, struct archive *a, const char
 	archive_entry_set_mtime(e, w->created, 0);
 	archive_entry_set_uid(e, 0);
 	archive_entry_set_gid(e, 0);
-	if (archive_write_header(a, e) != ARCHIVE_OK) {
+	/* A warning is a name that is not UTF-8 (apc_names_utf8()),
+	 * written as its bytes: pax marks it hdrcharset=BINARY. */
+	if (archive_write_header(a, e) < ARCHIVE_WARN) {
 		rc = apcw_arc_err(w, a, member, err);
 		goto out;
 	}
@@ -2079,7 +2081,7 @@ static int apcw_archive(struct apc_writer *w, struct apc_err *err)
 	archive_entry_set_filetype(e, AE_IFDIR);
 	archive_entry_set_perm(e, 0755);
 	archive_entry_set_mtime(e, w->created, 0);
-	if (archive_write_header(a, e) != ARCHIVE_OK) {
+	if (archive_write_header(a, e) < ARCHIVE_WARN) {
 		rc = apcw_arc_err(w, a, w->name, err);
 		goto out;
 	}

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <ftw.h>
+#include <locale.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -112,6 +113,11 @@ int apc_cli_try_help(const char *prog)
 {
 	fprintf(stderr, "Try '%s --help' for more information.\n", prog);
 	return 2;
+}
+
+void apc_names_utf8(void)
+{
+	(void)setlocale(LC_CTYPE, "C.UTF-8"); /* none: the C locale stays */
 }
 
 const char *apc_input_name(const char *path)

@@ -57,6 +57,17 @@ int apc_cli_try_help(const char *prog);
  */
 int apc_cli_stdout_done(const char *prog, int status, int quiet);
 
+/*
+ * apc_names_utf8() : called first by every command: file names and
+ * archive member names are taken as UTF-8 (LC_CTYPE C.UTF-8, where the
+ * C library has it; nothing else of the locale changes).  libarchive
+ * converts member names through LC_CTYPE, and in the C locale no byte
+ * past ASCII converts: a capture named "my dump é.apc" could not be
+ * archived, a zip stored the name unflagged (read back as cp437), and a
+ * zip with UTF-8 names was not found to be a capture.
+ */
+void apc_names_utf8(void);
+
 /* apc_input_name() : how messages name an input: "<stdin>" for "-",
  * else the path as given. */
 const char *apc_input_name(const char *path);

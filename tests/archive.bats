@@ -344,3 +344,43 @@ assert zipfile.ZipFile(sys.argv[1]).testzip() is None' "$TMP/$m.zip" "$m") || sk
 		apcdump "$TMP/$m.apc" | cmp - "$TMP/folder.txt"
 	done
 }
+
+@test "names past ASCII: archives hold them as UTF-8 and read back, a zip's flagged ones too; a name not UTF-8 goes as its bytes" {
+	# the C locale, as in CI and scripts: libarchive converts member
+	# names through it, and "é" once failed ("can't translate pathname")
+	export LC_ALL=C
+	cp "$APC_ROOT/testdata/barman/demo.bin" "$TMP/my dump é.bin"
+	cp "$APC_ROOT/testdata/barman/demo.bin" "$TMP/"$'lat\xe9.bin'
+	conv 0 "$TMP/my dump é.bin" -o "$TMP/folder é.apc"
+	apcdump "$TMP/folder é.apc" >"$TMP/folder.txt"
+	conv 0 "$TMP/folder é.apc" -o "$TMP/again é.apc"
+	apcdump "$TMP/again é.apc" >"$TMP/again.txt"
+	(cd "$TMP" && apcconv -q "my dump é.bin" -o - >"$TMP/out.tar")
+	conv 0 "$TMP/my dump é.bin" -o "$TMP/ü x.apc.zip"
+	conv 0 "$TMP/my dump é.bin" -o "$TMP/ü x.apc.tar.gz"
+	python3 - "$TMP" <<'PY'
+import sys, tarfile, zipfile
+t = sys.argv[1]
+assert tarfile.open(t + "/out.tar").getnames()[0] == "my dump é.apc", tarfile.open(t + "/out.tar").getnames()
+assert tarfile.open(t + "/ü x.apc.tar.gz").getnames()[1] == "ü x.apc/0000000000"
+z = zipfile.ZipFile(t + "/ü x.apc.zip").infolist()
+assert z[1].filename == "ü x.apc/0000000000" and z[1].flag_bits & 0x800, (z[1].filename, z[1].flag_bits)
+# a zip of the folder by Python: UTF-8 names, flagged
+with zipfile.ZipFile(t + "/py é.zip", "w") as o:
+    for leaf in ("0000000000", "captured.xml", "events.xml", "session.xml"):
+        o.write(t + "/folder é.apc/" + leaf, "folder é.apc/" + leaf)
+PY
+	for a in out.tar "ü x.apc.zip" "ü x.apc.tar.gz" "py é.zip"; do
+		apcdump "$TMP/$a" | cmp - "$TMP/folder.txt"
+		verify 0 "$TMP/$a"
+		conv 0 "$TMP/$a" -o "$TMP/again.apc" --overwrite
+		apcdump "$TMP/again.apc" | cmp - "$TMP/again.txt"
+	done
+	# "lat\xe9" is no UTF-8: the member is named by its bytes
+	(cd "$TMP" && apcconv -q $'lat\xe9.bin' -o - >"$TMP/lat.tar")
+	python3 -c '
+import sys, tarfile
+n = tarfile.open(sys.argv[1], encoding="utf-8", errors="surrogateescape").getnames()[0]
+assert n.encode("utf-8", "surrogateescape") == b"lat\xe9.apc", n' "$TMP/lat.tar"
+	apcdump "$TMP/lat.tar" | cmp - "$TMP/folder.txt"
+}
