@@ -282,6 +282,19 @@ assert "apcconv: " + o["error"] == msg, (o.get("error"), msg)' "${lines[0]}" "${
 	[ "$(ls -A "$TMP" | wc -l)" -eq 1 ]
 }
 
+@test "a name of 240-251 bytes, legal itself, converts and is replaced: its temporary siblings fit" {
+	# .NAME.tmp-XXXXXX and the like once took the whole NAME: past 255
+	n=$(printf 'n%.0s' $(seq 1 240))
+	mkdir "$TMP/d"
+	cp "$TD/barman/demo.bin" "$TMP/d/$n.bin"
+	for o in "$n.apc" "$n.apc.zip" "$n.apc.tar.gz"; do
+		conv 0 "$TMP/d/$n.bin" -o "$TMP/d/$o"
+		conv 0 "$TMP/d/$n.bin" -o "$TMP/d/$o" --overwrite
+		verify 0 "$TMP/d/$o"
+	done
+	[ "$(ls -A "$TMP/d" | wc -l)" -eq 4 ]
+}
+
 @test "--overwrite replaces only a capture: never a folder of other files, nor a file with a folder" {
 	mkdir -p "$TMP/notes.apc/deep"
 	echo keep > "$TMP/notes.apc/notes.txt"
