@@ -213,6 +213,16 @@ Try 'apcrecord --help' for more information." ]
 	[ -z "$(ls -A "$TMP")" ]
 }
 
+@test "apcrecord: a 240-byte output name records (its temporary folder fits)" {
+	n=$(printf 'r%.0s' $(seq 1 240))
+	mkdir "$TMP/d"
+	serve "$APC_ROOT/testdata/barman/demo.bin" --once
+	exits 0 apcrecord "127.0.0.1:$PORT" -o "$TMP/d/$n.apc"
+	serve_wait
+	verify 0 "$TMP/d/$n.apc"
+	[ "$(ls -A "$TMP/d")" = "$n.apc" ]
+}
+
 @test "apcrecord: bad session values fail before connecting; unknown counters are named; --progress into a log is whole lines" {
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/x.apc" --sample-rate=bogus
