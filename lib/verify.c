@@ -21,6 +21,7 @@
  * - gatord 6.8's Proc frame times are ordered per (type 11, core) but
  *   not across types: that frame's core is always 0 and names no CPU.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +261,9 @@ struct vfd {
 
 struct verify {
 	const char *file;     /* as given */
+	/* a run of zero-length frames, told as one (v_empty_flush()) */
+	uint64_t empty_run;
+	int64_t empty_frame, empty_off, empty_end;
 	const char *name;     /* as messages say it: "<stdin>" for "-" */
 	int tree, dir;        /* a folder or archive; a folder */
 	char member_file[512];/* apc_vproblem.member_file of the last XML problem */
@@ -1511,21 +1515,52 @@ static void v_crosscheck(struct verify *v, const struct apc_frame *f)
 		       "the shared frame decoder rejects this frame: %s", e.msg);
 }
 
+/*
+ * Zero-length frames one after another are told once, at the first: a
+ * data file's stretch of zero bytes (space a writer reserved and never
+ * filled, a hole) reads as one such frame per 4 bytes, and was a
+ * warning line each (25 million for 100 MB of zeros).
+ */
+static void v_empty_flush(struct verify *v)
+{
+	int64_t keep = v->frame;
+
+	if (!v->empty_run)
+		return;
+	v->frame = v->empty_frame;
+	if (v->empty_run == 1)
+		v_prob(v, APC_V_WARNING, "frame-empty", v->frame, v->empty_off,
+		       "zero-length frame (the protocol's end of sequence) inside the file");
+	else
+		v_prob(v, APC_V_WARNING, "frame-empty", v->frame, v->empty_off,
+		       "%" PRIu64 " zero-length frames (the protocol's end of sequence) one after "
+		       "another inside the file, to offset 0x%" PRIx64 ": %" PRIu64 " bytes of zeros "
+		       "(space never written?)",
+		       v->empty_run, (uint64_t)v->empty_end, (uint64_t)(v->empty_end - v->empty_off));
+	v->frame = keep;
+	v->empty_run = 0;
+}
+
 static void v_frame(struct verify *v, const struct apc_frame *f)
 {
 	struct vcur c = {.b = f->body, .len = f->len};
 	int64_t type, core = -1;
 
+	v->res->frames++;
+	if (f->len == 0) {
+		if (!v->empty_run) {
+			v->empty_frame = (int64_t)f->index;
+			v->empty_off = (int64_t)f->offset;
+		}
+		v->empty_run++;
+		v->empty_end = (int64_t)f->offset + 4;
+		return;
+	}
+	v_empty_flush(v);
 	v->frame = (int64_t)f->index;
 	v->body_off = f->offset + 4;
 	v->frame_bad = 0;
 	v->in_frame_have = 0;
-	v->res->frames++;
-	if (f->len == 0) {
-		v_prob(v, APC_V_WARNING, "frame-empty", v->frame, (int64_t)f->offset,
-		       "zero-length frame (the protocol's end of sequence) inside the file");
-		return;
-	}
 	if (c_p32(v, &c, &type, "frame type") < 0)
 		return;
 	if (!type_known(type)) {
@@ -1996,6 +2031,8 @@ static int v_data(struct verify *v, struct apc_frame_reader *fr, const struct vr
 		} else {
 			v_read(fr, &r);
 		}
+		if (r.rc != APC_OK)
+			v_empty_flush(v);
 		if (r.rc == APC_END)
 			return APC_OK;
 		if (r.rc == APC_EDATA) {

@@ -1034,3 +1034,27 @@ assert not missing, (sys.argv[1], missing)
 		[ -z "$output" ] || { echo "$m: $output"; false; }
 	done
 }
+
+@test "a stretch of zero bytes in the data file is one frame-empty warning, not one per 4 bytes" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/z.apc"
+	frames=$(apcdump --summary "$TMP/z.apc" | sed -n 's/^Frames: *//p')
+	end=$(stat -c %s "$TMP/z.apc/0000000000")
+	head -c 100000 /dev/zero >>"$TMP/z.apc/0000000000"
+	verify 0 "$TMP/z.apc"
+	[ "$(grep -c 'frame-empty' <<<"$output")" -eq 1 ]
+	grep -qxF "$TMP/z.apc: frame $frames @$(printf 0x%x "$end"): warning: 25000 zero-length frames (the protocol's end of sequence) one after another inside the file, to offset $(printf 0x%x $((end + 100000))): 100000 bytes of zeros (space never written?) [frame-empty]" <<<"$output"
+	grep -qxF "$TMP/z.apc: ok ($((frames + 25000)) frames, 1 warning)" <<<"$output"
+	# --strict fails it on that one warning
+	verify 1 --strict "$TMP/z.apc"
+	# one zero-length frame alone keeps its own words
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/one.apc"
+	python3 -c '
+import sys
+p = sys.argv[1] + "/0000000000"
+d = open(p, "rb").read()
+# after the first frame (its length word and body), an empty frame
+n = int.from_bytes(d[0:4], "little")
+open(p, "wb").write(d[:4 + n] + bytes(4) + d[4 + n:])' "$TMP/one.apc"
+	verify 0 "$TMP/one.apc"
+	grep -qxF "$TMP/one.apc: frame 1 @$(printf 0x%x $((4 + $(od -An -tu4 -N4 "$TMP/one.apc/0000000000" | tr -d ' ')))): warning: zero-length frame (the protocol's end of sequence) inside the file [frame-empty]" <<<"$output"
+}
