@@ -176,9 +176,10 @@ static void xml_error(void *ctx, TPTP_XML_ERR e)
 	 * that did not (an undefined namespace prefix) is not the reason. */
 	if (x->xml_msg[0] && (x->xml_fatal || e->level != XML_ERR_FATAL))
 		return;
-	snprintf(x->xml_msg, sizeof x->xml_msg, "%s", e->message);
+	/* one line, as the other readers quote libxml2 */
+	apc_err_lower(e->message, x->xml_msg, sizeof x->xml_msg);
 	n = strlen(x->xml_msg);
-	while (n && (x->xml_msg[n - 1] == '\n' || x->xml_msg[n - 1] == '.'))
+	while (n && x->xml_msg[n - 1] == '.')
 		x->xml_msg[--n] = '\0';
 	x->xml_line = e->line;
 	x->xml_code = e->code;
@@ -360,9 +361,63 @@ static int first_element(const uint8_t *p, size_t n, size_t i, char *name, size_
  * prolog and there is more (a prolog longer than a peek can see), 0
  * otherwise, -1 on failure (err set).
  */
+/*
+ * UTF-16 XML (what a Windows tool may write): a byte-order mark, or
+ * "<" and the next character as 16-bit units.  This reader takes bytes
+ * (the prolog scan, the offsets it reports are the file's), so it is
+ * not read, but told as what it is.  1: little-endian, 2: big, 0: not.
+ */
+static int xml_utf16(const uint8_t *p, size_t n)
+{
+	if (n >= 2 && p[0] == 0xff && p[1] == 0xfe)
+		return 1;
+	if (n >= 2 && p[0] == 0xfe && p[1] == 0xff)
+		return 2;
+	if (n >= 4 && p[0] == '<' && !p[1] && p[2] && !p[3])
+		return 1;
+	if (n >= 4 && !p[0] && p[1] == '<' && !p[2] && p[3])
+		return 2;
+	return 0;
+}
+
+/* The ASCII of UTF-16 text p[0..n) (anything else as '?'), for the bid
+ * to find the first element in; returns its length. */
+static size_t xml_utf16_ascii(const uint8_t *p, size_t n, int order, char *out, size_t cap)
+{
+	size_t k = 0, i = (n >= 2 && (p[0] == 0xff || p[0] == 0xfe)) ? 2 : 0;
+
+	for (; i + 1 < n && k < cap; i += 2) {
+		unsigned u = order == 1 ? p[i] | (unsigned)p[i + 1] << 8 : (unsigned)p[i] << 8 | p[i + 1];
+		out[k++] = u && u < 0x80 ? (char)u : '?';
+	}
+	return k;
+}
+
 static int xml_peek_first(struct apc_stream *s, char *name, size_t len, struct apc_err *err)
 {
 	size_t want = TPTP_XML_PEEK;
+	const uint8_t *head;
+	ssize_t got = apc_stream_peek(s, &head, 4, err);
+	int order = got > 0 ? xml_utf16(head, (size_t)got) : 0;
+
+	if (order) {
+		/* a UTF-16 TPTP trace is claimed, so open() can say why it
+		 * is not read */
+		char ascii[TPTP_XML_PEEK / 2];
+		struct xml_prolog ps;
+		size_t k, start;
+
+		got = apc_stream_peek(s, &head, TPTP_XML_PEEK, err);
+		if (got < 0)
+			return -1;
+		k = xml_utf16_ascii(head, (size_t)got, order, ascii, sizeof ascii);
+		memset(&ps, 0, sizeof ps);
+		start = prolog_scan(&ps, (const uint8_t *)ascii, k);
+		name[0] = '\0';
+		if (ps.st == PRO_END)
+			first_element((const uint8_t *)ascii, k, start, name, len);
+		return 0;
+	}
 
 	for (;;) {
 		struct xml_prolog ps;
@@ -1088,6 +1143,19 @@ static int tptp_xml_open(struct apc_reader *r)
 	r->priv = x;
 	x->r = r;
 	x->s = apc_input_stream(r->inputs[0]);
+	{
+		const uint8_t *p;
+		ssize_t n = apc_stream_peek(x->s, &p, 4, &r->err);
+		int order = n > 0 ? xml_utf16(p, (size_t)n) : 0;
+		if (n < 0)
+			return r->err.status;
+		if (order)
+			return apc_err_set(&r->err, APC_EDATA, apc_stream_name(x->s), 0,
+					   "UTF-16 (%s-endian) XML, which is not read here: convert it to "
+					   "UTF-8 first (iconv -f UTF-16%s -t UTF-8; an encoding its "
+					   "<?xml?> line names must then say UTF-8)",
+					   order == 1 ? "little" : "big", order == 1 ? "LE" : "BE");
+	}
 	x->map = tptp_map_new(r->model, r->opts.window_ns);
 	x->chunk = malloc(TPTP_XML_CHUNK);
 	if (!x->map || !x->chunk)

@@ -43,7 +43,20 @@ const char *apc_err_lower(const char *text, char *buf, size_t len)
 	if (len == 0)
 		return "";
 	snprintf(buf, len, "%s", text ? text : "unknown error");
-	buf[strcspn(buf, "\n")] = '\0'; /* libxml2's end in a newline: its first line */
+	/* libxml2's end in a newline, and a few have a second line (the
+	 * bytes that are not UTF-8): one line, joined by "; " */
+	for (size_t n = strlen(buf); n && (buf[n - 1] == '\n' || buf[n - 1] == ' '); )
+		buf[--n] = '\0';
+	for (char *nl; (nl = strchr(buf, '\n'));) {
+		size_t rest = strlen(nl + 1);
+		if ((size_t)(nl - buf) + 2 + rest + 1 > len) {
+			*nl = '\0';
+			break;
+		}
+		memmove(nl + 2, nl + 1, rest + 1);
+		nl[0] = ';';
+		nl[1] = ' ';
+	}
 	/* "No such file or directory": messages here are lowercase (but
 	 * not an acronym such as "EOF") */
 	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))

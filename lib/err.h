@@ -44,8 +44,9 @@ int apc_err_text(struct apc_err *e, int status, const char *file, const char *wh
 		 const char *text);
 /*
  * apc_err_lower() : a system's or a library's message (strerror(),
- * libarchive's, libxml2's) as messages here are, its first line,
- * lowercase unless it starts with an acronym, into buf; returns buf.  apc_strerror() : errnum's message so.
+ * libarchive's, libxml2's) as messages here are, on one line (lines
+ * joined by "; "), lowercase unless it starts with an acronym, into
+ * buf; returns buf.  apc_strerror() : errnum's message so.
  * Every message that quotes one goes through these.
  */
 const char *apc_err_lower(const char *text, char *buf, size_t len);

@@ -684,7 +684,7 @@ tptp_cookie_2() {
 	run apcconv "$TMP/bad.trcxml" -o "$TMP/bad.apc"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"bad.trcxml: offset 0x"* ]]
-	[[ "$output" == *"line $((nl / 2 + 1)): not well-formed XML: Double hyphen within comment; kept everything before it"* ]]
+	[[ "$output" == *"line $((nl / 2 + 1)): not well-formed XML: double hyphen within comment; kept everything before it"* ]]
 	[[ "$output" != *"truncated"* ]]
 	off=$(echo "$output" | sed -n 's/.*offset 0x\([0-9a-f]*\):.*/\1/p' | head -n 1)
 	[ $((16#$off)) -ge "$at" ]

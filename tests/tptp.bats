@@ -315,3 +315,27 @@ PY
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"h.trcbin: offset $(printf 0x%x "$off"): message id 64"*" is not one a writer uses (1..32767)"* ]]
 }
+
+@test "tptp-xml: UTF-16 XML is told as such with the iconv line that converts it, which then converts whole" {
+	command -v iconv >/dev/null || skip "no iconv"
+	"$APC_TOOLS/tptpgen" --seed 5 --threads 2 --calls 100 -o "$TMP/t.xml" >/dev/null
+	apcconv -q "$TMP/t.xml" -o "$TMP/t.apc"
+	apcdump "$TMP/t.apc" >"$TMP/t.txt"
+	iconv -f UTF-8 -t UTF-16 "$TMP/t.xml" >"$TMP/bom.xml"     # with a byte-order mark
+	iconv -f UTF-8 -t UTF-16LE "$TMP/t.xml" >"$TMP/le.xml"    # without
+	iconv -f UTF-8 -t UTF-16BE "$TMP/t.xml" >"$TMP/be.xml"
+	for f in bom le be; do
+		conv 1 "$TMP/$f.xml" -o "$TMP/$f.apc"
+		[[ "${lines[0]}" == "apcconv: $TMP/$f.xml: offset 0x0: UTF-16 ("*"-endian) XML, which is not read here: convert it to UTF-8 first (iconv -f UTF-16"?"E -t UTF-8; an encoding its <?xml?> line names must then say UTF-8)" ]]
+		[ ! -e "$TMP/$f.apc" ]
+		enc=$(sed -n 's/.*(iconv -f \(UTF-16[LB]E\) -t UTF-8.*/\1/p' <<<"${lines[0]}")
+		iconv -f "$enc" -t UTF-8 "$TMP/$f.xml" >"$TMP/$f.8.xml"
+		conv 0 "$TMP/$f.8.xml" -o "$TMP/$f.8.apc"
+		apcdump "$TMP/$f.8.apc" | cmp - "$TMP/t.txt"
+	done
+	# libxml2's two-line message (the bytes that are not UTF-8) is one line
+	{ head -c 300 "$TMP/t.xml"; printf '\376\377'; tail -c +301 "$TMP/t.xml"; } >"$TMP/mid.xml"
+	conv 1 "$TMP/mid.xml" -o "$TMP/mid.apc"
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == *": not well-formed XML: input is not proper UTF-8, indicate encoding !; Bytes: 0xFE 0xFF "*"; kept everything before it" ]]
+}
