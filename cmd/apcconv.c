@@ -120,6 +120,7 @@ int main(int argc, char **argv)
 
 	o.write.created = -1;
 	apc_names_utf8();
+	apc_raise_nofile();
 	/* getopt's messages start with argv[0]: the name, not the path */
 	argv[0] = (char *)PROG;
 	while ((c = getopt_long(argc, argv, "o:f:qvhV", longopts, NULL)) != -1) {

@@ -76,6 +76,7 @@ int main(int argc, char **argv)
 	int c, once = 0, quiet = 0, verbose = 0, lfd, status = 0, rc;
 
 	apc_names_utf8();
+	apc_raise_nofile();
 	/* getopt's messages start with argv[0]: the name, not the path */
 	argv[0] = (char *)PROG;
 	while ((c = getopt_long(argc, argv, "f:p:l:qvhV", longopts, NULL)) != -1) {

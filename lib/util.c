@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "err.h"
@@ -113,6 +114,16 @@ int apc_cli_try_help(const char *prog)
 {
 	fprintf(stderr, "Try '%s --help' for more information.\n", prog);
 	return 2;
+}
+
+void apc_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl); /* a hint: fine if refused */
+	}
 }
 
 void apc_names_utf8(void)

@@ -68,6 +68,14 @@ int apc_cli_stdout_done(const char *prog, int status, int quiet);
  */
 void apc_names_utf8(void);
 
+/*
+ * apc_raise_nofile() : the soft limit on open files up to the hard one.
+ * An annotate capture is one file per client connection, all read side
+ * by side: 1100 streams stopped at "too many open files" under the
+ * usual soft limit of 1024 when the hard one allowed far more.
+ */
+void apc_raise_nofile(void);
+
 /* apc_input_name() : how messages name an input: "<stdin>" for "-",
  * else the path as given. */
 const char *apc_input_name(const char *path);

@@ -311,3 +311,17 @@ EOF
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"not mapped: annotate connections that sent nothing after their setup: 1"* ]]
 }
+
+@test "annotate: 1100 streams convert under a soft open-file limit of 256 (raised to the hard one)" {
+	[ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 1200 ] || skip "hard open-file limit $(ulimit -Hn) is under 1200"
+	stream "$TMP/s.bin" 5 0
+	mkdir "$TMP/many"
+	for i in $(seq 1 1100); do cp "$TMP/s.bin" "$TMP/many/s$i.bin"; done
+	conv 0 "$TMP/s.bin" -o "$TMP/one.apc"
+	one=$(sed -n 's/.* bytes in, \([0-9]*\) events,.*/\1/p' <<<"$output")
+	run bash -c 'ulimit -Sn 256 && "$1" "${@:2}"' _ "$APC_BIN/apcconv" "$TMP"/many/*.bin -o "$TMP/many.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 's/.* bytes in, \([0-9]*\) events,.*/\1/p' <<<"$output")" -eq $((one * 1100)) ]
+	verify 0 "$TMP/many.apc"
+}
