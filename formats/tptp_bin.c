@@ -83,12 +83,20 @@
  *   at the file's end, the messages before it kept.  A stream with no
  *   traceStart at all (a fragment, as a bare XML stream can be) claims
  *   no beginning, so nothing says it is incomplete: its end is the end.
+ * - Strings: in the encoding system message 1 names (the spec: "UTF8,
+ *   KOI8-R etc"), made UTF-8 with iconv as libxml2 does for an XML
+ *   trace's declared encoding (bin_set_encoding()); UTF-8 and ASCII,
+ *   and a trace without message 1, are taken as they are.
  * Unknown ids are skipped by their length and counted.
  */
+#include <errno.h>
+#include <iconv.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cpu.h"
 #include "scale.h"
@@ -159,6 +167,9 @@ struct tptp_bin {
 	int fast;               /* fast paths allowed (APC_NO_SIMD unset) */
 	int finished, pending_rc;
 	int trace_open;         /* a traceStart not yet ended (see the top) */
+	iconv_t cd;             /* strings' encoding -> UTF-8; (iconv_t)-1: none wanted */
+	char *tbuf;             /* the strings of the message being read, in UTF-8 */
+	size_t tcap;
 	uint64_t nrec;          /* messages read, not yet added to the model */
 	uint64_t nsys, nskipped; /* of them: system messages, skipped ones (-v) */
 	struct bin_plan plan[TPTP_BIN_IDS]; /* by id - TPTP_BIN_FIRST_ID */
@@ -738,6 +749,121 @@ static void bin_extra_bytes(struct tptp_bin *x, const char *what)
  * Read the next message.  1 = a record in *rec (valid until the next
  * call), 2 = a message handled or skipped, 0 = end, <0 = damage/failure.
  */
+/*
+ * The strings' encoding (system message 1).  UTF-8 and ASCII need
+ * nothing; another (ISO-8859-1, KOI8-R, Java's Cp1251 ...) is turned
+ * into UTF-8 with iconv, as libxml2 turns an XML trace's encoding into
+ * UTF-8, so a binary trace and its XML twin give the same names.  A
+ * name iconv does not know leaves the strings as their bytes, counted.
+ * Strings are NUL-terminated, so the encoding is one that keeps ASCII
+ * as it is (a UTF-16 one could not be written so): a string of ASCII
+ * bytes only is left alone.
+ */
+static void bin_set_encoding(struct tptp_bin *x, const char *enc)
+{
+	static const char *const plain[] = {"", "UTF-8", "UTF8", "US-ASCII", "ASCII",
+					    "ANSI_X3.4-1968"};
+	char alt[64];
+
+	if (x->cd != (iconv_t)-1)
+		iconv_close(x->cd);
+	x->cd = (iconv_t)-1;
+	for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+		if (!strcasecmp(enc, plain[i]))
+			return;
+	x->cd = iconv_open("UTF-8", enc);
+	if (x->cd == (iconv_t)-1) {
+		/* Java's names: ISO8859_1 is iconv's ISO8859-1 */
+		snprintf(alt, sizeof alt, "%s", enc);
+		for (char *c = alt; *c; c++)
+			if (*c == '_')
+				*c = '-';
+		x->cd = iconv_open("UTF-8", alt);
+	}
+	if (x->cd == (iconv_t)-1) {
+		char what[128];
+		snprintf(what, sizeof what,
+			 "tptp binary encoding %.40s, which iconv does not know (strings kept as bytes)", enc);
+		apc_model_unmapped(x->r->model, what, 1);
+	}
+}
+
+/* A string of rec's in UTF-8, at x->tbuf + *at (room checked); an input
+ * byte the encoding has no character for becomes U+FFFD.  Returns 1 if
+ * one did. */
+static int bin_utf8(struct tptp_bin *x, const char *in, size_t *at)
+{
+	char *ip = (char *)in, *op = x->tbuf + *at;
+	size_t il = strlen(in), ol = x->tcap - *at - 1;
+	int bad = 0;
+
+	iconv(x->cd, NULL, NULL, NULL, NULL);
+	while (il && iconv(x->cd, &ip, &il, &op, &ol) == (size_t)-1) {
+		if (errno == E2BIG || ol < 3)
+			break; /* not with 4 bytes out a byte in */
+		memcpy(op, "\xef\xbf\xbd", 3);
+		op += 3;
+		ol -= 3;
+		ip++;
+		il--;
+		bad = 1;
+		iconv(x->cd, NULL, NULL, NULL, NULL);
+	}
+	*op++ = '\0';
+	*at = (size_t)(op - x->tbuf);
+	return bad;
+}
+
+/* rec's strings with bytes past ASCII, into UTF-8 (x->cd is open).
+ * They live until the next message: the map copies what it keeps. */
+static int bin_transcode(struct tptp_bin *x, struct tptp_rec *rec)
+{
+	const char **strs[] = {&rec->name, &rec->signature, &rec->hostname, &rec->key, &rec->value,
+			       &rec->group};
+	size_t need = 0, at = 0, offs[6];
+	int bad = 0;
+
+	for (size_t i = 0; i < 6; i++) {
+		const char *t = *strs[i];
+		if (!t)
+			continue;
+		for (const unsigned char *u = (const unsigned char *)t; *u; u++)
+			if (*u >= 0x80) {
+				need += 4 * strlen(t) + 1;
+				break;
+			}
+	}
+	if (!need)
+		return 0;
+	if (need > x->tcap) {
+		char *nb = realloc(x->tbuf, need);
+		if (!nb)
+			return -1;
+		x->tbuf = nb;
+		x->tcap = need;
+	}
+	for (size_t i = 0; i < 6; i++) {
+		const char *t = *strs[i];
+		offs[i] = SIZE_MAX;
+		if (!t)
+			continue;
+		for (const unsigned char *u = (const unsigned char *)t; *u; u++)
+			if (*u >= 0x80) {
+				offs[i] = at;
+				bad |= bin_utf8(x, t, &at);
+				break;
+			}
+	}
+	for (size_t i = 0; i < 6; i++)
+		if (offs[i] != SIZE_MAX)
+			*strs[i] = x->tbuf + offs[i];
+	if (bad)
+		apc_model_unmapped(x->r->model,
+				   "tptp binary strings with bytes their encoding has no character for "
+				   "(each made U+FFFD)", 1);
+	return 0;
+}
+
 /* Parse a message body of kind `kind` into rec, afresh: by its plan
  * when it has one, else by its layout.  Returns bin_parse()'s. */
 static long bin_parse_msg(struct tptp_bin *x, const struct bin_plan *plan, const char *lay, int kind,
@@ -859,13 +985,14 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	if (id <= 1000) {
 		x->nsys++;
 		if (id == 1) {
-			/* Character encoding: strings are passed through as bytes;
-			 * recorded for the user. */
+			/* Character encoding: recorded for the user, and the
+			 * strings after it are converted from it (bin_set_encoding). */
 			const uint8_t *z = memchr(p, 0, (size_t)body);
 			char enc[64];
 			size_t k = z ? (size_t)(z - p) : (size_t)body;
 			snprintf(enc, sizeof enc, "%.*s", (int)(k < 63 ? k : 63), (const char *)p);
 			apc_model_add_attr(x->r->model, "tptp.bin.encoding", enc);
+			bin_set_encoding(x, enc);
 			if (z && k + 1 < body)
 				bin_extra_bytes(x, "encoding");
 		} else if (id == 2 && body >= 8) {
@@ -928,6 +1055,8 @@ static int bin_next_msg(struct tptp_bin *x, struct tptp_rec *rec)
 	}
 	if ((uint64_t)used < body)
 		bin_extra_bytes(x, rec->elem);
+	if (x->cd != (iconv_t)-1 && bin_transcode(x, rec) < 0)
+		return apc_err_set(&x->r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	/* Counted once the message is one: a skipped one is counted above. */
 	if (x->bad_time)
 		apc_model_unmapped(x->r->model, "tptp times that do not parse", 1);
@@ -991,6 +1120,7 @@ static int tptp_bin_open(struct apc_reader *r)
 		return apc_err_set(&r->err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	r->priv = x;
 	x->r = r;
+	x->cd = (iconv_t)-1;
 	x->fast = (apc_cpu_features() & APC_CPU_FAST) != 0;
 	bin_set_freq(x, 0);
 	x->s = apc_input_stream(r->inputs[0]);
@@ -1062,6 +1192,9 @@ static void tptp_bin_close(struct apc_reader *r)
 	if (!x)
 		return;
 	tptp_map_free(x->map);
+	if (x->cd != (iconv_t)-1)
+		iconv_close(x->cd);
+	free(x->tbuf);
 	free(x->buf);
 	free(x);
 	r->priv = NULL;

@@ -339,3 +339,34 @@ PY
 	[ "${#lines[@]}" -eq 2 ]
 	[[ "${lines[0]}" == *": not well-formed XML: input is not proper UTF-8, indicate encoding !; Bytes: 0xFE 0xFF "*"; kept everything before it" ]]
 }
+
+@test "tptp-bin: strings in the encoding system message 1 names are made UTF-8, as the XML twin's are" {
+	name=$(printf 'Proc\351\301\322')
+	for enc in ISO-8859-1 KOI8-R; do
+		for form in xml trcbin; do
+			"$APC_TOOLS/tptpgen" --seed 2 --threads 2 --calls 20 --encoding "$enc" --process-name "$name" \
+				$([ $form = trcbin ] && echo --binary) -o "$TMP/e.$form" >/dev/null
+			conv 0 "$TMP/e.$form" -o "$TMP/e.$form.apc" --overwrite
+			apcdump "$TMP/e.$form.apc" | grep -o 'thread_name *ts=0 tid=4242 name=".*"' >"$TMP/$form.name"
+		done
+		cmp "$TMP/xml.name" "$TMP/trcbin.name"
+		want=$(python3 -c 'import sys; print(b"Proc\xe9\xc1\xd2".decode(sys.argv[1]))' "$enc")
+		grep -qF "name=\"$want\"" "$TMP/trcbin.name"
+	done
+	# Java's name for it
+	"$APC_TOOLS/tptpgen" --seed 2 --threads 2 --calls 20 --encoding ISO8859_1 --process-name "$name" --binary -o "$TMP/j.trcbin" >/dev/null
+	conv 0 "$TMP/j.trcbin" -o "$TMP/j.apc"
+	apcdump "$TMP/j.apc" | grep -qF 'name="Procé'
+	# a name iconv does not know: the bytes as they are, counted
+	"$APC_TOOLS/tptpgen" --seed 2 --threads 2 --calls 20 --encoding NO-SUCH-CODE --process-name "$name" --binary -o "$TMP/n.trcbin" >/dev/null
+	run apcconv "$TMP/n.trcbin" -o "$TMP/n.apc" --stats=json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"tptp binary encoding NO-SUCH-CODE, which iconv does not know (strings kept as bytes)":1'* ]]
+	apcdump "$TMP/n.apc" | grep -qF 'tid=4242 name="Proc\xe9\xc1\xd2"' # (apcdump shows bytes not UTF-8 so)
+	# a byte the encoding has no character for: U+FFFD, counted
+	"$APC_TOOLS/tptpgen" --seed 2 --threads 2 --calls 20 --encoding EUC-JP --process-name "$(printf 'P\377q')" --binary -o "$TMP/b.trcbin" >/dev/null
+	run apcconv "$TMP/b.trcbin" -o "$TMP/b.apc" --stats=json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"tptp binary strings with bytes their encoding has no character for (each made U+FFFD)":1'* ]]
+	apcdump "$TMP/b.apc" | grep -qF 'name="P�q"'
+}

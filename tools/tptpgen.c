@@ -15,7 +15,9 @@
  * what it always was, byte for byte: the bench and the tests rely on it):
  * --no-process leaves processCreate out (the reader then picks a pid of
  * its own); --process-name NAME gives processCreate that Name attribute
- * (the TI profiler gives none); --monitor-stacks makes each thread wait
+ * (the TI profiler gives none); --encoding NAME names the strings'
+ * encoding (binary: system message 1; XML: the declaration) instead of
+ * UTF-8, the bytes of --process-name being in it; --monitor-stacks makes each thread wait
  * on a monitor before its first call and contend for or wait on one
  * after some calls, and in binary each of those messages carries the
  * thread's stack: its open calls, innermost first, as the spec's depth,
@@ -30,7 +32,8 @@
  *   tptpgen [--seed N] [--threads N] [--calls N] [--binary] [--bare]
  *           [--big-endian] [--platform32] [--len-incl-header] [--mhz]
  *           [--leave-open] [--no-process] [--process-name NAME]
- *           [--monitor-stacks] [--truncate N] [--truth FILE] -o OUT
+ *           [--encoding NAME] [--monitor-stacks] [--truncate N]
+ *           [--truth FILE] -o OUT
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,6 +59,7 @@ struct tptpgen_opts {
 	int no_process;          /* no processCreate */
 	const char *process_name; /* processCreate's Name, or NULL for none */
 	int monitor_stacks;      /* monitor records (binary: with stacks) */
+	const char *encoding;    /* the strings' encoding named, NULL: UTF-8 */
 };
 
 struct tptpgen_truth {
@@ -604,8 +608,9 @@ static int tptpgen_write(FILE *f, const struct tptpgen_opts *o, struct tptpgen_t
 
 	if (o->binary) {
 		uint8_t h[TPTP_BIN_HEADER], *p = h + 8;
-		static const char enc[] = "UTF-8";
-		uint8_t m[32], *q = m;
+		const char *enc = o->encoding ? o->encoding : "UTF-8";
+		size_t nenc = strlen(enc) + 1;
+		uint8_t m[128], *q = m;
 		memcpy(h, TPTP_BIN_MAGIC, 4);
 		h[4] = 1; /* version 1.0 */
 		h[5] = 0;
@@ -615,16 +620,17 @@ static int tptpgen_write(FILE *f, const struct tptpgen_opts *o, struct tptpgen_t
 		fwrite(h, 1, sizeof h, f);
 		/* system messages: encoding (1), CPU frequency (2) */
 		tptpgen_put(&s, &q, 1, 2);
-		tptpgen_put(&s, &q, sizeof enc + (o->len_incl_header ? 6 : 0), 4);
-		memcpy(q, enc, sizeof enc);
-		q += sizeof enc;
+		tptpgen_put(&s, &q, nenc + (o->len_incl_header ? 6 : 0), 4);
+		memcpy(q, enc, nenc);
+		q += nenc;
 		tptpgen_put(&s, &q, 2, 2);
 		tptpgen_put(&s, &q, 8 + (o->len_incl_header ? 6 : 0), 4);
 		tptpgen_put(&s, &q, o->freq_mhz ? TPTPGEN_FREQ_HZ / 1000000 : TPTPGEN_FREQ_HZ, 8);
 		fwrite(m, 1, (size_t)(q - m), f);
 	} else {
 		if (!o->bare)
-			fputs("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<TRACE>\n", f);
+			fprintf(f, "<?xml version=\"1.0\" encoding=\"%s\"?>\n<TRACE>\n",
+				o->encoding ? o->encoding : "utf-8");
 	}
 	memset(&r, 0, sizeof r);
 	r.has = TPTP_HAS_TIME | TPTP_HAS_PID;
@@ -698,7 +704,8 @@ static void tptpgen_usage(void)
 	fputs("usage: tptpgen [--seed N] [--threads N] [--calls N] [--binary] [--bare]\n"
 	      "               [--big-endian] [--platform32] [--len-incl-header] [--mhz]\n"
 	      "               [--leave-open] [--no-process] [--process-name NAME]\n"
-	      "               [--monitor-stacks] [--truncate N] [--truth FILE] -o OUT\n", stderr);
+	      "               [--encoding NAME] [--monitor-stacks] [--truncate N]\n"
+	      "               [--truth FILE] -o OUT\n", stderr);
 	exit(2);
 }
 
@@ -744,6 +751,8 @@ int main(int argc, char **argv)
 			o.no_process = 1;
 		else if (strcmp(a, "--process-name") == 0 && i + 1 < argc)
 			o.process_name = argv[++i];
+		else if (strcmp(a, "--encoding") == 0 && i + 1 < argc && strlen(argv[i + 1]) < 64)
+			o.encoding = argv[++i];
 		else if (strcmp(a, "--monitor-stacks") == 0)
 			o.monitor_stacks = 1;
 		else
