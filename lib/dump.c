@@ -207,7 +207,9 @@ struct dump {
 	struct dump_fd *fds;
 	size_t nfds;
 	/* summary */
-	uint64_t frames[APC_DUMP_TYPES + 1], fmsgs[APC_DUMP_TYPES + 1];
+	/* by frame type; [APC_DUMP_TYPES] unknown ones, [+1] zero-length
+	 * frames (the end-of-sequence marker, or zero bytes) */
+	uint64_t frames[APC_DUMP_TYPES + 2], fmsgs[APC_DUMP_TYPES + 2];
 	uint64_t nframes, nmsgs, bytes, errors;
 	uint64_t warnings;  /* what apcverify only warns of: not problems */
 	struct sum_kind *kinds; size_t nkinds, ckinds;
@@ -1137,9 +1139,18 @@ static int sum_cross(struct dump *d, const struct apc_frame *fr, int t, const st
 	return APC_OK;
 }
 
+/* A frame's row in the summary's frame types: its type, "other" for an
+ * unknown one, "empty" for a zero-length frame. */
+static int sum_type_slot(const struct apc_frame *fr)
+{
+	if (fr->len == 0)
+		return APC_DUMP_TYPES + 1;
+	return fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
+}
+
 static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
-	int t = fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
+	int t = sum_type_slot(fr);
 	const struct apc_field *fl;
 	int fresh;
 
@@ -1594,7 +1605,7 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 	uint64_t n = 0;
 	int listed = 0, rc;
 	int disconnect = 0; /* the frame's message was a disconnect of a valid fd */
-	int t = fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
+	int t = sum_type_slot(fr);
 
 	d->nframes++;
 	d->frames[t]++;
@@ -1754,10 +1765,11 @@ static void summary_json(struct dump *d)
 	json_key(f, &first, "frame_types");
 	putc('{', f);
 	inner = 1;
-	for (int t = 0; t <= APC_DUMP_TYPES; t++) {
+	for (int t = 0; t <= APC_DUMP_TYPES + 1; t++) {
 		if (!d->frames[t])
 			continue;
-		json_key(f, &inner, t < APC_DUMP_TYPES ? apc_frame_type_name(t) : "other");
+		json_key(f, &inner, t < APC_DUMP_TYPES ? apc_frame_type_name(t) :
+				    t == APC_DUMP_TYPES ? "other" : "empty");
 		fprintf(f, "{\"frames\":%" PRIu64 ",\"messages\":%" PRIu64 "}", d->frames[t],
 			d->fmsgs[t]);
 	}
@@ -1920,13 +1932,14 @@ static void summary_text(struct dump *d)
 	fprintf(f, "Messages:            %" PRIu64 "\n", d->nmsgs);
 	fprintf(f, "Bytes:               %" PRIu64 "\n", d->bytes);
 	fprintf(f, "Frame types:\n");
-	for (int t = 0; t <= APC_DUMP_TYPES; t++) {
+	for (int t = 0; t <= APC_DUMP_TYPES + 1; t++) {
 		if (!d->frames[t])
 			continue;
 		if (t < APC_DUMP_TYPES)
 			fprintf(f, "  %3d %-16s", t, apc_frame_type_name(t));
 		else
-			fprintf(f, "    ? %-16s", "other");
+			fprintf(f, "    %c %-16s", t == APC_DUMP_TYPES ? '?' : '-',
+				t == APC_DUMP_TYPES ? "other" : "empty");
 		fprintf(f, " %10" PRIu64 " %s %10" PRIu64 " %s\n", d->frames[t],
 			noun(d->frames[t], "frame ", "frames"), d->fmsgs[t],
 			noun(d->fmsgs[t], "message", "messages"));

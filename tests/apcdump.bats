@@ -1283,3 +1283,12 @@ Try 'apcdump --help' for more information." ]
 	exits 2 apcdump --frame=Summery "$TMP/d.apc"
 	[[ "$output" == "apcdump: unknown frame type 'Summery' "* ]]
 }
+
+@test "--summary counts zero-length frames as empty, apart from unknown types" {
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/z.apc"
+	head -c 4000 /dev/zero >>"$TMP/z.apc/0000000000"
+	exits 0 apcdump --summary "$TMP/z.apc"
+	grep -E '^    - empty +1000 frames +1000 messages$' <<<"$output"
+	! grep -q '? other' <<<"$output" || false
+	apcdump --summary --json "$TMP/z.apc" | grep -q '"empty":{"frames":1000,"messages":1000}'
+}
