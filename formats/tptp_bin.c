@@ -168,6 +168,7 @@ struct tptp_bin {
 	int finished, pending_rc;
 	int trace_open;         /* a traceStart not yet ended (see the top) */
 	iconv_t cd;             /* strings' encoding -> UTF-8; (iconv_t)-1: none wanted */
+	char enc[64];           /* the encoding last named (message 1) */
 	char *tbuf;             /* the strings of the message being read, in UTF-8 */
 	size_t tcap;
 	uint64_t nrec;          /* messages read, not yet added to the model */
@@ -765,6 +766,10 @@ static void bin_set_encoding(struct tptp_bin *x, const char *enc)
 					    "ANSI_X3.4-1968"};
 	char alt[64];
 
+	/* named again (each message 1 a writer repeats): as it is */
+	if (!strcmp(enc, x->enc))
+		return;
+	snprintf(x->enc, sizeof x->enc, "%s", enc);
 	if (x->cd != (iconv_t)-1)
 		iconv_close(x->cd);
 	x->cd = (iconv_t)-1;
