@@ -52,10 +52,6 @@
 #define APCW_OBUF (1u << 20)           /* data-file write buffer */
 #define APCW_STR_MAX (64u << 10)       /* longest name/image string written */
 #define APCW_DEPTH_MAX 4096            /* longest call path written */
-/* The temporary siblings (.NAME.tmp-XXXXXX, .part-, .old-) take at most
- * this much of NAME: a name of 243 bytes or more, legal itself, made
- * them longer than a file name may be (255), and the run failed. */
-#define APCW_TMP_BASE 200
 #define APCW_PROTOCOL 680
 #define APCW_ANN_VERSION 4             /* see apcw_annotation() */
 #define APCW_EVENTS_MAX (64u << 20)    /* largest --events file read (int for libxml2) */
@@ -1373,7 +1369,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 		}
 		dir = w->path ? apcw_dirname(w->path) : NULL;
 		if (dir)
-			w->tmpdir = apcw_printf("%s/.%.*s.tmp-XXXXXX", dir, APCW_TMP_BASE, apcw_basename(w->path));
+			w->tmpdir = apcw_printf("%s/.%.*s.tmp-XXXXXX", dir, APC_TMP_NAME_MAX, apcw_basename(w->path));
 		free(dir);
 		w->where = w->path ? apcw_strdup(w->path) : NULL;
 	}
@@ -2052,7 +2048,7 @@ static int apcw_archive(struct apc_writer *w, struct apc_err *err)
 	}
 	if (w->kind != APCW_STDOUT) {
 		char *dir = apcw_dirname(w->path);
-		w->partpath = dir ? apcw_printf("%s/.%.*s.part-XXXXXX", dir, APCW_TMP_BASE, apcw_basename(w->path)) : NULL;
+		w->partpath = dir ? apcw_printf("%s/.%.*s.part-XXXXXX", dir, APC_TMP_NAME_MAX, apcw_basename(w->path)) : NULL;
 		free(dir);
 		if (!w->partpath) {
 			archive_write_free(a);
@@ -2139,7 +2135,7 @@ static int apcw_place_dir(struct apc_writer *w, struct apc_err *err)
 		return rc;
 	/* Old one aside, new one in, then remove the old one. */
 	dir = apcw_dirname(w->path);
-	old = dir ? apcw_printf("%s/.%.*s.old-XXXXXX", dir, APCW_TMP_BASE, apcw_basename(w->path)) : NULL;
+	old = dir ? apcw_printf("%s/.%.*s.old-XXXXXX", dir, APC_TMP_NAME_MAX, apcw_basename(w->path)) : NULL;
 	free(dir);
 	if (!old)
 		return apcw_oom(err);

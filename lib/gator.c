@@ -1181,9 +1181,7 @@ static int gator_out_open(struct gator_out *o, const char *out, int overwrite, s
 	}
 	slash = strrchr(o->path, '/');
 	dir = slash ? gator_printf("%.*s", (int)(slash - o->path), o->path) : strdup(".");
-	/* at most 200 bytes of the name, as apcconv's: a long legal name
-	 * must not make the temporary one too long */
-	o->tmpdir = gator_printf("%s/.%.200s.tmp-XXXXXX", dir && *dir ? dir : "/",
+	o->tmpdir = gator_printf("%s/.%.*s.tmp-XXXXXX", dir && *dir ? dir : "/", APC_TMP_NAME_MAX,
 				 slash ? slash + 1 : o->path);
 	free(dir);
 	if (!o->tmpdir || !mkdtemp(o->tmpdir)) {

@@ -120,10 +120,12 @@ void apc_raise_nofile(void)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl); /* a hint: fine if refused */
-	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	/* "unlimited" is more than the kernel takes (fs.nr_open): ask for
+	 * its usual value then */
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 1048576 : rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl); /* a hint: fine if refused */
 }
 
 void apc_names_utf8(void)

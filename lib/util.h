@@ -76,6 +76,11 @@ void apc_names_utf8(void);
  */
 void apc_raise_nofile(void);
 
+/* How much of an output's name its temporary siblings (.NAME.tmp-XXXXXX
+ * and the like, beside it) take: the whole of a long name, legal
+ * itself, would make theirs longer than a file name may be (255). */
+#define APC_TMP_NAME_MAX 200
+
 /* apc_input_name() : how messages name an input: "<stdin>" for "-",
  * else the path as given. */
 const char *apc_input_name(const char *path);
