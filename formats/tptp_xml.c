@@ -355,13 +355,6 @@ static int first_element(const uint8_t *p, size_t n, size_t i, char *name, size_
 }
 
 /*
- * Look at the start of s for the first element's name: 4 KiB first,
- * more (up to APC_PEEK_MAX) while the prolog runs past what is in view.
- * name gets it ("" if none is in view).  Returns 1 when all in view is
- * prolog and there is more (a prolog longer than a peek can see), 0
- * otherwise, -1 on failure (err set).
- */
-/*
  * UTF-16 XML (what a Windows tool may write): a byte-order mark, or
  * "<" and the next character as 16-bit units.  This reader takes bytes
  * (the prolog scan, the offsets it reports are the file's), so it is
@@ -393,6 +386,14 @@ static size_t xml_utf16_ascii(const uint8_t *p, size_t n, int order, char *out, 
 	return k;
 }
 
+/*
+ * Look at the start of s for the first element's name: 4 KiB first,
+ * more (up to APC_PEEK_MAX) while the prolog runs past what is in view.
+ * name gets it ("" if none is in view).  Returns 1 when all in view is
+ * prolog and there is more (a prolog longer than a peek can see), 0
+ * otherwise, -1 on failure (err set).  UTF-16 input: its first element
+ * read as ASCII (xml_utf16_ascii()), 0.
+ */
 static int xml_peek_first(struct apc_stream *s, char *name, size_t len, struct apc_err *err)
 {
 	size_t want = TPTP_XML_PEEK;
