@@ -384,3 +384,19 @@ n = tarfile.open(sys.argv[1], encoding="utf-8", errors="surrogateescape").getnam
 assert n.encode("utf-8", "surrogateescape") == b"lat\xe9.apc", n' "$TMP/lat.tar"
 	apcdump "$TMP/lat.tar" | cmp - "$TMP/folder.txt"
 }
+
+@test "an LTT trace under a folder named past ASCII, zipped by Python, is found in the C locale" {
+	export LC_ALL=C
+	ltt_tree "trace é"
+	conv 0 "$TMP/trace é" -o "$TMP/folder.apc"
+	apcdump "$TMP/folder.apc" >"$TMP/folder.txt"
+	(cd "$TMP" && python3 -c '
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for r, d, fs in os.walk("trace é"):
+        for f in fs:
+            z.write(os.path.join(r, f))' "$TMP/t.zip")
+	conv 0 "$TMP/t.zip" -o "$TMP/t.apc"
+	[[ "${lines[0]}" == "apcconv: $TMP/t.zip (ltt) -> "* ]]
+	apcdump "$TMP/t.apc" | cmp - "$TMP/folder.txt"
+}
