@@ -92,7 +92,6 @@
 #include <errno.h>
 #include <iconv.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -826,19 +825,21 @@ static int bin_transcode(struct tptp_bin *x, struct tptp_rec *rec)
 	const char **strs[] = {&rec->name, &rec->signature, &rec->hostname, &rec->key, &rec->value,
 			       &rec->group};
 	size_t need = 0, at = 0, offs[6];
+	unsigned wide = 0; /* the strings with a byte past ASCII */
 	int bad = 0;
 
 	for (size_t i = 0; i < 6; i++) {
-		const char *t = *strs[i];
-		if (!t)
+		const unsigned char *u = (const unsigned char *)*strs[i];
+		if (!u)
 			continue;
-		for (const unsigned char *u = (const unsigned char *)t; *u; u++)
+		for (; *u; u++)
 			if (*u >= 0x80) {
-				need += 4 * strlen(t) + 1;
+				wide |= 1u << i;
+				need += 4 * strlen(*strs[i]) + 1;
 				break;
 			}
 	}
-	if (!need)
+	if (!wide)
 		return 0;
 	if (need > x->tcap) {
 		char *nb = realloc(x->tbuf, need);
@@ -847,20 +848,14 @@ static int bin_transcode(struct tptp_bin *x, struct tptp_rec *rec)
 		x->tbuf = nb;
 		x->tcap = need;
 	}
-	for (size_t i = 0; i < 6; i++) {
-		const char *t = *strs[i];
-		offs[i] = SIZE_MAX;
-		if (!t)
-			continue;
-		for (const unsigned char *u = (const unsigned char *)t; *u; u++)
-			if (*u >= 0x80) {
-				offs[i] = at;
-				bad |= bin_utf8(x, t, &at);
-				break;
-			}
-	}
+	/* every string converted before any pointer moves to tbuf */
 	for (size_t i = 0; i < 6; i++)
-		if (offs[i] != SIZE_MAX)
+		if (wide >> i & 1) {
+			offs[i] = at;
+			bad |= bin_utf8(x, *strs[i], &at);
+		}
+	for (size_t i = 0; i < 6; i++)
+		if (wide >> i & 1)
 			*strs[i] = x->tbuf + offs[i];
 	if (bad)
 		apc_model_unmapped(x->r->model,
