@@ -902,6 +902,35 @@ static int ltt_lost_cpus(struct apc_reader *r, struct ltt_priv *p, unsigned long
 	return APC_OK;
 }
 
+/*
+ * The summary's "uname", the attribute Streamline shows for the target's
+ * system: gatord writes uname(2)'s sysname, nodename, release, version
+ * and machine, then "GNU/Linux".  system.xml holds the same fields, from
+ * uname(1), and the operating system's own name in place of the last.
+ * Fields the trace lacks are left out; none at all, no attribute.
+ */
+static void ltt_uname(struct apc_model *m, const struct apc_ltt_xnode *sys)
+{
+	static const char *const field[] = {"kernel_name", "node_name", "kernel_release",
+					    "kernel_version", "machine", "operating_system"};
+	char buf[1024];
+	size_t len = 0;
+
+	for (size_t i = 0; i < sizeof field / sizeof field[0]; i++) {
+		const char *v = apc_ltt_xml_attr(sys, field[i]);
+		if (!v || !*v)
+			continue;
+		int k = snprintf(buf + len, sizeof buf - len, "%s%s", len ? " " : "", v);
+		if (k < 0 || (size_t)k >= sizeof buf - len) {
+			buf[len] = '\0'; /* the fields that fit whole (uname's are 65 bytes) */
+			break;
+		}
+		len += (size_t)k;
+	}
+	if (len)
+		apc_model_add_attr(m, "uname", buf);
+}
+
 static int ltt_open(struct apc_reader *r)
 {
 	struct apc_input *in = r->inputs[0];
@@ -945,6 +974,7 @@ static int ltt_open(struct apc_reader *r)
 	snprintf(tn, sizeof tn, "%s%s%s%s", host ? host : "LTT trace", rel ? " (Linux " : "",
 		 rel ? rel : "", rel ? ")" : "");
 	apc_strset(&r->model->meta.target_name, tn);
+	ltt_uname(r->model, sys);
 	static const char *const keep[] = {"kernel_name", "kernel_release", "kernel_version",
 					   "machine", "arch_size", "endian", "ltt_major_version",
 					   "ltt_minor_version", NULL};

@@ -890,3 +890,26 @@ assert o["damage"].endswith("<event name=\"schedchange\"> (the file ends before 
 	conv 1 --overwrite "$TMP/b" -o "$TMP/b.apc"
 	[ "${lines[0]}" = "apcconv: $TMP/b/info/bookmarks.xml: offset $(printf 0x%x "$(stat -c %s "$TMP/b/info/bookmarks.xml")"): no <bookmarks> element: the file ends before it (cut short?)" ]
 }
+
+@test "LTT: the summary's uname is built from system.xml as gatord builds it from uname(2)" {
+	# lttgen's system.xml names the kernel, host and release only: the
+	# fields it lacks are left out, not left empty.
+	apcconv -q "$TMP/gen" -o "$TMP/g.apc"
+	run apcdump --frame summary -c 1 "$TMP/g.apc"
+	grep -q ' attr_key="uname" attr_value="Linux lttgen 2.6.0-gen" attr_key="kernel_name"' <<<"$output"
+	# With none of uname's fields there is no attribute at all.
+	sed -i 's/ node_name="[^"]*"//; s/ kernel_name="[^"]*"//; s/ kernel_release="[^"]*"//' \
+		"$TMP/gen/info/system.xml"
+	apcconv -q "$TMP/gen" -o "$TMP/n.apc"
+	run apcdump --frame summary -c 1 "$TMP/n.apc"
+	grep -q ' summary ' <<<"$output"
+	! grep -q 'uname' <<<"$output" || false
+}
+
+@test "LTT: the real trace's uname reads as uname -a printed it on the traced machine" {
+	need_shared
+	apcconv -q "$SHARED/ltt/smp_example" -o "$TMP/s.apc"
+	run apcdump --frame summary -c 1 "$TMP/s.apc"
+	grep -qF 'attr_key="uname" attr_value="Linux thales.casi.polymtl.ca 2.5.44-ltt2 #2 SMP Tue Jul 22 09:46:56 EDT 2003 i686 GNU/Linux"' <<<"$output"
+	apcverify -q "$TMP/s.apc"
+}
