@@ -72,7 +72,7 @@
 enum stream_src { SRC_FD, SRC_ARCHIVE, SRC_MEM, SRC_RANGE };
 
 /* Compressions a stream is decoded from (see "decoders" below). */
-enum dec_kind { DEC_NONE, DEC_GZIP, DEC_BZIP2, DEC_XZ, DEC_LZMA, DEC_ZSTD, DEC_LZ4, DEC_COMPRESS,
+enum dec_kind { DEC_NONE, DEC_GZIP, DEC_BZIP2, DEC_XZ, DEC_LZMA, DEC_LZIP, DEC_ZSTD, DEC_LZ4, DEC_COMPRESS,
 		DEC_DEFLATE /* raw deflate data: a zip member's (never told by content) */ };
 
 /*
@@ -140,7 +140,7 @@ struct apc_stream {
 	size_t zin_pend;   /* libarchive decoders: bytes of zin not handed over yet */
 	z_stream z;        /* DEC_GZIP, DEC_DEFLATE */
 	bz_stream bz;      /* DEC_BZIP2 */
-	lzma_stream lz;    /* DEC_XZ, DEC_LZMA */
+	lzma_stream lz;    /* DEC_XZ, DEC_LZMA, DEC_LZIP */
 	struct gz_rec *gzr; /* DEC_GZIP: seek points to note, or NULL */
 	int gz_raw;        /* DEC_GZIP: started at a seek point, inside a gzip member */
 	unsigned gz_skip;  /* DEC_GZIP: trailer bytes still to pass over */
@@ -278,7 +278,8 @@ void apc_stream_close(struct apc_stream *s)
 	case DEC_DEFLATE: inflateEnd(&s->z); break;
 	case DEC_BZIP2: BZ2_bzDecompressEnd(&s->bz); break;
 	case DEC_XZ:
-	case DEC_LZMA: lzma_end(&s->lz); break;
+	case DEC_LZMA:
+	case DEC_LZIP: lzma_end(&s->lz); break;
 	default:
 		if (s->dar)
 			archive_read_free(s->dar);
@@ -386,7 +387,7 @@ static ssize_t raw_read(struct apc_stream *s, uint8_t *buf, size_t n)
 
 /*
  * A compressed stream is decoded between its raw source and the
- * look-ahead: gzip with zlib, bzip2 with libbz2, xz and lzma with
+ * look-ahead: gzip with zlib, bzip2 with libbz2, xz, lzma and lzip with
  * liblzma.  Each stops where its data does, so a cut or a corruption
  * keeps every byte decoded before it.  zstd, lz4 and compress (.Z), whose
  * libraries the build does not link (no -dev package needed), go through
@@ -410,6 +411,7 @@ static const struct {
 	[DEC_BZIP2] = {"bzip2", "bz2", ARCHIVE_FILTER_BZIP2},
 	[DEC_XZ] = {"xz", "xz", ARCHIVE_FILTER_XZ},
 	[DEC_LZMA] = {"lzma", "lzma", ARCHIVE_FILTER_LZMA},
+	[DEC_LZIP] = {"lzip", "lz", ARCHIVE_FILTER_LZIP},
 	[DEC_ZSTD] = {"zstd", "zst", ARCHIVE_FILTER_ZSTD},
 	[DEC_LZ4] = {"lz4", "lz4", ARCHIVE_FILTER_LZ4},
 	[DEC_COMPRESS] = {"compress", "Z", ARCHIVE_FILTER_COMPRESS},
@@ -725,9 +727,12 @@ static const char *lz_why(lzma_ret ret)
 }
 
 /*
- * Decode up to n bytes of xz (concatenated streams, as xz(1) does) or
- * lzma (one stream).  liblzma is told where the input ends (LZMA_FINISH),
- * and says a stream is cut by making no more progress.
+ * Decode up to n bytes of xz or lzip (concatenated streams or members,
+ * as xz(1) and lzip(1) do) or lzma (one stream).  liblzma is told where
+ * the input ends (LZMA_FINISH), and says a stream is cut by making no
+ * more progress.  lzip lets a file end in data of another kind, which
+ * lzip(1) itself refuses unless told to ignore it: here it is damage
+ * after the data, like anything after a .lzma stream.
  */
 static size_t xz_read(struct apc_stream *s, uint8_t *out, size_t n)
 {
@@ -920,7 +925,8 @@ static ssize_t dec_read(struct apc_stream *s, uint8_t *out, size_t n)
 	case DEC_DEFLATE: got = gz_read(s, out, n); break;
 	case DEC_BZIP2: got = bz_read(s, out, n); break;
 	case DEC_XZ:
-	case DEC_LZMA: got = xz_read(s, out, n); break;
+	case DEC_LZMA:
+	case DEC_LZIP: got = xz_read(s, out, n); break;
 	default: got = dar_read(s, out, n); break;
 	}
 	if (got == 0 && s->failed)
@@ -960,9 +966,11 @@ static int dec_start(struct apc_stream *s, int kind, struct apc_err *err)
 		break;
 	case DEC_XZ:
 	case DEC_LZMA:
+	case DEC_LZIP:
 		memset(&s->lz, 0, sizeof s->lz); /* LZMA_STREAM_INIT */
-		ok = (kind == DEC_XZ ? lzma_stream_decoder(&s->lz, IN_LZMA_MEMLIMIT, LZMA_CONCATENATED)
-				     : lzma_alone_decoder(&s->lz, IN_LZMA_MEMLIMIT)) == LZMA_OK;
+		ok = (kind == DEC_XZ     ? lzma_stream_decoder(&s->lz, IN_LZMA_MEMLIMIT, LZMA_CONCATENATED)
+		      : kind == DEC_LZIP ? lzma_lzip_decoder(&s->lz, IN_LZMA_MEMLIMIT, LZMA_CONCATENATED)
+					 : lzma_alone_decoder(&s->lz, IN_LZMA_MEMLIMIT)) == LZMA_OK;
 		s->lz.next_in = s->zin;
 		s->lz.avail_in = have;
 		break;
@@ -1205,7 +1213,8 @@ int64_t apc_stream_raw_offset(const struct apc_stream *s)
 	case DEC_DEFLATE: return (int64_t)(s->raw_pos - s->z.avail_in);
 	case DEC_BZIP2: return (int64_t)(s->raw_pos - s->bz.avail_in);
 	case DEC_XZ:
-	case DEC_LZMA: return (int64_t)(s->raw_pos - s->lz.avail_in);
+	case DEC_LZMA:
+	case DEC_LZIP: return (int64_t)(s->raw_pos - s->lz.avail_in);
 	default: return (int64_t)(s->raw_pos - s->zin_pend);
 	}
 	return (int64_t)s->offset;
@@ -1350,6 +1359,9 @@ static int sniff_dec(const uint8_t *p, size_t n)
 		return DEC_BZIP2;
 	if (magic_is(p, n, "\xfd" "7zXZ\0", 6, 3))
 		return DEC_XZ;
+	/* "LZIP" and the format's version: 1 (lzip 1.4 on) or 0 */
+	if (magic_is(p, n, "LZIP", 4, 4) && (n < 5 || p[4] <= 1))
+		return DEC_LZIP;
 	if (magic_is(p, n, "\x28\xb5\x2f\xfd", 4, 3))
 		return DEC_ZSTD;
 	/* lz4 frame, and the legacy format lz4 -l writes */

@@ -2,8 +2,8 @@
  * input.h - the input layer: a path becomes a stream or a tree.
  *
  * A plain file, stdin ("-"), or a file compressed with gzip, bzip2, xz,
- * lzma, zstd, lz4 or compress (detected by its magic, not its name) is a
- * single stream, decoded as it is read.  A directory, or a .tar (in any
+ * lzma, lzip, zstd, lz4 or compress (detected by its magic, not its name)
+ * is a single stream, decoded as it is read.  A directory, or a .tar (in any
  * of those compressions), .zip, .cpio or .7z archive (libarchive;
  * detected by content), is a tree of members addressed by relative path
  * ("info/system.xml", "cpu/0").  When every member of an archive sits

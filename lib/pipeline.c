@@ -48,8 +48,9 @@ void apc_default_output(const char *input, char *out, size_t len)
 {
 	/* what the input side unwraps (lib/input.c: gzip by itself, the rest
 	 * through libarchive) */
-	static const char *const wrappers[] = {".gz",  ".tgz",  ".bz2", ".tbz2", ".tbz", ".xz", ".txz",
-					       ".lzma", ".zst", ".Z", ".tar", ".zip", NULL};
+	static const char *const wrappers[] = {
+		".gz", ".tgz", ".bz2", ".tbz2", ".tbz", ".xz",  ".txz", ".lzma", ".lz", ".tlz",
+		".zst", ".tzst", ".lz4", ".Z", ".taz", ".tar", ".zip", ".cpio", ".7z", NULL};
 	char tmp[4096];
 	const char *b;
 	char *dot;

@@ -1150,12 +1150,22 @@ ltt_compressed() {
 	ltt_compressed "lz4 -q -B4" lz4 lz4
 }
 
-@test "a Barman dump in gzip, bzip2, xz, zstd or lz4 converts as the dump; cut, it keeps what came before" {
+@test "a cut or damaged .tar.lz LTT tarball: the data before the damage is converted, the damage told" {
+	# tests/lzip.py writes what lzip -c does (lzip -t accepts it)
+	ltt_compressed "$PYLZIP" lz lzip
+}
+
+@test "a .tar.lz made by lzip itself converts as the tar" {
+	ltt_compressed lzip lz lzip
+}
+
+@test "a Barman dump in gzip, bzip2, xz, zstd, lz4 or lzip converts as the dump; cut, it keeps what came before" {
 	local found=0
 	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 5 --records 10000 --buffer 1000000
 	apcconv -q "$TMP/b.bin" -o "$TMP/plain.apc"
 	whole=$(count_msgs "$TMP/plain.apc" block_counter)
-	for c in "gzip:gz:gzip" "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"; do
+	for c in "gzip:gz:gzip" "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4" \
+		 "lzip:lz:lzip" "$PYLZIP:lz:lzip"; do
 		IFS=: read -r prog ext name <<<"$c"
 		if ! command -v "${prog%% *}" >/dev/null; then
 			echo "# ${prog%% *} is not installed: $ext not tested" >&3
@@ -1176,7 +1186,7 @@ ltt_compressed() {
 		[ "$part" -gt 0 ]
 		[ "$part" -lt "$whole" ]
 	done
-	[ "$found" -eq 1 ] || skip "none of gzip, bzip2, xz, zstd, lz4 is installed"
+	[ "$found" -eq 1 ] || skip "none of gzip, bzip2, xz, zstd, lz4, lzip is installed"
 }
 
 @test "a compressed Barman dump cut in the bytes its reader never reads: every record, and the cut told" {
@@ -1185,7 +1195,8 @@ ltt_compressed() {
 	# the records and leaves the rest
 	"$APC_TOOLS/barmangen" -o "$TMP/t.bin" --seed 5 --records 2000 --trailing 200000
 	apcconv -q "$TMP/t.bin" -o "$TMP/plain.apc"
-	for c in "gzip:gz:gzip" "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4"; do
+	for c in "gzip:gz:gzip" "bzip2 -1:bz2:bzip2" "xz:xz:xz" "zstd -q:zst:zstd" "lz4 -q -B4:lz4:lz4" \
+		 "lzip:lz:lzip" "$PYLZIP:lz:lzip"; do
 		IFS=: read -r prog ext name <<<"$c"
 		if ! command -v "${prog%% *}" >/dev/null; then
 			echo "# ${prog%% *} is not installed: $ext not tested" >&3
@@ -1199,7 +1210,7 @@ ltt_compressed() {
 		[[ "${lines[0]}" == "apcconv: $TMP/cut/t.bin.$ext: offset 0x"*": truncated $name stream (the compressed data ends at byte $((sz - 3)))" ]]
 		diff -r "$TMP/plain.apc" "$TMP/out/o.apc"
 	done
-	[ "$found" -eq 1 ] || skip "none of gzip, bzip2, xz, zstd, lz4 is installed"
+	[ "$found" -eq 1 ] || skip "none of gzip, bzip2, xz, zstd, lz4, lzip is installed"
 }
 
 @test "a compressed input cut before anything could be decoded is told as cut, not an unknown format" {
@@ -1324,6 +1335,16 @@ ltt_compressed() {
 		[ -d demo.apc ]
 		[ ! -e "demo.bin.apc" ]
 		rm -r demo.apc
+	done
+	# told by content, named by extension: every compression and archive
+	# read, on gzip data, including the short tar forms
+	gzip -c "$TD/barman/demo.bin" > g
+	for name in demo.bin.lzma demo.bin.lz demo.bin.zst demo.bin.lz4 demo.bin.Z demo.tlz \
+		    demo.tzst demo.taz demo.tbz demo.bin.tar.lz; do
+		cp g "$name"
+		apcconv -q "$name"
+		[ -d demo.apc ] || { echo "$name: not demo.apc: $(ls)"; false; }
+		rm -r demo.apc "$name"
 	done
 	# the tar stream's folder is the default name, not a fixed one
 	apcconv -q "$TD/barman/demo.bin" -o - > s.tar

@@ -8,6 +8,9 @@
 # The Python snippets that import tests/apcpack.py find it through APC_ROOT.
 export APC_ROOT
 SHARED="${APC_SHARED_TESTDATA:-$APC_ROOT/../shared/testdata}"
+# lzip -c's output from python3, for machines without lzip (a compressor
+# "command" in the tests' lists: its first word is what must be installed)
+PYLZIP="python3 $APC_ROOT/tests/lzip.py"
 
 need_shared() {
 	[ -d "$SHARED" ] || skip "../shared/testdata is absent (real files not available)"

@@ -236,7 +236,7 @@ sweep_compressed() {
 	tar -C "$TMP" -cf "$TMP/l.tar" ltt/info ltt/eventdefs ltt/control ltt/cpu
 	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 5 --records 10000 --buffer 1000000
 	each_compressor sweep_compressed "gzip:gz" "bzip2 -1:bz2" "xz:xz" "xz --format=lzma:lzma" \
-		"zstd -q:zst" "lz4 -q -B4:lz4"
+		"zstd -q:zst" "lz4 -q -B4:lz4" "$PYLZIP:lz"
 }
 
 @test "sweep: shared barman, TPTP and Annotate samples cut and flipped" {

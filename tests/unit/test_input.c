@@ -154,6 +154,7 @@ static const struct comp {
 	{"bzip2", "bz2", ARCHIVE_FILTER_BZIP2, "compression-level", "1", 1},
 	{"xz", "xz", ARCHIVE_FILTER_XZ, NULL, NULL, 1},
 	{"lzma", "lzma", ARCHIVE_FILTER_LZMA, NULL, NULL, 0},
+	{"lzip", "lz", ARCHIVE_FILTER_LZIP, NULL, NULL, 1},
 	{"zstd", "zst", ARCHIVE_FILTER_ZSTD, NULL, NULL, 0},
 	{"lz4", "lz4", ARCHIVE_FILTER_LZ4, "block-size", "4", 1},
 	{"compress", "Z", ARCHIVE_FILTER_COMPRESS, NULL, NULL, 0},
