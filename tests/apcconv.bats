@@ -1155,10 +1155,6 @@ ltt_compressed() {
 	ltt_compressed "$PYLZIP" lz lzip
 }
 
-@test "a .tar.lz made by lzip itself converts as the tar" {
-	ltt_compressed lzip lz lzip
-}
-
 @test "a Barman dump in gzip, bzip2, xz, zstd, lz4 or lzip converts as the dump; cut, it keeps what came before" {
 	local found=0
 	"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --seed 5 --records 10000 --buffer 1000000
