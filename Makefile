@@ -4,6 +4,8 @@
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
+# bash-completion finds a command's completion by the command's name
+COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR ?=
 CC      ?= cc
 PKG_CONFIG ?= pkg-config
@@ -168,11 +170,16 @@ install: all
 	install -m 755 $(CMDS) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(wildcard man/*.5) $(DESTDIR)$(MANDIR)/man5/
+	install -d $(DESTDIR)$(COMPDIR)
+	for c in $(notdir $(CMDS)); do \
+		install -m 644 scripts/apctools.bash $(DESTDIR)$(COMPDIR)/$$c || exit 1; \
+	done
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(CMDS)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(wildcard man/*.5)))
+	rm -f $(addprefix $(DESTDIR)$(COMPDIR)/,$(notdir $(CMDS)))
 
 clean:
 	rm -rf build
