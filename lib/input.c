@@ -72,7 +72,8 @@
 enum stream_src { SRC_FD, SRC_ARCHIVE, SRC_MEM, SRC_RANGE };
 
 /* Compressions a stream is decoded from (see "decoders" below). */
-enum dec_kind { DEC_NONE, DEC_GZIP, DEC_BZIP2, DEC_XZ, DEC_LZMA, DEC_LZIP, DEC_ZSTD, DEC_LZ4, DEC_COMPRESS,
+enum dec_kind { DEC_NONE, DEC_GZIP, DEC_BZIP2, DEC_XZ, DEC_LZMA, DEC_LZIP, DEC_ZSTD, DEC_LZ4,
+		DEC_COMPRESS,
 		DEC_DEFLATE /* raw deflate data: a zip member's (never told by content) */ };
 
 /*
