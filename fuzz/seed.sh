@@ -168,6 +168,19 @@ for t in barman tptp_bin tptp_xml annotate ltt_block apc; do
 	i=$((i + 1))
 done
 
+# ... and a few of them compressed, in each compression read (those whose
+# tool is here; lzip from tests/lzip.py), so the decoders are fuzzed too
+for f in testdata/barman/demo.bin testdata/barman/le32_linear_v1.bin; do
+	[ -f "$f" ] || continue
+	for c in "gzip -c" "bzip2 -c" "xz -c" "xz --format=lzma -c" "zstd -q -c" "lz4 -q -c" \
+		 "python3 tests/lzip.py"; do
+		command -v "${c%% *}" >/dev/null 2>&1 || continue
+		out="$C/convert/z_$(echo "$c" | tr -c 'a-z0-9' _)_$(basename "$f")"
+		head -c 8000 "$f" >"$W/plain"
+		{ printf '\000'; $c "$W/plain"; } >"$out" 2>/dev/null || rm -f "$out"
+	done
+done
+
 for t in "$C"/*; do
 	echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"
 done
