@@ -47,6 +47,13 @@ _apctools_words()
 	mapfile -t COMPREPLY < <(IFS=$'\n' compgen -P "$head" -W "$list" -- "$cur")
 }
 
+# Set COMPREPLY to the files and folders whose names start with $1.
+_apctools_files()
+{
+	compopt -o filenames 2>/dev/null || :
+	mapfile -t COMPREPLY < <(compgen -f -- "$1")
+}
+
 _apctools()
 {
 	local cmd=${1##*/} cur=${COMP_WORDS[COMP_CWORD]} prev='' opt='' pfx=
@@ -88,8 +95,7 @@ _apctools()
 		return 0
 	fi
 	# inputs and captures: files and folders (an LTT trace, an .apc)
-	compopt -o filenames 2>/dev/null || :
-	mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+	_apctools_files "$cur"
 	return 0
 }
 
@@ -115,8 +121,7 @@ _apctools_value()
 		_apctools_words "${_apctools_modes// /$'\n'}" "$cur"
 		return 0 ;;
 	*:-o | *:--output | *:--events | apcrecord:--session)
-		compopt -o filenames 2>/dev/null || :
-		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		_apctools_files "$cur"
 		return 0 ;;
 	*:--begin | *:--end | *:--core | *:-c | *:--count | *:--max-errors | *:-p | *:--port | \
 	*:-l | *:--listen | *:-d | *:--duration | *:--timeout | *:--counters)
