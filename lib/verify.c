@@ -103,6 +103,8 @@ const struct apc_vcheck apc_verify_checks[] = {
 	 "events.xml malformed, or cut short or taken away by a damaged archive"},
 	{"ext-fd", APC_V_ERROR, "an External frame with a negative or too large fd"},
 	{"ext-disconnect", APC_V_WARNING, "an External disconnect for an fd never opened"},
+	{"ext-empty", APC_V_WARNING,
+	 "an External frame with no fd (a bare [10]) or an fd and no bytes (gatord 6.8 writes both)"},
 	{"annotate-setup", APC_V_ERROR,
 	 "an annotate stream that does not begin with its setup message"},
 	{"annotate-decode", APC_V_ERROR, "an annotate stream message that does not decode"},
@@ -244,7 +246,7 @@ struct vagg {
 	struct apc_vproblem first;
 };
 
-enum { AGG_NONMIN, AGG_CROSS, AGG_BLOCKCORE, AGG_NAME, AGG_EXIT, AGG_N };
+enum { AGG_NONMIN, AGG_CROSS, AGG_BLOCKCORE, AGG_NAME, AGG_EXIT, AGG_EXTEMPTY, AGG_N };
 
 struct vkey {
 	int64_t key;
@@ -317,6 +319,8 @@ static const char *const agg_notes[AGG_N] = {
 	"(plus 500 ppm of the time) back",
 	"gatord 6.8 can stamp a sched switch just before the thread exit written ahead of it; "
 	"accepted up to 1 s back",
+	"gatord 6.8 writes both kinds (the bare one last in a capture); nothing to decode, "
+	"accepted",
 };
 
 /* "s" after a count other than one. */
@@ -453,7 +457,7 @@ static void v_flush_aggs(struct verify *v)
 		if (!a->n)
 			continue;
 		l = strlen(a->first.msg);
-		if (a->n > 1 && i == AGG_BLOCKCORE)
+		if (a->n > 1 && (i == AGG_BLOCKCORE || i == AGG_EXTEMPTY))
 			snprintf(a->first.msg + l, sizeof a->first.msg - l, " (first of %llu): %s",
 				 (unsigned long long)a->n, agg_notes[i]);
 		else if (a->n > 1)
@@ -1391,8 +1395,11 @@ static void walk_external(struct verify *v, struct vcur *c)
 	const uint8_t *p;
 	size_t n;
 
-	if (c->pos == c->len)
-		return; /* a bare [10]: gatord 6.8 writes one at the end */
+	if (c->pos == c->len) {
+		v_agg(v, AGG_EXTEMPTY, "ext-empty", c_off(v, at), 0,
+		      "an External frame with no fd (a bare [10])");
+		return;
+	}
 	if (c_p32(v, c, &fd, "fd") < 0)
 		return;
 	if (fd == -1) {
@@ -1427,8 +1434,11 @@ static void walk_external(struct verify *v, struct vcur *c)
 	p = c->b + c->pos;
 	n = c->len - c->pos;
 	c->pos = c->len;
-	if (n == 0)
-		return; /* empty [10][fd] frames: gatord 6.8 */
+	if (n == 0) {
+		v_agg(v, AGG_EXTEMPTY, "ext-empty", c_off(v, at), 0,
+		      "an External frame for fd %lld with no bytes", (long long)fd);
+		return;
+	}
 	if (!f->open) {
 		f->open = 1;
 		f->dec = apc_ann_decoder_new(v->name);

@@ -115,6 +115,18 @@ EOF
 	grep -q 'warning: .*gatord 6.8 .* \[ts-gatord-exit\]$' <<<"$output"
 }
 
+@test "gatord 6.8's empty External frames are told once each capture, not failed" {
+	need_shared
+	run apcverify "$SHARED/apc/v68_sleep.apc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qxF "$SHARED/apc/v68_sleep.apc: frame 18 @0x534759: warning: an External frame with no fd (a bare [10]): gatord 6.8 writes both kinds (the bare one last in a capture); nothing to decode, accepted [ext-empty]" <<<"$output"
+	run apcverify "$SHARED/apc/v68_nonroot_annotate.apc"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '\[ext-empty\]$' <<<"$output")" -eq 1 ]
+	grep -q ': warning: an External frame for fd [0-9]* with no bytes (first of 4): ' <<<"$output"
+}
+
 @test "a truncated copy of a real capture exits 1 naming frame and offset" {
 	need_shared
 	cp -r "$SHARED/apc/v68_nonroot.apc" "$TMP/cut.apc"
@@ -520,10 +532,11 @@ print(tarfile.open(sys.argv[1]).getmember("g.apc/events.xml").offset + 100)' "$T
 	[ "$status" -eq 1 ]
 	[ "${lines[1]}" = "$TMP/gc.tar: events.xml: error: events.xml is missing from what the damage left of the archive: captured-type cannot run [events-xml]" ]
 	[ "${lines[2]}" = "$TMP/gc.tar: counters.xml: error: counters.xml is missing from what the damage left of the archive: no check needs it [archive]" ]
-	[ "${lines[3]}" = "$TMP/gc.tar: 3 errors, 0 warnings" ]
+	[[ "${lines[3]}" == "$TMP/gc.tar: frame 18 @0x534759: warning: "*"[ext-empty]" ]]
+	[ "${lines[4]}" = "$TMP/gc.tar: 3 errors, 1 warning" ]
 	# whole, it has no session.xml to lose
 	run apcverify "$TMP/g.tar"
-	[ "$output" = "$TMP/g.tar: ok (20 frames)" ]
+	[ "${lines[1]}" = "$TMP/g.tar: ok (20 frames, 1 warning)" ]
 }
 
 @test "a cut or damaged .apc.tar.bz2, .xz, .zst or .lz4, or a .tar.gz with a bad CRC, is an [archive] error" {

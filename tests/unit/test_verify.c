@@ -964,6 +964,26 @@ static void f_ext_fd(void) { fault_frames(add_bad_fd, "ext-fd", APC_V_ERROR); }
 static void add_stray_disconnect(struct cap *c) { add_disconnect(c, 9); }
 static void f_ext_disconnect(void) { fault_frames(add_stray_disconnect, "ext-disconnect", APC_V_WARNING); }
 
+/* gatord 6.8's empty External frames: a bare [10], an fd with no bytes,
+ * and a bare one again.  One warning, the first told with the count. */
+static void f_ext_empty(void)
+{
+	struct cap c;
+
+	base(&c, NULL);
+	frame(&c, APC_FRAME_EXTERNAL);
+	add_external(&c, 6, "", 0);
+	frame(&c, APC_FRAME_EXTERNAL);
+	run_only(&c, "ext-empty", APC_V_WARNING);
+	T_ASSERT(c.g.n == 1 && c.g.frame[0] == 9);
+	T_ASSERT(strstr(c.g.msg[0], "an External frame with no fd (a bare [10]) (first of 3)") == c.g.msg[0]);
+	/* only the fd with no bytes */
+	base(&c, NULL);
+	add_external(&c, 6, "", 0);
+	run_only(&c, "ext-empty", APC_V_WARNING);
+	T_ASSERT(c.g.n == 1 && strstr(c.g.msg[0], "an External frame for fd 6 with no bytes: gatord 6.8") == c.g.msg[0]);
+}
+
 static void add_no_setup(struct cap *c) { add_external(c, 6, "\x01\x05\x00\x00\x00hello", 10); }
 static void f_annotate_setup(void) { fault_frames(add_no_setup, "annotate-setup", APC_V_ERROR); }
 
@@ -1225,7 +1245,7 @@ static void every_check_is_tested(void)
 		"summary-missing", "ts-frame", "ts-core", "ts-cross-type", "ts-gatord-name",
 		"ts-gatord-exit", "key-undeclared", "key-mixed", "block-no-ts",
 		"block-core-reading", "no-data", "captured-xml", "captured-key-dup",
-		"captured-type", "events-xml", "ext-fd", "ext-disconnect", "annotate-setup",
+		"captured-type", "events-xml", "ext-fd", "ext-disconnect", "ext-empty", "annotate-setup",
 		"annotate-decode", "annotate-cut", "cookie-reserved", "cookie-unnamed", "ts-before-start",
 		NULL};
 	size_t n = 0;
@@ -1373,6 +1393,7 @@ void run_tests(void)
 	T_RUN(f_events_xml);
 	T_RUN(f_ext_fd);
 	T_RUN(f_ext_disconnect);
+	T_RUN(f_ext_empty);
 	T_RUN(f_annotate_setup);
 	T_RUN(f_annotate_setup_version);
 	T_RUN(f_annotate_decode);
