@@ -419,7 +419,7 @@ static void rd_start(struct rd_ahead *ra, const struct apc_conv_opts *o)
 		return;
 	}
 	ra->r->model->lock = &ra->model_mu;
-	/* SIGINT and SIGTERM stay with the main thread. */
+	/* The stop signals (INT, TERM, HUP) stay with the main thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&ra->th, NULL, rd_main, ra);

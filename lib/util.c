@@ -185,6 +185,7 @@ void apc_catch_stop_signals(void (*handler)(int))
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 void apc_size_limit_errors(void)

@@ -104,9 +104,10 @@ void apc_interrupt(void);
 int apc_interrupted(void);
 
 /*
- * apc_catch_stop_signals() : run handler on SIGINT and SIGTERM, without
- * SA_RESTART, so that a read, accept() or wait blocked at the time
- * returns and the loop around it sees the request to stop.
+ * apc_catch_stop_signals() : run handler on SIGINT, SIGTERM and SIGHUP (a
+ * closed terminal or ssh session), without SA_RESTART, so that a read,
+ * accept() or wait blocked at the time returns and the loop around it
+ * sees the request to stop.
  */
 void apc_catch_stop_signals(void (*handler)(int));
 

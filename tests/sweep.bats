@@ -11,7 +11,7 @@
 # pass apcverify; and a run that wrote nothing leaves nothing behind (no
 # NAME.apc, no hidden .NAME.apc.tmp-* sibling).
 #
-# Interrupts: SIGINT and SIGTERM leave neither the capture nor its
+# Interrupts: SIGINT, SIGTERM and SIGHUP leave neither the capture nor its
 # temporary sibling.  kill -9 cannot be caught: the documented guarantee
 # is that the final NAME.apc never exists half-written; only the hidden
 # temporary sibling .NAME.apc.tmp-XXXXXX may remain, and it is removed
@@ -314,6 +314,11 @@ interrupted() {
 
 @test "interrupt: SIGTERM leaves no capture and no temporary folder" {
 	interrupted TERM
+}
+
+@test "interrupt: SIGHUP (a closed terminal) leaves no capture and no temporary folder" {
+	interrupted HUP
+	no_leftovers "$TMP/out" o.apc
 }
 
 @test "interrupt: kill -9 never leaves a half-written NAME.apc (only a hidden temporary sibling)" {
