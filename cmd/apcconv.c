@@ -78,7 +78,8 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 /*
  * -o DIR/, DIR a folder there is and not a capture (NAME.apc): the
  * capture goes inside it under its default name, as cp and mv put a file
- * into DIR/.  Else the name as given (the writer adds .apc).
+ * into DIR/; DIR/ that is not a folder is refused, as cp refuses it.
+ * Else the name as given (the writer adds .apc).  NULL: refused (said).
  */
 static const char *output_path(const char *out, const char *input, char *buf, size_t len)
 {
@@ -86,12 +87,25 @@ static const char *output_path(const char *out, const char *input, char *buf, si
 	struct stat st;
 	char name[1024];
 
-	if (!n || out[n - 1] != '/' || stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
+	if (!n || out[n - 1] != '/')
 		return out;
 	while (n && out[n - 1] == '/')
 		n--;
 	if (n >= 4 && !strncasecmp(out + n - 4, ".apc", 4))
-		return out;
+		return out; /* a capture named as a folder */
+	errno = 0;
+	if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		char why[128];
+		const char *what = "not a folder";
+
+		if (errno == ENOENT)
+			what = "no such folder";
+		else if (errno && errno != ENOTDIR)
+			what = apc_strerror(errno, why, sizeof why);
+		fprintf(stderr, PROG ": %s: %s (a name ending in / is a folder to write into)\n", out,
+			what);
+		return NULL;
+	}
 	apc_default_output(input, name, sizeof name);
 	snprintf(buf, len, "%.*s/%s", (int)n, out, name);
 	return buf;
@@ -189,8 +203,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < o.ninputs; i++)
 		if (apc_cli_refuse_tty(PROG, o.inputs[i], 0))
 			return 2;
-	if (o.output)
-		o.output = output_path(o.output, o.inputs[0], outbuf, sizeof outbuf);
+	if (o.output && !(o.output = output_path(o.output, o.inputs[0], outbuf, sizeof outbuf)))
+		return 2;
 
 	if (!quiet)
 		o.notice = show_notice;

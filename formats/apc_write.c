@@ -45,6 +45,7 @@
 #include "owrite.h"
 #include "packed.h"
 #include "util.h"
+#include "verify.h" /* apc_xml_error_msg() */
 #include "writer.h"
 
 #define APCW_FRAME_DEFAULT (64u << 10) /* flush frames at 64 KiB, like gator's buffers */
@@ -95,6 +96,7 @@ struct apc_writer {
 	char *where;      /* what errors about the files name: path, or TMPDIR's
 			     folder for a tar stream on stdout */
 	int datafd;
+	int streamfd;     /* the tar stream's: stdout, or a device or FIFO named by -o */
 	struct apc_owrite *ow; /* the data file's writes, on a helper thread */
 	uint8_t *obuf;          /* its buffer being filled (apc_owrite_buf) */
 	size_t olen;
@@ -204,6 +206,24 @@ static const char *apcw_basename(const char *path)
 static int apcw_eio(struct apc_err *err, const char *path, const char *what)
 {
 	return apc_err_sys(err, APC_EIO, path, what, errno);
+}
+
+/* fd moved to 3 or above (closing the original), or -1 with errno. */
+static int apcw_fd_up(int fd)
+{
+	int up = fcntl(fd, F_DUPFD_CLOEXEC, 3), e = errno;
+
+	close(fd);
+	errno = e;
+	return up;
+}
+
+/* Whether -o names a device or FIFO there is: a tar stream goes into it. */
+static int apcw_stream_target(const char *out)
+{
+	struct stat st;
+
+	return stat(out, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
 }
 
 /*
@@ -1235,6 +1255,8 @@ static void apcw_free(struct apc_writer *w)
 	free(w->taken);
 	free(w->conns);
 	free(w->chash);
+	if (w->streamfd != STDOUT_FILENO)
+		close(w->streamfd);
 	free(w->path);
 	free(w->name);
 	free(w->tmpdir);
@@ -1281,6 +1303,7 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 	if (!w)
 		return apcw_oom(err);
 	w->datafd = -1;
+	w->streamfd = STDOUT_FILENO;
 	if (o)
 		w->o = *o;
 	else
@@ -1306,15 +1329,28 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 		}
 	}
 
-	if (strcmp(out, "-") == 0) {
+	if (strcmp(out, "-") == 0 || apcw_stream_target(out)) {
 		const char *tmp = getenv("TMPDIR");
-		if (isatty(STDOUT_FILENO)) {
+		/* -o /dev/null, a FIFO: the tar stream goes there, as for
+		 * "-" (cp and tar write into them too); never below fd 3, so
+		 * a closed stdin's 0 cannot be taken for it */
+		if (strcmp(out, "-") != 0) {
+			int fd = open(out, O_WRONLY | O_CLOEXEC);
+			if (fd < 0 || (fd < 3 && (fd = apcw_fd_up(fd)) < 0)) {
+				int rc = apcw_eio(err, out, "cannot open");
+				apcw_free(w);
+				return rc;
+			}
+			w->streamfd = fd;
+		}
+		if (isatty(w->streamfd)) {
 			apcw_free(w);
-			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+			return apc_err_set(err, APC_EIO, w->streamfd == STDOUT_FILENO ? NULL : out,
+					   APC_NO_OFFSET,
 					   "refusing to write a tar stream to a terminal (redirect it or use -o FILE)");
 		}
 		w->kind = APCW_STDOUT;
-		w->path = apcw_strdup("-");
+		w->path = apcw_strdup(out);
 		w->name = apcw_strdup(w->o.stream_name && *w->o.stream_name ? w->o.stream_name : "capture.apc");
 		w->tmpdir = apcw_printf("%s/apcconv-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		w->where = tmp && *tmp ? apcw_printf("%s (TMPDIR)", tmp) : apcw_strdup("/tmp");
@@ -1335,6 +1371,17 @@ int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_
 			/* "..", "x/." name a folder there is: no capture name */
 			if (apc_dot_name(out, n)) {
 				apc_err_set(err, APC_EIO, out, APC_NO_OFFSET, "not a usable output name");
+				apcw_free(w);
+				return APC_EIO;
+			}
+			/* a.7z, a.gz: an archive that cannot be written, not a
+			 * folder "a.7z.apc" the user did not ask for */
+			if ((k = apc_wrapper_suffix(out, n))) {
+				apc_err_set(err, APC_EIO, out, APC_NO_OFFSET,
+					    "cannot write a %.*s archive (a capture is written as a folder "
+					    "NAME.apc, or as .zip, .tar, .tar.gz, .tar.bz2, .tar.xz or "
+					    ".tar.zst)",
+					    (int)k, out + n - k);
 				apcw_free(w);
 				return APC_EIO;
 			}
@@ -1514,7 +1561,8 @@ int apc_writer_write(struct apc_writer *w, const struct apc_batch *b, struct apc
 static int apcw_arc_err(const struct apc_writer *w, struct archive *a, const char *member,
 			struct apc_err *err)
 {
-	const char *s = archive_error_string(a), *file = w->kind == APCW_STDOUT ? "stdout" : w->path;
+	const char *s = archive_error_string(a);
+	const char *file = !strcmp(w->path, "-") ? "stdout" : w->path;
 	int e = archive_errno(a);
 	char what[256];
 
@@ -1795,9 +1843,12 @@ static void apcw_drop_named(xmlNodePtr root, const xmlChar *name, xmlNodePtr *no
  */
 static int apcw_load_events(struct apc_writer *w, struct apc_err *err)
 {
+	const char *name = apc_input_name(w->o.events_file);
 	struct apc_stream *s;
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	xmlParserCtxtPtr ctx;
+	const xmlError *xe;
 	xmlNodePtr er;
 	int rc;
 
@@ -1811,16 +1862,29 @@ static int apcw_load_events(struct apc_writer *w, struct apc_err *err)
 	apc_stream_close(s);
 	if (rc < 0)
 		return rc;
-	w->events_doc = xmlReadMemory((const char *)buf, (int)len, w->o.events_file, NULL,
-				      XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR |
-					      XML_PARSE_NOWARNING);
+	if (!(ctx = xmlNewParserCtxt())) {
+		free(buf);
+		return apcw_oom(err);
+	}
+	w->events_doc = xmlCtxtReadMemory(ctx, (const char *)buf, (int)len, name, NULL,
+					  XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR |
+						  XML_PARSE_NOWARNING);
 	free(buf);
-	if (!w->events_doc)
-		return apc_err_set(err, APC_EIO, w->o.events_file, APC_NO_OFFSET,
-				   "the events file is not XML");
+	xe = xmlCtxtGetLastError(ctx);
+	/* only errors reject it (not libxml2's warnings), in apcverify's words */
+	if (!w->events_doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR)) {
+		char why[320];
+
+		rc = apc_err_set(err, APC_EIO, name, APC_NO_OFFSET, "events file: %s",
+				 apc_xml_error_msg(xe ? xe->line : 0, xe ? xe->message : NULL, why,
+						   sizeof why));
+		xmlFreeParserCtxt(ctx);
+		return rc;
+	}
+	xmlFreeParserCtxt(ctx);
 	er = xmlDocGetRootElement(w->events_doc);
 	if (!er || xmlStrcmp(er->name, (const xmlChar *)"events"))
-		return apc_err_set(err, APC_EIO, w->o.events_file, APC_NO_OFFSET,
+		return apc_err_set(err, APC_EIO, name, APC_NO_OFFSET,
 				   "the events file has no <events> root");
 	return APC_OK;
 }
@@ -2027,7 +2091,7 @@ static int apcw_archive(struct apc_writer *w, struct apc_err *err)
 	static const char *const leaves[] = {"0000000000", "captured.xml", "events.xml", "session.xml"};
 	struct archive *a = archive_write_new();
 	struct archive_entry *e = NULL;
-	int fd = STDOUT_FILENO, rc = APC_OK;
+	int fd = w->streamfd, rc = APC_OK;
 
 	if (!a)
 		return apcw_oom(err);

@@ -38,39 +38,30 @@ static const char *base_name(const char *path, char *tmp, size_t len)
 	return slash ? slash + 1 : tmp;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 void apc_default_output(const char *input, char *out, size_t len)
 {
-	/* what the input side unwraps (lib/input.c: gzip by itself, the rest
-	 * through libarchive) */
-	static const char *const wrappers[] = {
-		".gz", ".tgz", ".bz2", ".tbz2", ".tbz", ".xz",  ".txz", ".lzma", ".lz", ".tlz",
-		".zst", ".tzst", ".lz4", ".Z", ".taz", ".tar", ".zip", ".cpio", ".7z", NULL};
 	char tmp[4096];
 	const char *b;
 	char *dot;
-	int again = 1;
+	size_t k;
 
 	if (strcmp(input, "-") == 0) {
 		snprintf(out, len, "stdin.apc");
 		return;
 	}
 	b = base_name(input, tmp, sizeof tmp);
+	if (!strcmp(b, ".") || !strcmp(b, "..") || !strcmp(b, "/")) {
+		/* "apcconv ." in a trace's folder: name it after the folder */
+		char *real = realpath(input, NULL);
+		b = real ? base_name(real, tmp, sizeof tmp) : "/";
+		free(real);
+		if (!strcmp(b, "/"))
+			b = "capture";
+	}
 	snprintf(out, len, "%s", b);
 	/* Peel archive/compression suffixes, then one format extension. */
-	while (again) {
-		again = 0;
-		for (int i = 0; wrappers[i]; i++)
-			if (ends_with(out, wrappers[i]) && strlen(out) > strlen(wrappers[i])) {
-				out[strlen(out) - strlen(wrappers[i])] = '\0';
-				again = 1;
-			}
-	}
+	while ((k = apc_wrapper_suffix(out, strlen(out))) && strlen(out) > k)
+		out[strlen(out) - k] = '\0';
 	dot = strrchr(out, '.');
 	if (dot && dot != out)
 		*dot = '\0';
@@ -672,20 +663,16 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 	if (!res->model.meta.source_format)
 		apc_strset(&res->model.meta.source_format, fmt->name);
 
-	if (o->output && strcmp(o->output, "-") == 0) {
-		/* a tar stream: its folder is named as the default output */
+	{
+		/* a tar stream (-o -, a device or FIFO): its folder is named
+		 * as the default output */
 		struct apc_write_opts wo = o->write;
 		char folder[1024];
 
 		apc_default_output(o->inputs[0], folder, sizeof folder);
 		wo.stream_name = folder;
-		rc = apc_writer_open("-", &wo, &w, err);
-	} else {
-		if (o->output)
-			snprintf(outbuf, sizeof outbuf, "%s", o->output);
-		else
-			apc_default_output(o->inputs[0], outbuf, sizeof outbuf);
-		rc = apc_writer_open(outbuf, &o->write, &w, err);
+		snprintf(outbuf, sizeof outbuf, "%s", o->output ? o->output : folder);
+		rc = apc_writer_open(outbuf, &wo, &w, err);
 	}
 	if (rc < 0)
 		goto out;

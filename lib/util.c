@@ -314,6 +314,22 @@ size_t apc_archive_suffix(const char *out, size_t n)
 	return 0;
 }
 
+size_t apc_wrapper_suffix(const char *name, size_t n)
+{
+	/* what lib/input.c unwraps: gzip by itself, the rest through
+	 * libarchive (case matters: .Z is compress, .z is not) */
+	static const char *const sfx[] = {".gz",  ".tgz", ".bz2", ".tbz2", ".tbz", ".xz",  ".txz",
+					  ".lzma", ".lz",  ".tlz", ".zst",  ".tzst", ".lz4", ".Z",
+					  ".taz", ".tar", ".zip", ".cpio", ".7z"};
+
+	for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+		size_t k = strlen(sfx[i]);
+		if (n >= k && memcmp(name + n - k, sfx[i], k) == 0)
+			return k;
+	}
+	return 0;
+}
+
 int apc_dot_name(const char *out, size_t n)
 {
 	const char *last;

@@ -189,6 +189,16 @@ size_t apc_archive_suffix(const char *out, size_t n);
 int apc_dot_name(const char *out, size_t n);
 
 /*
+ * apc_wrapper_suffix() : the length of the compression or archive
+ * extension name[0..n) ends with, of those the input side unwraps (.gz,
+ * .tgz, .bz2, .xz, .lzma, .lz, .zst, .lz4, .Z, .tar, .zip, .cpio, .7z,
+ * their short tar forms...), 0 if none.  Default output names peel them;
+ * an output name ending in one apc_archive_suffix() does not know is
+ * refused rather than taken for a folder name.
+ */
+size_t apc_wrapper_suffix(const char *name, size_t n);
+
+/*
  * apc_out_replaceable() : what --overwrite may replace at path: nothing
  * (no such file), a folder that is an .apc capture (it holds a
  * captured.xml or a 0000000000 file, and whatever Streamline added) when

@@ -31,7 +31,7 @@ struct apc_write_opts {
 	int64_t created;        /* captured.xml created=; -1: model or SOURCE_DATE_EPOCH or 0 */
 	uint32_t frame_max;     /* flush frames at this body size; 0 = default */
 	int annotate_version;   /* External frames' annotate version; 0 = smallest that fits */
-	const char *stream_name;/* out "-": the tar stream's folder (NAME.apc); NULL: capture.apc */
+	const char *stream_name;/* a tar stream's folder (NAME.apc; NULL: capture.apc) */
 };
 
 struct apc_write_stats {
@@ -50,7 +50,8 @@ struct apc_writer;
  * apc_writer_open() : prepare output `out`: a folder (".apc" is appended
  * to a name without it; "." and ".." are refused), an archive by its
  * extension in any case (.zip, .tar, .tar.gz/.tgz, .tar.bz2/.tbz2,
- * .tar.xz/.txz), or "-", a tar stream on stdout.  Fails if it exists,
+ * .tar.xz/.txz), or "-", a tar stream on stdout; an existing device or
+ * FIFO (/dev/null) takes that tar stream too.  Fails if it exists,
  * unless overwrite.
  */
 int apc_writer_open(const char *out, const struct apc_write_opts *o, struct apc_writer **w,

@@ -184,11 +184,69 @@ assert o["format"] == "ltt" and o["damage"] == sys.argv[2] + ": no cpu/N tracefi
 	run apcconv -q "$TD/barman/demo.bin" -o outdir/demo.apc/
 	[ "$status" -eq 2 ]
 	[ "$output" = "apcconv: outdir/demo.apc: output exists (use --overwrite to replace it)" ]
-	# no slash, or no such folder: the name of the capture, as before
+	# no slash: the name of the capture
 	apcconv -q "$TD/barman/demo.bin" -o outdir
 	[ -d outdir.apc ]
-	apcconv -q "$TD/barman/demo.bin" -o newdir/
-	[ -d newdir.apc ]
+	# a slash on no folder, or on a file: refused, as cp refuses it
+	run apcconv -q "$TD/barman/demo.bin" -o newdir/
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: newdir/: no such folder (a name ending in / is a folder to write into)" ]
+	touch afile
+	run apcconv -q "$TD/barman/demo.bin" -o afile/
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: afile/: not a folder (a name ending in / is a folder to write into)" ]
+	[ ! -e newdir ] && [ ! -e newdir.apc ] && [ ! -e afile.apc ]
+}
+
+@test "-o with an extension read but never written is refused, not made a folder NAME.7z.apc" {
+	cd "$TMP"
+	for out in a.7z a.gz a.apc.gz a.tar.lz a.cpio a.tbz a.Z a.lz4 a.bz2; do
+		run apcconv -q "$TD/barman/demo.bin" -o "$out"
+		[ "$status" -eq 2 ]
+		ext=.${out##*.}
+		[ "$output" = "apcconv: $out: cannot write a $ext archive (a capture is written as a folder NAME.apc, or as .zip, .tar, .tar.gz, .tar.bz2, .tar.xz or .tar.zst)" ]
+	done
+	[ -z "$(ls -A)" ]
+	# named as a capture, the same name is a folder
+	apcconv -q "$TD/barman/demo.bin" -o a.7z.apc
+	[ -f a.7z.apc/0000000000 ]
+}
+
+@test "-o /dev/null and -o FIFO take the tar stream, named in the summary" {
+	cd "$TMP"
+	run apcconv "$TD/barman/demo.bin" -o /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == "apcconv: $TD/barman/demo.bin (barman) -> /dev/null: "* ]]
+	[ -z "$(ls -A)" ]
+	[ ! -e /dev/null.apc ]
+	# --stats=json still goes to stdout, not into the device
+	apcconv -q --stats=json "$TD/barman/demo.bin" -o /dev/null > stats.json
+	grep -q '"output":"/dev/null"' stats.json
+	mkfifo f
+	tar -tf - < f > list &
+	apcconv -q "$TD/barman/demo.bin" -o f
+	wait
+	[ "$(sort list | tr '\n' ' ')" = "demo.apc/ demo.apc/0000000000 demo.apc/captured.xml demo.apc/events.xml demo.apc/session.xml " ]
+	apcconv -q "$TD/barman/demo.bin" -o - | cmp - <(cat f & apcconv -q "$TD/barman/demo.bin" -o f)
+	# a full device: the error names it, exit 2
+	if [ -c /dev/full ]; then
+		run apcconv -q "$TD/barman/demo.bin" -o /dev/full
+		[ "$status" -eq 2 ]
+		[ "$output" = "apcconv: /dev/full: demo.apc/0000000000: cannot write: no space left on device" ]
+	fi
+}
+
+@test "an input named . or .. is named after its folder" {
+	"$APC_TOOLS/lttgen" --events 100 -o "$TMP/trace1" > /dev/null
+	mkdir "$TMP/w"
+	cd "$TMP/w"
+	apcconv -q ../trace1/.
+	[ -f trace1.apc/0000000000 ]
+	cd "$TMP/trace1/cpu"
+	apcconv -q .. -o -  | tar -tf - | grep -qx 'trace1.apc/0000000000'
+	cd "$TMP/trace1"
+	apcconv -q .
+	[ -f trace1.apc/0000000000 ]
 }
 
 @test ".tar.bz2, .tar.xz, .tar.zst and archive names in any case write archives that read back" {
@@ -1282,10 +1340,19 @@ ltt_compressed() {
 		case $ev in
 		"$TMP") [ "$output" = "apcconv: $TMP: cannot read: is a directory" ] ;;
 		*nope.xml) [ "$output" = "apcconv: $ev: cannot open: no such file or directory" ] ;;
-		*t.txt) [ "$output" = "apcconv: $ev: the events file is not XML" ] ;;
+		*t.txt) [ "$output" = "apcconv: $ev: events file: line 1: not well-formed XML: start tag expected, '<' not found" ] ;;
 		*x.xml) [ "$output" = "apcconv: $ev: the events file has no <events> root" ] ;;
 		esac
 	done
+	# where it breaks, and stdin named as every message names it
+	printf '<events>\n<category name="x">\n</events>\n' > "$TMP/cut.xml"
+	run apcconv -q --events="$TMP/cut.xml" "$TD/barman/demo.bin" -o "$TMP/o.apc"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "apcconv: $TMP/cut.xml: events file: line 4: not well-formed XML: "* ]]
+	run sh -c '"$0" -q --events=- "$1" -o "$2" < "$3"' "$APC_BIN/apcconv" "$TD/barman/demo.bin" "$TMP/o.apc" "$TMP/cut.xml"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "apcconv: <stdin>: events file: line 4: not well-formed XML: "* ]]
+	[ ! -e "$TMP/o.apc" ]
 	# a compressed one reads as the plain one
 	printf '<events><category name="L"><event counter="Z" title="New" name="z"/></category></events>\n' |
 		gzip -c > "$TMP/ev.xml.gz"
