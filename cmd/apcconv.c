@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "pipeline.h"
 #include "report.h"
@@ -186,23 +187,28 @@ int main(int argc, char **argv)
 	o.inputs = (const char *const *)argv + optind;
 	o.ninputs = (size_t)(argc - optind);
 	int events_stdin = o.write.events_file && strcmp(o.write.events_file, "-") == 0;
-	int nstdin = events_stdin;
+	int input_stdin = 0;
 	for (size_t i = 0; i < o.ninputs; i++) {
 		if (!*o.inputs[i]) {
 			fprintf(stderr, PROG ": an input name is empty\n");
 			return 2;
 		}
-		nstdin += strcmp(o.inputs[i], "-") == 0;
+		input_stdin |= strcmp(o.inputs[i], "-") == 0;
 	}
-	if (nstdin > 1) {
-		/* the first reader would take it all, the next see it end */
-		fprintf(stderr, PROG ": standard input (-) given %s: it can be read once\n",
-			events_stdin ? "as --events=- and as an input" : "as two inputs");
+	if (apc_cli_stdin_twice(PROG, argv + optind, o.ninputs))
+		return 2;
+	if (events_stdin && input_stdin) {
+		fprintf(stderr, PROG ": standard input (-) given as --events=- and as an input: it "
+				"can be read once\n");
 		return 2;
 	}
 	for (size_t i = 0; i < o.ninputs; i++)
 		if (apc_cli_refuse_tty(PROG, o.inputs[i], 0))
 			return 2;
+	if (events_stdin && isatty(STDIN_FILENO)) {
+		fprintf(stderr, PROG ": <stdin>: refusing to read the events file from a terminal\n");
+		return 2;
+	}
 	if (o.output && !(o.output = output_path(o.output, o.inputs[0], outbuf, sizeof outbuf)))
 		return 2;
 

@@ -147,6 +147,8 @@ int main(int argc, char **argv)
 		fputs("apcdump: no capture given (try --help)\n", stderr);
 		return 2;
 	}
+	if (apc_cli_stdin_twice("apcdump", argv + optind, (size_t)(argc - optind)))
+		return 2;
 	if (o.summary && o.xml)
 		return bad_usage("%s", "--summary and --xml do not go together");
 	if (o.summary || o.xml) {

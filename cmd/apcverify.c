@@ -196,6 +196,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": no capture given (try --help)\n");
 		return 2;
 	}
+	if (apc_cli_stdin_twice(PROG, argv + optind, (size_t)(argc - optind)))
+		return 2;
 	apc_size_limit_errors();
 	if (verbose && !quiet)
 		fprintf(stderr, PROG ": readings: timestamps in order within a frame and per "

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "util.h"
 
 #define APC_FMT(x) extern const struct apc_format x;
 APC_FMT(apc_format_apc)
@@ -81,7 +82,8 @@ int apc_format_foreign(struct apc_input *in, struct apc_err *err)
 		return 0;
 	/* named as the stream's messages name it ("<stdin>" for "-") */
 	apc_err_set(err, APC_EIO,
-		    apc_input_is_tree(in) ? apc_input_path(in) : apc_stream_name(apc_input_stream(in)),
+		    apc_input_is_tree(in) ? apc_input_name(apc_input_path(in))
+					  : apc_stream_name(apc_input_stream(in)),
 		    APC_NO_OFFSET,
 		    "not an APC capture but %s input: convert it with apcconv first", f->name);
 	return 1;

@@ -3078,7 +3078,7 @@ static int memfs_open_stream(const char *path, struct apc_stream **out, struct a
 static int stdin_check(struct apc_err *err)
 {
 	if (isatty(STDIN_FILENO))
-		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+		return apc_err_set(err, APC_EIO, "<stdin>", APC_NO_OFFSET,
 				   "refusing to read binary data from a terminal");
 	return APC_OK;
 }

@@ -147,6 +147,18 @@ int apc_cli_refuse_tty(const char *prog, const char *path, int quiet)
 	return 1;
 }
 
+int apc_cli_stdin_twice(const char *prog, char *const *names, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += strcmp(names[i], "-") == 0;
+	if (k < 2)
+		return 0;
+	fprintf(stderr, "%s: standard input (-) given as two inputs: it can be read once\n", prog);
+	return 1;
+}
+
 int apc_progress_wanted(int forced, int quiet)
 {
 	if (forced >= 0)

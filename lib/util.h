@@ -95,6 +95,14 @@ const char *apc_input_name(const char *path);
 int apc_cli_refuse_tty(const char *prog, const char *path, int quiet);
 
 /*
+ * apc_cli_stdin_twice() : 1 when "-" is among names[0..n) more than once,
+ * after "PROG: standard input (-) given as two inputs: it can be read
+ * once" on stderr: the first reader would take it all and the next see
+ * an empty input.  0 otherwise.
+ */
+int apc_cli_stdin_twice(const char *prog, char *const *names, size_t n);
+
+/*
  * apc_interrupt() : note that the user asked to stop (async-signal-safe;
  * called from SIGINT/SIGTERM handlers).  apc_interrupted() tells long
  * loops and blocking reads to give up; reads interrupted by the signal

@@ -1384,6 +1384,14 @@ ltt_compressed() {
 	run timeout 10 script -qec "'$APC_BIN/apcverify' -q -" /dev/null
 	[ "$status" -eq 2 ]
 	[ -z "$output" ]
+	# the library's own refusal (apcserve) names it too; an events file is not binary
+	run timeout 10 script -qec "'$APC_BIN/apcserve' -p 0 -" /dev/null
+	[ "$status" -eq 2 ]
+	[ "$(tr -d '\r' <<<"$output")" = "apcserve: <stdin>: refusing to read binary data from a terminal" ]
+	run timeout 10 script -qec "'$APC_BIN/apcconv' --events=- '$TD/barman/demo.bin' -o '$TMP/e.apc'" /dev/null
+	[ "$status" -eq 2 ]
+	[ "$(tr -d '\r' <<<"$output")" = "apcconv: <stdin>: refusing to read the events file from a terminal" ]
+	[ ! -e "$TMP/e.apc" ]
 }
 
 @test "default names: compression and archive extensions come off, and -o - names its folder so" {

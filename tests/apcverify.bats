@@ -407,6 +407,20 @@ Try 'apcverify --help' for more information." ]
 	grep -q "^ts-cross-type  *warning" <<<"$output"
 }
 
+@test "standard input named twice is a usage error for apcverify and apcdump, as for apcconv" {
+	make_cap "$TMP/c.apc"
+	for p in apcverify apcdump; do
+		run "$p" - - < "$TMP/c.apc/0000000000"
+		[ "$status" -eq 2 ]
+		[ "$output" = "$p: standard input (-) given as two inputs: it can be read once" ]
+		run "$p" "$TMP/c.apc" - "$TMP/c.apc" - < "$TMP/c.apc/0000000000"
+		[ "$status" -eq 2 ]
+	done
+	# once is fine
+	run apcverify - < "$TMP/c.apc/0000000000"
+	[ "$status" -eq 0 ]
+}
+
 @test "every check id is documented in the man page" {
 	run apcverify --list-checks
 	[ "$status" -eq 0 ]
@@ -592,6 +606,10 @@ print(tarfile.open(sys.argv[1]).getmember("g.apc/events.xml").offset + 100)' "$T
 	done
 	verify 2 - <"$TMP/b.bin"
 	[ "$output" = "apcverify: <stdin>: not an APC capture but barman input: convert it with apcconv first" ]
+	# an archive on stdin is named so too, not "-"
+	tar -C "$TMP" -czf "$TMP/ltt.tgz" ltt
+	verify 2 - <"$TMP/ltt.tgz"
+	[ "$output" = "apcverify: <stdin>: not an APC capture but ltt input: convert it with apcconv first" ]
 	run apcverify --json "$TMP/b.bin"
 	[ "$status" -eq 2 ]
 	grep -qF '"ok":false,' <<<"$output"
