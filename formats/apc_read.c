@@ -26,6 +26,7 @@
 #include "frame.h"
 #include "packed.h"
 #include "util.h"
+#include "verify.h" /* apc_capture_tree_check() */
 
 #define APCR_XML_MAX (64u << 20)   /* captured.xml/events.xml size limit */
 #define APCR_PRE_SUMMARY_MAX 4096  /* frames allowed before the Summary */
@@ -1603,6 +1604,17 @@ static int apcr_open_capture(struct apc_reader *r, struct apcr *a)
 
 	a->summary_clocks = 0;
 	apc_err_clear(&a->xml_damage);
+	/* a folder with neither captured.xml nor 0000000000 (-f apc on the
+	 * wrong folder) is the wrong input, in apcdump's and apcverify's words */
+	if (apc_input_is_tree(in)) {
+		struct apc_err e;
+
+		apc_err_clear(&e);
+		if (apc_capture_tree_check(in, apc_input_name(apc_input_path(in)), &e) == APC_EIO) {
+			r->err = e;
+			return APC_EIO;
+		}
+	}
 	if (!apc_input_is_tree(in))
 		a->bare = apc_input_path(in); /* "-" has nothing beside it */
 	apc_strset(&r->model->meta.source_format, "apc");

@@ -965,7 +965,7 @@ demo_cap() {
 	[[ "${lines[0]}" == "c.apc/captured.xml: error: line 5: not well-formed XML: premature end of data in tag counters line 4 [captured-xml]" ]]
 }
 
-@test "a folder that is no capture is the wrong input (exit 2); one that lost its data is damage (exit 1): both tools" {
+@test "a folder that is no capture is the wrong input (exit 2); one that lost its data is damage (exit 1): all tools" {
 	mkdir "$TMP/none" "$TMP/nodata.apc" "$TMP/dirdata.apc"
 	touch "$TMP/none/other.txt"
 	demo_cap "$TMP/d.apc"
@@ -977,6 +977,10 @@ demo_cap() {
 		exits 2 "$p" none
 		[ "$output" = "$p: none: not an .apc capture (no captured.xml, no 0000000000 data file)" ]
 	done
+	# apcconv told to read it as a capture says the same, and writes nothing
+	exits 2 apcconv -f apc none -o out
+	[ "$output" = "apcconv: none: not an .apc capture (no captured.xml, no 0000000000 data file)" ]
+	[ ! -e out.apc ]
 	exits 1 apcverify nodata.apc
 	[ "${lines[0]}" = "nodata.apc: error: no 0000000000 data file in the capture [data-file]" ]
 	exits 1 apcdump nodata.apc
