@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 			/* rounded to the nearest ns, said as apcdump says it */
 			if ((rc = apc_parse_time_ns(optarg, &ns)) != 0) {
 				fprintf(stderr, PROG ": %s\n", apc_time_error(msg, sizeof msg, opt, optarg, rc));
-				return 2;
+				return apc_cli_try_help(PROG);
 			}
 			if (c == O_BEGIN) { o.begin_ns = ns; o.have_begin = 1; }
 			else { o.end_ns = ns; o.have_end = 1; }
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 		case O_STATS:
 			if (strcmp(optarg, "json") != 0) {
 				fprintf(stderr, PROG ": --stats takes 'json'\n");
-				return 2;
+				return apc_cli_try_help(PROG);
 			}
 			stats_json = 1;
 			break;

@@ -73,7 +73,12 @@ Try 'apcconv --help' for more information." ]
 	[ "${#lines[@]}" -eq 2 ]
 	run apcconv --begin=soon "$TD/barman/demo.bin"
 	[ "$status" -eq 2 ]
-	[ "$output" = "apcconv: bad --begin time 'soon' (e.g. 1500, 1.5s, 20ms, 3us)" ]
+	[ "$output" = "apcconv: bad --begin time 'soon' (e.g. 1500, 1.5s, 20ms, 3us)
+Try 'apcconv --help' for more information." ]
+	run apcconv --stats=csv "$TD/barman/demo.bin"
+	[ "$status" -eq 2 ]
+	[ "$output" = "apcconv: --stats takes 'json'
+Try 'apcconv --help' for more information." ]
 	run apcconv -f nosuch "$TD/barman/demo.bin" -o "$TMP/x"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"unknown format 'nosuch'"* ]]
