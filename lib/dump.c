@@ -169,10 +169,17 @@ struct dump_fd {
 /* A field name as it goes before the value: ' name=' or ',"name":'. */
 #define DUMP_KEYS 64     /* cache slots (field names are a few dozen) */
 #define DUMP_KEY_MAX 40  /* longer names take the slow path */
+/* What JSON does with a field other than write it as its own member. */
+enum {
+	DUMP_KEY_PLAIN,
+	DUMP_KEY_CORE,      /* "core": JSON lists it once, as the message's */
+	DUMP_KEY_ATTR_KEY,  /* a Summary attribute pair: JSON gathers them */
+	DUMP_KEY_ATTR_VALUE /*   all into one "attrs" member (json_attrs()) */
+};
 struct dump_key {
 	const char *name; /* the field's static name; NULL = empty slot */
 	uint8_t len;
-	uint8_t is_core;  /* "core": JSON lists it once, as the message's */
+	uint8_t role;     /* DUMP_KEY_* */
 	char s[DUMP_KEY_MAX + 10];
 };
 
@@ -452,12 +459,59 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	return APC_OK;
 }
 
+/*
+ * "element.attribute" for --xml, by qualified names (a:x and b:x are two
+ * attributes), the root element as "captured" whatever its name.
+ * Returns the key's length as snprintf() counts it (cut at len - 1).
+ */
+static int xml_key(char *buf, size_t len, const xmlNode *n, const xmlNode *root,
+		   const xmlAttr *a)
+{
+	const char *ep = n != root && n->ns && n->ns->prefix ? (const char *)n->ns->prefix : NULL;
+	const char *ap = a->ns && a->ns->prefix ? (const char *)a->ns->prefix : NULL;
+
+	return snprintf(buf, len, "%s%s%s.%s%s%s", ep ? ep : "", ep ? ":" : "",
+			n == root ? "captured" : (const char *)n->name, ap ? ap : "", ap ? ":" : "",
+			(const char *)a->name);
+}
+
+/*
+ * --xml JSON: ,"key": once per object.  Another writer's captured.xml
+ * may hold an element twice (two <target>s), and two long keys may agree
+ * in the 127 bytes kept: a key already in the object gets "#2", "#3", ...
+ * in the order met.  No XML name holds '#', so a suffixed key is never
+ * another element.attribute one.  seen counts the keys by a 64-bit
+ * (FNV-1a) hash: two keys of one hash only cost a suffix not needed.
+ */
+static void xml_json_key(struct dump *d, struct apc_map64 *seen, const char *key)
+{
+	FILE *f = d->o->out;
+	uint64_t h = 0xcbf29ce484222325ull, n = 0;
+
+	for (const char *p = key; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	apc_map64_find(seen, h, &n);
+	if (apc_map64_put(seen, h, n + 1) < 0)
+		dump_oom(d);
+	fputc(',', f);
+	if (n) {
+		char k[160]; /* a 127-byte key, '#' and 20 digits */
+		snprintf(k, sizeof k, "%s#%" PRIu64, key, n + 1);
+		apc_json_cstr(f, k);
+	} else {
+		apc_json_cstr(f, key);
+	}
+	fputc(':', f);
+}
+
 /* readelf-style "key: value" lines (or one JSON object) for captured.xml. */
 static void dump_print_xml(struct dump *d)
 {
 	FILE *f = d->o->out;
 	xmlNode *root = xmlDocGetRootElement(d->doc);
+	struct apc_map64 seen = {0}; /* JSON keys written */
 	int first = 1;
+	char key[128];
 
 	if (d->o->json) {
 		fputs("{\"file\":", f);
@@ -469,40 +523,35 @@ static void dump_print_xml(struct dump *d)
 	 * (captured.backtrace_processing: is 30), at least 28. */
 	int width = 28;
 	for (xmlNode *n = root; n; n = n == root ? root->children : n->next) {
-		const char *prefix = n == root ? "captured" : (const char *)n->name;
-
 		if (n->type != XML_ELEMENT_NODE || !xmlStrcmp(n->name, (const xmlChar *)"counters"))
 			continue;
 		for (xmlAttr *a = n->properties; a; a = a->next) {
-			size_t kl = strlen(prefix) + strlen((const char *)a->name) + 2;
-			if (kl > (size_t)width && kl < 127)
-				width = (int)kl;
+			int kl = xml_key(key, sizeof key, n, root, a) + 1;
+			if (kl > width && kl < 127)
+				width = kl;
 		}
 	}
 	/* Root attributes, then each child element's attributes. */
 	for (xmlNode *n = root; n; n = n == root ? root->children : n->next) {
-		const char *prefix = n == root ? "captured" : (const char *)n->name;
-
 		if (n->type != XML_ELEMENT_NODE || !xmlStrcmp(n->name, (const xmlChar *)"counters"))
 			continue;
 		for (xmlAttr *a = n->properties; a; a = a->next) {
 			xmlChar *v = xmlNodeListGetString(d->doc, a->children, 1);
 			const char *vs = v ? (const char *)v : "";
+			size_t kl = (size_t)xml_key(key, sizeof key, n, root, a);
+
 			if (d->o->json) {
-				char key[128];
-				snprintf(key, sizeof key, "%s.%s", prefix, (const char *)a->name);
-				fputc(',', f);
-				apc_json_cstr(f, key);
-				fputc(':', f);
+				xml_json_key(d, &seen, key);
 				apc_json_cstr(f, vs);
 			} else {
-				char key[128];
-				snprintf(key, sizeof key, "%s.%s:", prefix, (const char *)a->name);
+				if (kl + 1 < sizeof key) /* a cut key has no colon, as before */
+					memcpy(key + kl, ":", 2);
 				fprintf(f, "  %-*s %s\n", width, key, vs);
 			}
 			xmlFree(v);
 		}
 	}
+	apc_map64_free(&seen);
 	if (d->o->json)
 		fputs(",\"counters\":[", f);
 	else
@@ -655,12 +704,27 @@ static void pairs_print(struct apc_wbuf *w, const struct apc_field *fl, int json
 
 static int reserved_json_key(const char *n)
 {
+	/* the members print_json() writes itself: a field of that name
+	 * would be a second one */
 	static const char *const r[] = {"file", "frame", "offset", "frame_offset", "type",
-					"core", "msg", "code", "ts", "raw", NULL};
+					"core", "msg", "code", "ts", "raw", "attrs", NULL};
 	for (int i = 0; r[i]; i++)
 		if (!strcmp(n, r[i]))
 			return 1;
 	return 0;
+}
+
+/* A field's DUMP_KEY_* role, by its name (frame.h: the attribute pairs
+ * are the only fields a message may have more than once). */
+static uint8_t key_role(const char *name)
+{
+	if (!strcmp(name, "core"))
+		return DUMP_KEY_CORE;
+	if (!strcmp(name, "attr_key"))
+		return DUMP_KEY_ATTR_KEY;
+	if (!strcmp(name, "attr_value"))
+		return DUMP_KEY_ATTR_VALUE;
+	return DUMP_KEY_PLAIN;
 }
 
 /*
@@ -700,7 +764,7 @@ static const struct dump_key *dump_key(struct dump *d, const char *name)
 		k->s[at++] = '=';
 	}
 	k->len = (uint8_t)at;
-	k->is_core = !strcmp(name, "core");
+	k->role = key_role(name);
 	k->name = name;
 	return k;
 }
@@ -752,10 +816,63 @@ static const char *dump_type_name(struct dump *d, int32_t type)
 	return apc_frame_type_name_r(type, d->tname, sizeof d->tname);
 }
 
+/* An attribute's key or value, null when frame.c gave none (it always does). */
+static void json_attr_str(struct apc_wbuf *w, const struct apc_field *fl)
+{
+	if (fl)
+		apc_json_wstr(w, (const char *)fl->s, fl->len);
+	else
+		W_LIT(w, "null");
+}
+
+/*
+ * The Summary's attributes (the attr_key, attr_value pairs of a summary
+ * or summary_attrs message) as one member, in the file's order:
+ *   ,"attrs":[{"key":"uname","value":"Linux ..."},{"key":"PAGESIZE",...}]
+ * A member per field would repeat "attr_key" and "attr_value" in one
+ * object, of which jq and Python's json keep only the last.  Not an
+ * object keyed by attribute name either: a file may give a key twice,
+ * and the order is the writer's.  {"key","value"} objects are jq's own
+ * entries: `.attrs | from_entries` makes that object when the keys are
+ * unique, and `.attrs[] | select(.key == "uname") | .value` finds one.
+ */
+static void json_attrs(struct apc_wbuf *w, const struct apc_msg *m)
+{
+	int first = 1;
+
+	W_LIT(w, ",\"attrs\":[");
+	for (size_t i = 0; i < m->nfields; i++) {
+		const struct apc_field *k = NULL, *v = NULL;
+
+		switch (key_role(m->f[i].name)) {
+		case DUMP_KEY_ATTR_KEY:
+			k = &m->f[i];
+			if (i + 1 < m->nfields && key_role(m->f[i + 1].name) == DUMP_KEY_ATTR_VALUE)
+				v = &m->f[++i];
+			break;
+		case DUMP_KEY_ATTR_VALUE:
+			v = &m->f[i];
+			break;
+		default:
+			continue;
+		}
+		if (!first)
+			apc_wbuf_putc(w, ',');
+		first = 0;
+		W_LIT(w, "{\"key\":");
+		json_attr_str(w, k);
+		W_LIT(w, ",\"value\":");
+		json_attr_str(w, v);
+		apc_wbuf_putc(w, '}');
+	}
+	apc_wbuf_putc(w, ']');
+}
+
 static void print_json(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m,
 		       int first_of_frame)
 {
 	struct apc_wbuf *w = &d->w;
+	int attrs = 0; /* json_attrs() has written them */
 
 	if (d->o->name_inputs) {
 		W_LIT(w, "{\"file\":");
@@ -794,8 +911,14 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 		const struct dump_key *k = dump_key(d, fl->name);
 
 		if (k) {
-			if (k->is_core && m->core >= 0)
+			if (k->role == DUMP_KEY_CORE && m->core >= 0)
 				continue; /* already the "core" member */
+			if (k->role >= DUMP_KEY_ATTR_KEY) {
+				if (!attrs)
+					json_attrs(w, m); /* all pairs, at the first */
+				attrs = 1;
+				continue;
+			}
 			apc_wbuf_put(w, k->s, k->len);
 		} else if (!strcmp(fl->name, "core") && m->core >= 0) {
 			continue;
@@ -813,6 +936,10 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 		default: apc_wbuf_i64(w, fl->i); break;
 		}
 	}
+	/* A Summary with no attributes has "attrs" too, empty: the same
+	 * shape for jq whatever the file holds. */
+	if (!attrs && m->frame_type == APC_FRAME_SUMMARY && m->name && !strcmp(m->name, "summary"))
+		W_LIT(w, ",\"attrs\":[]");
 	if (d->o->hex && first_of_frame) {
 		W_LIT(w, ",\"raw\":\"");
 		apc_wbuf_hex_bytes(w, fr->body, fr->len);

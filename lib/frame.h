@@ -139,6 +139,13 @@ enum apc_field_kind {
 	APC_F_PAIRS   /* s, len: a run of (packed32 cookie, packed64 offset) pairs; i = count */
 };
 
+/*
+ * A message's fields have names unique within it, but for the Summary's
+ * attributes: an "attr_key" field then its "attr_value", once per
+ * attribute, in the file's order.  apcdump's JSON writes a member per
+ * field and gathers those pairs into one "attrs" member; a decoder that
+ * repeats another name makes it write a key twice in one object.
+ */
 struct apc_field {
 	const char *name;  /* static */
 	uint8_t kind;

@@ -1292,3 +1292,196 @@ Try 'apcdump --help' for more information." ]
 	! grep -q '? other' <<<"$output" || false
 	apcdump --summary --json "$TMP/z.apc" | grep -q '"empty":{"frames":1000,"messages":1000}'
 }
+
+# json_keys_once FILE...: every line of each JSON Lines FILE parses, and
+# no object in it (nested ones too) has a key twice: jq and Python's json
+# keep only the last of a repeated key, so the others would be lost.
+json_keys_once() {
+	python3 - "$@" <<'PY'
+import json, sys
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    assert not dup, "keys %s more than once in one object: %r" % (dup, dict(pairs))
+    return dict(pairs)
+for path in sys.argv[1:]:
+    n = 0
+    for line in open(path):
+        json.loads(line, object_pairs_hook=once)
+        n += 1
+    assert n > 0, path + ": no JSON"
+PY
+}
+
+# attrs_as_text TEXT JSON [WANT]: the Summary's attributes in the JSON
+# listing (the "attrs" of its summary and summary_attrs messages, in
+# order, each {"key","value"}) are the attr_key/attr_value pairs of the
+# text listing, one for one; and, given WANT (a JSON array of [key,
+# value]), the ones the capture was written with.
+attrs_as_text() {
+	python3 - "$@" <<'PY'
+import json, re, sys
+def text(s):  # a string as the text listing escapes it (dump.c text_wstr)
+    out = ""
+    for c in s:
+        o = ord(c)
+        if c in '"\\':
+            out += "\\" + c
+        elif c in "\n\r\t":
+            out += {"\n": "\\n", "\r": "\\r", "\t": "\\t"}[c]
+        elif o < 0x20 or o == 0x7f:
+            out += "\\x%02x" % o
+        else:
+            out += c
+    return out
+q = r'"((?:[^"\\]|\\.)*)"'
+want_text = [m for line in open(sys.argv[1]) if re.search(" summary(_attrs)? ", line)
+             for m in re.findall(r" attr_key=%s attr_value=%s" % (q, q), line)]
+got = []
+for line in open(sys.argv[2]):
+    o = json.loads(line)
+    if o["msg"] in ("summary", "summary_attrs"):
+        assert isinstance(o["attrs"], list), line
+        assert not any(k.startswith("attr_") for k in o), line
+        got += [(a["key"], a["value"]) for a in o["attrs"]]
+    else:
+        assert "attrs" not in o, line
+assert [(text(k), text(v)) for k, v in got] == want_text, (got, want_text)
+if len(sys.argv) > 3:
+    assert got == [tuple(a) for a in json.loads(sys.argv[3])], got
+PY
+}
+
+# every_frame_cap DIR: a protocol-680 capture with every frame type and
+# message apcdump knows, through apcpack.py: a Summary of 41 attributes
+# (more than one message holds; "dup" twice, one with a quote and a
+# newline), a captured.xml naming <target> twice and an attribute in two
+# namespaces, frame 11 as gatord 6.8's perf messages, an External
+# annotate stream, unknown frame types and message code, empty frames.
+# Prints the attributes written, a JSON array of [key, value].
+every_frame_cap() {
+	mkdir -p "$1"
+	python3 - "$1" <<'PY'
+import json, os, struct, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, s, CANARY, frames
+d = sys.argv[1]
+cs = lambda t: t + b"\0"
+attrs = [(b"k%d" % i, b"v%d" % i) for i in range(38)]
+attrs += [(b"dup", b"1"), (b'q"k', b"a\nb"), (b"dup", b"2")]
+ann = lambda code, body: bytes([code]) + struct.pack("<I", len(body)) + body
+stream = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\0" + ann(1, p(100) + p(0) + b"hi")
+open(d + "/0000000000", "wb").write(frames([
+    p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100)
+    + b"".join(s(k) + s(v) for k, v in attrs) + s(b"") + p(3) + p(0) + p(0x41fd0) + s(b"cpu0"),
+    p(2) + p(0) + p(10) + p(7) + p(100) + p(101) + p(7) + p(0x1000) + p(1),
+    p(3) + p(0) + p(1) + p(7) + s(b"libc.so") + p(2) + p(11) + p(101) + s(b"main"),
+    p(4) + p(12) + p(1) + p(0x11) + p(99),
+    p(5) + p(1) + p(0) + p(20) + p(1) + p(100) + p(0x11) + p(5),
+    p(6) + p(0) + p(101) + p(30) + p(3) + b"abc",
+    p(7) + p(0) + p(1) + p(40) + p(101) + p(0) + p(2) + p(41) + p(101),
+    p(9) + p(1) + p(50) + p(0),
+    p(10) + p(3) + stream,
+    p(10) + p(-1) + p(3),
+    p(11) + p(0) + p(1) + b"\x04\0\0\0\x10\0\0\0\x05" + b"\0" * 7 + p(0x21)
+    + p(2) + p(1) + p(1000) + p(0x21) + p(3) + cs(b"fmt")
+    + p(4) + p(100) + p(101) + cs(b"00400000-00401000 r-xp /bin/x\n")
+    + p(5) + p(100) + p(101) + cs(b"/bin/x") + cs(b"x") + p(7) + p(60) + p(1) + p(8) + p(61) + p(1)
+    + p(9) + cs(b"ffff t sym\n") + p(10) + p(70) + p(1) + p(0x21) + p(5) + p(-1)
+    + p(11) + cs(b"page") + p(12) + cs(b"event") + p(6) + p(1) + p(0x21) + b"raw",
+    p(12) + p(0) + b"perf",
+    p(13) + p(1) + p(80) + p(7) + p(100) + p(101)
+    + p(2) + p(81) + p(0) + p(0x31) + p(2) + p(101) + p(0) + p(3) + p(82) + p(101),
+    p(14) + p(0) + b"aux",
+    p(15) + p(0) + b"sync",
+    p(8) + b"eight",
+    p(3) + p(0) + p(9) + b"junk",
+    p(5) + p(0),
+    b"",
+]))
+open(d + "/captured.xml", "w").write(
+    '<?xml version="1.0"?>\n<captured version="1" protocol="680" type="Gator" '
+    'xmlns:a="urn:a" xmlns:b="urn:b" a:z="1" b:z="2"><target name="t" cores="2"/>'
+    '<target name="u" cores="2"/><counters><counter key="0x11" type="T_cnt0"/></counters>'
+    '</captured>\n')
+print(json.dumps([[k.decode(), v.decode()] for k, v in attrs]))
+PY
+}
+
+@test "--json: no object has a key twice, every frame type; the Summary's attributes are one \"attrs\" member, in order" {
+	need_python
+	want=$(every_frame_cap "$TMP/e.apc")
+	# every frame type and message the listing knows is in it
+	exits 0 apcdump "$TMP/e.apc"
+	for m in summary summary_attrs core_name backtrace cookie_name thread_name counter \
+		block_counter annotate sched_switch thread_exit idle external annotate_setup \
+		annotate_str external_disconnect perf_attr perf_keys perf_format perf_maps proc \
+		online_cpu offline_cpu kallsyms perf_counter header_page header_event perf_keys_old \
+		link activity_switch task_exit opaque empty; do
+		grep -q "^ *[0-9]* 0x[0-9a-f]* [a-z_0-9]* *[-0-9]* $m " <<<"$output"
+	done
+	apcdump "$TMP/e.apc" >"$TMP/text" 2>/dev/null
+	apcdump --json "$TMP/e.apc" >"$TMP/j" 2>/dev/null
+	apcdump --json -x "$TMP/e.apc" >"$TMP/jx" 2>/dev/null
+	apcdump --json --summary "$TMP/e.apc" >"$TMP/js" 2>/dev/null
+	apcdump --json --xml "$TMP/e.apc" >"$TMP/jxml" 2>/dev/null
+	# and with a second input, every object has "file" too
+	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
+	apcdump --json "$TMP/e.apc" "$TMP/d.apc" >"$TMP/j2" 2>/dev/null || true
+	json_keys_once "$TMP/j" "$TMP/jx" "$TMP/js" "$TMP/jxml" "$TMP/j2"
+	[ "$(wc -l <"$TMP/j")" -eq "$(wc -l <"$TMP/text")" ]
+	attrs_as_text "$TMP/text" "$TMP/j" "$want"
+	# one member after the clocks, of {"key","value"} objects (jq's entries)
+	grep -q '^{"frame":0,"offset":5,.*"monotonic_delta":100,"attrs":\[{"key":"k0","value":"v0"},{"key":"k1",' "$TMP/j"
+	# A Summary without attributes (apcconv writes none for Barman) has
+	# "attrs" too, empty; one apcconv writes from LTT's system.xml has
+	# them as the text listing does.
+	exits 0 apcdump --json --frame=summary -c 1 "$TMP/d.apc"
+	[[ "$output" == *',"monotonic_delta":0,"attrs":[]}' ]]
+	if [ -x "$APC_TOOLS/lttgen" ]; then
+		"$APC_TOOLS/lttgen" --seed 3 --events 300 -o "$TMP/ltt" >/dev/null
+		apcconv -q "$TMP/ltt" -o "$TMP/l.apc"
+		apcdump "$TMP/l.apc" >"$TMP/ltext"
+		apcdump --json "$TMP/l.apc" >"$TMP/lj"
+		json_keys_once "$TMP/lj"
+		attrs_as_text "$TMP/ltext" "$TMP/lj"
+		grep -q '"attrs":\[{"key":"uname","value":"Linux lttgen ' "$TMP/lj"
+	else
+		echo "# lttgen is not built: apcconv's attributes not tested" >&3
+	fi
+}
+
+@test "--xml --json: an element or attribute name given twice keeps both, the later ones as KEY#2" {
+	need_python
+	every_frame_cap "$TMP/e.apc" >/dev/null
+	exits 0 apcdump --xml "$TMP/e.apc"
+	# the text names attributes by their qualified names
+	grep -qE '^  captured\.a:z: +1$' <<<"$output"
+	grep -qE '^  captured\.b:z: +2$' <<<"$output"
+	[ "$(grep -c '^  target\.name:' <<<"$output")" -eq 2 ]
+	exits 0 apcdump --xml --json "$TMP/e.apc"
+	[ "$output" = '{"file":"'"$TMP"'/e.apc","captured.version":"1","captured.protocol":"680","captured.type":"Gator","captured.a:z":"1","captured.b:z":"2","target.name":"t","target.cores":"2","target.name#2":"u","target.cores#2":"2","counters":[{"key":17,"name":"T_cnt0"}]}' ]
+}
+
+@test "--json on the real captures: no object has a key twice; the Summary's attributes all there, in order" {
+	need_shared
+	need_python
+	for c in $CAPS; do
+		apcdump "$SHARED/apc/$c" >"$TMP/text"
+		apcdump --json "$SHARED/apc/$c" >"$TMP/j"
+		apcdump --json --summary "$SHARED/apc/$c" >"$TMP/js"
+		apcdump --json --xml "$SHARED/apc/$c" >"$TMP/jxml"
+		json_keys_once "$TMP/j" "$TMP/js" "$TMP/jxml"
+		attrs_as_text "$TMP/text" "$TMP/j"
+	done
+	# what gatord 6.8 and 9.7 wrote, first to last
+	apcdump --json --frame=summary "$SHARED/apc/v68_nonroot.apc" >"$TMP/j"
+	apcdump --frame=summary "$SHARED/apc/v68_nonroot.apc" >"$TMP/text"
+	attrs_as_text "$TMP/text" "$TMP/j" \
+		'[["uname", "Linux vm 6.18.44-fc-v769 #1 SMP PREEMPT_DYNAMIC @0 x86_64 GNU/Linux"], ["PAGESIZE", "4096"], ["nosync", ""]]'
+	apcdump --json --frame=summary "$SHARED/apc/sleep_counters.apc" | python3 -c '
+import json, sys
+keys = [a["key"] for l in sys.stdin for a in json.loads(l).get("attrs", [])]
+assert len(keys) == 12 and keys[:3] == ["uname", "PAGESIZE", "nosync"], keys
+assert keys[-1] == "perf.is_system_wide", keys'
+}
