@@ -194,26 +194,33 @@ int main(int argc, char **argv)
 		case O_OVERWRITE: o.overwrite = 1; break;
 		case 'd':
 			/* in apcdump's and apcverify's words for a bad count */
-			if (apc_parse_uint(optarg, 86400u * 366, &o.session.duration) != 0) {
+			if (apc_parse_uint(optarg, APC_GATOR_DURATION_MAX, &o.session.duration) != 0) {
 				fprintf(stderr, PROG ": --duration: '%s' is not a count of seconds "
 						"(a whole number, 0 to %u; 0: until the agent ends)\n",
-					optarg, 86400u * 366);
+					optarg, APC_GATOR_DURATION_MAX);
 				return apc_cli_try_help(PROG);
 			}
 			break;
 		case O_RATE:
 			if (check_value("sample rate", optarg, apc_gator_sample_rates) != 0)
-				return 2;
+				return apc_cli_try_help(PROG);
 			o.session.sample_rate = optarg;
 			break;
 		case O_MODE:
 			if (check_value("buffer mode", optarg, apc_gator_buffer_modes) != 0)
-				return 2;
+				return apc_cli_try_help(PROG);
 			o.session.buffer_mode = optarg;
 			break;
 		case O_CSU: o.session.call_stack_unwinding = 1; break;
 		case O_SESSION: session_file = optarg; break;
-		case O_COUNTERS: o.counters = optarg; break;
+		case O_COUNTERS:
+			/* a slip in the list is the user's, said before connecting */
+			if (apc_gator_counters_check(optarg, msg, sizeof msg) != 0) {
+				fprintf(stderr, PROG ": --counters: %s\n", msg);
+				return apc_cli_try_help(PROG);
+			}
+			o.counters = optarg;
+			break;
 		case O_LIST: list = 1; break;
 		case O_TIMEOUT:
 			if (apc_parse_uint(optarg, 86400, &timeout_s) != 0 || timeout_s == 0) {
@@ -279,6 +286,8 @@ int main(int argc, char **argv)
 		apc_stream_close(s);
 		o.session_xml = (const char *)session_buf;
 		o.session_len = len;
+		/* its faults name it, not the agent: apc_gator_record() checks it first */
+		o.session_name = session_file;
 	}
 	o.session.target_host = host;
 	o.session.target_port = o.port;

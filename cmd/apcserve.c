@@ -82,20 +82,30 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:p:l:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
+			/* in apcrecord's words for a bad port and count */
 			if (apc_parse_uint(optarg, 65535, &port) != 0) {
-				fprintf(stderr, PROG ": invalid port '%s'\n", optarg);
-				return 2;
+				fprintf(stderr, PROG ": --port: '%s' is not a port number "
+						"(a whole number, at most 65535; 0 picks a free one)\n", optarg);
+				return apc_cli_try_help(PROG);
 			}
 			break;
 		case 'l': addr = optarg; break;
-		case 'f': conv.from = optarg; break;
+		case 'f':
+			/* as apcconv refuses it, before the port is taken */
+			if (!apc_format_find(optarg)) {
+				fprintf(stderr, PROG ": unknown format '%s' (see --list-formats)\n", optarg);
+				return 2;
+			}
+			conv.from = optarg;
+			break;
 		case O_LIST: apc_report_formats(stdout); return apc_cli_stdout_done(PROG, 0, 0);
 		case O_REALTIME: so.realtime = 1; break;
 		case O_ONCE: once = 1; break;
 		case O_TIMEOUT:
 			if (apc_parse_uint(optarg, 86400, &timeout_s) != 0 || timeout_s == 0) {
-				fprintf(stderr, PROG ": invalid timeout '%s' (whole seconds > 0)\n", optarg);
-				return 2;
+				fprintf(stderr, PROG ": --timeout: '%s' is not a count of seconds "
+						"(a whole number, 1 to 86400)\n", optarg);
+				return apc_cli_try_help(PROG);
 			}
 			so.timeout_ms = (int)timeout_s * 1000;
 			break;
@@ -111,14 +121,9 @@ int main(int argc, char **argv)
 			optind >= argc ? "no capture given" : "one capture only");
 		return 2;
 	}
-	/* accept() and the session's waits return at the signal. */
+	/* accept() and the session's waits return at the signal (a closed
+	 * terminal's SIGHUP too: the temporary folder goes as well). */
 	apc_catch_stop_signals(on_signal);
-	/* A closed terminal (SIGHUP) stops it the same way: the temporary folder goes too. */
-	struct sigaction hup;
-	memset(&hup, 0, sizeof hup);
-	hup.sa_handler = on_signal;
-	sigemptyset(&hup.sa_mask);
-	sigaction(SIGHUP, &hup, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	/* The port first: one in use fails at once, before a long conversion. */

@@ -45,8 +45,8 @@
 #include "owrite.h"
 #include "packed.h"
 #include "util.h"
-#include "verify.h" /* apc_xml_error_msg() */
 #include "writer.h"
+#include "xml.h"
 
 #define APCW_FRAME_DEFAULT (64u << 10) /* flush frames at 64 KiB, like gator's buffers */
 #define APCW_FRAME_LIMIT (1u << 20)    /* largest frame_max accepted */
@@ -1847,8 +1847,6 @@ static int apcw_load_events(struct apc_writer *w, struct apc_err *err)
 	struct apc_stream *s;
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	xmlParserCtxtPtr ctx;
-	const xmlError *xe;
 	xmlNodePtr er;
 	int rc;
 
@@ -1862,26 +1860,10 @@ static int apcw_load_events(struct apc_writer *w, struct apc_err *err)
 	apc_stream_close(s);
 	if (rc < 0)
 		return rc;
-	if (!(ctx = xmlNewParserCtxt())) {
-		free(buf);
-		return apcw_oom(err);
-	}
-	w->events_doc = xmlCtxtReadMemory(ctx, (const char *)buf, (int)len, name, NULL,
-					  XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR |
-						  XML_PARSE_NOWARNING);
+	w->events_doc = apc_xml_read_strict(buf, len, name, XML_PARSE_NOBLANKS, err);
 	free(buf);
-	xe = xmlCtxtGetLastError(ctx);
-	/* only errors reject it (not libxml2's warnings), in apcverify's words */
-	if (!w->events_doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR)) {
-		char why[320];
-
-		rc = apc_err_set(err, APC_EIO, name, APC_NO_OFFSET, "events file: %s",
-				 apc_xml_error_msg(xe ? xe->line : 0, xe ? xe->message : NULL, why,
-						   sizeof why));
-		xmlFreeParserCtxt(ctx);
-		return rc;
-	}
-	xmlFreeParserCtxt(ctx);
+	if (!w->events_doc)
+		return err->status;
 	er = xmlDocGetRootElement(w->events_doc);
 	if (!er || xmlStrcmp(er->name, (const xmlChar *)"events"))
 		return apc_err_set(err, APC_EIO, name, APC_NO_OFFSET,

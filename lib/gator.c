@@ -3,6 +3,7 @@
  * (apcrecord) and agent side (apcserve).  See gator.h for the contract
  * and DESIGN.md for how a real gatord 6.8 speaks it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,11 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libxml/tree.h>
+
 #include "frame.h"
 #include "gator.h"
 #include "input.h"
 #include "pipeline.h"
 #include "util.h"
+#include "xml.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -769,10 +773,33 @@ int apc_gator_one_of(const char *v, const char *const *set)
 	return 0;
 }
 
+/*
+ * The three <session> attributes gatord judges, the rules shared by the
+ * agent's check (gatord's replies) and the host's (the user's words).
+ */
+static const char *const gator_session_attrs[] = {"buffer_mode", "sample_rate", "duration", NULL};
+
+/* 0 if attribute gator_session_attrs[i] may be v; a duration to *duration. */
+static int gator_session_value(int i, const char *v, unsigned *duration)
+{
+	char *end;
+	unsigned long d;
+
+	if (i == 0)
+		return apc_gator_one_of(v, apc_gator_buffer_modes) ? 0 : -1;
+	if (i == 1)
+		return apc_gator_one_of(v, apc_gator_sample_rates) ? 0 : -1;
+	errno = 0;
+	d = strtoul(v, &end, 10);
+	if (!*v || *end || errno || d > APC_GATOR_DURATION_MAX || v[0] == '-')
+		return -1;
+	*duration = (unsigned)d;
+	return 0;
+}
+
 int apc_gator_session_check(const char *xml, size_t len, unsigned *duration, char *why,
 			    size_t whylen)
 {
-	const char *const *modes = apc_gator_buffer_modes, *const *rates = apc_gator_sample_rates;
 	struct apc_gator_xml_iter it;
 	struct apc_gator_xml_elem e;
 	char v[64];
@@ -782,23 +809,18 @@ int apc_gator_session_check(const char *xml, size_t len, unsigned *duration, cha
 	while (apc_gator_xml_next(&it, &e)) {
 		if (!apc_gator_xml_is(&e, "session"))
 			continue;
-		if (apc_gator_xml_attr(&e, "buffer_mode", v, sizeof v) && !apc_gator_one_of(v, modes)) {
-			snprintf(why, whylen, "Invalid value for buffer mode in session xml");
-			return -1;
-		}
-		if (apc_gator_xml_attr(&e, "sample_rate", v, sizeof v) && !apc_gator_one_of(v, rates)) {
-			snprintf(why, whylen, "Invalid sample rate (%s) in session xml", v);
-			return -1;
-		}
-		if (apc_gator_xml_attr(&e, "duration", v, sizeof v)) {
-			char *end;
-			errno = 0;
-			unsigned long d = strtoul(v, &end, 10);
-			if (!*v || *end || errno || d > 86400u * 366 || v[0] == '-') {
+		for (int i = 0; gator_session_attrs[i]; i++) {
+			if (!apc_gator_xml_attr(&e, gator_session_attrs[i], v, sizeof v) ||
+			    gator_session_value(i, v, duration) == 0)
+				continue;
+			/* gatord 6.8's replies, word for word */
+			if (i == 0)
+				snprintf(why, whylen, "Invalid value for buffer mode in session xml");
+			else if (i == 1)
+				snprintf(why, whylen, "Invalid sample rate (%s) in session xml", v);
+			else
 				snprintf(why, whylen, "Invalid duration (%s) in session xml", v);
-				return -1;
-			}
-			*duration = (unsigned)d;
+			return -1;
 		}
 		return 0;
 	}
@@ -806,36 +828,140 @@ int apc_gator_session_check(const char *xml, size_t len, unsigned *duration, cha
 	return -1;
 }
 
+/* ", " between the items of a NULL-ended set and " or " before the last. */
+static void gator_set_words(const char *const *set, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	out[0] = 0;
+	for (const char *const *p = set; *p && n < outlen; p++)
+		n += (size_t)snprintf(out + n, outlen - n, "%s%s", *p,
+				      !p[1] ? "" : p[2] ? ", " : " or ");
+}
+
+int apc_gator_session_file_check(const char *name, const char *xml, size_t len,
+				 unsigned *duration, struct apc_err *err)
+{
+	xmlDoc *doc;
+	xmlNode *root;
+	char set[128];
+	int rc = APC_OK;
+
+	*duration = 0;
+	if (!(doc = apc_xml_read_strict(xml, len, name, 0, err)))
+		return err->status;
+	if (!(root = xmlDocGetRootElement(doc)) || xmlStrcmp(root->name, BAD_CAST "session")) {
+		/* the agent would take it for some other XML and refuse it */
+		rc = apc_err_set(err, APC_EIO, name, APC_NO_OFFSET,
+				 "not a session XML: the root element is <%s>, not <session>",
+				 root ? (const char *)root->name : "");
+	}
+	for (int i = 0; rc == APC_OK && gator_session_attrs[i]; i++) {
+		xmlChar *v = xmlGetProp(root, BAD_CAST gator_session_attrs[i]);
+
+		if (v && gator_session_value(i, (const char *)v, duration) != 0) {
+			if (i < 2)
+				gator_set_words(i ? apc_gator_sample_rates : apc_gator_buffer_modes, set,
+						sizeof set);
+			else
+				snprintf(set, sizeof set, "a whole number of seconds, 0 to %u",
+					 APC_GATOR_DURATION_MAX);
+			rc = apc_err_set(err, APC_EIO, name, APC_NO_OFFSET, "line %ld: invalid %s '%s' (%s)",
+					 xmlGetLineNo(root), gator_session_attrs[i], (const char *)v, set);
+		}
+		xmlFree(v);
+	}
+	xmlFreeDoc(doc);
+	return rc;
+}
+
+/* The longest NAME[:EVENT] item of a --counters list, its NUL included. */
+#define GATOR_COUNTER_MAX 512
+
+/*
+ * The EVENT of NAME:EVENT (n bytes at v): decimal or 0x hex, at most 32
+ * bits, as gatord reads it.  strtoul() alone would take " 3", "-1"
+ * (wrapped), "3x" and octal "010".  1 and *out set if it is one.
+ */
+static int gator_event_number(const char *v, size_t n, unsigned long *out)
+{
+	int hex = n > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+	size_t digits = n - (hex ? 2 : 0);
+	char buf[16];
+
+	if (digits == 0 || digits > (hex ? 8u : 10u))
+		return 0;
+	for (size_t k = n - digits; k < n; k++)
+		if (!(hex ? isxdigit((unsigned char)v[k]) : isdigit((unsigned char)v[k])))
+			return 0;
+	memcpy(buf, v, n);
+	buf[n] = 0;
+	*out = strtoul(buf, NULL, hex ? 16 : 10);
+	return *out <= 0xffffffffUL;
+}
+
+int apc_gator_counters_check(const char *list, char *why, size_t whylen)
+{
+	const char *p = list;
+	unsigned long ev;
+
+	if (!list || !*list) {
+		snprintf(why, whylen, "empty counter list (use NAME[:EVENT],...)");
+		return -1;
+	}
+	for (int item = 1;; item++) {
+		const char *end = p + strcspn(p, ",");
+		size_t l = (size_t)(end - p);
+		const char *colon = memchr(p, ':', l);
+
+		/* "a,,b", ",a", "a," and ":3": an item with no name is a slip */
+		if (l == 0 || colon == p) {
+			snprintf(why, whylen, "empty counter name at item %d (use NAME[:EVENT],...)",
+				 item);
+			return -1;
+		}
+		if (l >= GATOR_COUNTER_MAX) {
+			snprintf(why, whylen, "item %d is longer than %d bytes", item,
+				 GATOR_COUNTER_MAX - 1);
+			return -1;
+		}
+		if (colon && !gator_event_number(colon + 1, (size_t)(end - colon - 1), &ev)) {
+			snprintf(why, whylen,
+				 "item %d: event '%.*s' is not an event number (0 to 4294967295, decimal or 0x hex)",
+				 item, (int)(end - colon - 1), colon + 1);
+			return -1;
+		}
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
 char *apc_gator_config_xml(const char *list)
 {
 	struct gator_str s = {0};
 	const char *p = list;
-	int n = 0;
+	char why[128];
 
-	if (!list)
+	/* checked whole first: every item below is well-formed */
+	if (!list || apc_gator_counters_check(list, why, sizeof why) != 0)
 		return NULL;
 	gator_str_cat(&s, "<?xml version=\"1.0\" encoding=\"US-ASCII\"?>\n<configurations revision=\"3\">\n");
-	while (*p) {
-		const char *end = strchr(p, ',');
-		size_t l = end ? (size_t)(end - p) : strlen(p);
-		char item[512], *colon;
-		if (l == 0 || l >= sizeof item) {
-			free(s.p);
-			return NULL;
-		}
+	for (;;) {
+		const char *end = p + strcspn(p, ",");
+		size_t l = (size_t)(end - p);
+		char item[GATOR_COUNTER_MAX], *colon;
+		unsigned long ev;
+
 		memcpy(item, p, l);
 		item[l] = 0;
 		gator_str_cat(&s, "  <configuration");
 		colon = strchr(item, ':');
 		if (colon) {
-			char *e2;
-			*colon = 0;
-			unsigned long ev = strtoul(colon + 1, &e2, 0);
-			if (!colon[1] || *e2 || !item[0]) {
-				free(s.p);
-				return NULL;
-			}
 			char hex[32];
+
+			*colon = 0;
+			gator_event_number(colon + 1, strlen(colon + 1), &ev);
 			snprintf(hex, sizeof hex, "0x%lx", ev);
 			gator_str_attr(&s, "counter", item);
 			gator_str_attr(&s, "event", hex);
@@ -843,16 +969,11 @@ char *apc_gator_config_xml(const char *list)
 			gator_str_attr(&s, "counter", item);
 		}
 		gator_str_cat(&s, "/>\n");
-		n++;
-		p += l;
-		if (*p == ',')
-			p++;
+		if (!*end)
+			break;
+		p = end + 1;
 	}
 	gator_str_cat(&s, "</configurations>\n");
-	if (n == 0) {
-		free(s.p);
-		return NULL;
-	}
 	return gator_str_done(&s);
 }
 
@@ -1354,15 +1475,21 @@ int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_rec
 
 	memset(r, 0, sizeof *r);
 	apc_err_clear(err);
-	if (o->counters && !(config = apc_gator_config_xml(o->counters)))
-		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
-				   "bad counter list '%s' (use NAME[:EVENT],...)", o->counters);
+	/* the user's input, judged before anything connects, in the user's
+	 * words (not the agent's reply to it) */
+	if (o->counters) {
+		char why[160];
+		if (apc_gator_counters_check(o->counters, why, sizeof why) != 0)
+			return apc_err_set(err, APC_EIO, "--counters", APC_NO_OFFSET, "%s", why);
+		if (!(config = apc_gator_config_xml(o->counters)))
+			return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
+	}
 	if (o->session_xml) {
-		char why[128];
-		if (apc_gator_session_check(o->session_xml, o->session_len, &duration, why,
-					    sizeof why) != 0) {
+		rc = apc_gator_session_file_check(o->session_name ? o->session_name : "session XML",
+						  o->session_xml, o->session_len, &duration, err);
+		if (rc != APC_OK) {
 			free(config);
-			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "session: %s", why);
+			return rc;
 		}
 		session = malloc(o->session_len + 1);
 		if (session) {
@@ -1529,7 +1656,10 @@ int apc_gator_capture_open(const char *path, struct apc_gator_capture **out,
 	if (!c)
 		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	rc = apc_input_open(path, &c->in, err);
-	if (rc == APC_OK && !(gator_is_capture(c->in) && gator_is_680(c->in))) {
+	/* -f forcing another format (or none there is) goes to apcconv's
+	 * pipeline too, which reads the input as that or says why not */
+	if (rc == APC_OK && !(gator_is_capture(c->in) && gator_is_680(c->in) &&
+			      (!conv->from || apc_format_find(conv->from) == apc_format_find("apc")))) {
 		/* Not a capture: convert it the way apcconv would, privately. */
 		struct apc_conv_opts co;
 		const char *tmp = getenv("TMPDIR");

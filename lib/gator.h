@@ -158,6 +158,9 @@ void apc_gator_xml_root(const char *xml, size_t len, char *out, size_t outlen);
 /* A request body: <request type="TYPE"/>.  malloc'd, NULL on failure. */
 char *apc_gator_request_xml(const char *type);
 
+/* The longest session duration taken, in seconds: a year (leap). */
+#define APC_GATOR_DURATION_MAX (86400u * 366)
+
 /* Session XML options (delivered by the host). */
 struct apc_gator_session {
 	unsigned duration;       /* seconds, 0 = until stopped */
@@ -175,15 +178,36 @@ extern const char *const apc_gator_sample_rates[];
 int apc_gator_one_of(const char *v, const char *const *set);
 /*
  * apc_gator_session_check() : validate a delivered session XML the way
- * gatord does; *duration gets its duration (0 if absent).  -1 with a
- * message in why for a bad value.
+ * gatord does; *duration gets its duration (0 if absent).  -1 with
+ * gatord's reply in why ("Invalid session xml", capitalised: it is sent
+ * to the host as gatord sends it).
  */
 int apc_gator_session_check(const char *xml, size_t len, unsigned *duration, char *why,
 			    size_t whylen);
 /*
+ * apc_gator_session_file_check() : the host's check of a session XML a
+ * user gives (apcrecord --session=FILE) before anything connects, with
+ * the same value rules as the agent's, stricter on the form: well-formed
+ * XML (libxml2) whose root is <session>.  APC_EIO with err naming `name`
+ * as the XML errors of captured.xml are named ("offset 0x48: line 4:
+ * not well-formed XML: ..."); a bad value at the line the <session>
+ * start tag ends on ("line 3: invalid sample_rate 'x' (...)").
+ * *duration gets the duration (0 if absent).
+ */
+int apc_gator_session_file_check(const char *name, const char *xml, size_t len,
+				 unsigned *duration, struct apc_err *err);
+/*
+ * apc_gator_counters_check() : 0 if list is a --counters list
+ * apc_gator_config_xml() takes: comma-separated NAME or NAME:EVENT items,
+ * none empty, EVENT decimal or 0x hex of at most 32 bits.  Else -1 and
+ * the first fault in why, naming its item from 1 ("empty counter name at
+ * item 2 ...").
+ */
+int apc_gator_counters_check(const char *list, char *why, size_t whylen);
+/*
  * apc_gator_config_xml() : configuration XML, revision 3, one entry per
- * "NAME" or "NAME:EVENT" (EVENT a number) in a comma-separated list.
- * NULL if the list is empty or malformed.
+ * item of a list apc_gator_counters_check() takes.  NULL if it does not
+ * take it, or out of memory.
  */
 char *apc_gator_config_xml(const char *list);
 /* Counters XML (<counter name=TYPE/>) for the counters of a captured.xml. */
@@ -204,6 +228,7 @@ struct apc_gator_record_opts {
 	struct apc_gator_session session; /* used when session_xml is NULL */
 	const char *session_xml;   /* --session=FILE contents, or NULL */
 	size_t session_len;
+	const char *session_name;  /* the FILE, as errors name it; NULL: "session XML" */
 	/* Called after each frame and about every ping interval. */
 	void (*progress)(void *ctx, uint64_t frames, uint64_t bytes);
 	void *progress_ctx;
@@ -225,8 +250,9 @@ struct apc_gator_record_result {
  * APC_OK: End of Sequence received and the capture written.  APC_EDATA:
  * the capture was cut (connection lost, Error, timeout after APC Start)
  * and what arrived was written; err says what happened.  APC_EIO: nothing
- * written (connection refused, an agent Error or NAK before the capture,
- * output exists).  apc_interrupted() makes it send APC Stop and drain.
+ * written (a bad counter list or session XML, told before connecting and
+ * named as the user gave it; connection refused, an agent Error or NAK
+ * before the capture, output exists).  apc_interrupted() makes it send APC Stop and drain.
  */
 int apc_gator_record(const struct apc_gator_record_opts *o, struct apc_gator_record_result *r,
 		     struct apc_err *err);
@@ -287,9 +313,11 @@ struct apc_gator_conv {
 
 /*
  * apc_gator_capture_open() : the capture an agent plays.  An .apc folder
- * or archive of gatord 6.8 (protocol 680 or older) is used as is; any
- * other input apcconv reads, a newer gatord's capture included, is
- * converted into a private temporary folder first (removed by close).
+ * or archive of gatord 6.8 (protocol 680 or older) is used as is, unless
+ * conv->from names another format; any other input apcconv reads, a
+ * newer gatord's capture included, is converted into a private temporary
+ * folder first (removed by close), as conv->from forces if set: a format
+ * the input is not fails as apcconv fails.
  * conv (may be NULL) reports the conversion.  When nothing converts the
  * status and err are apcconv's (APC_EDATA for damage, APC_EIO for an
  * input no format claims), never naming the temporary folder.

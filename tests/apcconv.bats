@@ -1022,15 +1022,16 @@ XML
 	[ "$(kept 5045670.5ns)" = "1439 5079419" ]
 	# too large for a capture's time, and said so, as apcdump says it
 	conv 2 --begin=99999999999s "$TD/barman/demo.bin" -o "$TMP/x.apc"
-	[ "$output" = "apcconv: --begin time '99999999999s' is too large (at most 9223372036.854775807s)" ]
+	[ "${lines[0]}" = "apcconv: --begin time '99999999999s' is too large (at most 9223372036.854775807s)" ]
 	conv 2 --end=9223372036854775808 "$TD/barman/demo.bin" -o "$TMP/x.apc"
-	[ "$output" = "apcconv: --end time '9223372036854775808' is too large (at most 9223372036.854775807s)" ]
+	[ "${lines[0]}" = "apcconv: --end time '9223372036854775808' is too large (at most 9223372036.854775807s)" ]
 	conv 2 --end=18446744073709551616 "$TD/barman/demo.bin" -o "$TMP/x.apc"
-	[[ "$output" == *"is too large (at most 9223372036.854775807s)" ]]
+	[[ "${lines[0]}" == *"is too large (at most 9223372036.854775807s)" ]]
 	[ ! -e "$TMP/x.apc" ]
 	conv 0 -q --end=9223372036.854775807s "$TD/barman/demo.bin" -o "$TMP/x.apc"
 	conv 2 --end=5x "$TD/barman/demo.bin" -o "$TMP/y.apc"
-	[ "$output" = "apcconv: bad --end time '5x' (e.g. 1500, 1.5s, 20ms, 3us)" ]
+	[ "${lines[0]}" = "apcconv: bad --end time '5x' (e.g. 1500, 1.5s, 20ms, 3us)" ]
+	[ "${lines[1]}" = "Try 'apcconv --help' for more information." ]
 }
 
 # conv_cut FILE N : apcconv on the first N bytes of FILE (as $TMP/cut/
@@ -1345,18 +1346,25 @@ ltt_compressed() {
 		case $ev in
 		"$TMP") [ "$output" = "apcconv: $TMP: cannot read: is a directory" ] ;;
 		*nope.xml) [ "$output" = "apcconv: $ev: cannot open: no such file or directory" ] ;;
-		*t.txt) [ "$output" = "apcconv: $ev: events file: line 1: not well-formed XML: start tag expected, '<' not found" ] ;;
+		*t.txt) [ "$output" = "apcconv: $ev: offset 0x0: line 1: not well-formed XML: extra content at the end of the document" ] ;;
 		*x.xml) [ "$output" = "apcconv: $ev: the events file has no <events> root" ] ;;
 		esac
 	done
-	# where it breaks, and stdin named as every message names it
+	# where it breaks, and stdin named as every message names it; an
+	# empty file and entity declarations are refused too
+	: > "$TMP/empty.xml"
+	run apcconv -q --events="$TMP/empty.xml" "$TD/barman/demo.bin" -o "$TMP/o.apc"
+	[ "$output" = "apcconv: $TMP/empty.xml: empty file, not XML" ]
+	printf '<!DOCTYPE e [<!ENTITY a "x">]><events/>' > "$TMP/ent.xml"
+	run apcconv -q --events="$TMP/ent.xml" "$TD/barman/demo.bin" -o "$TMP/o.apc"
+	[ "$output" = "apcconv: $TMP/ent.xml: declares XML entities (refused)" ]
 	printf '<events>\n<category name="x">\n</events>\n' > "$TMP/cut.xml"
 	run apcconv -q --events="$TMP/cut.xml" "$TD/barman/demo.bin" -o "$TMP/o.apc"
 	[ "$status" -eq 2 ]
-	[[ "$output" == "apcconv: $TMP/cut.xml: events file: line 4: not well-formed XML: "* ]]
+	[ "$output" = "apcconv: $TMP/cut.xml: offset 0x26: line 3: not well-formed XML: opening and ending tag mismatch: category line 2 and events" ]
 	run sh -c '"$0" -q --events=- "$1" -o "$2" < "$3"' "$APC_BIN/apcconv" "$TD/barman/demo.bin" "$TMP/o.apc" "$TMP/cut.xml"
 	[ "$status" -eq 2 ]
-	[[ "$output" == "apcconv: <stdin>: events file: line 4: not well-formed XML: "* ]]
+	[ "$output" = "apcconv: <stdin>: offset 0x26: line 3: not well-formed XML: opening and ending tag mismatch: category line 2 and events" ]
 	[ ! -e "$TMP/o.apc" ]
 	# a compressed one reads as the plain one
 	printf '<events><category name="L"><event counter="Z" title="New" name="z"/></category></events>\n' |

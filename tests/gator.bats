@@ -166,7 +166,7 @@ Try 'apcrecord --help' for more information." ]
 @test "apcrecord: a signal before APC Start ends the run at once; the magic exchange has one deadline" {
 	command -v python3 >/dev/null || skip "python3 not available"
 	for peer in silent junk; do
-		for sig in INT TERM; do
+		for sig in INT TERM HUP; do
 			fake_peer $peer
 			start=$(date +%s)
 			timeout -k 5 40 "$APC_BIN/apcrecord" --timeout=30 "127.0.0.1:$PORT" -o "$TMP/s.apc" 2>"$TMP/rec.log" 3>&- &
@@ -225,10 +225,13 @@ Try 'apcrecord --help' for more information." ]
 
 @test "apcrecord: bad session values fail before connecting; unknown counters are named; --progress into a log is whole lines" {
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	# usage errors: the --help hint follows, as after a bad number
 	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/x.apc" --sample-rate=bogus
-	[ "$output" = "apcrecord: invalid sample rate 'bogus' (high, normal, low or none)" ]
+	[ "$output" = "apcrecord: invalid sample rate 'bogus' (high, normal, low or none)
+Try 'apcrecord --help' for more information." ]
 	exits 2 apcrecord "127.0.0.1:$port" -o "$TMP/x.apc" --buffer-mode=bogus
-	[ "$output" = "apcrecord: invalid buffer mode 'bogus' (streaming, large, medium or small)" ]
+	[ "$output" = "apcrecord: invalid buffer mode 'bogus' (streaming, large, medium or small)
+Try 'apcrecord --help' for more information." ]
 	need_shared
 	serve "$SHARED/apc/v68_nonroot.apc" --once
 	apcrecord "127.0.0.1:$PORT" -o "$TMP/c.apc" --counters=NoSuchCounter,Other:3 --progress 2>"$TMP/rec.log"
@@ -455,4 +458,98 @@ Try 'apcrecord --help' for more information." ]
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	apcverify -q "$TMP/r2.apc"
+}
+
+@test "apcrecord: a bad --session file is named, with its line and offset, exit 2 before connecting" {
+	# nothing listens there: a connection tried first would say so
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	# not well-formed (an events.xml cut inside a start tag): apcconv's words
+	printf '<?xml version="1.0"?>\n<events>\n  <category name="x">\n    <event counter="a" title="t" name="n"/>\n    <event counter="b" title="t" name="n"\n  </category>\n</events>\n' >"$TMP/bad.xml"
+	exits 2 apcrecord --session="$TMP/bad.xml" "127.0.0.1:$port" -o "$TMP/x.apc"
+	[ "$output" = "apcrecord: $TMP/bad.xml: offset 0x8d: line 6: not well-formed XML: couldn't find end of Start Tag event" ]
+	# well-formed, but not a session
+	printf '<?xml version="1.0"?>\n<events/>\n' >"$TMP/ev.xml"
+	exits 2 apcrecord --session="$TMP/ev.xml" "127.0.0.1:$port" -o "$TMP/x.apc"
+	[ "$output" = "apcrecord: $TMP/ev.xml: not a session XML: the root element is <events>, not <session>" ]
+	# a value the agent would refuse, in the user's words, not gatord's reply
+	printf '<?xml version="1.0"?>\n<session version="1"\n  sample_rate="fast"/>\n' >"$TMP/rate.xml"
+	exits 2 apcrecord --session="$TMP/rate.xml" "127.0.0.1:$port" -o "$TMP/x.apc"
+	[ "$output" = "apcrecord: $TMP/rate.xml: line 3: invalid sample_rate 'fast' (high, normal, low or none)" ]
+	printf '<session duration="1.5"/>' >"$TMP/dur.xml"
+	exits 2 apcrecord --session="$TMP/dur.xml" "127.0.0.1:$port" -o "$TMP/x.apc"
+	[ "$output" = "apcrecord: $TMP/dur.xml: line 1: invalid duration '1.5' (a whole number of seconds, 0 to 31622400)" ]
+	: >"$TMP/empty.xml"
+	exits 2 apcrecord --session="$TMP/empty.xml" "127.0.0.1:$port" -o "$TMP/x.apc"
+	[ "$output" = "apcrecord: $TMP/empty.xml: empty file, not XML" ]
+	[ ! -e "$TMP/x.apc" ]
+}
+
+@test "apcrecord: a session file as Streamline writes it passes the check and is delivered as it is" {
+	"$APC_BIN/apcconv" -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/served.apc"
+	# as Streamline writes one, with a declaration and a closing tag
+	printf '<?xml version="1.0" encoding="US-ASCII" ?>\n<session version="1" call_stack_unwinding="no" parse_debug_info="no" high_resolution="no" buffer_mode="streaming" sample_rate="normal" duration="30">\n</session>\n' >"$TMP/s.xml"
+	serve "$TMP/served.apc" --once
+	exits 0 apcrecord --session="$TMP/s.xml" "127.0.0.1:$PORT" -o "$TMP/r.apc"
+	serve_wait
+	cmp "$TMP/s.xml" "$TMP/r.apc/session.xml"
+	cmp "$TMP/served.apc/0000000000" "$TMP/r.apc/0000000000"
+}
+
+@test "apcrecord: a bad --counters list names the option and the item, with the --help hint, before connecting" {
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	hint="Try 'apcrecord --help' for more information."
+	exits 2 apcrecord --counters=a,,b "127.0.0.1:$port" -o "$TMP/x.apc"
+	[ "$output" = "apcrecord: --counters: empty counter name at item 2 (use NAME[:EVENT],...)
+$hint" ]
+	exits 2 apcrecord --counters=a, "127.0.0.1:$port" -o "$TMP/x.apc"
+	[ "${lines[0]}" = "apcrecord: --counters: empty counter name at item 2 (use NAME[:EVENT],...)" ]
+	exits 2 apcrecord --counters= "127.0.0.1:$port" -o "$TMP/x.apc"
+	[ "${lines[0]}" = "apcrecord: --counters: empty counter list (use NAME[:EVENT],...)" ]
+	exits 2 apcrecord --counters=a:3,b:-1 "127.0.0.1:$port" -o "$TMP/x.apc"
+	[ "${lines[0]}" = "apcrecord: --counters: item 2: event '-1' is not an event number (0 to 4294967295, decimal or 0x hex)" ]
+	[ "${lines[1]}" = "$hint" ]
+	exits 2 apcrecord --counters=a:0x100000000 "127.0.0.1:$port" -o "$TMP/x.apc"
+	[[ "${lines[0]}" == "apcrecord: --counters: item 1: event '0x100000000' is not an event number"* ]]
+	[ ! -e "$TMP/x.apc" ]
+}
+
+@test "apcserve: -f is checked: an unknown name exits 2 before listening, a format the capture is not fails as apcconv fails" {
+	"$APC_BIN/apcconv" -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/c.apc"
+	# a protocol-680 capture, served as it is without -f
+	grep -q 'protocol="680"' "$TMP/c.apc/captured.xml"
+	exits 2 timeout -k 5 20 "$APC_BIN/apcserve" --port 0 -f nosuch "$TMP/c.apc"
+	[ "$output" = "apcserve: unknown format 'nosuch' (see --list-formats)" ]
+	run apcconv -f nosuch "$TMP/c.apc" -o "$TMP/x.apc"
+	[ "$output" = "apcconv: unknown format 'nosuch' (see --list-formats)" ]
+	for f in barman ltt annotate tptp-xml; do
+		run apcconv -f "$f" "$TMP/c.apc" -o "$TMP/x.apc"
+		conv_status=$status conv_out=${output#apcconv: }
+		[ "$conv_status" -ne 0 ]
+		run timeout -k 5 20 "$APC_BIN/apcserve" --port 0 -f "$f" "$TMP/c.apc"
+		echo "$output"
+		[ "$status" -eq "$conv_status" ]
+		[ "${lines[0]#apcserve: }" = "$conv_out" ]
+		[[ "$output" != *listening* ]]
+	done
+	# -f apc is what it is: served as it is, not converted
+	serve "$TMP/c.apc" -f apc --once
+	grep -q ": listening on" "$TMP/serve.log"
+	! grep -q "converted" "$TMP/serve.log"
+	exits 0 apcrecord "127.0.0.1:$PORT" -o "$TMP/rec.apc"
+	serve_wait
+	cmp "$TMP/c.apc/0000000000" "$TMP/rec.apc/0000000000"
+}
+
+@test "apcserve: bad -p and --timeout name the option, quote the value, and give the --help hint" {
+	hint="Try 'apcserve --help' for more information."
+	exits 2 apcserve -p 99999 x
+	[ "$output" = "apcserve: --port: '99999' is not a port number (a whole number, at most 65535; 0 picks a free one)
+$hint" ]
+	exits 2 apcserve --port=http x
+	[ "${lines[1]}" = "$hint" ]
+	exits 2 apcserve --timeout=0 x
+	[ "$output" = "apcserve: --timeout: '0' is not a count of seconds (a whole number, 1 to 86400)
+$hint" ]
+	exits 2 apcserve --timeout=1.5 x
+	[ "${lines[1]}" = "$hint" ]
 }
