@@ -312,18 +312,24 @@ char *apc_data_sibling(const char *path, const char *name)
 	return p;
 }
 
+/* The length of the first of sfx[0..n) that s[0..len) ends with, 0 if none. */
+static size_t suffix_of(const char *s, size_t len, const char *const *sfx, size_t n, int icase)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t k = strlen(sfx[i]);
+		if (len >= k && !(icase ? strncasecmp(s + len - k, sfx[i], k) : memcmp(s + len - k, sfx[i], k)))
+			return k;
+	}
+	return 0;
+}
+
 size_t apc_archive_suffix(const char *out, size_t n)
 {
 	/* longest first: .tar.gz before .tar */
 	static const char *const sfx[] = {".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz",
 					  ".txz",    ".tar.zst", ".tzst", ".tar", ".zip"};
 
-	for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
-		size_t k = strlen(sfx[i]);
-		if (n >= k && strncasecmp(out + n - k, sfx[i], k) == 0)
-			return k;
-	}
-	return 0;
+	return suffix_of(out, n, sfx, sizeof sfx / sizeof sfx[0], 1);
 }
 
 size_t apc_wrapper_suffix(const char *name, size_t n)
@@ -334,12 +340,7 @@ size_t apc_wrapper_suffix(const char *name, size_t n)
 					  ".lzma", ".lz",  ".tlz", ".zst",  ".tzst", ".lz4", ".Z",
 					  ".taz", ".tar", ".zip", ".cpio", ".7z"};
 
-	for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
-		size_t k = strlen(sfx[i]);
-		if (n >= k && memcmp(name + n - k, sfx[i], k) == 0)
-			return k;
-	}
-	return 0;
+	return suffix_of(name, n, sfx, sizeof sfx / sizeof sfx[0], 0);
 }
 
 int apc_dot_name(const char *out, size_t n)
