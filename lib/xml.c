@@ -28,12 +28,33 @@ typedef const xmlError *xml_error_t;
 typedef xmlError *xml_error_t;
 #endif
 
+/* libxml2 raises some of its warnings (an odd namespace URI) at the
+ * error level: known by their XML_WAR_ codes, they leave a document
+ * well-formed. */
+static int xml_warning_code(int code)
+{
+	switch (code) {
+	case XML_WAR_UNDECLARED_ENTITY:
+	case XML_WAR_CATALOG_PI:
+	case XML_WAR_UNKNOWN_VERSION:
+	case XML_WAR_LANG_VALUE:
+	case XML_WAR_NS_URI:
+	case XML_WAR_NS_URI_RELATIVE:
+	case XML_WAR_SPACE_VALUE:
+	case XML_WAR_NS_COLUMN:
+	case XML_WAR_ENTITY_REDEFINED:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static void xml_error(void *ctx, xml_error_t e)
 {
 	xmlParserCtxt *c = ctx;
 	struct xml_errors *x = c->_private;
 
-	if (!e || e->level < XML_ERR_ERROR)
+	if (!e || e->level < XML_ERR_ERROR || xml_warning_code(e->code))
 		return;
 	x->last.line = e->line;
 	x->last.fatal = e->level == XML_ERR_FATAL;
