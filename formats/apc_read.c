@@ -27,6 +27,7 @@
 #include "packed.h"
 #include "util.h"
 #include "verify.h" /* apc_capture_tree_check() */
+#include "xml.h"
 
 #define APCR_XML_MAX (64u << 20)   /* captured.xml/events.xml size limit */
 #define APCR_PRE_SUMMARY_MAX 4096  /* frames allowed before the Summary */
@@ -293,7 +294,7 @@ static void apcr_xml_error(void *ctx, apcr_xml_error_t e)
 	xmlParserCtxt *c = ctx;
 	struct apcr_xml_last *last = c->_private;
 
-	if (!e || e->level < XML_ERR_ERROR || last->err_at >= 0)
+	if (!e || e->level < XML_ERR_ERROR || apc_xml_warning(e->code) || last->err_at >= 0)
 		return;
 	last->err_code = e->code;
 	last->err_line = e->line;

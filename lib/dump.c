@@ -32,6 +32,7 @@
 #include "packed.h"
 #include "util.h"
 #include "verify.h"
+#include "xml.h"
 
 #define DUMP_XML_LIMIT (16u << 20) /* captured.xml is a few KB */
 #define DUMP_MAX_FD 65536          /* External ids are small fds */
@@ -388,7 +389,8 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	xe = xmlCtxtGetLastError(ctx);
 	/* As apcverify: only errors (not libxml2's warnings) reject it,
 	 * and the message says where and why. */
-	if (!d->doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR) ||
+	if (!d->doc ||
+	    (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR && !apc_xml_warning(xe->code)) ||
 	    !(root = xmlDocGetRootElement(d->doc))) {
 		char why[320];
 

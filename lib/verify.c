@@ -39,6 +39,7 @@
 #include "packed.h"
 #include "util.h"
 #include "verify.h"
+#include "xml.h"
 
 const struct apc_vcheck apc_verify_checks[] = {
 	{"archive", APC_V_ERROR,
@@ -1728,7 +1729,8 @@ static xmlDoc *v_parse(struct verify *v, const uint8_t *buf, size_t len, const c
 	const xmlError *xe = xmlCtxtGetLastError(ctx);
 	/* libxml2 warnings (XML 1.1, a namespace URI it finds odd) leave
 	 * a well-formed document: only errors reject it. */
-	if (!doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR)) {
+	if (!doc || (xe && xe->code != XML_ERR_OK && xe->level >= XML_ERR_ERROR &&
+		     !apc_xml_warning(xe->code))) {
 		char why[320];
 
 		v_xml(v, APC_V_ERROR, check, member, "%s",

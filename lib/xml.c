@@ -28,10 +28,7 @@ typedef const xmlError *xml_error_t;
 typedef xmlError *xml_error_t;
 #endif
 
-/* libxml2 raises some of its warnings (an odd namespace URI) at the
- * error level: known by their XML_WAR_ codes, they leave a document
- * well-formed. */
-static int xml_warning_code(int code)
+int apc_xml_warning(int code)
 {
 	switch (code) {
 	case XML_WAR_UNDECLARED_ENTITY:
@@ -54,7 +51,7 @@ static void xml_error(void *ctx, xml_error_t e)
 	xmlParserCtxt *c = ctx;
 	struct xml_errors *x = c->_private;
 
-	if (!e || e->level < XML_ERR_ERROR || xml_warning_code(e->code))
+	if (!e || e->level < XML_ERR_ERROR || apc_xml_warning(e->code))
 		return;
 	x->last.line = e->line;
 	x->last.fatal = e->level == XML_ERR_FATAL;

@@ -23,6 +23,14 @@
  * XML_PARSE_HUGE (its default limits are what stop expansion attacks);
  * `options` adds libxml2 parser options (XML_PARSE_NOBLANKS).
  */
+/*
+ * apc_xml_warning() : 1 for a libxml2 error code that is a warning by
+ * name (XML_WAR_*): libxml2 raises some at the error level (an odd
+ * namespace URI) though the document stays well-formed, so no reader
+ * here refuses a file for one.
+ */
+int apc_xml_warning(int code);
+
 xmlDoc *apc_xml_read_strict(const void *buf, size_t len, const char *file, int options,
 			    struct apc_err *err);
 

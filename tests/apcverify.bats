@@ -1093,3 +1093,19 @@ open(p, "wb").write(d[:4 + n] + bytes(4) + d[4 + n:])' "$TMP/one.apc"
 	verify 0 "$TMP/one.apc"
 	grep -qxF "$TMP/one.apc: frame 1 @$(printf 0x%x $((4 + $(od -An -tu4 -N4 "$TMP/one.apc/0000000000" | tr -d ' ')))): warning: zero-length frame (the protocol's end of sequence) inside the file [frame-empty]" <<<"$output"
 }
+
+@test "a captured.xml libxml2 only warns about (an odd namespace URI) is read by all three tools" {
+	demo_cap "$TMP/d.apc"
+	sed -i 's|<captured |<captured xmlns:a="not a uri" |' "$TMP/d.apc/captured.xml"
+	grep -q 'xmlns:a="not a uri"' "$TMP/d.apc/captured.xml"
+	verify 0 "$TMP/d.apc"
+	[ "$output" = "$TMP/d.apc: ok ($(apcdump --summary "$TMP/d.apc" | awk '/^Frames:/ {print $2}') frames)" ]
+	run apcdump --summary "$TMP/d.apc"
+	[ "$status" -eq 0 ]
+	grep -q '^Protocol: *[0-9]' <<<"$output"
+	conv 0 -q "$TMP/d.apc" -o "$TMP/again.apc"
+	# an undefined prefix is an error: refused, with where
+	sed -i 's|<captured |<captured c:b="1" |' "$TMP/d.apc/captured.xml"
+	verify 1 "$TMP/d.apc"
+	grep -q 'captured.xml: error: line 2: not well-formed XML: namespace prefix c for b on captured is not defined \[captured-xml\]' <<<"$output"
+}
