@@ -1068,6 +1068,8 @@ static int next_record(struct tptp_xml *x, struct tptp_rec *rec)
 				off = x->file_fed;
 			x->parse_failed = 0;
 			x->r->damaged = 1;
+			/* bytes in: up to the damage, not what was read ahead */
+			x->r->bytes_in = (uint64_t)off;
 			if (xml_cut_plausible(x, off))
 				return apc_err_set(&x->r->err, APC_EDATA, apc_stream_name(x->s), off,
 						   "xml breaks off at line %d: %s (truncated trace?); "

@@ -771,6 +771,23 @@ tptp_cookie_2() {
 	done
 }
 
+@test "bytes in: damaged TPTP XML counts up to the damage, not what was read ahead" {
+	G="$APC_TOOLS/tptpgen"
+	[ -x "$G" ] || skip "tptpgen not built"
+	"$G" --seed 3 --calls 2000 -o "$TMP/a.trcxml"
+	# a '<' inside an attribute value 3000 bytes in; the file goes on
+	{ head -c 3000 "$TMP/a.trcxml"; printf '<<<'; tail -c +3001 "$TMP/a.trcxml"; } > "$TMP/d.trcxml"
+	[ "$(stat -c %s "$TMP/d.trcxml")" -gt 100000 ]
+	for f in d.trcxml d.trcxml.gz; do
+		[ "$f" = d.trcxml.gz ] && gzip -k "$TMP/d.trcxml"
+		conv 1 --stats=json "$TMP/$f" -o "$TMP/o.apc"
+		grep -q "^apcconv: $TMP/$f: offset 0xbb8: line [0-9]*: not well-formed XML: " <<<"$output"
+		grep -q '"bytes_in":3000,' <<<"$output"
+		grep -q "^apcconv: $TMP/$f (tptp-xml) -> $TMP/o.apc: 3000 bytes in, " <<<"$output"
+		rm -rf "$TMP/o.apc"
+	done
+}
+
 @test "bytes in: a gzip'd annotate stream counts its uncompressed bytes" {
 	need_shared
 	f="$SHARED/annotate/v4/stream1.annotate.bin"
