@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -45,6 +48,45 @@ void apc_dump_opts_init(struct apc_dump_opts *o)
 	o->out = stdout;
 }
 
+/* "-40", "7", "010" (decimal, as --core reads it): a 32-bit frame code;
+ * 0 for anything else, a number past 32 bits included (no wrapping). */
+static int frame_code(const char *w, int32_t *code)
+{
+	const char *digits = w + (*w == '-');
+	size_t n = strlen(digits);
+	long long v;
+
+	if (!n || strspn(digits, "0123456789") != n)
+		return 0;
+	while (n > 1 && *digits == '0') /* leading zeros do not count */
+		digits++, n--;
+	if (n > 10)
+		return 0;
+	v = strtoll(w, NULL, 10);
+	if (v < INT32_MIN || v > INT32_MAX)
+		return 0;
+	*code = (int32_t)v;
+	return 1;
+}
+
+/* Select frames of `code` in o. */
+static int select_frame_code(struct apc_dump_opts *o, int32_t code, struct apc_err *err)
+{
+	if (code >= 0 && code < APC_DUMP_TYPES) {
+		o->frames[code] = 1;
+		return APC_OK;
+	}
+	for (int i = 0; i < o->nmore_frames; i++)
+		if (o->more_frames[i] == code)
+			return APC_OK;
+	if (o->nmore_frames == APC_DUMP_MORE_TYPES)
+		return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
+				   "too many frame types outside 0..%d in the list (at most %d)",
+				   APC_DUMP_TYPES - 1, APC_DUMP_MORE_TYPES);
+	o->more_frames[o->nmore_frames++] = code;
+	return APC_OK;
+}
+
 int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_err *err)
 {
 	const char *p = list;
@@ -56,7 +98,8 @@ int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_
 	for (;;) {
 		size_t n = strcspn(p, ",");
 		char word[32];
-		int type = -1;
+		int32_t type = 0;
+		int found = 0;
 
 		/* an empty name: ",x", "x,,y", or "x," */
 		if (n == 0 || n >= sizeof word)
@@ -64,25 +107,39 @@ int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_
 					   "bad frame type list '%s'", list);
 		memcpy(word, p, n);
 		word[n] = '\0';
-		if (strspn(word, "0123456789") == n) {
-			/* no atoi: 4294967297 must not wrap to a type */
-			type = n <= 3 ? atoi(word) : -1;
+		/* Every name the listing gives a frame's type is taken back:
+		 * a number, as the summary shows the code, or "type_N" for
+		 * an unknown one (negative and large codes too), and "empty"
+		 * for a zero-length frame, which has no code. */
+		if (frame_code(word, &type) ||
+		    (!strncasecmp(word, "type_", 5) && frame_code(word + 5, &type))) {
+			found = 1;
+		} else if (!strcasecmp(word, "empty")) {
+			o->empty_frames = 1;
+			o->have_frames = 1;
+			goto next;
 		} else if (!strcasecmp(word, "perf_attrs")) {
 			type = APC_FRAME_PROC;
+			found = 1;
 		} else {
 			/* any case: --frame=Summary is no other type */
-			for (int t = 0; t < APC_DUMP_TYPES; t++)
-				if (apc_frame_type_known(t) && !strcasecmp(apc_frame_type_name(t), word))
+			for (int t = 0; t < APC_DUMP_TYPES && !found; t++)
+				if (apc_frame_type_known(t) && !strcasecmp(apc_frame_type_name(t), word)) {
 					type = t;
+					found = 1;
+				}
 		}
-		if (type < 0 || type >= APC_DUMP_TYPES)
+		if (!found)
 			return apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET,
 					   "unknown frame type '%s' (names: summary, backtrace, name, "
 					   "counter, block_counter, annotate, sched_trace, idle, external, "
 					   "proc, perf_data, activity_trace, perf_aux, perf_sync, or a "
-					   "number)", word);
-		o->frames[type] = 1;
+					   "number); also type_N, an unknown type, and empty, a "
+					   "zero-length frame", word);
+		if (select_frame_code(o, type, err) < 0)
+			return APC_EIO;
 		o->have_frames = 1;
+next:
 		p += n;
 		if (!*p)
 			return APC_OK;
@@ -126,6 +183,14 @@ static char *dup_bytes(const void *s, size_t n)
 	return d;
 }
 
+/* *dst = a copy of s (NULL for none). */
+static int set_opt(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = s ? dup_bytes(s, strlen(s)) : NULL;
+	return s && !*dst ? APC_ENOMEM : APC_OK;
+}
+
 /* ---- per-input state --------------------------------------------------- */
 
 struct sum_counter { int32_t key; int declared; uint64_t values; char *name; };
@@ -157,6 +222,9 @@ struct sum_conn {
 	const char *name; /* its thread's, borrowed when printing */
 };
 struct sum_kind { const char *ptr; char *name; uint64_t n; };
+/* A row of the summary's frame types: a code, or one of the two rows
+ * of frames without one (FTYPE_BAD_CODE, FTYPE_EMPTY). */
+struct sum_ftype { int32_t code; uint64_t frames, msgs; };
 struct sum_order {
 	int64_t last;
 	int last_exit; /* the last message was a thread_exit (sched_trace) */
@@ -211,13 +279,30 @@ struct dump {
 	int protocol;       /* 0 if unknown */
 	int clocks;         /* Summary clocks: 3, 4 or 0 (guess) */
 	int64_t delta;      /* Summary monotonic delta (annotate times are absolute) */
+	/* What the summary says of the capture beside its frames, as
+	 * capinfos does: the Summary's timestamp (wall-clock ns since the
+	 * epoch; 0 = not given), its uname attribute, captured.xml's
+	 * created and <target> name (NULL when not there), and the size of
+	 * the input as given (fsize < 0: not known, as of a pipe). */
+	int have_wall;
+	int64_t wall_ns;
+	char *uname, *created, *target_name;
+	int64_t fsize;
+	size_t fsize_files; /* of a folder: its files summed */
+	const char *fkind;  /* apc_input_kind(): "directory", "tar.gz", ... */
 	/* External reassembly */
 	struct dump_fd *fds;
 	size_t nfds;
 	/* summary */
-	/* by frame type; [APC_DUMP_TYPES] unknown ones, [+1] zero-length
-	 * frames (the end-of-sequence marker, or zero bytes) */
-	uint64_t frames[APC_DUMP_TYPES + 2], fmsgs[APC_DUMP_TYPES + 2];
+	/* By frame type, each code on its own row as the listing names it
+	 * (an unknown one too): codes 0..APC_DUMP_TYPES-1 here, then
+	 * [FTYPE_BAD_CODE] frames whose code does not read, [FTYPE_EMPTY]
+	 * zero-length frames (the end-of-sequence marker, or zero bytes);
+	 * other codes in xtypes.  fr_row: the current frame's row. */
+	struct sum_ftype ftypes[APC_DUMP_TYPES + 2];
+	struct sum_ftype *xtypes; size_t nxtypes, cxtypes; struct apc_map64 xtype_map;
+	struct sum_ftype *fr_row;
+	size_t nneg;        /* of xtypes (sorted), those below 0 */
 	uint64_t nframes, nmsgs, bytes, errors;
 	uint64_t warnings;  /* what apcverify only warns of: not problems */
 	struct sum_kind *kinds; size_t nkinds, ckinds;
@@ -265,7 +350,7 @@ struct dump {
 	struct apc_wbuf w;
 	struct dump_key keys[DUMP_KEYS];
 	struct dump_num n_index, n_foff, n_ts;
-	char tname[APC_FRAME_NAME_MAX]; /* dump_type_name()'s "type_N" */
+	char tname[APC_FRAME_NAME_MAX]; /* dump_frame_name()'s "type_N" */
 };
 
 /*
@@ -412,14 +497,31 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 		d->protocol = atoi((const char *)v);
 		xmlFree(v);
 	}
-	/* the target's core count: the cores a message may name, read as
-	 * apcverify reads it (its frame-core and msg-core bound) */
+	if ((v = xml_attr(root, "created"))) {
+		int rc = set_opt(&d->created, (const char *)v);
+		xmlFree(v);
+		if (rc < 0)
+			return APC_ENOMEM;
+	}
+	/* The first target's name, for the summary; and the target's core
+	 * count, the cores a message may name, read as apcverify reads it
+	 * (its frame-core and msg-core bound). */
+	int seen_target = 0;
 	for (xmlNode *n = root->children; n; n = n->next) {
 		char *end;
 		long cores;
+		int rc;
 
-		if (n->type != XML_ELEMENT_NODE || xmlStrcmp(n->name, (const xmlChar *)"target") ||
-		    !(v = xml_attr(n, "cores")))
+		if (n->type != XML_ELEMENT_NODE || xmlStrcmp(n->name, (const xmlChar *)"target"))
+			continue;
+		if (!seen_target && (v = xml_attr(n, "name"))) {
+			rc = set_opt(&d->target_name, (const char *)v);
+			xmlFree(v);
+			if (rc < 0)
+				return APC_ENOMEM;
+		}
+		seen_target = 1;
+		if (!(v = xml_attr(n, "cores")))
 			continue;
 		cores = strtol((const char *)v, &end, 10);
 		if (*v && !*end && cores > 0 && cores <= APC_MAX_CORES)
@@ -811,11 +913,15 @@ static inline void dump_num(struct apc_wbuf *w, struct dump_num *c, uint64_t v, 
 	apc_wbuf_put(w, c->s, c->len);
 }
 
-/* A frame type's name as the listing shows it: "type_N" for every
- * unknown code, as apcverify's messages name it. */
-static const char *dump_type_name(struct dump *d, int32_t type)
+/* A frame's type as the listing shows it: "type_N" for every unknown
+ * code, as apcverify's messages name it, and "empty" for a zero-length
+ * frame, which has no code (its type -1 would be taken for code -1).
+ * The summary's rows and --frame use the same names. */
+static const char *dump_frame_name(struct dump *d, const struct apc_frame *fr)
 {
-	return apc_frame_type_name_r(type, d->tname, sizeof d->tname);
+	if (fr->len == 0)
+		return "empty";
+	return apc_frame_type_name_r(fr->type, d->tname, sizeof d->tname);
 }
 
 /* An attribute's key or value, null when frame.c gave none (it always does). */
@@ -889,7 +995,7 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 	W_LIT(w, ",\"frame_offset\":");
 	dump_num(w, &d->n_foff, fr->offset, 0, 0);
 	W_LIT(w, ",\"type\":\"");
-	apc_wbuf_puts(w, dump_type_name(d, fr->type));
+	apc_wbuf_puts(w, dump_frame_name(d, fr));
 	apc_wbuf_putc(w, '"');
 	if (m->core >= 0) {
 		W_LIT(w, ",\"core\":");
@@ -953,7 +1059,7 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 static void print_text(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
 	struct apc_wbuf *w = &d->w;
-	const char *tn = dump_type_name(d, fr->type);
+	const char *tn = dump_frame_name(d, fr);
 	const char *mn = m->name ? m->name : "(null)"; /* what printf showed */
 	char core[APC_FMT_MAX] = "-";
 	size_t corelen = 1;
@@ -1268,23 +1374,39 @@ static int sum_cross(struct dump *d, const struct apc_frame *fr, int t, const st
 	return APC_OK;
 }
 
-/* A frame's row in the summary's frame types: its type, "other" for an
- * unknown one, "empty" for a zero-length frame. */
-static int sum_type_slot(const struct apc_frame *fr)
+#define FTYPE_BAD_CODE APC_DUMP_TYPES
+#define FTYPE_EMPTY (APC_DUMP_TYPES + 1)
+
+/* A frame's row in the summary's frame types, added when new (NULL when
+ * out of memory): its code's, whatever the code (an unknown type is
+ * listed by its own name, so it is counted under it), else "bad_code"
+ * or "empty". */
+static struct sum_ftype *sum_ftype(struct dump *d, const struct apc_frame *fr)
 {
+	struct sum_ftype *r;
+	int fresh;
+
 	if (fr->len == 0)
-		return APC_DUMP_TYPES + 1;
-	return fr->type >= 0 && fr->type < APC_DUMP_TYPES ? fr->type : APC_DUMP_TYPES;
+		return &d->ftypes[FTYPE_EMPTY];
+	if (fr->hdr_len == 0) /* no code read: apc_msg_next() says so */
+		return &d->ftypes[FTYPE_BAD_CODE];
+	if (fr->type >= 0 && fr->type < APC_DUMP_TYPES)
+		return &d->ftypes[fr->type];
+	r = table_slot(&d->xtype_map, (void **)&d->xtypes, &d->nxtypes, &d->cxtypes, sizeof *r,
+		       (uint64_t)(uint32_t)fr->type, &fresh);
+	if (r)
+		r->code = fr->type;
+	return r;
 }
 
 static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
-	int t = sum_type_slot(fr);
+	int t = fr->type;
 	const struct apc_field *fl;
 	int fresh;
 
 	d->nmsgs++;
-	d->fmsgs[t]++;
+	d->fr_row->msgs++;
 	if (sum_kind(d, m->name) < 0)
 		return APC_ENOMEM;
 	/* per core, the messages --core=N lists: a core_name, an
@@ -1402,14 +1524,6 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 		}
 	}
 	return APC_OK;
-}
-
-/* *dst = a copy of s (NULL for none). */
-static int set_opt(char **dst, const char *s)
-{
-	free(*dst);
-	*dst = s ? dup_bytes(s, strlen(s)) : NULL;
-	return s && !*dst ? APC_ENOMEM : APC_OK;
 }
 
 /* An annotate counter's declaration, value or activity switch. */
@@ -1534,11 +1648,24 @@ static int64_t dump_msg_core(const struct apc_msg *m)
 	return fl && fl->kind == APC_F_INT ? fl->i : -1;
 }
 
+/* 1 when --frame names the frame's type (as dump_frame_name() does). */
+static int frame_wanted(const struct apc_dump_opts *o, const struct apc_frame *fr)
+{
+	if (fr->len == 0)
+		return o->empty_frames;
+	if (fr->type >= 0 && fr->type < APC_DUMP_TYPES)
+		return o->frames[fr->type];
+	for (int i = 0; i < o->nmore_frames; i++)
+		if (o->more_frames[i] == fr->type)
+			return 1;
+	return 0;
+}
+
 static int dump_wanted(const struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
 	const struct apc_dump_opts *o = d->o;
 
-	if (o->have_frames && (fr->type < 0 || fr->type >= APC_DUMP_TYPES || !o->frames[fr->type]))
+	if (o->have_frames && !frame_wanted(o, fr))
 		return 0;
 	if (o->have_core && dump_msg_core(m) != o->core)
 		return 0;
@@ -1606,6 +1733,15 @@ static void dump_ann_problem(struct dump *d, const struct apc_frame *fr,
 			    fd, e->msg);
 	apc_err_index(&o, "frame", (int64_t)fr->index);
 	dump_problem(d, &o);
+}
+
+/* Field `name` of an annotation, an absolute client time, put on the
+ * capture's clock as its message time is (unsigned: wraps, never traps). */
+static void dump_ann_clock(struct apc_msg *m, const char *name, int64_t delta)
+{
+	for (size_t i = 0; i < m->nfields; i++)
+		if (!strcmp(m->f[i].name, name))
+			m->f[i].i = (int64_t)((uint64_t)m->f[i].i - (uint64_t)delta);
 }
 
 /* Feed an External message's bytes to its fd's decoder; list what completes. */
@@ -1694,6 +1830,11 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 		m.has_ts = am.has_ts;
 		/* Annotate times are absolute; show them on the capture's clock. */
 		m.ts = am.has_ts ? (int64_t)(am.ts - (uint64_t)d->delta) : 0;
+		/* A CAM job's start is such a time too (the summary's span
+		 * already takes it so): on the same clock as the ts= around
+		 * it, or a user could not place the job among them. */
+		if (am.ann.code == APC_ANN_CAM_JOB && !am.is_setup)
+			dump_ann_clock(&m, "start", d->delta);
 		if (!m.name)
 			m.name = "annotate";
 		/* Which connection (External id) it came on, first: messages of
@@ -1725,6 +1866,21 @@ static void msg_rest(struct apc_msg *m, const struct apc_frame *fr, size_t pos, 
 				     .len = (uint32_t)(fr->len - pos)};
 }
 
+/* The Summary's uname attribute, if the message (a summary or
+ * summary_attrs) gives it: the target's kernel.  The last one given,
+ * as jq's from_entries keeps it. */
+static int summary_uname(struct dump *d, const struct apc_msg *m)
+{
+	for (size_t i = 0; i + 1 < m->nfields; i++) {
+		const struct apc_field *k = &m->f[i], *v = &m->f[i + 1];
+
+		if (key_role(k->name) == DUMP_KEY_ATTR_KEY && key_role(v->name) == DUMP_KEY_ATTR_VALUE &&
+		    k->len == 5 && !memcmp(k->s, "uname", 5) && set_name(&d->uname, v->s, v->len) < 0)
+			return APC_ENOMEM;
+	}
+	return APC_OK;
+}
+
 /* All messages of one frame. */
 static void dump_frame(struct dump *d, const struct apc_frame *fr)
 {
@@ -1734,10 +1890,13 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 	uint64_t n = 0;
 	int listed = 0, rc;
 	int disconnect = 0; /* the frame's message was a disconnect of a valid fd */
-	int t = sum_type_slot(fr);
 
+	if (!(d->fr_row = sum_ftype(d, fr))) {
+		dump_oom(d);
+		return;
+	}
 	d->nframes++;
-	d->frames[t]++;
+	d->fr_row->frames++;
 	d->bytes += 4u + fr->len;
 	/* the frame's own times start afresh (sum_cross()) */
 	d->x_fr_have = d->x_fr_quiet = 0;
@@ -1747,10 +1906,26 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 	apc_err_clear(&e);
 	apc_msg_iter_init(&it, fr, d->clocks);
 	while ((rc = apc_msg_next(&it, &m, &e)) == APC_OK) {
+		/* A frame shown opaque (gatord 9.x's frame 11, types 12, 14,
+		 * 15 and unknown ones) that is its header alone holds no
+		 * message, as a Block Counter frame of its header alone: it
+		 * gets the "empty" line below, not "opaque data=<0 bytes>"
+		 * at an offset past the frame.  (The decoder hands it out as
+		 * its last message: the loop ends after it.) */
+		if (fr->hdr_len >= fr->len && !strcmp(m.name, "opaque"))
+			continue;
 		n++;
 		if (m.frame_type == APC_FRAME_SUMMARY && !strcmp(m.name, "summary")) {
 			const struct apc_field *fl = apc_msg_field(&m, "monotonic_delta");
 			d->delta = fl ? fl->i : 0;
+			fl = apc_msg_field(&m, "timestamp");
+			d->wall_ns = fl ? fl->i : 0;
+			d->have_wall = d->wall_ns != 0;
+		}
+		if (m.frame_type == APC_FRAME_SUMMARY && !strncmp(m.name, "summary", 7) &&
+		    summary_uname(d, &m) < 0) {
+			dump_oom(d);
+			return;
 		}
 		listed |= dump_emit(d, fr, &m, !listed);
 		if (!strcmp(m.name, "external_disconnect")) {
@@ -1805,7 +1980,17 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 		m.name = "empty";
 		m.code = -1;
 		m.core = fr->core;
-		m.offset = fr->offset + 4u + fr->hdr_len;
+		/* In the frame, never past it (the end of a frame that is
+		 * all header is the next frame's length word): the bytes
+		 * after the header when there are some (a Block Counter
+		 * frame of key 0 only), else the body, else - a zero-length
+		 * frame has none - its length word. */
+		if (fr->hdr_len < fr->len)
+			m.offset = fr->offset + 4u + fr->hdr_len;
+		else if (fr->len)
+			m.offset = fr->offset + 4u;
+		else
+			m.offset = fr->offset;
 		listed |= dump_emit(d, fr, &m, 1);
 	}
 	if (listed && d->o->hex && !d->o->json)
@@ -1864,6 +2049,91 @@ static int cmp_conn(const void *a, const void *b)
 	return CMP3(x, y, pid, tid, tid);
 }
 
+static int cmp_ftype(const void *a, const void *b)
+{
+	const struct sum_ftype *x = a, *y = b;
+	return (x->code > y->code) - (x->code < y->code);
+}
+
+/*
+ * Row i of the summary's frame types in the order shown, NULL past the
+ * last: by code, an unknown one among the known (xtypes sorted, d->nneg
+ * of them below 0), then the frames without a code.
+ */
+static const struct sum_ftype *ftype_row(const struct dump *d, size_t i)
+{
+	if (i < d->nneg)
+		return &d->xtypes[i];
+	i -= d->nneg;
+	if (i < APC_DUMP_TYPES)
+		return &d->ftypes[i];
+	i -= APC_DUMP_TYPES;
+	if (i < d->nxtypes - d->nneg)
+		return &d->xtypes[d->nneg + i];
+	i -= d->nxtypes - d->nneg;
+	return i < 2 ? &d->ftypes[FTYPE_BAD_CODE + i] : NULL;
+}
+
+/* A row's name: the frames' type as the listing names it. */
+static const char *ftype_name(struct dump *d, const struct sum_ftype *r)
+{
+	if (r == &d->ftypes[FTYPE_EMPTY])
+		return "empty";
+	if (r == &d->ftypes[FTYPE_BAD_CODE])
+		return "bad_code";
+	return apc_frame_type_name_r(r->code, d->tname, sizeof d->tname);
+}
+
+/*
+ * ns since the epoch as UTC ISO-8601, "2026-11-22T12:58:25.105057563Z"
+ * (whole seconds, "...:25Z", when frac is 0); "" when the time cannot
+ * be placed (a year past what gmtime_r() takes).
+ */
+static const char *iso_utc(char *buf, size_t len, int64_t ns, int frac)
+{
+	int64_t sec = ns / 1000000000, rem = ns % 1000000000;
+	struct tm tm;
+	time_t t;
+	size_t n;
+
+	if (rem < 0) { /* before 1970: floor, so the fraction counts up */
+		rem += 1000000000;
+		sec--;
+	}
+	t = (time_t)sec;
+	buf[0] = '\0';
+	if ((int64_t)t != sec || !gmtime_r(&t, &tm) ||
+	    !(n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return buf;
+	if (frac)
+		snprintf(buf + n, len - n, ".%09" PRId64 "Z", rem);
+	else
+		snprintf(buf + n, len - n, "Z");
+	return buf;
+}
+
+/* captured.xml's created (gatord: seconds since the epoch, in decimal)
+ * as UTC ISO-8601, or "" when it is not such a number. */
+static const char *created_utc(char *buf, size_t len, const char *created)
+{
+	char *end;
+	long long sec;
+
+	buf[0] = '\0';
+	if (!created || !*created || strspn(created, "0123456789") != strlen(created))
+		return buf;
+	sec = strtoll(created, &end, 10);
+	if (sec > INT64_MAX / 1000000000)
+		return buf;
+	return iso_utc(buf, len, (int64_t)sec * 1000000000, 0);
+}
+
+/* What the rates count over: the time span in ns, 0 when there is none. */
+static uint64_t sum_span(const struct dump *d)
+{
+	return d->have_ts ? (uint64_t)d->last_ts - (uint64_t)d->first_ts : 0;
+}
+
 static void json_key(FILE *f, int *first, const char *k)
 {
 	if (!*first)
@@ -1873,9 +2143,22 @@ static void json_key(FILE *f, int *first, const char *k)
 	putc(':', f);
 }
 
+/* ,"key":offset, or null for -1 (none). */
+static void json_offset(FILE *f, int *first, const char *k, int64_t off)
+{
+	json_key(f, first, k);
+	if (off >= 0)
+		fprintf(f, "%" PRId64, off);
+	else
+		fputs("null", f);
+}
+
 static void summary_json(struct dump *d)
 {
 	FILE *f = d->o->out;
+	const struct sum_ftype *r;
+	uint64_t span = sum_span(d);
+	char when[64];
 	int first = 1, inner;
 
 	putc('{', f);
@@ -1891,16 +2174,28 @@ static void summary_json(struct dump *d)
 	fprintf(f, "%" PRIu64, d->nmsgs);
 	json_key(f, &first, "bytes");
 	fprintf(f, "%" PRIu64, d->bytes);
+	/* the input as given, beside the data file's bytes */
+	json_key(f, &first, "file_size");
+	if (d->fsize >= 0)
+		fprintf(f, "%" PRId64, d->fsize);
+	else
+		fputs("null", f);
+	json_key(f, &first, "file_kind");
+	apc_json_cstr(f, d->fkind);
+	json_key(f, &first, "folder_files");
+	if (d->fkind && !strcmp(d->fkind, "directory") && d->fsize >= 0)
+		fprintf(f, "%zu", d->fsize_files);
+	else
+		fputs("null", f);
 	json_key(f, &first, "frame_types");
 	putc('{', f);
 	inner = 1;
-	for (int t = 0; t <= APC_DUMP_TYPES + 1; t++) {
-		if (!d->frames[t])
+	for (size_t i = 0; (r = ftype_row(d, i)); i++) {
+		if (!r->frames)
 			continue;
-		json_key(f, &inner, t < APC_DUMP_TYPES ? apc_frame_type_name(t) :
-				    t == APC_DUMP_TYPES ? "other" : "empty");
-		fprintf(f, "{\"frames\":%" PRIu64 ",\"messages\":%" PRIu64 "}", d->frames[t],
-			d->fmsgs[t]);
+		json_key(f, &inner, ftype_name(d, r));
+		fprintf(f, "{\"frames\":%" PRIu64 ",\"messages\":%" PRIu64 "}", r->frames,
+			r->msgs);
 	}
 	putc('}', f);
 	json_key(f, &first, "message_kinds");
@@ -1990,6 +2285,18 @@ static void summary_json(struct dump *d)
 		putc('}', f);
 	}
 	putc(']', f);
+	/* the wall clock: the Summary's timestamp, captured.xml's created */
+	json_key(f, &first, "capture_start_ns");
+	if (d->have_wall)
+		fprintf(f, "%" PRId64, d->wall_ns);
+	else
+		fputs("null", f);
+	json_key(f, &first, "capture_start");
+	apc_json_cstr(f, d->have_wall && *iso_utc(when, sizeof when, d->wall_ns, 1) ? when : NULL);
+	json_key(f, &first, "created");
+	apc_json_cstr(f, d->created);
+	json_key(f, &first, "created_utc");
+	apc_json_cstr(f, *created_utc(when, sizeof when, d->created) ? when : NULL);
 	if (d->have_ts) {
 		json_key(f, &first, "first_ts");
 		fprintf(f, "%" PRId64, d->first_ts);
@@ -2002,6 +2309,22 @@ static void summary_json(struct dump *d)
 		json_key(f, &first, "data_last_ts");
 		fprintf(f, "%" PRId64, d->last_dts);
 	}
+	/* capinfos's rates: over the whole span (null without one) */
+	json_key(f, &first, "data_byte_rate");
+	if (span)
+		fprintf(f, "%.3f", (double)d->bytes * 1e9 / (double)span);
+	else
+		fputs("null", f);
+	json_key(f, &first, "average_frame_size");
+	if (d->nframes)
+		fprintf(f, "%.3f", (double)d->bytes / (double)d->nframes);
+	else
+		fputs("null", f);
+	json_key(f, &first, "message_rate");
+	if (span)
+		fprintf(f, "%.3f", (double)d->nmsgs * 1e9 / (double)span);
+	else
+		fputs("null", f);
 	json_key(f, &first, "in_order");
 	fputs(d->regressions ? "false" : "true", f);
 	json_key(f, &first, "regressions");
@@ -2016,6 +2339,25 @@ static void summary_json(struct dump *d)
 	/* of "regressions", the gatord 6.8 quirks apcverify accepts with a warning */
 	json_key(f, &first, "gatord_quirk_regressions");
 	fprintf(f, "%" PRIu64, d->quirks[APC_TSQ_FIRST_NAME] + d->quirks[APC_TSQ_EXIT_SWITCH]);
+	/* what the text's lines say beside the counts: which quirks, and
+	 * where the first of each kind of step back is (null: none) */
+	json_key(f, &first, "gatord_quirks");
+	fprintf(f, "{\"first_thread_name\":%" PRIu64 ",\"switch_after_exit\":%" PRIu64 "}",
+		d->quirks[APC_TSQ_FIRST_NAME], d->quirks[APC_TSQ_EXIT_SWITCH]);
+	json_offset(f, &first, "first_regression_offset", d->first_regression);
+	json_offset(f, &first, "first_other_regression_offset", d->first_other_regression);
+	json_offset(f, &first, "first_annotation_regression_offset", d->first_ann_regression);
+	json_offset(f, &first, "first_cross_type_regression_offset", d->first_x_regression);
+	/* the target, as captured.xml and the Summary name it */
+	json_key(f, &first, "target_name");
+	apc_json_cstr(f, d->target_name);
+	json_key(f, &first, "target_cores");
+	if (d->target_cores)
+		fprintf(f, "%ld", d->target_cores);
+	else
+		fputs("null", f);
+	json_key(f, &first, "uname");
+	apc_json_cstr(f, d->uname);
 	json_key(f, &first, "errors");
 	fprintf(f, "%" PRIu64, d->errors);
 	json_key(f, &first, "warnings");
@@ -2049,6 +2391,8 @@ static void text_key(FILE *f, int32_t key, int width)
 static void summary_text(struct dump *d)
 {
 	FILE *f = d->o->out;
+	const struct sum_ftype *r;
+	char when[64];
 	uint64_t with_values = 0;
 
 	fprintf(f, "File:                %s\n", d->name);
@@ -2059,19 +2403,29 @@ static void summary_text(struct dump *d)
 	fprintf(f, "Summary clocks:      %d\n", d->clocks);
 	fprintf(f, "Frames:              %" PRIu64 "\n", d->nframes);
 	fprintf(f, "Messages:            %" PRIu64 "\n", d->nmsgs);
+	/* capinfos's "File size" before its "Data size" */
+	if (d->fsize < 0)
+		fprintf(f, "File size:           unknown (%s)\n",
+			!strcmp(d->path, "-") ? "standard input is not a file" : "cannot stat it");
+	else if (d->fkind && !strcmp(d->fkind, "directory"))
+		fprintf(f, "File size:           %" PRId64 " bytes (folder, %zu %s)\n", d->fsize,
+			d->fsize_files, noun(d->fsize_files, "file", "files"));
+	else
+		fprintf(f, "File size:           %" PRId64 " bytes (%s)\n", d->fsize,
+			d->fkind ? d->fkind : "file");
 	fprintf(f, "Bytes:               %" PRIu64 "\n", d->bytes);
 	fprintf(f, "Frame types:\n");
-	for (int t = 0; t <= APC_DUMP_TYPES + 1; t++) {
-		if (!d->frames[t])
+	for (size_t i = 0; (r = ftype_row(d, i)); i++) {
+		if (!r->frames)
 			continue;
-		if (t < APC_DUMP_TYPES)
-			fprintf(f, "  %3d %-16s", t, apc_frame_type_name(t));
+		if (r < d->ftypes + FTYPE_BAD_CODE || r >= d->ftypes + FTYPE_EMPTY + 1)
+			fprintf(f, "  %3" PRId32 " %-16s", r->code, ftype_name(d, r));
 		else
-			fprintf(f, "    %c %-16s", t == APC_DUMP_TYPES ? '?' : '-',
-				t == APC_DUMP_TYPES ? "other" : "empty");
-		fprintf(f, " %10" PRIu64 " %s %10" PRIu64 " %s\n", d->frames[t],
-			noun(d->frames[t], "frame ", "frames"), d->fmsgs[t],
-			noun(d->fmsgs[t], "message", "messages"));
+			fprintf(f, "    %c %-16s", r == d->ftypes + FTYPE_BAD_CODE ? '?' : '-',
+				ftype_name(d, r));
+		fprintf(f, " %10" PRIu64 " %s %10" PRIu64 " %s\n", r->frames,
+			noun(r->frames, "frame ", "frames"), r->msgs,
+			noun(r->msgs, "message", "messages"));
 	}
 	fprintf(f, "Message kinds:\n");
 	for (size_t i = 0; i < d->nkinds; i++)
@@ -2166,6 +2520,21 @@ static void summary_text(struct dump *d)
 			fputs("(no name)", f);
 		putc('\n', f);
 	}
+	/* the wall clock the zero-based times count from */
+	if (d->have_wall && *iso_utc(when, sizeof when, d->wall_ns, 1))
+		fprintf(f, "Capture start:       %s (the Summary's timestamp)\n", when);
+	else if (d->have_wall)
+		fprintf(f, "Capture start:       %" PRId64 " ns since the epoch (the Summary's timestamp)\n",
+			d->wall_ns);
+	else
+		fprintf(f, "Capture start:       unknown (no Summary timestamp)\n");
+	if (d->created && *created_utc(when, sizeof when, d->created))
+		fprintf(f, "Created:             %s (captured.xml)\n", when);
+	else if (d->created) {
+		fputs("Created:             ", f);
+		text_str(f, (const uint8_t *)d->created, strlen(d->created));
+		fputs(" (captured.xml)\n", f);
+	}
 	if (d->have_ts) {
 		/* last >= first (the extremes), so the difference fits in
 		 * 64 unsigned bits even when it does not fit signed ones (a
@@ -2186,6 +2555,20 @@ static void summary_text(struct dump *d)
 	} else {
 		fprintf(f, "Time span:           no timestamps\n");
 	}
+	/* capinfos's rates, in its order, over the whole span */
+	uint64_t span = sum_span(d);
+	if (span)
+		fprintf(f, "Data byte rate:      %.3f bytes/s\n", (double)d->bytes * 1e9 / (double)span);
+	else
+		fprintf(f, "Data byte rate:      unknown (no time span)\n");
+	if (d->nframes)
+		fprintf(f, "Average frame size:  %.3f bytes\n", (double)d->bytes / (double)d->nframes);
+	else
+		fprintf(f, "Average frame size:  unknown (no frames)\n");
+	if (span)
+		fprintf(f, "Message rate:        %.3f messages/s\n", (double)d->nmsgs * 1e9 / (double)span);
+	else
+		fprintf(f, "Message rate:        unknown (no time span)\n");
 	if (d->regressions) {
 		uint64_t nq = d->quirks[APC_TSQ_FIRST_NAME] + d->quirks[APC_TSQ_EXIT_SWITCH];
 		fprintf(f, "Timestamps in order: no (%" PRIu64 " %s per frame type and core, "
@@ -2225,6 +2608,25 @@ static void summary_text(struct dump *d)
 			(uint64_t)d->first_x_regression, d->x_largest);
 	else
 		fprintf(f, "Across frame types:  0 steps back per core\n");
+	/* capinfos's capture hardware and OS: the target */
+	if (d->target_name) {
+		fputs("Target:              ", f);
+		text_str(f, (const uint8_t *)d->target_name, strlen(d->target_name));
+		if (d->target_cores)
+			fprintf(f, ", %ld %s", d->target_cores, noun((uint64_t)d->target_cores, "core", "cores"));
+		fputs(" (captured.xml)\n", f);
+	} else if (d->target_cores) {
+		fprintf(f, "Target:              unnamed, %ld %s (captured.xml)\n", d->target_cores,
+			noun((uint64_t)d->target_cores, "core", "cores"));
+	} else {
+		fprintf(f, "Target:              unknown (%s)\n",
+			d->doc ? "captured.xml does not name it" : "no captured.xml");
+	}
+	if (d->uname) {
+		fputs("Target uname:        ", f);
+		text_str(f, (const uint8_t *)d->uname, strlen(d->uname));
+		fputs(" (the Summary's uname)\n", f);
+	}
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
 	fprintf(f, "Warnings:            %" PRIu64 "\n", d->warnings);
 }
@@ -2232,6 +2634,10 @@ static void summary_text(struct dump *d)
 static void summary_print(struct dump *d)
 {
 	/* Tables may be empty (NULL), which qsort must not see. */
+	if (d->nxtypes > 1)
+		qsort(d->xtypes, d->nxtypes, sizeof *d->xtypes, cmp_ftype);
+	while (d->nneg < d->nxtypes && d->xtypes[d->nneg].code < 0)
+		d->nneg++;
 	if (d->nctrs > 1)
 		qsort(d->ctrs, d->nctrs, sizeof *d->ctrs, cmp_counter);
 	if (d->nactrs > 1)
@@ -2288,6 +2694,10 @@ static void dump_free(struct dump *d)
 		free(d->grps[i].name);
 	free(d->grps);
 	free(d->conns);
+	free(d->xtypes);
+	free(d->uname);
+	free(d->created);
+	free(d->target_name);
 	free(d->ord);
 	free(d->xord);
 	apc_map64_free(&d->ctr_map);
@@ -2298,6 +2708,7 @@ static void dump_free(struct dump *d)
 	apc_map64_free(&d->grp_map);
 	apc_map64_free(&d->conn_map);
 	apc_map64_free(&d->ord_map);
+	apc_map64_free(&d->xtype_map);
 	apc_map64_free(&d->xord_map);
 	apc_map64_free(&d->name_tids);
 	if (d->doc)
@@ -2351,6 +2762,51 @@ static void dump_frames(struct dump *d, struct apc_stream *s)
 	apc_frame_reader_free(fr);
 }
 
+/*
+ * The size of the input as given, as capinfos's "File size": a file's or
+ * archive's own (compressed, as it is on disk), a folder's files summed,
+ * standard input's when it is a file; not known (-1) for a pipe, or
+ * when a stat fails (the listing reads it all the same).
+ */
+static int dump_file_size(struct dump *d, struct apc_input *in)
+{
+	struct stat st;
+
+	d->fsize = -1;
+	d->fkind = apc_input_kind(in);
+	if (!strcmp(d->path, "-")) {
+		if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
+			d->fsize = st.st_size;
+		return APC_OK;
+	}
+	if (stat(d->path, &st) < 0)
+		return APC_OK;
+	if (!S_ISDIR(st.st_mode)) {
+		d->fsize = st.st_size;
+		return APC_OK;
+	}
+	const char *const *names;
+	size_t n, plen = strlen(d->path);
+	int64_t sum = 0;
+
+	if (apc_input_members(in, &names, &n) < 0)
+		return APC_OK;
+	for (size_t i = 0; i < n; i++) {
+		char *p = malloc(plen + strlen(names[i]) + 2);
+
+		if (!p)
+			return APC_ENOMEM;
+		sprintf(p, "%s/%s", d->path, names[i]);
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+			sum += st.st_size;
+			d->fsize_files++;
+		}
+		free(p);
+	}
+	d->fsize = sum;
+	return APC_OK;
+}
+
 /* The capture's archive is damaged: one problem, named by the archive. */
 static void dump_damage(struct dump *d, const struct apc_input *in)
 {
@@ -2369,6 +2825,7 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 
 	memset(&d, 0, sizeof d);
 	d.o = o;
+	d.fsize = -1;
 	d.path = path;
 	/* as apcconv and the input layer name it */
 	d.name = strcmp(path, "-") ? path : "<stdin>";
@@ -2376,6 +2833,8 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 	d.first_other_regression = -1;
 	d.first_ann_regression = -1;
 	d.first_x_regression = -1;
+	for (int t = 0; t < APC_DUMP_TYPES; t++)
+		d.ftypes[t].code = t;
 	apc_err_clear(&e);
 	if (apc_input_open(path, &in, &e) < 0) {
 		/* Name the input once: the message may already say it
@@ -2384,6 +2843,10 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 			snprintf(e.file, sizeof e.file, "%s", d.name);
 		e.status = e.status == APC_EDATA ? APC_EDATA : APC_EIO;
 		dump_problem(&d, &e);
+		goto out;
+	}
+	if (o->summary && dump_file_size(&d, in) < 0) {
+		dump_oom(&d);
 		goto out;
 	}
 	if (apc_input_is_tree(in)) {

@@ -16,8 +16,11 @@
 
 #include "err.h"
 
-/* Frame codes a --frame list can name (0..APC_DUMP_TYPES-1). */
+/* Frame codes kept in a table (0..APC_DUMP_TYPES-1); a --frame list
+ * may name up to APC_DUMP_MORE_TYPES codes outside it too (an unknown
+ * type is any 32-bit code the frame's packed integer holds). */
 #define APC_DUMP_TYPES 128
+#define APC_DUMP_MORE_TYPES 16
 
 struct apc_dump_opts {
 	FILE *out;
@@ -28,6 +31,9 @@ struct apc_dump_opts {
 	int verbose;     /* text: show whole byte fields, not the first 16 */
 	int have_frames; /* list only frame types set in frames[] */
 	uint8_t frames[APC_DUMP_TYPES];
+	int32_t more_frames[APC_DUMP_MORE_TYPES]; /* codes outside frames[] */
+	int nmore_frames;
+	int empty_frames; /* zero-length frames, which have no code ("empty") */
 	int have_core;
 	int32_t core;
 	int have_begin, have_end; /* ns, zero-based as written */
@@ -50,9 +56,10 @@ void apc_dump_opts_init(struct apc_dump_opts *o);
 
 /*
  * apc_dump_parse_frames() : "summary,5,block_counter" -> o->frames.
- * Names are those of apc_frame_type_name() (also "perf_attrs" for 11);
- * numbers are frame codes.  APC_OK, or APC_EIO with err set for a name
- * that is not a frame type.
+ * Names are those the listing gives a frame's type: apc_frame_type_name()
+ * (also "perf_attrs" for 11), "type_N" for any code N, "empty" for a
+ * zero-length frame; numbers (negative ones too) are frame codes.
+ * APC_OK, or APC_EIO with err set for a name that is not a frame type.
  */
 int apc_dump_parse_frames(struct apc_dump_opts *o, const char *list, struct apc_err *err);
 

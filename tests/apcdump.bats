@@ -115,6 +115,9 @@ EOF2
 	grep -q '^Timestamps in order: yes ' <<<"$output"
 	grep -q '^Annotation times: *1 step back per fd, first at offset 0x[0-9a-f]* (client times, not disorder)$' <<<"$output"
 	apcdump --summary --json "$TMP/back.apc" | grep -q '"in_order":true,"regressions":0,"annotation_regressions":1,'
+	# JSON gives the first's offset too, as the text does
+	off=$(grep -o '^Annotation times: .*first at offset 0x[0-9a-f]*' <<<"$output" | grep -o '0x[0-9a-f]*$')
+	apcdump --summary --json "$TMP/back.apc" | grep -q "\"first_annotation_regression_offset\":$((off)),"
 	exits 0 apcverify "$TMP/back.apc"
 }
 
@@ -928,7 +931,7 @@ EOF2
 	grep -E '^ +3 0x0+[0-9a-f]+ type_8 +- opaque +data=<3 bytes 000102>$' <<<"$output"
 	apcdump --json "$TMP/neg.apc" | grep -q '"frame":2,.*"type":"type_-40","msg":"opaque"'
 	exits 0 apcdump --summary "$TMP/neg.apc"
-	grep -E '^    \? other +1 frame +1 message$' <<<"$output"
+	grep -E '^  -40 type_-40 +1 frame +1 message$' <<<"$output"
 	cap_py "$TMP/bad.apc" <<'EOF2'
 F = [summary(), block_counter(), b"\x80"]
 EOF2
@@ -1484,4 +1487,325 @@ import json, sys
 keys = [a["key"] for l in sys.stdin for a in json.loads(l).get("attrs", [])]
 assert len(keys) == 12 and keys[:3] == ["uname", "PAGESIZE", "nosync"], keys
 assert keys[-1] == "perf.is_system_wide", keys'
+}
+
+@test "a CAM job's start is on the capture's clock, as its annotation times are (text and JSON)" {
+	# v4 CAM job: view, job, track, start, duration, colour (4 bytes),
+	# primary dependency, dependency count, text; the Summary's delta is 100
+	cap_py "$TMP/j.apc" <<'EOF2'
+ann = lambda code, body: bytes([code]) + struct.pack("<I", len(body)) + body
+setup = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\x00"
+job = p(1) + p(7) + p(2) + p(1000) + p(50) + b"\xff\0\0\x1b" + p(-1) + p(0) + b"j"
+F = [summary(), p(10) + p(5) + setup + ann(1, p(1000) + p(0) + b"s") + ann(12, job)]
+EOF2
+	exits 0 apcdump "$TMP/j.apc"
+	grep -q ' annotate_str *ts=900 fd=5 channel=0 text="s"$' <<<"$output"
+	grep -q ' annotate_cam_job fd=5 view=1 job=7 track=2 start=900 duration=50 ' <<<"$output"
+	exits 0 apcdump --json "$TMP/j.apc"
+	grep -q '"msg":"annotate_cam_job",.*"start":900,"duration":50,' <<<"$output"
+	# the listing places the job where the summary's span does
+	exits 0 apcdump --summary "$TMP/j.apc"
+	grep -qx 'Last timestamp: *950 ns' <<<"$output"
+}
+
+@test "CAM jobs of real captures start inside the summary's span (gatord 6.8, TPTP)" {
+	need_shared
+	need_python
+	apcconv -q "$SHARED/tptp/basic.trcxml" -o "$TMP/t.apc"
+	for c in "$SHARED/apc/v68_nonroot_annotate.apc" "$TMP/t.apc"; do
+		apcdump --summary --json "$c" >"$TMP/s"
+		apcdump --json --frame=external "$c" | python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+jobs = [o for o in map(json.loads, sys.stdin) if o["msg"] == "annotate_cam_job"]
+assert jobs
+for o in jobs:
+    assert s["first_ts"] <= o["start"] <= o["start"] + o["duration"] <= s["last_ts"], (o, s["first_ts"], s["last_ts"])' "$TMP/s"
+	done
+	# gatord 6.8: job10 was sent at 2990734160949 on the client clock,
+	# whose delta is 2987975228574; the streamed job20 starts 16.7 us later
+	exits 0 apcdump --frame=external "$SHARED/apc/v68_nonroot_annotate.apc"
+	grep -q ' annotate_cam_job *fd=17 view=1 job=10 track=1 start=2758932375 ' <<<"$output"
+	grep -q ' annotate_job_start *ts=2758949056 fd=17 view=1 job=20 ' <<<"$output"
+}
+
+# offsets_in_frames DATA JSON: every message's offset in the JSON listing
+# lies inside its frame (length word to last byte) as DATA's length words
+# place it.
+offsets_in_frames() {
+	python3 - "$@" <<'PY'
+import json, struct, sys
+d = open(sys.argv[1], "rb").read()
+ends, o = {}, 0
+while o + 4 <= len(d):
+    n = struct.unpack_from("<i", d, o)[0]
+    ends[o] = o + 4 + n
+    o += 4 + n
+n = 0
+for line in open(sys.argv[2]):
+    j = json.loads(line)
+    f = j["frame_offset"]
+    assert f <= j["offset"] < ends[f], (j["offset"], f, ends[f], line)
+    n += 1
+assert n
+PY
+}
+
+@test "a frame with no message: its line's offset is in the frame, not the next one's" {
+	need_python
+	# a Block Counter frame of its header only, a bare External frame,
+	# a zero-length frame, each followed by another frame; and a Block
+	# Counter frame that only sets the time (key 0)
+	cap_py "$TMP/e.apc" <<'EOF2'
+F = [summary(), p(5) + p(0), p(10), b"", p(5) + p(1) + p(0) + p(20), block_counter()]
+EOF2
+	exits 0 apcdump --json "$TMP/e.apc"
+	printf '%s\n' "$output" >"$TMP/j"
+	offsets_in_frames "$TMP/e.apc/0000000000" "$TMP/j"
+	# at the body (its code), the length word of the zero-length frame,
+	# after the header when the frame has more
+	# (the Summary's frame is 4 + 28 bytes)
+	exits 0 apcdump "$TMP/e.apc"
+	grep -qx ' *1 0x00000024 block_counter *0 empty *' <<<"$output"
+	grep -qx ' *2 0x0000002a external *- empty *' <<<"$output"
+	grep -qx ' *3 0x0000002b [a-z_0-9-]* *- empty *' <<<"$output"
+	grep -qx ' *4 0x00000035 block_counter *1 empty *' <<<"$output"
+}
+
+@test "the real captures: every message's offset is in its frame (empty frames too)" {
+	need_shared
+	need_python
+	for c in $CAPS; do
+		apcdump --json "$SHARED/apc/$c" >"$TMP/j"
+		offsets_in_frames "$SHARED/apc/$c/0000000000" "$TMP/j"
+	done
+	# frame 217's length word is at 0x1287, 218's at 0x128d: 217 is its
+	# header only, listed at its body (its frame code), as is the bare
+	# External frame 214 (length word at 0x1251)
+	exits 0 apcdump -x --frame=block_counter -c 300 "$SHARED/apc/v68_nonroot.apc"
+	grep -qx ' *217 0x0000128b block_counter *0 empty *' <<<"$output"
+	grep -qx ' *218 0x00001291 block_counter *0 empty *' <<<"$output"
+	exits 0 apcdump --frame=external -c 5 "$SHARED/apc/v68_nonroot.apc"
+	grep -qx ' *214 0x00001255 external *- empty *' <<<"$output"
+}
+
+@test "a frame shown opaque that is its header alone holds no message: one line, empty" {
+	need_python
+	# perf_data and type 14 with their core, an unknown type, then one
+	# with a body
+	cap_py "$TMP/o.apc" <<'EOF2'
+F = [summary(), p(12) + p(0), p(14) + p(1), p(40), p(12) + p(0) + b"x"]
+EOF2
+	exits 0 apcdump "$TMP/o.apc"
+	grep -qx ' *1 0x00000024 perf_data *0 empty *' <<<"$output"
+	grep -qx ' *2 0x0000002a perf_aux *1 empty *' <<<"$output"
+	grep -qx ' *3 0x00000030 type_40 *- empty *' <<<"$output"
+	grep -qx ' *4 0x00000037 perf_data *0 opaque *data=<1 bytes 78>' <<<"$output"
+	! grep -q '<0 bytes>' <<<"$output" || false
+	exits 0 apcdump --summary "$TMP/o.apc"
+	grep -qE '^  empty +3$' <<<"$output"
+	grep -qE '^  opaque +1$' <<<"$output"
+}
+
+@test "gatord 9.x: frame 11 of its header alone is listed as empty (sleep_counters frames 2 and 4)" {
+	need_shared
+	exits 0 apcdump --frame=proc -c 5 "$SHARED/apc/sleep_counters.apc"
+	grep -qx ' *2 0x00000de6 proc *0 empty *' <<<"$output"
+	grep -qx ' *4 0x00000e08 proc *0 empty *' <<<"$output"
+	! grep -q '<0 bytes>' <<<"$output" || false
+	exits 0 apcdump --json --frame=proc -c 5 "$SHARED/apc/sleep_counters.apc"
+	grep -qF '{"frame":2,"offset":3558,"frame_offset":3554,"type":"proc","core":0,"msg":"empty"}' <<<"$output"
+}
+
+@test "unknown frame types: the listing, --summary and --frame name each alike (type_N, empty, bad_code)" {
+	# codes -40, 40, 8, -1 (0x7f), 200; a zero-length frame; a code that
+	# does not read (0x80 alone)
+	cap_py "$TMP/u.apc" <<'EOF2'
+F = [summary(), block_counter(), p(-40) + b"\0\1\2", p(40) + b"ab", p(8) + b"x",
+     p(-1) + b"m", b"", p(200) + b"z", p(40) + b"cd", b"\x80"]
+EOF2
+	exits 1 apcdump "$TMP/u.apc"
+	grep -qx ' *5 0x00000044 type_-1 *- opaque *data=<1 bytes 6d>' <<<"$output"
+	# a zero-length frame has no code: not type_-1, which is code 0x7f
+	grep -qx ' *6 0x00000045 empty *- empty *' <<<"$output"
+	# one row per type, named as the listing names it, by code; then
+	# the frames without a code
+	exits 1 apcdump --summary "$TMP/u.apc"
+	[ "$(sed -n '/^Frame types:/,/^Message kinds:/p' <<<"$output")" = "Frame types:
+  -40 type_-40                  1 frame           1 message
+   -1 type_-1                   1 frame           1 message
+    1 summary                   1 frame           1 message
+    5 block_counter             1 frame           1 message
+    8 type_8                    1 frame           1 message
+   40 type_40                   2 frames          2 messages
+  200 type_200                  1 frame           1 message
+    ? bad_code                  1 frame           0 messages
+    - empty                     1 frame           1 message
+Message kinds:" ]
+	apcdump --summary --json "$TMP/u.apc" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["frame_types"]
+assert list(t) == ["type_-40", "type_-1", "summary", "block_counter", "type_8", "type_40",
+                   "type_200", "bad_code", "empty"], t
+assert t["type_40"] == {"frames": 2, "messages": 2} and t["bad_code"]["messages"] == 0, t'
+	# --frame takes every name the listing gives a type, and its number
+	for sel in -40 type_-40 TYPE_-40; do
+		exits 1 apcdump --frame=$sel "$TMP/u.apc"
+		grep -qx ' *2 0x0000002f type_-40 *- opaque *data=<3 bytes 000102>' <<<"$output"
+		[ "$(grep -c '^ ' <<<"$output")" -eq 1 ]
+	done
+	exits 1 apcdump --frame=type_40,200 "$TMP/u.apc"
+	[ "$(grep -cE '^ +[0-9]+ 0x[0-9a-f]+ type_(40|200) ' <<<"$output")" -eq 3 ]
+	exits 1 apcdump --frame=empty "$TMP/u.apc"
+	[ "$(grep -c '^ ' <<<"$output")" -eq 1 ]
+	grep -qx ' *6 0x00000045 empty *- empty *' <<<"$output"
+	exits 1 apcdump --frame=-1 "$TMP/u.apc"
+	! grep -q ' empty ' <<<"$output" || false
+	grep -q ' type_-1 ' <<<"$output"
+	# numbers past 32 bits are no frame code; neither is type_
+	for bad in 2147483648 -2147483649 type_ type_x; do
+		exits 2 apcdump --frame=$bad "$TMP/u.apc"
+		grep -q "unknown frame type '$bad'" <<<"$output"
+	done
+	exits 1 apcdump --frame=-2147483648,00000000000000000040 "$TMP/u.apc"
+	[ "$(grep -c '^ ' <<<"$output")" -eq 2 ]
+}
+
+@test "--summary: for a TPTP trace apcconv's span is the whole span, the data's starts at the first thread (as the man page says)" {
+	need_shared
+	need_python
+	rm -rf "$TMP/t.apc"
+	run apcconv "$SHARED/tptp/basic.trcxml" -o "$TMP/t.apc"
+	[[ "$output" == *", span 0.000061000 s, "* ]]
+	exits 0 apcdump --summary "$TMP/t.apc"
+	grep -qx 'Time span: *0.000061000 s (0.000058000 s from 3000 ns, without thread names and links at 0)' <<<"$output"
+	# time 0 names the process; the first thread starts at 3000 ns
+	exits 0 apcdump --frame=name "$TMP/t.apc"
+	grep -q ' thread_name *ts=0 tid=3812 name="java"$' <<<"$output"
+	grep -q ' thread_name *ts=3000 tid=11 name="AsyncTask #1"$' <<<"$output"
+}
+
+# info_cap DIR: a capture whose Summary (timestamp 1700000000123456789,
+# 2023-11-14T22:13:20.123456789Z) gives a uname, and whose captured.xml
+# names its creation and target; data times 20 and 1000000020 ns (a
+# span of 1 s exactly).
+info_cap() {
+	cap_py "$1" <<'EOF2'
+F = [p(1) + p(1) + s(b"1\n2\r\n3\r4\n\r5") + p(1700000000123456789) + p(500) + p(100)
+     + s(b"uname") + s(b"Linux t 6.1 \"x\"") + s(b"PAGESIZE") + s(b"4096") + s(b""),
+     block_counter(ts=20), block_counter(ts=1000000020)]
+EOF2
+	cat >"$1/captured.xml" <<'EOF2'
+<?xml version="1.0"?>
+<captured version="1" protocol="680" type="Gator" created="1700000007"><target name="board" cores="4"/><counters><counter key="0x11" type="T_cnt0"/></counters></captured>
+EOF2
+}
+
+@test "--summary: the capture's wall-clock start, target, file size and rates, where capinfos puts them" {
+	need_python
+	info_cap "$TMP/i.apc"
+	echo extra >"$TMP/i.apc/notes.txt"
+	fsize=$(cat "$TMP/i.apc"/* | wc -c)
+	bytes=$(wc -c <"$TMP/i.apc/0000000000")
+	exits 0 apcdump --summary "$TMP/i.apc"
+	grep -qx "File size: *$fsize bytes (folder, 3 files)" <<<"$output"
+	grep -qx "Bytes: *$bytes" <<<"$output"
+	grep -qx 'Capture start: *2023-11-14T22:13:20.123456789Z (the Summary.s timestamp)' <<<"$output"
+	grep -qx 'Created: *2023-11-14T22:13:27Z (captured.xml)' <<<"$output"
+	grep -qx 'Time span: *1.000000000 s' <<<"$output"
+	# over a span of 1 s a rate is the count itself
+	grep -qx "Data byte rate: *$bytes.000 bytes/s" <<<"$output"
+	grep -qx "Average frame size: *$(python3 -c "print('%.3f' % ($bytes / 3))") bytes" <<<"$output"
+	grep -qx 'Message rate: *3.000 messages/s' <<<"$output"
+	grep -qx 'Target: *"board", 4 cores (captured.xml)' <<<"$output"
+	grep -qx 'Target uname: *"Linux t 6.1 \\"x\\"" (the Summary.s uname)' <<<"$output"
+	# the lines that were there keep their order; the new ones sit
+	# where capinfos has them: sizes after the counts, the start before
+	# the times, the rates after the span, the target after the order
+	order=$(grep -oE '^(File|Protocol|Summary clocks|Frames|Messages|File size|Bytes|Frame types|Message kinds|Counters|Threads|Capture start|Created|First timestamp|Last timestamp|Time span|Data byte rate|Average frame size|Message rate|Timestamps in order|Annotation times|Across frame types|Target|Target uname|Problems|Warnings):' <<<"$output" | tr '\n' '|')
+	[ "$order" = "File:|Protocol:|Summary clocks:|Frames:|Messages:|File size:|Bytes:|Frame types:|Message kinds:|Counters:|Threads:|Capture start:|Created:|First timestamp:|Last timestamp:|Time span:|Data byte rate:|Average frame size:|Message rate:|Timestamps in order:|Annotation times:|Across frame types:|Target:|Target uname:|Problems:|Warnings:|" ]
+	# JSON says the same
+	apcdump --summary --json "$TMP/i.apc" >"$TMP/j"
+	json_keys_once "$TMP/j"
+	python3 - "$TMP/j" "$fsize" "$bytes" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+fsize, b = int(sys.argv[2]), int(sys.argv[3])
+want = {"file_size": fsize, "file_kind": "directory", "folder_files": 3,
+        "capture_start_ns": 1700000000123456789, "capture_start": "2023-11-14T22:13:20.123456789Z",
+        "created": "1700000007", "created_utc": "2023-11-14T22:13:27Z",
+        "data_byte_rate": b, "average_frame_size": round(b / 3, 3), "message_rate": 3,
+        "target_name": "board", "target_cores": 4, "uname": 'Linux t 6.1 "x"'}
+got = {k: o[k] for k in want}
+assert got == want, (got, want)
+PY
+	# an archive's size is the archive's; a data file's its own; a pipe's unknown
+	(cd "$TMP" && tar czf i.tgz i.apc)
+	exits 0 apcdump --summary "$TMP/i.tgz"
+	grep -qx "File size: *$(wc -c <"$TMP/i.tgz") bytes (tar.gz)" <<<"$output"
+	exits 0 apcdump --summary "$TMP/i.apc/0000000000"
+	grep -qx "File size: *$bytes bytes (file)" <<<"$output"
+	run apcdump --summary - <"$TMP/i.apc/0000000000"
+	grep -qx "File size: *$bytes bytes (stdin)" <<<"$output"
+	run bash -c 'cat "$1" | "$2" --summary -' _ "$TMP/i.apc/0000000000" "$APC_BIN/apcdump"
+	grep -qx 'File size: *unknown (standard input is not a file)' <<<"$output"
+	# no captured.xml beside it: no creation, no target
+	grep -qx 'Target: *unknown (no captured.xml)' <<<"$output"
+	! grep -q '^Created:' <<<"$output" || false
+	apcdump --summary --json - <"$TMP/i.apc/0000000000" | grep -q '"created":null,"created_utc":null,'
+}
+
+@test "--summary without a time span or a Summary timestamp: the rates and the start are said unknown" {
+	need_python
+	cap_py "$TMP/n.apc" <<'EOF2'
+F = [summary(), block_counter(ts=20)]
+EOF2
+	exits 0 apcdump --summary "$TMP/n.apc"
+	grep -qx 'Data byte rate: *unknown (no time span)' <<<"$output"
+	grep -qx 'Message rate: *unknown (no time span)' <<<"$output"
+	grep -qx 'Target: *unknown (captured.xml does not name it)' <<<"$output"
+	! grep -q '^Target uname:' <<<"$output" || false
+	apcdump --summary --json "$TMP/n.apc" | grep -q '"data_byte_rate":null,"average_frame_size":[0-9.]*,"message_rate":null,'
+	cap_py "$TMP/z.apc" <<'EOF2'
+F = [p(1) + p(1) + s(b"1\n2\r\n3\r4\n\r5") + p(0) + p(0) + p(0) + s(b""), block_counter(ts=20)]
+EOF2
+	exits 0 apcdump --summary "$TMP/z.apc"
+	grep -qx 'Capture start: *unknown (no Summary timestamp)' <<<"$output"
+	apcdump --summary --json "$TMP/z.apc" | grep -q '"capture_start_ns":null,"capture_start":null,'
+}
+
+@test "--summary --json carries the offsets and the quirk breakdown the text gives" {
+	need_shared
+	need_python
+	for c in $CAPS; do
+		apcdump --summary "$SHARED/apc/$c" >"$TMP/t"
+		apcdump --summary --json "$SHARED/apc/$c" >"$TMP/j"
+		json_keys_once "$TMP/j"
+		python3 - "$TMP/t" "$TMP/j" <<'PY'
+import json, re, sys
+t = open(sys.argv[1]).read()
+o = json.load(open(sys.argv[2]))
+def off(pat):
+    m = re.search(pat, t, re.M)
+    return int(m.group(1), 16) if m else None
+assert o["first_regression_offset"] == off(r"^Timestamps in order: no \(.*?first at offset 0x([0-9a-f]+)"), o
+assert o["first_other_regression_offset"] == off(r"the first other at offset 0x([0-9a-f]+)"), o
+assert o["first_annotation_regression_offset"] == off(r"^Annotation times: .*first at offset 0x([0-9a-f]+)"), o
+assert o["first_cross_type_regression_offset"] == off(r"^Across frame types: .*first at offset 0x([0-9a-f]+)"), o
+q = o["gatord_quirks"]
+assert q["first_thread_name"] + q["switch_after_exit"] == o["gatord_quirk_regressions"], o
+m = re.search(r"(\d+) first thread names?, (\d+) switch(?:es)? after an exit", t)
+assert (q["first_thread_name"], q["switch_after_exit"]) == ((int(m.group(1)), int(m.group(2))) if m else (0, 0)), (q, m)
+u = re.search(r'^Target uname: *"(.*)" \(', t, re.M)
+assert o["uname"] == (u.group(1) if u else None), o["uname"]
+PY
+	done
+	apcdump --summary --json "$SHARED/apc/v68_nonroot_annotate.apc" |
+		grep -q '"gatord_quirks":{"first_thread_name":1,"switch_after_exit":1},"first_regression_offset":84615,"first_other_regression_offset":null,'
+	# the wall clock gatord wrote: the Summary's start, then captured.xml's
+	# created when the capture was saved
+	exits 0 apcdump --summary "$SHARED/apc/v68_nonroot_annotate.apc"
+	grep -qx 'Capture start: *2026-11-22T04:18:25.105057563Z (the Summary.s timestamp)' <<<"$output"
+	grep -qx 'Created: *2026-11-22T04:18:32Z (captured.xml)' <<<"$output"
+	grep -qx 'Target: *"unknown", 2 cores (captured.xml)' <<<"$output"
 }

@@ -341,6 +341,45 @@ static void test_frame_names_any_case(void)
 	T_EQ_INT(apc_dump_parse_frames(&mixed, "Summery", &e), APC_EIO);
 }
 
+/* Every name the listing gives a frame's type is taken back by --frame:
+ * "type_N" and N for any 32-bit code (negative too), "empty" for a
+ * zero-length frame; a code past 32 bits is no type, and codes outside
+ * the table are kept up to APC_DUMP_MORE_TYPES of them. */
+static void test_frame_names_as_listed(void)
+{
+	struct apc_dump_opts o;
+	struct apc_err e;
+	char list[APC_DUMP_MORE_TYPES * 8 + 8];
+	size_t at = 0;
+
+	apc_dump_opts_init(&o);
+	T_EQ_INT(apc_dump_parse_frames(&o, "-40,type_200,TYPE_8,empty,007", &e), APC_OK);
+	T_ASSERT(o.have_frames && o.empty_frames);
+	T_ASSERT(o.frames[8] && o.frames[7]);
+	T_EQ_INT(o.nmore_frames, 2);
+	T_EQ_INT(o.more_frames[0], -40);
+	T_EQ_INT(o.more_frames[1], 200);
+	/* the same code twice is kept once */
+	T_EQ_INT(apc_dump_parse_frames(&o, "type_-40", &e), APC_OK);
+	T_EQ_INT(o.nmore_frames, 2);
+	apc_dump_opts_init(&o);
+	T_EQ_INT(apc_dump_parse_frames(&o, "-2147483648,2147483647", &e), APC_OK);
+	T_EQ_INT(o.more_frames[0], INT32_MIN);
+	T_EQ_INT(o.more_frames[1], INT32_MAX);
+	static const char *const bad[] = {"2147483648", "-2147483649", "4294967297", "type_",
+					  "type_x", "-", "--1", "+5", "type_+5", NULL};
+	for (int i = 0; bad[i]; i++) {
+		apc_dump_opts_init(&o);
+		T_EQ_INT(apc_dump_parse_frames(&o, bad[i], &e), APC_EIO);
+	}
+	/* one more code outside the table than it keeps */
+	for (int i = 0; i <= APC_DUMP_MORE_TYPES; i++)
+		at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", i ? "," : "", 1000 + i);
+	apc_dump_opts_init(&o);
+	T_EQ_INT(apc_dump_parse_frames(&o, list, &e), APC_EIO);
+	T_ASSERT(strstr(e.msg, "too many frame types") != NULL);
+}
+
 void run_tests(void)
 {
 	T_RUN(test_edges);
@@ -350,4 +389,5 @@ void run_tests(void)
 	T_RUN(test_json_strings);
 	T_RUN(test_write_error);
 	T_RUN(test_frame_names_any_case);
+	T_RUN(test_frame_names_as_listed);
 }
