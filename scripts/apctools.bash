@@ -112,7 +112,7 @@ _apctools_value()
 		_apctools_words json "$cur"
 		return 0 ;;
 	apcdump:--frame)
-		_apctools_words "${_apctools_frames// /$'\n'}" "$cur" list
+		_apctools_words "${_apctools_frames// /$'\n'}"$'\nempty' "$cur" list
 		return 0 ;;
 	apcrecord:--sample-rate)
 		_apctools_words "${_apctools_rates// /$'\n'}" "$cur"

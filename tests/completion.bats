@@ -64,12 +64,14 @@ replies() {
 	[ "$(replies apcdump --frame = block)" = "block_counter" ]
 	[ "$(replies apcdump --frame = name,s)" = "$(printf 'name,sched_trace\nname,summary')" ]
 	[ "$(replies apcdump --frame=perf_)" = "$(printf -- '--frame=perf_aux\n--frame=perf_data\n--frame=perf_sync')" ]
+	# zero-length frames, which the message names apart
+	[ "$(replies apcdump --frame = summary,em)" = "summary,empty" ]
 }
 
 @test "completion: the value lists written out are the ones the commands print" {
 	run "$APC_BIN/apcdump" --frame=no-such-type /dev/null
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"(names: ${_apctools_frames// /, }, or a number)"* ]]
+	[[ "$output" == *"(names: ${_apctools_frames// /, }, or a number); also type_N, an unknown type, and empty, a zero-length frame"* ]]
 	run "$APC_BIN/apcrecord" localhost:1 --sample-rate=no-such-rate
 	[[ "$output" == *"(high, normal, low or none)"* ]]
 	[ "$_apctools_rates" = "high normal low none" ]
