@@ -112,6 +112,18 @@ static const char *output_path(const char *out, const char *input, char *buf, si
 	return buf;
 }
 
+/* Whether the capture goes to standard output: "-", or a name for it
+ * (/dev/stdout, /dev/fd/1), where --stats=json must not go too. */
+static int is_stdout(const char *out)
+{
+	struct stat a, b;
+
+	if (!strcmp(out, "-"))
+		return 1;
+	return stat(out, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_LIST = 256, O_OVERWRITE, O_EVENTS, O_BEGIN, O_END, O_PROGRESS, O_NOPROGRESS, O_STATS };
@@ -249,7 +261,7 @@ int main(int argc, char **argv)
 		apc_report_line(stderr, PROG, o.inputs[0], &res, apc_now() - t0);
 	}
 	if (stats_json) {
-		FILE *out = (o.output && strcmp(o.output, "-") == 0) ? stderr : stdout;
+		FILE *out = o.output && is_stdout(o.output) ? stderr : stdout;
 		apc_report_json(out, o.inputs[0], &res, apc_now() - t0, status, &err);
 	}
 	apc_conv_result_free(&res);

@@ -218,12 +218,18 @@ static int apcw_fd_up(int fd)
 	return up;
 }
 
-/* Whether -o names a device or FIFO there is: a tar stream goes into it. */
+/* Whether -o names a device or FIFO there is: a tar stream goes into it.
+ * So does anything but a folder under /dev: /dev/stdout is a regular
+ * file when stdout is redirected to one, and a capture folder
+ * /dev/stdout.apc is never what was meant. */
 static int apcw_stream_target(const char *out)
 {
 	struct stat st;
 
-	return stat(out, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+	if (stat(out, &st) != 0)
+		return 0;
+	return S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ||
+	       (!strncmp(out, "/dev/", 5) && !S_ISDIR(st.st_mode));
 }
 
 /*

@@ -217,7 +217,7 @@ assert o["format"] == "ltt" and o["damage"] == sys.argv[2] + ": no cpu/N tracefi
 	[ -f a.7z.apc/0000000000 ]
 }
 
-@test "-o /dev/null and -o FIFO take the tar stream, named in the summary" {
+@test "-o /dev/null, /dev/stdout and a FIFO take the tar stream, named in the summary" {
 	cd "$TMP"
 	run apcconv "$TD/barman/demo.bin" -o /dev/null
 	[ "$status" -eq 0 ]
@@ -233,6 +233,14 @@ assert o["format"] == "ltt" and o["damage"] == sys.argv[2] + ": no cpu/N tracefi
 	wait
 	[ "$(sort list | tr '\n' ' ')" = "demo.apc/ demo.apc/0000000000 demo.apc/captured.xml demo.apc/events.xml demo.apc/session.xml " ]
 	apcconv -q "$TD/barman/demo.bin" -o - | cmp - <(cat f & apcconv -q "$TD/barman/demo.bin" -o f)
+	# /dev/stdout, a pipe or a file there: the stream, and --stats=json
+	# goes to stderr as with -o -, not into the archive
+	apcconv -q --stats=json "$TD/barman/demo.bin" -o /dev/stdout 2> stats2.json | tar -tf - > list2
+	[ "$(sort list2 | head -1)" = "demo.apc/" ]
+	grep -q '"output":"/dev/stdout"' stats2.json
+	apcconv -q "$TD/barman/demo.bin" -o /dev/stdout > s.tar
+	tar -tf s.tar | grep -qx 'demo.apc/0000000000'
+	[ ! -e /dev/stdout.apc ]
 	# a full device: the error names it, exit 2
 	if [ -c /dev/full ]; then
 		run apcconv -q "$TD/barman/demo.bin" -o /dev/full
