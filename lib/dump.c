@@ -2432,7 +2432,16 @@ static void summary_text(struct dump *d)
 		fprintf(f, "  %-28s %10" PRIu64 "\n", d->kinds[i].name, d->kinds[i].n);
 	for (size_t i = 0; i < d->nctrs; i++)
 		with_values += d->ctrs[i].values != 0;
-	fprintf(f, "Counters:            %zu (%" PRIu64 " with values)\n", d->nctrs, with_values);
+	/* Perf-mode captures carry perf counters' values in perf records,
+	 * which apcdump does not decode: say so, or "0 values" reads as
+	 * "not captured". */
+	uint64_t perf = d->ftypes[APC_FRAME_PERF_DATA].frames + d->ftypes[APC_FRAME_TYPE_14].frames +
+			d->ftypes[APC_FRAME_TYPE_15].frames;
+	fprintf(f, "Counters:            %zu (%" PRIu64 " with values", d->nctrs, with_values);
+	if (perf && with_values < d->nctrs)
+		fprintf(f, "; perf counters' values are in the %" PRIu64 " perf frame%s, not decoded",
+			perf, perf == 1 ? "" : "s");
+	fputs(")\n", f);
 	for (size_t i = 0; i < d->nctrs; i++) {
 		fputs("  ", f);
 		text_key(f, d->ctrs[i].key, 8);

@@ -1809,3 +1809,15 @@ PY
 	grep -qx 'Created: *2026-11-22T04:18:32Z (captured.xml)' <<<"$output"
 	grep -qx 'Target: *"unknown", 2 cores (captured.xml)' <<<"$output"
 }
+
+@test "--summary: perf counters' values in perf frames are said not decoded, not left as 0 values" {
+	need_shared
+	run apcdump --summary "$SHARED/apc/sleep_counters.apc"
+	[ "$status" -eq 0 ]
+	grep -qx "Counters:            9 (3 with values; perf counters' values are in the 4 perf frames, not decoded)" <<<"$output"
+	run apcdump --summary "$SHARED/apc/v68_sleep.apc"
+	grep -qx "Counters:            6 (4 with values; perf counters' values are in the 7 perf frames, not decoded)" <<<"$output"
+	# a capture without perf frames says nothing of them
+	run apcdump --summary "$SHARED/apc/v68_nonroot.apc"
+	grep -qx "Counters:            6 (4 with values)" <<<"$output"
+}
