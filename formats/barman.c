@@ -21,6 +21,7 @@
  * bit clear, padding and uncommitted blocks have it set; padding is
  * found only at a circular buffer's wrap point.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,9 @@ struct barman {
 	struct apc_scale to_ns; /* the fast path's t_mult / t_div (lib/scale.h) */
 	int fast;            /* fast paths allowed (APC_NO_SIMD unset) */
 	uint32_t max_cores, max_tasks, max_mmaps, max_pmu, max_str, ncustom, ncharts;
+	/* PMU counter names (barman_declare_pmu): the r-th prefix_cntN slot of
+	 * an event, and how many slots a prefix has, by hash */
+	struct apc_map64 pmu_slot, pmu_nslots;
 
 	char *strtab;        /* NUL-terminated copy */
 	uint32_t strtab_len;
@@ -448,6 +452,70 @@ static int barman_nomem(struct apc_reader *r, struct barman *b)
  * declarations; a slot whose event differs from every declaration of
  * that type so far gets the next free cntN.
  */
+/* FNV-1a of a PMU name prefix, then of a and b: barman_pmu_slot()'s keys. */
+static uint64_t barman_pmu_key(const char *prefix, uint64_t a, uint64_t b)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const char *p = prefix; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	for (int i = 0; i < 8; i++)
+		h = (h ^ ((a >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+	for (int i = 0; i < 8; i++)
+		h = (h ^ ((b >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * The name of core counter k (event ev, not the cycle counter) into
+ * type: prefix_cntN, N the lowest slot of that event this core has not
+ * taken yet, else a new one.  The r-th counter of an event on a core
+ * takes the event's r-th slot, so the slots are found by (prefix, ev, r)
+ * in an index, with the names checked; a scan of every slot (the
+ * answer whenever the index cannot give it) made a header of many
+ * cores of many counters quadratic in both (minutes for 64 x 256).
+ */
+static int barman_pmu_slot(struct apc_reader *r, struct barman *b, const struct barman_core *c,
+			   uint32_t k, const char *prefix, char *type, size_t len)
+{
+	uint32_t ev = c->types[k], occ = 0;
+	uint64_t n, kslot = 0, knext = barman_pmu_key(prefix, UINT64_MAX, UINT64_MAX);
+	struct apc_counter_decl *d;
+
+	for (uint32_t j = 0; j < k; j++)
+		occ += c->types[j] == ev;
+	kslot = barman_pmu_key(prefix, ev, occ);
+	if (apc_map64_find(&b->pmu_slot, kslot, &n)) {
+		snprintf(type, len, "%s_cnt%" PRIu64, prefix, n);
+		d = apc_model_find_counter(r->model, type);
+		if (d && d->event == (int64_t)ev)
+			return APC_OK;
+	} else {
+		if (!apc_map64_find(&b->pmu_nslots, knext, &n))
+			n = 0;
+		snprintf(type, len, "%s_cnt%" PRIu64, prefix, n);
+		if (!apc_model_find_counter(r->model, type)) {
+			if (apc_map64_put(&b->pmu_slot, kslot, n) < 0 ||
+			    apc_map64_put(&b->pmu_nslots, knext, n + 1) < 0)
+				return APC_ENOMEM;
+			return APC_OK;
+		}
+	}
+	/* the index does not know (a hash shared by two keys): scan */
+	for (n = 0;; n++) {
+		int used = 0;
+		snprintf(type, len, "%s_cnt%" PRIu64, prefix, n);
+		d = apc_model_find_counter(r->model, type);
+		if (!d)
+			return APC_OK;
+		for (uint32_t j = 0; j < k; j++)
+			if (c->ids[j] == d->id)
+				used = 1;
+		if (!used && d->event == (int64_t)ev)
+			return APC_OK;
+	}
+}
+
 static int barman_declare_pmu(struct apc_reader *r, struct barman *b, uint32_t core)
 {
 	struct barman_core *c = &b->cores[core];
@@ -467,22 +535,10 @@ static int barman_declare_pmu(struct apc_reader *r, struct barman *b, uint32_t c
 		struct apc_counter_decl *d = NULL;
 		int64_t event = ev != BM_CYCLE_TYPE ? (int64_t)ev : part ? (int64_t)part->ccnt_event : -1;
 
-		if (ev == BM_CYCLE_TYPE) {
+		if (ev == BM_CYCLE_TYPE)
 			snprintf(type, sizeof type, "%s_ccnt", prefix);
-		} else {
-			for (uint32_t n = 0;; n++) {
-				int used = 0;
-				snprintf(type, sizeof type, "%s_cnt%u", prefix, n);
-				d = apc_model_find_counter(r->model, type);
-				if (!d)
-					break;
-				for (uint32_t j = 0; j < k; j++)
-					if (c->ids[j] == d->id)
-						used = 1;
-				if (!used && d->event == (int64_t)ev)
-					break;
-			}
-		}
+		else if (barman_pmu_slot(r, b, c, k, prefix, type, sizeof type) < 0)
+			return barman_nomem(r, b);
 		d = apc_model_add_counter(r->model, type);
 		if (!d)
 			return barman_nomem(r, b);
@@ -2003,6 +2059,8 @@ static void barman_close(struct apc_reader *r)
 	free(b->names);
 	apc_map64_free(&b->name_at);
 	apc_map64_free(&b->declared);
+	apc_map64_free(&b->pmu_slot);
+	apc_map64_free(&b->pmu_nslots);
 	free(b->strtab);
 	free(b->win);
 	free(b->stash);

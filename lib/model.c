@@ -182,6 +182,7 @@ void apc_model_free(struct apc_model *m)
 	for (size_t i = 0; i < m->ncounters; i++)
 		decl_free(&m->counters[i]);
 	free(m->counters);
+	apc_map64_free(&m->counter_index);
 	for (size_t i = 0; i < m->nunmapped; i++)
 		free(m->unmapped[i].what);
 	for (size_t i = 0; i < m->nkinds; i++) {
@@ -217,10 +218,28 @@ int apc_strset(char **dst, const char *src)
 	return APC_OK;
 }
 
+/* FNV-1a of a counter type, for the index. */
+static uint64_t type_hash(const char *type)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const char *p = type; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	return h;
+}
+
 struct apc_counter_decl *apc_model_find_counter(struct apc_model *m, const char *type)
 {
-	/* Linear: models hold tens to a few thousand counters, and lookups
-	 * happen at declaration time, not per event. */
+	uint64_t id;
+
+	/* Hashed: a hostile input declares hundreds of thousands (a Barman
+	 * PMU table, an LTT eventdefs file, a captured.xml), each looked up
+	 * as it is declared; a scan each time was quadratic (minutes). */
+	if (apc_map64_find(&m->counter_index, type_hash(type), &id) && id - 1 < m->ncounters &&
+	    strcmp(m->counters[id - 1].type, type) == 0)
+		return &m->counters[id - 1];
+	if (!m->counter_index_clash)
+		return NULL;
 	for (size_t i = 0; i < m->ncounters; i++)
 		if (strcmp(m->counters[i].type, type) == 0)
 			return &m->counters[i];
@@ -254,6 +273,15 @@ struct apc_counter_decl *apc_model_add_counter_new(struct apc_model *m, const ch
 		}
 		m->counters = nc;
 		m->counters_cap = ncap;
+	}
+	{
+		/* the first of a type keeps the index slot (find returns the
+		 * first); a second type of one hash makes finds scan */
+		uint64_t h = type_hash(t), old;
+		if (apc_map64_find(&m->counter_index, h, &old))
+			m->counter_index_clash |= strcmp(m->counters[old - 1].type, t) != 0;
+		else if (apc_map64_put(&m->counter_index, h, m->ncounters + 1) < 0)
+			m->counter_index_clash = 1; /* no room to index it: scan */
 	}
 	d = &m->counters[m->ncounters];
 	memset(d, 0, sizeof *d);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "map64.h"
 
 #define APC_MAX_CORES 4096
 #define APC_NO_PID INT32_MIN /* counter value not tied to a process */
@@ -386,6 +387,9 @@ struct apc_model {
 	struct apc_meta meta;
 	struct apc_counter_decl *counters;
 	size_t ncounters, counters_cap;
+	/* counters by a hash of their type: id + 1 (apc_model_find_counter) */
+	struct apc_map64 counter_index;
+	int counter_index_clash;          /* two types share a hash: scan too */
 	/* Statistics filled in by readers and writers. */
 	uint64_t events_read;             /* all events handed to the pipeline */
 	uint64_t ev_count[APC_EV_TYPE_COUNT];

@@ -113,3 +113,42 @@ open('$TMP/n', 'w').write(str(7 + REC[i + 1]['blen']))"
 		[[ "$output" != *total_written* ]]
 	done
 }
+
+@test "PMU counter names: each event's slots shared across cores, a core's repeats take new ones (many cores)" {
+	need_python
+	for seed in 1 2 3; do
+		"$APC_TOOLS/barmangen" -o "$TMP/b.bin" --truth "$TMP/b.truth" --cores 40 --seed $seed --records 100 >/dev/null
+		rm -rf "$TMP/b.apc"
+		apcconv -q "$TMP/b.bin" -o "$TMP/b.apc"
+		python3 - "$TMP/b.truth" "$TMP/b.apc/captured.xml" <<'PY'
+import re, sys
+# the rule, as a scan: a core's k-th counter takes the lowest slot of its
+# part with its event that the core has not taken, else a new slot
+want = {}
+for l in open(sys.argv[1]):
+    m = re.match(r'H pmu core=\d+ midr=(0x[0-9a-f]+) num_counters=\d+ counter_types=(\S*)', l)
+    if not m:
+        continue
+    slots = want.setdefault(m.group(1), [])
+    taken = set()
+    for t in m.group(2).split(','):
+        ev = int(t, 16)
+        if ev == 0xffffffff:
+            continue
+        for n, e in enumerate(slots):
+            if e == ev and n not in taken:
+                break
+        else:
+            n = len(slots)
+            slots.append(ev)
+        taken.add(n)
+got = {}
+for m in re.finditer(r'type="([^"]*)_cnt(\d+)" event="(0x[0-9a-f]+)"', open(sys.argv[2]).read()):
+    got.setdefault(m.group(1), {})[int(m.group(2))] = int(m.group(3), 16)
+got = sorted([s[n] for n in range(len(s))] for s in got.values())
+want = sorted(want.values())
+assert got == want, (got, want)
+assert sum(len(s) for s in want) > 10, want
+PY
+	done
+}
