@@ -119,6 +119,11 @@ struct apc_ltt_type {
 	size_t nlabels;
 	int64_t fixed;     /* compiled: byte length if fixed, -1 if variable */
 	int64_t offset;    /* byte offset of its element in the eventdefs file */
+	/* the compile (apc_ltt_defs.gen) and facility it was last compiled
+	 * for: asked again, it is not walked again (a type reached through
+	 * many typerefs was compiled once per path: exponential) */
+	unsigned compiled_gen;
+	const void *compiled_f;
 };
 
 struct apc_ltt_named {
@@ -167,6 +172,7 @@ struct apc_ltt_defs {
 	int cut;                   /* the last apc_ltt_defs_add's APC_EDATA is a
 	                            * file cut short, whose whole part is added */
 	size_t ncut;               /* facilities with cut set */
+	unsigned gen;              /* apc_ltt_defs_compile() calls so far */
 };
 
 /*

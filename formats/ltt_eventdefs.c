@@ -1111,6 +1111,10 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 			    TYPE_MAX_DEPTH);
 		return -2;
 	}
+	/* done already for these names and sizes (only a whole result is
+	 * kept: a type still being compiled, recursive, is not) */
+	if (t->compiled_gen == d->gen && t->compiled_f == f)
+		return t->fixed;
 	switch (t->kind) {
 	case APC_LTT_INT: case APC_LTT_UINT: case APC_LTT_ENUM: case APC_LTT_FLOAT:
 		/* A float's medium and long are C's float and double on every
@@ -1186,14 +1190,19 @@ static int64_t type_compile(struct apc_ltt_type *t, const struct apc_ltt_defs *d
 			return d->ncut ? -3 : -2;
 		}
 		r = type_compile(t->target, d, f, tin, a, depth + 1, err);
+		if (r < -1)
+			return r;
 		break;
 	}
 	t->fixed = r;
+	t->compiled_gen = d->gen;
+	t->compiled_f = f;
 	return r;
 }
 
 int apc_ltt_defs_compile(struct apc_ltt_defs *d, const struct apc_ltt_arch *a, struct apc_err *err)
 {
+	d->gen++; /* what an earlier compile (another arch) left is stale */
 	for (size_t i = 0; i < d->nfacs; i++) {
 		struct apc_ltt_facility *f = &d->facs[i];
 		for (size_t k = 0; k < f->ntypes; k++) {

@@ -913,3 +913,24 @@ assert o["damage"].endswith("<event name=\"schedchange\"> (the file ends before 
 	grep -qF 'attr_key="uname" attr_value="Linux thales.casi.polymtl.ca 2.5.44-ltt2 #2 SMP Tue Jul 22 09:46:56 EDT 2003 i686 GNU/Linux"' <<<"$output"
 	apcverify -q "$TMP/s.apc"
 }
+
+@test "LTT: a type reached through many typerefs is compiled once (8^14 paths, no hang)" {
+	[ -x "$APC_TOOLS/lttgen" ] || skip "lttgen not built"
+	need_python
+	"$APC_TOOLS/lttgen" --seed 2 --events 200 --cpus 2 -o "$TMP/t" >/dev/null
+	# t0 is a struct of 8 typerefs to t1, ... t13 of 8 to t14, a uint: 8^14
+	# paths to t14, each compiled on its own before (hours; SIGTERM unheard)
+	python3 - "$TMP/t/eventdefs/bomb.xml" <<'PY'
+import sys
+out = ['<facility name=bomb>', '<description>x</description>']
+for k in range(14):
+    f = ''.join('<field name=f%d><typeref name=t%d/></field>' % (i, k + 1) for i in range(8))
+    out.append('<type name=t%d><struct>%s</struct></type>' % (k, f))
+out += ['<type name=t14><uint size=4/></type>', '<event name=boom><typeref name=t0/></event>', '</facility>']
+open(sys.argv[1], 'w').write('\n'.join(out) + '\n')
+PY
+	# a guard against a hang coming back, not a timing: it takes milliseconds
+	run timeout -s KILL 120 "$APC_BIN/apcconv" -q "$TMP/t" -o "$TMP/t.apc"
+	[ "$status" -eq 0 ]
+	apcverify -q "$TMP/t.apc"
+}
