@@ -452,18 +452,10 @@ static int barman_nomem(struct apc_reader *r, struct barman *b)
  * declarations; a slot whose event differs from every declaration of
  * that type so far gets the next free cntN.
  */
-/* FNV-1a of a PMU name prefix, then of a and b: barman_pmu_slot()'s keys. */
+/* barman_pmu_slot()'s keys: a PMU name prefix with two numbers. */
 static uint64_t barman_pmu_key(const char *prefix, uint64_t a, uint64_t b)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (const char *p = prefix; *p; p++)
-		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-	for (int i = 0; i < 8; i++)
-		h = (h ^ ((a >> (8 * i)) & 0xff)) * 0x100000001b3ull;
-	for (int i = 0; i < 8; i++)
-		h = (h ^ ((b >> (8 * i)) & 0xff)) * 0x100000001b3ull;
-	return h;
+	return apc_hash_u64(apc_hash_u64(apc_hash_str(APC_HASH_SEED, prefix), a), b);
 }
 
 /*

@@ -590,10 +590,8 @@ static int xml_key(char *buf, size_t len, const xmlNode *n, const xmlNode *root,
 static void xml_json_key(struct dump *d, struct apc_map64 *seen, const char *key)
 {
 	FILE *f = d->o->out;
-	uint64_t h = 0xcbf29ce484222325ull, n = 0;
+	uint64_t h = apc_hash_str(APC_HASH_SEED, key), n = 0;
 
-	for (const char *p = key; *p; p++)
-		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
 	apc_map64_find(seen, h, &n);
 	if (apc_map64_put(seen, h, n + 1) < 0)
 		dump_oom(d);

@@ -44,6 +44,27 @@ static inline int apc_map64_find(const struct apc_map64 *m, uint64_t k, uint64_t
 	return 0;
 }
 
+/*
+ * A 64-bit key for a string (and numbers with it): FNV-1a, from
+ * APC_HASH_SEED or an earlier result.  Not collision-proof: a map keyed
+ * by it checks what it finds (and falls back to a scan on a clash).
+ */
+#define APC_HASH_SEED 0xcbf29ce484222325ull
+
+static inline uint64_t apc_hash_str(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h;
+}
+
+static inline uint64_t apc_hash_u64(uint64_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+	return h;
+}
+
 /* Set k to v, adding k if absent: 0, or -1 on allocation failure (the
  * map is then unchanged). */
 int apc_map64_put(struct apc_map64 *m, uint64_t k, uint64_t v);

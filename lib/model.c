@@ -218,16 +218,6 @@ int apc_strset(char **dst, const char *src)
 	return APC_OK;
 }
 
-/* FNV-1a of a counter type, for the index. */
-static uint64_t type_hash(const char *type)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (const char *p = type; *p; p++)
-		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-	return h;
-}
-
 struct apc_counter_decl *apc_model_find_counter(struct apc_model *m, const char *type)
 {
 	uint64_t id;
@@ -235,8 +225,8 @@ struct apc_counter_decl *apc_model_find_counter(struct apc_model *m, const char 
 	/* Hashed: a hostile input declares hundreds of thousands (a Barman
 	 * PMU table, an LTT eventdefs file, a captured.xml), each looked up
 	 * as it is declared; a scan each time was quadratic (minutes). */
-	if (apc_map64_find(&m->counter_index, type_hash(type), &id) && id - 1 < m->ncounters &&
-	    strcmp(m->counters[id - 1].type, type) == 0)
+	if (apc_map64_find(&m->counter_index, apc_hash_str(APC_HASH_SEED, type), &id) &&
+	    id - 1 < m->ncounters && strcmp(m->counters[id - 1].type, type) == 0)
 		return &m->counters[id - 1];
 	if (!m->counter_index_clash)
 		return NULL;
@@ -277,7 +267,7 @@ struct apc_counter_decl *apc_model_add_counter_new(struct apc_model *m, const ch
 	{
 		/* the first of a type keeps the index slot (find returns the
 		 * first); a second type of one hash makes finds scan */
-		uint64_t h = type_hash(t), old;
+		uint64_t h = apc_hash_str(APC_HASH_SEED, t), old;
 		if (apc_map64_find(&m->counter_index, h, &old))
 			m->counter_index_clash |= strcmp(m->counters[old - 1].type, t) != 0;
 		else if (apc_map64_put(&m->counter_index, h, m->ncounters + 1) < 0)
