@@ -2141,6 +2141,15 @@ static void json_key(FILE *f, int *first, const char *k)
 	putc(':', f);
 }
 
+/* num / den to three places, or null when den is 0 (no span, no frames). */
+static void json_ratio(FILE *f, double num, uint64_t den)
+{
+	if (den)
+		fprintf(f, "%.3f", num / (double)den);
+	else
+		fputs("null", f);
+}
+
 /* ,"key":offset, or null for -1 (none). */
 static void json_offset(FILE *f, int *first, const char *k, int64_t off)
 {
@@ -2309,20 +2318,11 @@ static void summary_json(struct dump *d)
 	}
 	/* capinfos's rates: over the whole span (null without one) */
 	json_key(f, &first, "data_byte_rate");
-	if (span)
-		fprintf(f, "%.3f", (double)d->bytes * 1e9 / (double)span);
-	else
-		fputs("null", f);
+	json_ratio(f, (double)d->bytes * 1e9, span);
 	json_key(f, &first, "average_frame_size");
-	if (d->nframes)
-		fprintf(f, "%.3f", (double)d->bytes / (double)d->nframes);
-	else
-		fputs("null", f);
+	json_ratio(f, (double)d->bytes, d->nframes);
 	json_key(f, &first, "message_rate");
-	if (span)
-		fprintf(f, "%.3f", (double)d->nmsgs * 1e9 / (double)span);
-	else
-		fputs("null", f);
+	json_ratio(f, (double)d->nmsgs * 1e9, span);
 	json_key(f, &first, "in_order");
 	fputs(d->regressions ? "false" : "true", f);
 	json_key(f, &first, "regressions");
