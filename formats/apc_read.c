@@ -24,6 +24,7 @@
 #include "annotate.h"
 #include "format.h"
 #include "frame.h"
+#include "map64.h"
 #include "packed.h"
 #include "util.h"
 #include "verify.h" /* apc_capture_tree_check() */
@@ -555,13 +556,45 @@ static int apcr_captured_decl(struct apc_model *m, struct apc_counter_decl *d, x
 	return APC_OK;
 }
 
-/* The declaration of type with key, NULL if none. */
-static struct apc_counter_decl *apcr_find_decl(struct apc_model *m, const char *type, int64_t key)
+/*
+ * The declarations by type and key, hashed: a captured.xml may declare
+ * hundreds of thousands, and each is looked up as it is declared (a
+ * scan each time took minutes).  A clash of two hashes makes finds scan.
+ */
+struct apcr_decls {
+	struct apc_map64 index; /* hash(type, key) -> counter id + 1 */
+	int clash;
+};
+
+static uint64_t apcr_decl_hash(const char *type, int64_t key)
 {
+	return apc_hash_u64(apc_hash_str(APC_HASH_SEED, type), (uint64_t)key);
+}
+
+/* The declaration of type with key, NULL if none. */
+static struct apc_counter_decl *apcr_find_decl(struct apc_model *m, const struct apcr_decls *x,
+					       const char *type, int64_t key)
+{
+	uint64_t id;
+
+	if (apc_map64_find(&x->index, apcr_decl_hash(type, key), &id) && id - 1 < m->ncounters &&
+	    m->counters[id - 1].key == key && !strcmp(m->counters[id - 1].type, type))
+		return &m->counters[id - 1];
+	if (!x->clash)
+		return NULL;
 	for (size_t i = 0; i < m->ncounters; i++)
 		if (m->counters[i].key == key && !strcmp(m->counters[i].type, type))
 			return &m->counters[i];
 	return NULL;
+}
+
+/* d is declared: index it (no room to index makes finds scan). */
+static void apcr_index_decl(struct apcr_decls *x, const struct apc_counter_decl *d)
+{
+	uint64_t h = apcr_decl_hash(d->type, d->key);
+
+	if (apc_map64_find(&x->index, h, NULL) || apc_map64_put(&x->index, h, (uint64_t)d->id + 1) < 0)
+		x->clash = 1;
 }
 
 /*
@@ -572,7 +605,8 @@ static struct apc_counter_decl *apcr_find_decl(struct apc_model *m, const char *
  * (our output is protocol 680, written by us), its <process>, <gpus> and
  * SPE entries, a constant's mode.
  */
-static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
+static int apcr_captured_with(struct apc_reader *r, struct apcr *a, xmlDoc *doc,
+			      struct apcr_decls *decls)
 {
 	static const char *const root_attrs[] = {"version", "created", "protocol", "type",
 						  "backtrace_processing", NULL};
@@ -695,7 +729,7 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				/* A type given twice is two counters when its keys
 				 * differ (each key's values stay its own); with
 				 * the same key it is one, said twice. */
-				if (apcr_find_decl(m, type, key)) {
+				if (apcr_find_decl(m, decls, type, key)) {
 					free(type);
 					apc_model_unmapped(m, "captured.xml counters declared twice with the same type and key (the second ignored)", 1);
 					continue;
@@ -705,6 +739,7 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 				if (!d)
 					return APC_ENOMEM;
 				d->key = (int32_t)key;
+				apcr_index_decl(decls, d);
 				d->event = apcr_num(m, c, "event", INT64_MIN, F, "/captured/counters/counter");
 				if (d->event < 0 && d->event != INT64_MIN)
 					apcr_not_carried(m, F, "/captured/counters/counter", (const xmlChar *)"event",
@@ -730,6 +765,15 @@ static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
 		}
 	}
 	return APC_OK;
+}
+
+static int apcr_captured(struct apc_reader *r, struct apcr *a, xmlDoc *doc)
+{
+	struct apcr_decls decls = {0};
+	int rc = apcr_captured_with(r, a, doc, &decls);
+
+	apc_map64_free(&decls.index);
+	return rc;
 }
 
 static const char *const EV_F = "events.xml";
@@ -1005,16 +1049,165 @@ static xmlNode *apcr_option(xmlNode *os, int64_t event, int64_t want)
 }
 
 /*
+ * The capture's counters by what an event of events.xml names them by,
+ * so that matching its events is not a scan of every counter for each
+ * (events.xml has thousands of events, and a captured.xml may declare
+ * hundreds of thousands of counters: that took minutes).  An event
+ * with counter=X names the declarations of type X: the first
+ * (apc_model_find_counter) and then next_type's chain.  One without
+ * names the configured counters (event= given) of its category's sets
+ * with its event, or with its options' events: the sets a type is in
+ * are the type less one or more of its trailing digits, each indexed
+ * with the counter's event.  The index gives candidates only (hashes
+ * can meet); the matching rules stay apcr_events' own.
+ */
+struct apcr_cindex {
+	uint32_t *next_type;      /* next declaration of the type; UINT32_MAX: none */
+	struct apc_map64 by_set;  /* hash(set, event) -> entry + 1, the chain's head */
+	uint32_t *ent_counter, *ent_next; /* entry -> counter id, next entry + 1 */
+	size_t nent, capent;
+	struct apc_map64 sets;    /* hash(set) -> a counter id + 1 in it */
+};
+
+static void apcr_cindex_free(struct apcr_cindex *x)
+{
+	free(x->next_type);
+	free(x->ent_counter);
+	free(x->ent_next);
+	apc_map64_free(&x->by_set);
+	apc_map64_free(&x->sets);
+	memset(x, 0, sizeof *x);
+}
+
+static uint64_t apcr_set_event_hash(uint64_t set_hash, int64_t event)
+{
+	return apc_hash_u64(set_hash, (uint64_t)event);
+}
+
+/* Counter id, in set (hashed h), configured with event: indexed. */
+static int apcr_cindex_add(struct apcr_cindex *x, uint64_t h, int64_t event, uint32_t id)
+{
+	uint64_t k = apcr_set_event_hash(h, event), head = 0, old;
+
+	if (x->nent == x->capent) {
+		size_t cap = x->capent ? x->capent * 2 : 64;
+		uint32_t *c = realloc(x->ent_counter, cap * sizeof *c), *n;
+		if (!c)
+			return APC_ENOMEM;
+		x->ent_counter = c;
+		if (!(n = realloc(x->ent_next, cap * sizeof *n)))
+			return APC_ENOMEM;
+		x->ent_next = n;
+		x->capent = cap;
+	}
+	apc_map64_find(&x->by_set, k, &head);
+	if (apc_map64_put(&x->by_set, k, x->nent + 1) < 0)
+		return APC_ENOMEM;
+	x->ent_counter[x->nent] = id;
+	x->ent_next[x->nent] = (uint32_t)head;
+	x->nent++;
+	if (!apc_map64_find(&x->sets, h, &old)) {
+		if (apc_map64_put(&x->sets, h, (uint64_t)id + 1) < 0)
+			return APC_ENOMEM;
+	}
+	return APC_OK;
+}
+
+static int apcr_cindex_build(const struct apc_model *m, struct apcr_cindex *x)
+{
+	uint32_t *tail;
+	size_t n = m->ncounters;
+
+	if (n >= UINT32_MAX)
+		return APC_ENOMEM;
+	x->next_type = malloc((n ? n : 1) * sizeof *x->next_type);
+	tail = malloc((n ? n : 1) * sizeof *tail);
+	if (!x->next_type || !tail) {
+		free(tail);
+		return APC_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct apc_counter_decl *d = &m->counters[i];
+		const struct apc_counter_decl *first =
+			apc_model_find_counter((struct apc_model *)m, d->type);
+		size_t len = strlen(d->type), k = len;
+		uint64_t h;
+
+		x->next_type[i] = tail[i] = UINT32_MAX;
+		if (first && first->id != i) {
+			uint32_t f = first->id;
+			if (tail[f] == UINT32_MAX)
+				x->next_type[f] = (uint32_t)i;
+			else
+				x->next_type[tail[f]] = (uint32_t)i;
+			tail[f] = (uint32_t)i;
+		}
+		if (d->event < 0)
+			continue;
+		while (k > 0 && d->type[k - 1] >= '0' && d->type[k - 1] <= '9')
+			k--;
+		/* the sets: type[0, j) for every j from k to len - 1 */
+		h = apc_hash_mem(APC_HASH_SEED, d->type, k);
+		for (size_t j = k; j < len; j++) {
+			if (apcr_cindex_add(x, h, d->event, (uint32_t)i) < 0) {
+				free(tail);
+				return APC_ENOMEM;
+			}
+			h = apc_hash_mem(h, d->type + j, 1);
+		}
+	}
+	free(tail);
+	return APC_OK;
+}
+
+/* Add the counters set's chain for event gives to *c (of *nc, room *cap). */
+static int apcr_cindex_collect(const struct apcr_cindex *x, const char *set, int64_t event,
+			       uint32_t **c, size_t *nc, size_t *cap)
+{
+	uint64_t e;
+
+	if (!apc_map64_find(&x->by_set, apcr_set_event_hash(apc_hash_str(APC_HASH_SEED, set), event), &e))
+		return APC_OK;
+	for (; e; e = x->ent_next[e - 1]) {
+		if (*nc == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 16;
+			uint32_t *t = realloc(*c, ncap * sizeof *t);
+			if (!t)
+				return APC_ENOMEM;
+			*c = t;
+			*cap = ncap;
+		}
+		(*c)[(*nc)++] = x->ent_counter[e - 1];
+	}
+	return APC_OK;
+}
+
+static int apcr_u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
  * Is a counter of the capture configured with an event in one of these
  * sets?  Where none is, what is wrong with a category's option sets
  * matters to nobody (it describes no counter, and is kept as it is).
  */
-static int apcr_sets_used(const struct apc_model *m, char *const *sets, int nsets)
+static int apcr_sets_used(const struct apc_model *m, const struct apcr_cindex *x, char *const *sets,
+			  int nsets)
 {
-	for (size_t i = 0; i < m->ncounters; i++)
-		for (int s = 0; s < nsets; s++)
+	for (int s = 0; s < nsets; s++) {
+		uint64_t id;
+		if (!apc_map64_find(&x->sets, apc_hash_str(APC_HASH_SEED, sets[s]), &id))
+			continue;
+		if (id - 1 < m->ncounters && apcr_in_set(m->counters[id - 1].type, sets[s]))
+			return 1;
+		/* another set of the same hash */
+		for (size_t i = 0; i < m->ncounters; i++)
 			if (m->counters[i].event >= 0 && apcr_in_set(m->counters[i].type, sets[s]))
 				return 1;
+	}
 	return 0;
 }
 
@@ -1081,10 +1274,64 @@ static void apcr_overridden(struct apc_model *m, const struct apc_counter_decl *
  * from_captured[id], captured.xml described the counter first: what of
  * that the event replaces otherwise is counted (apcr_overridden).
  */
-static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *described, xmlNode **last,
-		       unsigned char *from_captured)
+/*
+ * The counters event ev (of counter= counter, event number event, by
+ * option set os when by_option) may describe, in id order, into *c:
+ * a superset of those it does (apcr_events tells which).
+ */
+static int apcr_candidates(const struct apc_model *m, const struct apcr_cindex *x, const char *counter,
+			   int64_t event, int by_option, xmlNode *os, char *const *sets, int nsets,
+			   uint32_t **c, size_t *nc, size_t *cap)
+{
+	*nc = 0;
+	if (counter) {
+		const struct apc_counter_decl *first = apc_model_find_counter((struct apc_model *)m, counter);
+		for (uint32_t i = first ? first->id : UINT32_MAX; i != UINT32_MAX; i = x->next_type[i]) {
+			if (*nc == *cap) {
+				size_t ncap = *cap ? *cap * 2 : 16;
+				uint32_t *t = realloc(*c, ncap * sizeof *t);
+				if (!t)
+					return APC_ENOMEM;
+				*c = t;
+				*cap = ncap;
+			}
+			(*c)[(*nc)++] = i;
+		}
+		return APC_OK;
+	}
+	if (event < 0)
+		return APC_OK;
+	for (int s = 0; s < nsets; s++) {
+		if (!by_option) {
+			if (apcr_cindex_collect(x, sets[s], event, c, nc, cap) < 0)
+				return APC_ENOMEM;
+			continue;
+		}
+		for (xmlNode *o = os ? os->children : NULL; o; o = o->next) {
+			int64_t delta, sum;
+			if (o->type == XML_ELEMENT_NODE && !xmlStrcmp(o->name, (const xmlChar *)"option") &&
+			    apcr_option_delta(o, &delta) && !__builtin_add_overflow(event, delta, &sum) &&
+			    apcr_cindex_collect(x, sets[s], sum, c, nc, cap) < 0)
+				return APC_ENOMEM;
+		}
+	}
+	if (*nc > 1) {
+		size_t k = 1;
+		qsort(*c, *nc, sizeof **c, apcr_u32_cmp);
+		for (size_t i = 1; i < *nc; i++)
+			if ((*c)[i] != (*c)[k - 1])
+				(*c)[k++] = (*c)[i];
+		*nc = k;
+	}
+	return APC_OK;
+}
+
+static int apcr_events(struct apc_model *m, const struct apcr_cindex *x, xmlDoc *doc,
+		       unsigned char *described, xmlNode **last, unsigned char *from_captured)
 {
 	xmlNode *root = xmlDocGetRootElement(doc);
+	uint32_t *cand = NULL;
+	size_t ncand = 0, candcap = 0;
 
 	if (!root)
 		return APC_OK;
@@ -1104,7 +1351,7 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 			if (c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set") &&
 			    (sets[nsets] = apcr_attr(c, "name")))
 				nsets++;
-		if ((used = apcr_sets_used(m, sets, nsets)))
+		if ((used = apcr_sets_used(m, x, sets, nsets)))
 			apcr_check_options(m, cat);
 		for (xmlNode *ev = cat->children; ev; ev = ev->next) {
 			char *counter;
@@ -1131,7 +1378,17 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 				apcr_not_carried(m, EV_F, EV_PATH, (const xmlChar *)"option_set", 1,
 						 " (no such option_set in its category)");
 			xmlFree(osname);
-			for (size_t i = 0; i < m->ncounters; i++) {
+			if (apcr_candidates(m, x, counter, event, by_option, os, sets, nsets, &cand, &ncand,
+					    &candcap) < 0) {
+				free(counter);
+				for (int s = 0; s < nsets; s++)
+					free(sets[s]);
+				free(sets);
+				free(cand);
+				return APC_ENOMEM;
+			}
+			for (size_t ci = 0; ci < ncand; ci++) {
+				size_t i = cand[ci];
 				struct apc_counter_decl *d = &m->counters[i];
 				int match = counter ? strcmp(d->type, counter) == 0 : 0;
 				const char *set = NULL;
@@ -1157,6 +1414,7 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 					for (int s = 0; s < nsets; s++)
 						free(sets[s]);
 					free(sets);
+					free(cand);
 					return APC_ENOMEM;
 				}
 			}
@@ -1166,6 +1424,7 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
 			free(sets[s]);
 		free(sets);
 	}
+	free(cand);
 	return APC_OK;
 }
 
@@ -1176,9 +1435,11 @@ static int apcr_events(struct apc_model *m, xmlDoc *doc, unsigned char *describe
  * no family's member), an event= other than the one captured.xml
  * configured (the writer writes that one), child elements.
  */
-static void apcr_replaced(struct apc_model *m, xmlNode *ev, xmlNode *const *last)
+static void apcr_replaced(struct apc_model *m, const struct apcr_cindex *x, uint32_t id, xmlNode *ev,
+			  xmlNode *const *last)
 {
-	for (size_t i = 0; i < m->ncounters; i++)
+	/* ev names a type: what it described is of that type (id first) */
+	for (uint32_t i = id; i != UINT32_MAX; i = x->next_type[i])
 		if (last[i] == ev && m->counters[i].event >= 0 &&
 		    xmlHasProp(ev, (const xmlChar *)"event") &&
 		    apcr_attr_int(ev, "event", -1) != m->counters[i].event)
@@ -1267,7 +1528,8 @@ static int apcr_keep_elem(struct apc_model *m, xmlNode *n, struct apc_xml_elem *
  * (kept_xml): that is how gatord describes a configured counter, and
  * Streamline reads it so, option set and all.
  */
-static int apcr_keep_events(struct apc_model *m, xmlDoc *doc, xmlNode **last)
+static int apcr_keep_events(struct apc_model *m, const struct apcr_cindex *x, xmlDoc *doc,
+			    xmlNode **last)
 {
 	xmlNode *root = xmlDocGetRootElement(doc);
 	struct apc_xml_elem *e;
@@ -1282,7 +1544,7 @@ static int apcr_keep_events(struct apc_model *m, xmlDoc *doc, xmlNode **last)
 		d->kept_xml = last[i] && !named;
 		if (named && apc_model_find_counter(m, d->type)->id == i) {
 			last[i]->_private = (void *)(uintptr_t)(i + 1);
-			apcr_replaced(m, last[i], last);
+			apcr_replaced(m, x, (uint32_t)i, last[i], last);
 		}
 	}
 	if (xmlStrcmp(root->name, (const xmlChar *)"events"))
@@ -1387,9 +1649,13 @@ static int apcr_describe(struct apc_reader *r)
 	}
 	doc = apcr_parse_xml(r, r->priv, "events.xml", 0, 0);
 	if (doc) {
-		rc = apcr_events(m, doc, described, last, from_captured);
+		struct apcr_cindex x = {0};
+		rc = apcr_cindex_build(m, &x);
 		if (rc == APC_OK)
-			rc = apcr_keep_events(m, doc, last);
+			rc = apcr_events(m, &x, doc, described, last, from_captured);
+		if (rc == APC_OK)
+			rc = apcr_keep_events(m, &x, doc, last);
+		apcr_cindex_free(&x);
 	} else if (r->err.status < 0) {
 		rc = r->err.status;
 	}

@@ -58,6 +58,14 @@ static inline uint64_t apc_hash_str(uint64_t h, const char *s)
 	return h;
 }
 
+/* The same over n bytes: apc_hash_mem(h, s, strlen(s)) == apc_hash_str(h, s). */
+static inline uint64_t apc_hash_mem(uint64_t h, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
 static inline uint64_t apc_hash_u64(uint64_t h, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)

@@ -458,6 +458,48 @@ EOF2
 	! grep -q 'does not describe' <<<"$output" || false
 }
 
+@test "APC: counter sets whose names end in digits, and a type under several keys, are matched as declared" {
+	# The reader indexes the counters by the sets a type can be in (the
+	# type less one or more trailing digits) and by type: S120 is in
+	# set S12 (and S1, whose event is another), S15 in S1 only, S121 in
+	# S12 through an option; S1 itself is in no set (nothing after the
+	# set name); N under two keys is described by its one <event counter="N">.
+	cap "$TMP/in.apc"
+	counters_xml <<'EOF2'
+<counter key="0x11" type="S120" event="0x20"/>
+<counter key="0x12" type="S15" event="0x22"/>
+<counter key="0x13" type="S1" event="0x22"/>
+<counter key="0x14" type="N"/>
+<counter key="0x15" type="N"/>
+<counter key="0x16" type="S121" event="0x21"/>
+EOF2
+	cat >"$TMP/in.apc/events.xml" <<'EOF2'
+<?xml version="1.0"?>
+<events>
+<counter_set name="S12" count="2"/>
+<counter_set name="S1" count="8"/>
+<category name="Twelve" counter_set="S12">
+<event event="0x20" title="T12" name="Twelve 0x20"/>
+<option_set name="o"><option event_delta="0x1" name="plus one"/></option_set>
+<event event="0x20" option_set="o" title="T12" name="Twelve 0x20+1"/>
+</category>
+<category name="One" counter_set="S1">
+<event event="0x22" title="T1" name="One 0x22"/>
+</category>
+<category name="Named"><event counter="N" title="TN" name="Enn"/></category>
+</events>
+EOF2
+	conv_in events.xml
+	# all but S1 described by the kept events: none of their own written
+	grep -qF 'captured.xml counters events.xml does not describe (default title and name): 1' <<<"$output"
+	grep -q '<event counter="S1" event="0x22" title="apctools" name="S1"' "$TMP/out.apc/events.xml"
+	! grep -q 'counter="S1[25]' "$TMP/out.apc/events.xml" || false
+	[ "$(grep -c '<event counter="N" title="TN" name="Enn"' "$TMP/out.apc/events.xml")" -eq 1 ]
+	grep -q '<event event="0x20" option_set="o" title="T12" name="Twelve 0x20+1"/>' "$TMP/out.apc/events.xml"
+	! grep -q 'described differently' <<<"$output" || false
+	apcverify -q "$TMP/out.apc"
+}
+
 @test "APC: gatord 6.8's own events.xml describes its CCI and CCN option_set counters" {
 	need_shared
 	cap "$TMP/in.apc"
