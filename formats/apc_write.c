@@ -42,6 +42,7 @@
 #include "cpu.h"
 #include "frame.h"
 #include "input.h"
+#include "map64.h"
 #include "owrite.h"
 #include "packed.h"
 #include "util.h"
@@ -1764,6 +1765,55 @@ static xmlNodePtr apcw_find_child(xmlNodePtr parent, const char *elem, const cha
 	return NULL;
 }
 
+/*
+ * The categories under events.xml's root by name, for the counters
+ * written into them: one scan of the root per counter was quadratic
+ * when a capture read back declares hundreds of thousands.  Filled from
+ * the root's children on first use (the first of a name, as
+ * apcw_find_child finds); a name whose hash another has is scanned for.
+ */
+struct apcw_cats {
+	struct apc_map64 index; /* hash(name) -> node */
+	int filled;
+	int partial;            /* a name not indexed: one not found is scanned for */
+};
+
+static void apcw_cats_put(struct apcw_cats *x, const char *name, xmlNodePtr c)
+{
+	uint64_t h = apc_hash_str(APC_HASH_SEED, name);
+
+	if (apc_map64_find(&x->index, h, NULL) || apc_map64_put(&x->index, h, (uint64_t)(uintptr_t)c) < 0)
+		x->partial = 1;
+}
+
+static xmlNodePtr apcw_category(struct apcw_cats *x, xmlNodePtr root, const char *name)
+{
+	uint64_t v;
+
+	if (!x->filled) {
+		for (xmlNodePtr c = root->children; c; c = c->next) {
+			xmlChar *n;
+			if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"category") ||
+			    !(n = xmlGetProp(c, (const xmlChar *)"name")))
+				continue;
+			apcw_cats_put(x, (const char *)n, c);
+			xmlFree(n);
+		}
+		x->filled = 1;
+	}
+	if (apc_map64_find(&x->index, apc_hash_str(APC_HASH_SEED, name), &v)) {
+		xmlNodePtr c = (xmlNodePtr)(uintptr_t)v;
+		xmlChar *n = xmlGetProp(c, (const xmlChar *)"name");
+		int same = n && !xmlStrcmp(n, (const xmlChar *)name);
+		xmlFree(n);
+		if (same)
+			return c;
+	} else if (!x->partial) {
+		return NULL;
+	}
+	return apcw_find_child(root, "category", name);
+}
+
 static void apcw_event_node(xmlNodePtr e, const struct apc_counter_decl *d)
 {
 	static const char *const series[] = {NULL, "stacked", "overlay", "log10"};
@@ -1957,6 +2007,7 @@ static int apcw_events(struct apc_writer *w, struct apc_err *err)
 	const struct apc_xml_elem *kept = m->meta.events_xml;
 	xmlDocPtr doc = xmlNewDoc((const xmlChar *)"1.0");
 	xmlNodePtr root, *nodes;
+	struct apcw_cats cats = {0};
 	int rc = APC_OK;
 
 	if (!doc)
@@ -1988,10 +2039,11 @@ static int apcw_events(struct apc_writer *w, struct apc_err *err)
 		/* described by an event of the kept events.xml */
 		if (kept && d->kept_xml)
 			continue;
-		c = apcw_find_child(root, "category", cat);
+		c = apcw_category(&cats, root, cat);
 		if (!c) {
 			c = xmlNewChild(root, NULL, (const xmlChar *)"category", NULL);
 			apcw_prop(c, "name", cat);
+			apcw_cats_put(&cats, cat, c);
 		}
 		nodes[i] = xmlNewChild(c, NULL, (const xmlChar *)"event", NULL);
 		apcw_event_node(nodes[i], d);
@@ -2000,6 +2052,7 @@ static int apcw_events(struct apc_writer *w, struct apc_err *err)
 		rc = apcw_merge_events(w, root, nodes);
 	if (rc == APC_OK)
 		rc = apcw_save(w, doc, "events.xml", err);
+	apc_map64_free(&cats.index);
 	free(nodes);
 	xmlFreeDoc(doc);
 	return rc;
