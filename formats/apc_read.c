@@ -73,6 +73,7 @@ struct apcr {
 	int in_frame;
 	struct apcr_fd *fds;
 	size_t nfds;
+	struct apc_ann_budget ann_budget; /* what their decoders hold together */
 	uint64_t delta;
 	const char *name;
 	/* A bare data file 0000000000: its path, beside which its XML is
@@ -2047,6 +2048,8 @@ static int apcr_external(struct apc_reader *r, struct apcr *a, struct apc_batch 
 		fd->dec = apc_ann_decoder_new(name);
 		if (!fd->dec)
 			return APC_ENOMEM;
+		a->ann_budget.max = APC_ANN_HELD_MAX;
+		apc_ann_decoder_share(fd->dec, &a->ann_budget);
 	}
 	if (apc_ann_decoder_feed(fd->dec, data->s, data->len, &e) < 0) {
 		fd->broken = 1;

@@ -34,12 +34,15 @@
  * APC_END, so this only trips on a caller that feeds without pulling.
  */
 #define ANN_PENDING_MAX ((size_t)APC_ANN_BODY_MAX * 2 + 4096)
+/* A buffer kept however little it holds (larger ones shrink). */
+#define ANN_KEEP_CAP ((size_t)1 << 20)
 
 struct apc_ann_decoder {
 	char name[256];
 	uint8_t *buf;        /* fed bytes; buf[pos..len) not consumed yet */
 	size_t len, cap, pos;
 	uint64_t base;       /* stream offset of buf[0] */
+	struct apc_ann_budget *budget; /* cap is charged to it, if set */
 	uint64_t skip;       /* bytes still to drop after a bad message */
 	int setup_done;
 	int version;
@@ -68,10 +71,20 @@ struct apc_ann_decoder *apc_ann_decoder_new(const char *name)
 	return d;
 }
 
+void apc_ann_decoder_share(struct apc_ann_decoder *d, struct apc_ann_budget *b)
+{
+	if (d->budget)
+		d->budget->held -= d->cap;
+	d->budget = b;
+	if (b)
+		b->held += d->cap;
+}
+
 void apc_ann_decoder_free(struct apc_ann_decoder *d)
 {
 	if (!d)
 		return;
+	apc_ann_decoder_share(d, NULL);
 	free(d->buf);
 	free(d->text);
 	free(d->deps);
@@ -122,18 +135,32 @@ int apc_ann_decoder_feed(struct apc_ann_decoder *d, const uint8_t *p, size_t n,
 		return apc_err_set(err, APC_EDATA, d->name, (int64_t)(d->base + d->len),
 				   "annotate decoder would hold %zu bytes (limit %zu)",
 				   pending + n, (size_t)ANN_PENDING_MAX);
-	if (pending + n > d->cap) {
+	{
 		size_t ncap = d->cap ? d->cap : 4096;
-		uint8_t *nb;
 
 		while (ncap < pending + n)
 			ncap *= 2;
-		nb = realloc(d->buf, ncap);
-		if (!nb)
-			return apc_err_set(err, APC_ENOMEM, d->name, APC_NO_OFFSET,
-					   "out of memory buffering annotate stream");
-		d->buf = nb;
-		d->cap = ncap;
+		/* What a large message grew is given back once it is
+		 * consumed: under a shared budget it would stay held. */
+		while (ncap > ANN_KEEP_CAP && ncap / 4 >= pending + n)
+			ncap /= 2;
+		if (ncap > d->cap && d->budget && d->budget->held - d->cap + ncap > d->budget->max)
+			return apc_err_set(err, APC_EDATA, d->name, (int64_t)(d->base + d->len),
+					   "annotate connections would hold %zu bytes together (limit %zu)",
+					   d->budget->held - d->cap + ncap, d->budget->max);
+		if (ncap != d->cap) {
+			uint8_t *nb = realloc(d->buf, ncap);
+
+			if (!nb && ncap > d->cap)
+				return apc_err_set(err, APC_ENOMEM, d->name, APC_NO_OFFSET,
+						   "out of memory buffering annotate stream");
+			if (nb) {
+				if (d->budget)
+					d->budget->held = d->budget->held - d->cap + ncap;
+				d->buf = nb;
+				d->cap = ncap;
+			}
+		}
 	}
 	memcpy(d->buf + d->len, p, n);
 	d->len += n;

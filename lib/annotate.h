@@ -25,6 +25,19 @@
 
 struct apc_ann_decoder;
 
+/*
+ * What the decoders of one capture's connections may buffer together.
+ * Each holds up to two of the largest messages; a capture may open
+ * thousands of connections, each with a message that never ends (a few
+ * KB of bzip2 made gigabytes): past the budget, feeding fails as past a
+ * decoder's own limit.  A zeroed budget with max set is empty.
+ */
+#define APC_ANN_HELD_MAX ((size_t)512 << 20)
+
+struct apc_ann_budget {
+	size_t held, max;
+};
+
 struct apc_ann_msg {
 	int is_setup;         /* setup message: version, tid, pid, dont_mangle */
 	int version;          /* 3, 4 or 5 once the setup is seen */
@@ -39,6 +52,8 @@ struct apc_ann_msg {
 /* New decoder for one connection; name is used in messages. */
 struct apc_ann_decoder *apc_ann_decoder_new(const char *name);
 void apc_ann_decoder_free(struct apc_ann_decoder *d);
+/* Charge d's buffer to budget b from now on (b outlives d). */
+void apc_ann_decoder_share(struct apc_ann_decoder *d, struct apc_ann_budget *b);
 /* Append stream bytes. APC_OK or APC_ENOMEM / APC_EDATA (over the limit). */
 int apc_ann_decoder_feed(struct apc_ann_decoder *d, const uint8_t *p, size_t n,
 			 struct apc_err *err);

@@ -292,6 +292,7 @@ struct dump {
 	const char *fkind;  /* apc_input_kind(): "directory", "tar.gz", ... */
 	/* External reassembly */
 	struct dump_fd *fds;
+	struct apc_ann_budget ann_budget; /* what their decoders hold together */
 	size_t nfds;
 	/* summary */
 	/* By frame type, each code on its own row as the listing names it
@@ -1798,6 +1799,8 @@ static int dump_external(struct dump *d, const struct apc_frame *fr, const struc
 		snprintf(name, sizeof name, "%s: external fd %" PRId64, d->dname, fdf->i);
 		if (!(fd->dec = apc_ann_decoder_new(name)))
 			return APC_ENOMEM;
+		d->ann_budget.max = APC_ANN_HELD_MAX;
+		apc_ann_decoder_share(fd->dec, &d->ann_budget);
 	}
 	if (apc_ann_decoder_feed(fd->dec, data->s, data->len, &e) < 0) {
 		fd->broken = 1;

@@ -305,6 +305,7 @@ struct verify {
 	struct vtab names;    /* tids named so far */
 	struct vtab cookies;  /* code: 1 named, 2 used (first use: frame, ts = offset) */
 	struct vfd *fds;
+	struct apc_ann_budget ann_budget; /* what their decoders hold together */
 	size_t nfds;
 	struct vagg agg[AGG_N];
 };
@@ -1447,6 +1448,8 @@ static void walk_external(struct verify *v, struct vcur *c)
 			f->bad = 1;
 			return;
 		}
+		v->ann_budget.max = APC_ANN_HELD_MAX;
+		apc_ann_decoder_share(f->dec, &v->ann_budget);
 	}
 	if (f->bad)
 		return;

@@ -911,6 +911,88 @@ static void bad_magic(void)
 	apc_buf_free(&b);
 }
 
+/*
+ * Decoders sharing a budget: each connection's unfinished message is
+ * buffered until the budget is spent, then feeding fails with the
+ * stream offset; what a freed decoder held is given back, and a buffer
+ * a large message grew shrinks once it is consumed.
+ */
+static void shared_budget(void)
+{
+	struct apc_ann_budget bud = {0, 3u << 20};
+	struct apc_ann_decoder *d[3];
+	struct apc_buf b = {0};
+	struct apc_ann_msg m;
+	struct apc_err err;
+	static uint8_t chunk[900 * 1024];
+	/* a string message promising 60 MiB, of which chunk is a slice */
+	static const uint8_t hdr[] = {0x01, 0x00, 0x00, 0xc0, 0x03};
+
+	apc_ann_encode_setup(&b, 3, 1, 2, 1);
+	apc_buf_put_bytes(&b, hdr, sizeof hdr);
+	for (int i = 0; i < 3; i++) {
+		d[i] = apc_ann_decoder_new("fd");
+		apc_ann_decoder_share(d[i], &bud);
+		apc_err_clear(&err);
+		T_EQ_INT(apc_ann_decoder_feed(d[i], b.p, b.len, &err), APC_OK);
+		T_EQ_INT(next_of(d[i], &m, &err), APC_OK); /* the setup */
+		T_EQ_INT(next_of(d[i], &m, &err), APC_END);
+	}
+	/* 900 KiB each grows a buffer to 1 MiB: two fit in 3 MiB with
+	 * their first 4 KiB, the third does not */
+	T_EQ_INT(apc_ann_decoder_feed(d[0], chunk, sizeof chunk, &err), APC_OK);
+	T_EQ_INT(apc_ann_decoder_feed(d[1], chunk, sizeof chunk, &err), APC_OK);
+	T_EQ_INT(bud.held, (2u << 20) + 4096);
+	T_EQ_INT(apc_ann_decoder_feed(d[1], chunk, sizeof chunk, &err), APC_EDATA);
+	T_ASSERT(strstr(err.msg, "annotate connections would hold") != NULL);
+	T_EQ_INT(err.offset, (int64_t)(b.len + sizeof chunk));
+	T_EQ_INT(bud.held, (2u << 20) + 4096);
+	/* one connection gone: the third's slice fits */
+	apc_ann_decoder_free(d[0]);
+	T_EQ_INT(bud.held, (1u << 20) + 4096);
+	apc_err_clear(&err);
+	T_EQ_INT(apc_ann_decoder_feed(d[2], chunk, sizeof chunk, &err), APC_OK);
+	T_EQ_INT(bud.held, 2u << 20);
+	apc_ann_decoder_free(d[1]);
+	apc_ann_decoder_free(d[2]);
+	T_EQ_INT(bud.held, 0);
+
+	/* a 2 MiB message, whole, then small ones: the buffer shrinks */
+	{
+		struct apc_ann a;
+		static char text[2u << 20];
+		struct apc_ann_decoder *e = apc_ann_decoder_new("big");
+
+		apc_ann_decoder_share(e, &bud);
+		bud.max = 64u << 20;
+		memset(text, 'x', sizeof text);
+		memset(&a, 0, sizeof a);
+		a.code = APC_ANN_STR;
+		a.text = text;
+		a.text_len = sizeof text;
+		b.len = 0;
+		apc_ann_encode_setup(&b, 3, 1, 2, 1);
+		apc_ann_encode(&b, 3, 5, &a);
+		T_EQ_INT(apc_ann_decoder_feed(e, b.p, b.len, &err), APC_OK);
+		T_ASSERT(bud.held > sizeof text);
+		T_EQ_INT(next_of(e, &m, &err), APC_OK);
+		T_EQ_INT(next_of(e, &m, &err), APC_OK);
+		T_EQ_INT(m.ann.text_len, sizeof text);
+		T_EQ_INT(next_of(e, &m, &err), APC_END);
+		a.text = "small";
+		a.text_len = 5;
+		b.len = 0;
+		apc_ann_encode(&b, 3, 6, &a);
+		T_EQ_INT(apc_ann_decoder_feed(e, b.p, b.len, &err), APC_OK);
+		T_EQ_INT(bud.held, 1u << 20);
+		T_EQ_INT(next_of(e, &m, &err), APC_OK);
+		T_EQ_STR(m.ann.text, "small");
+		apc_ann_decoder_free(e);
+		T_EQ_INT(bud.held, 0);
+	}
+	apc_buf_free(&b);
+}
+
 static void unknown_code_and_oversized(void)
 {
 	struct apc_buf b = {0};
@@ -1350,6 +1432,7 @@ void run_tests(void)
 	T_RUN(truncation_every_offset);
 	T_RUN(bad_magic);
 	T_RUN(unknown_code_and_oversized);
+	T_RUN(shared_budget);
 	T_RUN(bad_bodies);
 	T_RUN(random_damage);
 	T_RUN(msg_fields);
