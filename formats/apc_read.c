@@ -32,6 +32,7 @@
 
 #define APCR_XML_MAX (64u << 20)   /* captured.xml/events.xml size limit */
 #define APCR_PRE_SUMMARY_MAX 4096  /* frames allowed before the Summary */
+#define APCR_PRE_SUMMARY_BYTES (64u << 20) /* and what they may hold together */
 #define APCR_MAX_FD 65536          /* External ids we track */
 #define APCR_KEEP_MAX 256          /* XML attributes kept verbatim per element */
 
@@ -67,6 +68,7 @@ struct apcr {
 	/* frames read before the Summary, emitted first as raw frames */
 	struct apcr_raw *pre;
 	size_t npre, pre_next;
+	size_t pre_bytes;   /* what pre[] holds */
 	/* the frame being decoded (when a batch filled up mid-frame) */
 	struct apc_frame frame;
 	struct apc_msg_iter it;
@@ -1939,6 +1941,13 @@ static int apcr_open_capture(struct apc_reader *r, struct apcr *a)
 			apc_model_unmapped(r->model, "gatord 9.x perf frames (not expressible at protocol 680)", 1);
 			continue;
 		}
+		/* kept whole until the Summary: many large ones would be
+		 * gigabytes (from a few KB of a compressed capture) */
+		if (f.len - f.hdr_len > APCR_PRE_SUMMARY_BYTES - a->pre_bytes)
+			return apc_err_set(&r->err, APC_EDATA, a->name, (int64_t)f.offset,
+					   "no summary frame in the first %u MiB of frames",
+					   APCR_PRE_SUMMARY_BYTES >> 20);
+		a->pre_bytes += f.len - f.hdr_len;
 		np[a->npre].type = f.type;
 		np[a->npre].core = f.core;
 		np[a->npre].len = f.len - f.hdr_len;

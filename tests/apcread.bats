@@ -48,6 +48,31 @@ EOF
 	[ "$(apcdump --summary "$TMP/out.apc" | awk '/^Frames:/ {print $2}')" -eq 2 ]
 }
 
+@test "APC: frames before the Summary are kept up to 4096 frames and 64 MiB, then refused by offset" {
+	# Kept whole until the Summary comes: past either limit the capture
+	# is refused where the limit is passed, and nothing is written.
+	pack "$TMP/in.bin" <<'EOF'
+big = p(5) + p(0) + bytes(15 << 20)
+B = [big] * 5 + [summary(), block_counter()]
+EOF
+	conv 1 -f apc "$TMP/in.bin" -o "$TMP/out.apc"
+	at=$((4 * (4 + 15 * 1048576 + 2)))   # the fifth frame's header
+	grep -qF "in.bin: offset $(printf 0x%x $at): no summary frame in the first 64 MiB of frames" <<<"$output"
+	[ ! -e "$TMP/out.apc" ]
+	pack "$TMP/in.bin" <<'EOF'
+B = [p(5) + p(0) + p(1)] * 4097 + [summary(), block_counter()]
+EOF
+	conv 1 -f apc "$TMP/in.bin" -o "$TMP/out.apc"
+	grep -qF "no summary frame in the first 4096 frames" <<<"$output"
+	[ ! -e "$TMP/out.apc" ]
+	# within both: kept, and written after the Summary
+	pack "$TMP/in.bin" <<'EOF'
+B = [p(5) + p(0) + bytes(1 << 20)] * 3 + [summary(), block_counter()]
+EOF
+	conv 0 -f apc "$TMP/in.bin" -o "$TMP/out.apc"
+	apcverify -q "$TMP/out.apc"
+}
+
 @test "APC: an annotate message cut by its fd's disconnect or the end is reported" {
 	pack "$TMP/0000000000" <<'EOF'
 body = p(300) + p(0) + b"hi"
