@@ -65,6 +65,7 @@
  * or two.  Fds share the slots round-robin, which bounds the memory.
  */
 #define APCW_EXT_OPEN 8
+#define APCW_MAX_FD 65535 /* External fds given out: 1 to this */
 
 enum apcw_kind { APCW_DIR, APCW_ZIP, APCW_TAR, APCW_TGZ, APCW_TBZ2, APCW_TXZ, APCW_TZST, APCW_STDOUT };
 
@@ -136,9 +137,9 @@ struct apc_writer {
 
 	/* annotation connections, hashed by (tid, pid) */
 	struct apcw_conn *conns;
-	size_t nconns;
-	int32_t *chash;   /* index + 1 into conns, 0 = empty */
-	size_t chash_cap;
+	size_t nconns, conns_cap;
+	struct apc_map64 cmap; /* (tid, pid) -> index + 1 into conns, = fd */
+	size_t next_reuse;     /* the conn whose fd a new one takes when all are taken */
 
 	struct apc_buf scratch;
 	struct apc_write_stats st;
@@ -1079,47 +1080,74 @@ static int apcw_ext_bytes(struct apc_writer *w, int32_t fd, const uint8_t *p, si
 	return APC_OK;
 }
 
-/* The connection for (tid, pid), created on first sight; NULL on ENOMEM. */
-static struct apcw_conn *apcw_conn(struct apc_writer *w, int32_t tid, int32_t pid, int *is_new)
+static uint64_t apcw_conn_key(int32_t tid, int32_t pid)
 {
-	size_t h, mask;
+	return (uint64_t)(uint32_t)tid << 32 | (uint32_t)pid;
+}
+
+/*
+ * Close connection c: its open External frame out, then the disconnect
+ * ([-1][fd]), as gatord writes when a client goes away.
+ */
+static int apcw_conn_close(struct apc_writer *w, const struct apcw_conn *c, struct apc_err *err)
+{
+	struct apcw_open *s = &w->ext[(uint32_t)(c->fd - 1) % APCW_EXT_OPEN];
+	uint8_t body[3 * APC_PACKED32_MAX];
+	size_t n;
+	int rc;
+
+	if (s->type && s->core == c->fd && (rc = apcw_flush(w, s, err)) < 0)
+		return rc;
+	n = apc_pack32(body, APC_FRAME_EXTERNAL);
+	n += apc_pack32(body + n, -1);
+	n += apc_pack32(body + n, c->fd);
+	return apcw_emit(w, body, n, err);
+}
+
+/*
+ * The connection for (tid, pid) in *c, created on first sight (*is_new)
+ * with fds from 1 in order of first appearance.  Readers track fds up
+ * to APCW_MAX_FD (gatord's are a process's socket fds, small): with
+ * every one taken (a Java trace of more threads than that), a new
+ * connection takes the fd of the next in turn, closed first; a client
+ * heard from again after that opens a new connection, setup and all.
+ */
+static int apcw_conn(struct apc_writer *w, int32_t tid, int32_t pid, struct apcw_conn **c, int *is_new,
+		     struct apc_err *err)
+{
+	uint64_t key = apcw_conn_key(tid, pid), i;
+	struct apcw_conn *nc;
+	int rc;
 
 	*is_new = 0;
-	if (w->nconns * 2 >= w->chash_cap) {
-		size_t ncap = w->chash_cap ? w->chash_cap * 2 : 64;
-		int32_t *nh = calloc(ncap, sizeof *nh);
-		if (!nh)
-			return NULL;
-		for (size_t i = 0; i < w->nconns; i++) {
-			h = ((uint32_t)w->conns[i].tid * 2654435761u ^ (uint32_t)w->conns[i].pid * 40503u) & (ncap - 1);
-			while (nh[h])
-				h = (h + 1) & (ncap - 1);
-			nh[h] = (int32_t)i + 1;
+	if (apc_map64_find(&w->cmap, key, &i)) {
+		*c = &w->conns[i - 1];
+		return APC_OK;
+	}
+	if (w->nconns >= APCW_MAX_FD) {
+		nc = &w->conns[w->next_reuse];
+		w->next_reuse = (w->next_reuse + 1) % APCW_MAX_FD;
+		if ((rc = apcw_conn_close(w, nc, err)) < 0)
+			return rc;
+		apc_map64_del(&w->cmap, apcw_conn_key(nc->tid, nc->pid));
+	} else {
+		if (w->nconns == w->conns_cap) {
+			size_t cap = w->conns_cap ? w->conns_cap * 2 : 16;
+			if (!(nc = realloc(w->conns, cap * sizeof *nc)))
+				return apcw_oom(err);
+			w->conns = nc;
+			w->conns_cap = cap;
 		}
-		free(w->chash);
-		w->chash = nh;
-		w->chash_cap = ncap;
+		nc = &w->conns[w->nconns];
+		nc->fd = (int32_t)++w->nconns;
 	}
-	mask = w->chash_cap - 1;
-	h = ((uint32_t)tid * 2654435761u ^ (uint32_t)pid * 40503u) & mask;
-	while (w->chash[h]) {
-		struct apcw_conn *c = &w->conns[w->chash[h] - 1];
-		if (c->tid == tid && c->pid == pid)
-			return c;
-		h = (h + 1) & mask;
-	}
-	if (w->nconns >= INT32_MAX - 1)
-		return NULL;
-	struct apcw_conn *nc = realloc(w->conns, (w->nconns + 1) * sizeof *nc);
-	if (!nc)
-		return NULL;
-	w->conns = nc;
-	nc[w->nconns].tid = tid;
-	nc[w->nconns].pid = pid;
-	nc[w->nconns].fd = (int32_t)w->nconns + 1; /* fds from 1, in order of first appearance */
-	w->chash[h] = (int32_t)++w->nconns;
+	if (apc_map64_put(&w->cmap, key, (uint64_t)nc->fd) < 0)
+		return apcw_oom(err);
+	nc->tid = tid;
+	nc->pid = pid;
+	*c = nc;
 	*is_new = 1;
-	return &nc[w->nconns - 1];
+	return APC_OK;
 }
 
 /*
@@ -1139,15 +1167,15 @@ static struct apcw_conn *apcw_conn(struct apc_writer *w, int32_t tid, int32_t pi
 static int apcw_annotation(struct apc_writer *w, const struct apc_event *ev, struct apc_err *err)
 {
 	const struct apc_ann *a = ev->u.ann;
-	struct apcw_conn *c;
+	struct apcw_conn *c = NULL;
 	int is_new, rc;
 
 	if (!a) {
 		w->st.dropped++;
 		return APC_OK;
 	}
-	if (!(c = apcw_conn(w, a->tid, a->pid, &is_new)))
-		return apcw_oom(err);
+	if ((rc = apcw_conn(w, a->tid, a->pid, &c, &is_new, err)) < 0)
+		return rc;
 	if (is_new)
 		c->version = !w->o.annotate_version && a->version >= 3 && a->version <= 5
 				     ? a->version : w->ann_version;
@@ -1261,7 +1289,7 @@ static void apcw_free(struct apc_writer *w)
 		xmlFreeDoc(w->events_doc);
 	free(w->taken);
 	free(w->conns);
-	free(w->chash);
+	apc_map64_free(&w->cmap);
 	if (w->streamfd != STDOUT_FILENO)
 		close(w->streamfd);
 	free(w->path);

@@ -897,6 +897,37 @@ PY
 	[[ "$output" == *"leading"* ]]
 }
 
+@test "TPTP XML: a trace of more threads than External fds reuses fds, closing the oldest" {
+	# 70,000 threads each write an annotation (a monitor wait), the
+	# process more (the GC marker and job): each is a connection, and
+	# readers track fds below 65536, so the 65,536th connection takes
+	# fd 1, closed first, and so on round the fds
+	python3 - "$TMP/t.trcxml" <<'EOF'
+import sys
+n = 70000
+with open(sys.argv[1], "w") as f:
+    f.write('<TRACE>\n<traceStart time="100.0"/>\n')
+    for i in range(1, n + 1):
+        f.write('<threadStart threadId="%d" time="100.%06d" threadName="t%d"/>\n' % (i, i, i))
+        f.write('<monWait threadIdRef="%d" time="100.%06d" objIdRef="5" timeout="0"/>\n' % (i, i))
+    f.write('<gcStart time="101.0"/><gcFinish time="101.5"/>\n</TRACE>\n')
+EOF
+	conv 0 "$TMP/t.trcxml" -o "$TMP/t.apc"
+	apcverify "$TMP/t.apc"
+	apcdump "$TMP/t.apc" >"$TMP/list"
+	[ "$(grep -c 'annotate_str .*monitor wait' "$TMP/list")" -eq 70000 ]
+	# a connection per thread, the process's, and the CAM view's; each
+	# closed once: those past 65,535 to free their fds, the rest at the end
+	setups=$(grep -c 'annotate_setup' "$TMP/list")
+	[ "$setups" -ge 70001 ]
+	[ "$(grep -c 'external_disconnect' "$TMP/list")" -eq "$setups" ]
+	[ "$(grep -o 'external_disconnect fd=[0-9]*' "$TMP/list" | sort -t= -k2 -n | tail -1)" = "external_disconnect fd=65535" ]
+	# fd 1's first client is closed before its fd is given again
+	first_close=$(grep -n 'external_disconnect fd=1$' "$TMP/list" | head -1 | cut -d: -f1)
+	second_setup=$(grep -n 'annotate_setup *fd=1 ' "$TMP/list" | sed -n 2p | cut -d: -f1)
+	[ -n "$first_close" ] && [ -n "$second_setup" ] && [ "$first_close" -lt "$second_setup" ]
+}
+
 @test "TPTP XML: the summary counts synthetic tids and times with trailing characters" {
 	cat > "$TMP/t.trcxml" <<'XML'
 <TRACE>
