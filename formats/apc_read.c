@@ -30,7 +30,7 @@
 #include "verify.h" /* apc_capture_tree_check() */
 #include "xml.h"
 
-#define APCR_XML_MAX (64u << 20)   /* captured.xml/events.xml size limit */
+#define APCR_XML_SLICE (1u << 20)  /* XML fed to libxml2's push parser at a time */
 #define APCR_PRE_SUMMARY_MAX 4096  /* frames allowed before the Summary */
 #define APCR_PRE_SUMMARY_BYTES (64u << 20) /* and what they may hold together */
 #define APCR_MAX_FD 65536          /* External ids we track */
@@ -330,7 +330,18 @@ static xmlDoc *apcr_xml_pass(const uint8_t *buf, size_t len, const char *name,
 	/* No XML_PARSE_HUGE: libxml2's default limits are what stop entity
 	 * expansion attacks while parsing (captures' XML is small). */
 	xmlCtxtUseOptions(ctx, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	xmlParseChunk(ctx, (const char *)buf, (int)len, 1);
+	/* In slices: one chunk over 10 MB is libxml2's "Huge input lookup"
+	 * without XML_PARSE_HUGE, though apcdump and apcverify read it. */
+	for (size_t off = 0;;) {
+		size_t n = len - off < APCR_XML_SLICE ? len - off : APCR_XML_SLICE;
+		int end = off + n == len;
+		/* what it returns is the last error, a recoverable one too:
+		 * after a fatal one libxml2 takes no more */
+		xmlParseChunk(ctx, (const char *)buf + off, (int)n, end);
+		if (end)
+			break;
+		off += n;
+	}
 	doc = ctx->myDoc;
 	ctx->myDoc = NULL;
 	last->well_formed = ctx->wellFormed;
@@ -444,7 +455,7 @@ static xmlDoc *apcr_parse_xml(struct apc_reader *r, struct apcr *a, const char *
 		return NULL;
 	}
 	apc_err_clear(&why);
-	rc = apc_stream_slurp_upto(s, APCR_XML_MAX, &buf, &len, &why);
+	rc = apc_stream_slurp_upto(s, APC_XML_FILE_MAX, &buf, &len, &why);
 	if (rc < 0 && (rc != APC_EDATA || strict)) {
 		r->err = why;
 		free(buf); /* damage keeps the bytes before it */

@@ -56,7 +56,6 @@
 #define APCW_DEPTH_MAX 4096            /* longest call path written */
 #define APCW_PROTOCOL 680
 #define APCW_ANN_VERSION 4             /* see apcw_annotation() */
-#define APCW_EVENTS_MAX (64u << 20)    /* largest --events file read (int for libxml2) */
 /*
  * External frames open at once.  Annotate streams are not ordered
  * against other frames (each message has its own time), so each fd
@@ -1940,7 +1939,7 @@ static int apcw_load_events(struct apc_writer *w, struct apc_err *err)
 	 * reason.  A compressed events.xml.gz reads too. */
 	if ((rc = apc_stream_open_path(w->o.events_file, &s, err)) < 0)
 		return rc;
-	rc = apc_stream_slurp(s, APCW_EVENTS_MAX, &buf, &len, err);
+	rc = apc_stream_slurp(s, APC_XML_FILE_MAX, &buf, &len, err);
 	apc_stream_close(s);
 	if (rc < 0)
 		return rc;

@@ -37,7 +37,6 @@
 #include "verify.h"
 #include "xml.h"
 
-#define DUMP_XML_LIMIT (16u << 20) /* captured.xml is a few KB */
 #define DUMP_MAX_FD 65536          /* External ids are small fds */
 #define DUMP_BYTES_SHOWN 16        /* text: bytes of a BYTES field shown */
 #define DUMP_WBUF (256u << 10)     /* listing buffer: a few large writes */
@@ -459,10 +458,11 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	} else {
 		snprintf(where, sizeof where, "%s", apc_stream_name(s));
 	}
-	if (apc_stream_slurp(s, DUMP_XML_LIMIT, &buf, &len, &e) < 0) {
+	if (apc_stream_slurp(s, APC_XML_FILE_MAX, &buf, &len, &e) < 0) {
 		apc_stream_close(s);
 		dump_problem(d, &e);
-		return e.status;
+		/* told: over the limit is no out-of-memory to tell again */
+		return APC_EIO;
 	}
 	apc_stream_close(s);
 	if (!(ctx = xmlNewParserCtxt())) {

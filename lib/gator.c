@@ -1589,8 +1589,6 @@ struct apc_gator_capture {
 	char *config;    /* the configuration last delivered (revision 3), or NULL */
 };
 
-#define GATOR_XML_FILE_MAX (64u << 20)
-
 static int gator_slurp_member(struct apc_input *in, const char *rel, uint8_t **buf, size_t *len,
 			      struct apc_err *err)
 {
@@ -1599,7 +1597,7 @@ static int gator_slurp_member(struct apc_input *in, const char *rel, uint8_t **b
 
 	if (rc != APC_OK)
 		return rc;
-	rc = apc_stream_slurp(s, GATOR_XML_FILE_MAX, buf, len, err);
+	rc = apc_stream_slurp(s, APC_XML_FILE_MAX, buf, len, err);
 	apc_stream_close(s);
 	return rc;
 }

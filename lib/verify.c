@@ -121,7 +121,6 @@ const struct apc_vcheck apc_verify_checks[] = {
 
 #define V_TABLE_MAX (1u << 16)      /* bound on tracked (type, core) pairs, tids, keys */
 #define V_FD_MAX 65536              /* External fds tracked */
-#define V_XML_LIMIT (64u << 20)     /* largest XML file read */
 #define V_CANARY_LEN 11
 
 /* ---- a small bounded hash table of 64-bit keys ------------------------ */
@@ -1814,7 +1813,7 @@ static int v_slurp(struct apc_input *in, const char *member, uint8_t **buf, size
 
 	if (rc < 0)
 		return rc;
-	rc = apc_stream_slurp(s, V_XML_LIMIT, buf, len, err);
+	rc = apc_stream_slurp(s, APC_XML_FILE_MAX, buf, len, err);
 	apc_stream_close(s);
 	return rc;
 }
@@ -2129,7 +2128,7 @@ static void v_sibling(const char *path, const char *name, uint8_t **buf, size_t 
 		return;
 	apc_err_clear(&e);
 	if (apc_stream_open_path(p, &s, &e) == APC_OK) {
-		if (apc_stream_slurp(s, V_XML_LIMIT, buf, len, &e) < 0)
+		if (apc_stream_slurp(s, APC_XML_FILE_MAX, buf, len, &e) < 0)
 			*buf = NULL;
 		apc_stream_close(s);
 	}

@@ -13,6 +13,14 @@
 #include "err.h"
 
 /*
+ * The largest XML file any tool reads (a capture's captured.xml and
+ * events.xml, an --events or --session file): one limit, so that a
+ * capture apcconv reads apcdump and apcverify read too.  gatord's are
+ * at most a few MB (events.xml of every PMU it knows).
+ */
+#define APC_XML_FILE_MAX (64u << 20)
+
+/*
  * apc_xml_read_strict() : parse the len bytes at buf, the contents of
  * `file` (as messages name it), into a document, or NULL with err set
  * (APC_EIO, naming file; APC_ENOMEM): an empty file; a first error,

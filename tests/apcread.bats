@@ -48,6 +48,34 @@ EOF
 	[ "$(apcdump --summary "$TMP/out.apc" | awk '/^Frames:/ {print $2}')" -eq 2 ]
 }
 
+@test "APC: a captured.xml of 22 MB reads in apcconv, apcdump and apcverify alike" {
+	# one limit (64 MiB) for the three; libxml2 refuses one chunk over
+	# 10 MB without XML_PARSE_HUGE ("Huge input lookup"), and apcdump
+	# stopped at 16 MiB
+	cap "$TMP/in.apc"
+	python3 - "$TMP/in.apc/captured.xml" <<'EOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680"><target name="t" cores="1"/>\n')
+    f.write('<!-- padding -->\n' * 1300000)
+    f.write('<counters><counter key="0x11" type="T_cnt0"/></counters></captured>\n')
+EOF
+	[ "$(stat -c %s "$TMP/in.apc/captured.xml")" -gt 22000000 ]
+	conv_in
+	grep -q 'type="T_cnt0"' "$TMP/out.apc/captured.xml"
+	apcdump --summary "$TMP/in.apc" | grep -q 'key 0x11 *T_cnt0'
+	apcverify -q "$TMP/in.apc"
+	# past the limit: the three say so alike, and nothing else
+	truncate -s 70M "$TMP/in.apc/captured.xml"
+	for tool in apcconv apcdump apcverify; do
+		args=("$TMP/in.apc")
+		[ "$tool" != apcconv ] || args+=(-o "$TMP/big.apc")
+		exits 2 "$tool" "${args[@]}"
+		[ "${lines[0]}" = "$tool: $TMP/in.apc/captured.xml: 73400320 bytes is more than the 67108864 bytes allowed" ]
+		! grep -q 'out of memory' <<<"$output" || false
+	done
+}
+
 @test "APC: frames before the Summary are kept up to 4096 frames and 64 MiB, then refused by offset" {
 	# Kept whole until the Summary comes: past either limit the capture
 	# is refused where the limit is passed, and nothing is written.
