@@ -36,6 +36,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -115,6 +116,7 @@ struct ltt_priv {
 	struct apc_ltt_arch arch;
 	struct apc_ltt_ids ids;         /* n entries: what the eventdefs assign */
 	size_t block_size;
+	int64_t system_at;              /* offset of <system in info/system.xml */
 	int subsec;
 	struct ltt_src *src;
 	size_t nsrc;
@@ -360,6 +362,13 @@ static int ltt_system(struct apc_reader *r, struct ltt_priv *p, struct apc_ltt_x
 
 	if (st)
 		return st;
+	/* where its attributes are, for what is wrong with them */
+	p->system_at = 0;
+	for (size_t i = 0; i + 7 <= len; i++)
+		if (buf[i] == '<' && !strncasecmp((const char *)buf + i + 1, "system", 6)) {
+			p->system_at = (int64_t)i;
+			break;
+		}
 	/* Its failure (nesting too deep) is the error only if libxml2
 	 * finds no system either, as when it was only the fallback. */
 	apc_err_clear(&perr);
@@ -406,7 +415,6 @@ static int ltt_system(struct apc_reader *r, struct ltt_priv *p, struct apc_ltt_x
 	if (!root)
 		return apc_err_set(&r->err, APC_EDATA, name, 0, "no <system> element");
 	*sys = root;
-	(void)p;
 	return APC_OK;
 }
 
@@ -852,6 +860,9 @@ static int ltt_lost_cpus(struct apc_reader *r, struct ltt_priv *p, unsigned long
 	long first = -1;               /* the lowest CPU with no events */
 	const char *first_name = NULL; /* its tracefile, if it has one */
 	struct apc_err e;
+	unsigned long told = declared; /* what system.xml says, for the message */
+
+	_Static_assert(APC_MAX_CORES == 4096, "the message below says 4096");
 
 	if (declared > APC_MAX_CORES)
 		declared = APC_MAX_CORES;
@@ -885,8 +896,9 @@ static int ltt_lost_cpus(struct apc_reader *r, struct ltt_priv *p, unsigned long
 			    "empty tracefile: the capture has no events of CPU %ld", first);
 	else
 		apc_err_set(&e, APC_EDATA, apc_input_path(r->inputs[0]), APC_NO_OFFSET,
-			    "no cpu/%ld tracefile, though info/system.xml declares %lu CPUs: the capture "
-			    "has no events of CPU %ld", first, declared, first);
+			    "no cpu/%ld tracefile, though info/system.xml declares %lu CPUs%s: the capture "
+			    "has no events of CPU %ld", first, told,
+			    told > declared ? " (the first 4096 looked for)" : "", first);
 	if (missing + empty > 1) {
 		size_t k = strlen(e.msg);
 		snprintf(e.msg + k, sizeof e.msg - k, " (%llu CPU tracefiles missing or empty in all)",
@@ -957,8 +969,8 @@ static int ltt_open(struct apc_reader *r)
 	unsigned long bs = v ? strtoul(v, NULL, 10) : 0;
 	if (bs < 64 || bs > LTT_MAX_BLOCK) {
 		/* v points into sys: format the message before freeing it. */
-		st = apc_err_set(&r->err, APC_EDATA, sysname, 0,
-				 "ltt_block_size '%s' is missing or not in 64..%u", v ? v : "",
+		st = apc_err_set(&r->err, APC_EDATA, sysname, p->system_at,
+				 "<system> ltt_block_size '%s' is missing or not in 64..%u", v ? v : "",
 				 LTT_MAX_BLOCK);
 		apc_ltt_xml_free(sys);
 		return st;

@@ -650,6 +650,23 @@ assert o["damage"].endswith("g: no cpu/1 tracefile, though info/system.xml decla
 	apcdump --summary "$TMP/t.apc" | grep -E '^  core ' | cmp - "$TMP/whole.0"
 }
 
+@test "LTT: system.xml's block size and CPU count are told as the file has them" {
+	"$APC_TOOLS/lttgen" --seed 2 --events 500 --cpus 2 -o "$TMP/g" >/dev/null
+	sys="$TMP/g/info/system.xml"
+	# more CPUs than apctools takes: the number declared, and how many looked for
+	sed -i 's/ cpu="2" / cpu="1000000000" /' "$sys"
+	conv 1 "$TMP/g" -o "$TMP/c.apc"
+	grep -q "g: no cpu/2 tracefile, though info/system.xml declares 1000000000 CPUs (the first 4096 looked for): the capture has no events of CPU 2 (4094 CPU tracefiles missing or empty in all)$" <<<"$output"
+	# a bad block size is named at its <system> element, after a comment
+	sed -i 's/ cpu="1000000000" / cpu="2" /; s/ltt_block_size="4096"/ltt_block_size="12"/' "$sys"
+	{ printf '<?xml version="1.0"?>\n<!-- moved on -->\n'; cat "$sys"; } >"$TMP/s" && mv "$TMP/s" "$sys"
+	at=$(grep -bo '<system' "$sys" | cut -d: -f1)
+	[ "$at" -gt 0 ]
+	conv 1 "$TMP/g" -o "$TMP/b.apc"
+	[ "${lines[0]}" = "apcconv: $sys: offset $(printf 0x%x "$at"): <system> ltt_block_size '12' is missing or not in 64..67108864" ]
+	[ ! -e "$TMP/b.apc" ]
+}
+
 @test "LTT: several CPUs with no events: the lowest named, all counted" {
 	"$APC_TOOLS/lttgen" --seed 2 --events 500 --cpus 4 -o "$TMP/g" >/dev/null
 	: >"$TMP/g/cpu/3"
