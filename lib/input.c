@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <bzlib.h>
 #include <lzma.h>
@@ -190,6 +191,7 @@ struct apc_input {
 	size_t ngzp;
 	int copied;                /* a compressed archive read from a decoded copy */
 	int reread;                /* ... or, with no room for one, each member from its start */
+	char reread_why[160];      /* why there was none: the copy's error */
 	const char **names;
 	size_t skipped;            /* unsafe members left out */
 	int is_mem;                /* a folder of in-memory files */
@@ -2453,6 +2455,20 @@ static int arc_list(struct apc_input *in, struct apc_stream *dec, int expect, st
 /* opening */
 
 /*
+ * What a temporary copy leaves free on its file system: the smaller of
+ * 1 GiB and a tenth of it.  A few KB of bzip2 decode to gigabytes, and
+ * filling TMPDIR to the last byte would fail whatever else writes there.
+ */
+#define SPOOL_CHECK_EVERY (64u << 20) /* bytes written between checks */
+
+static uint64_t spool_reserve(const struct statvfs *v)
+{
+	uint64_t total = (uint64_t)v->f_blocks * v->f_frsize;
+
+	return total / 10 < (1ull << 30) ? total / 10 : 1ull << 30;
+}
+
+/*
  * Copy the rest of s into an unlinked temporary file; returns its fd.
  * With damage given, damaged data (a cut or corrupt compressed stream) ends
  * the copy instead of failing it: what came before is kept, and the
@@ -2483,10 +2499,38 @@ static int spool(struct apc_stream *s, struct apc_err *err, struct apc_err *dama
 		return APC_EIO;
 	}
 	unlink(tmpl);
-	for (;;) {
+	/* checked again after half of what is left to the reserve, so
+	 * that the copy stops short of it, and at least every 64 MiB */
+	for (uint64_t since = 0, next = 0;;) {
 		struct apc_err e;
 		ssize_t r, w = 0;
+		struct statvfs v;
 
+		if (since >= next) {
+			uint64_t avail, reserve;
+
+			since = 0;
+			next = SPOOL_CHECK_EVERY;
+			if (fstatvfs(fd, &v) == 0) {
+				avail = (uint64_t)v.f_bavail * v.f_frsize;
+				reserve = spool_reserve(&v) + IN_BUFSZ;
+				if (avail <= reserve)
+					next = 0;
+				else if ((avail - reserve) / 2 < next)
+					next = (avail - reserve) / 2;
+			}
+			if (next < IN_BUFSZ) {
+				char what[300];
+				if (full)
+					*full = 1;
+				snprintf(what, sizeof what,
+					 "cannot copy it into %s: it would leave less than %llu MiB free there",
+					 dir, (unsigned long long)(spool_reserve(&v) >> 20));
+				if (err)
+					apc_err_set(err, APC_EIO, s->name, APC_NO_OFFSET, "%s", what);
+				goto fail;
+			}
+		}
 		apc_err_clear(&e);
 		r = apc_stream_read(s, buf, IN_BUFSZ, &e);
 		if (r < 0 && damage && e.status == APC_EDATA) {
@@ -2514,6 +2558,7 @@ static int spool(struct apc_stream *s, struct apc_err *err, struct apc_err *dama
 			}
 			w += k;
 		}
+		since += (uint64_t)r;
 	}
 	free(tmpl);
 	free(buf);
@@ -2839,8 +2884,13 @@ static int input_compressed_archive(struct apc_input *in, struct apc_stream *s, 
 			apc_stream_close(s);
 			return rc;
 		}
-		if (err)
+		if (err) {
+			/* "cannot copy it into DIR: REASON": the reason */
+			const char *why = strrchr(err->msg, ':');
+			snprintf(in->reread_why, sizeof in->reread_why, "%.*s",
+				 (int)sizeof in->reread_why - 1, why ? why + 2 : err->msg);
 			apc_err_clear(err);
+		}
 		s = stream_restart(s, err);
 		if (!s)
 			return err && err->status < 0 ? err->status : APC_EIO;
@@ -3209,6 +3259,11 @@ int apc_input_decoded_copy(const struct apc_input *in)
 int apc_input_rereads(const struct apc_input *in)
 {
 	return in->reread;
+}
+
+const char *apc_input_reread_why(const struct apc_input *in)
+{
+	return in->reread_why;
 }
 
 const char *apc_input_path(const struct apc_input *in)

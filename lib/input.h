@@ -108,6 +108,8 @@ int apc_input_decoded_copy(const struct apc_input *in);
  * from the archive's start, TMPDIR having had no room for a decoded
  * copy: slower by about a decode of the archive per member read. */
 int apc_input_rereads(const struct apc_input *in);
+/* Why (the copy's error: "cannot copy it into /tmp: ..."), or "". */
+const char *apc_input_reread_why(const struct apc_input *in);
 
 /*
  * Open a single file as a stream directly (its compression detected), e.g. for

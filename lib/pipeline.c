@@ -581,13 +581,13 @@ int apc_convert(const struct apc_conv_opts *o, struct apc_conv_result *res, stru
 			goto out;
 		}
 		if (o->notice && apc_input_rereads(inputs[i])) {
-			const char *tmp = getenv("TMPDIR");
+			const char *tmp = getenv("TMPDIR"), *why = apc_input_reread_why(inputs[i]);
 			char msg[512];
 			snprintf(msg, sizeof msg,
-				 "cannot keep a decoded copy of the archive in %s (no room, or past "
-				 "the file size limit): each member is decoded from the archive's "
-				 "start, which is slow (point TMPDIR at a folder with room)",
-				 tmp && *tmp ? tmp : "/tmp");
+				 "cannot keep a decoded copy of the archive in %s (%s): each member is "
+				 "decoded from the archive's start, which is slow (point TMPDIR at a "
+				 "folder with room)",
+				 tmp && *tmp ? tmp : "/tmp", *why ? why : "no room, or past the file size limit");
 			o->notice(o->inputs[i], msg);
 		}
 	}

@@ -1594,12 +1594,35 @@ PY
 	apcconv -q "$TMP/n" -o "$TMP/n.apc"
 	run bash -c "ulimit -f 400; '$APC_BIN/apcconv' '$TMP/n.tar.xz' -o '$TMP/m.apc'"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "apcconv: $TMP/n.tar.xz: note: cannot keep a decoded copy of the archive in ${TMPDIR:-/tmp} (no room, or past the file size limit): each member is decoded from the archive's start, which is slow (point TMPDIR at a folder with room)" ]
+	[ "${lines[0]}" = "apcconv: $TMP/n.tar.xz: note: cannot keep a decoded copy of the archive in ${TMPDIR:-/tmp} (file too large): each member is decoded from the archive's start, which is slow (point TMPDIR at a folder with room)" ]
 	cmp "$TMP/n.apc/0000000000" "$TMP/m.apc/0000000000"
 	# not with -q
 	run bash -c "ulimit -f 400; '$APC_BIN/apcconv' -q '$TMP/n.tar.xz' -o '$TMP/q.apc'"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
+}
+
+@test "a compressed tar's decoded copy stops short of filling TMPDIR" {
+	# A few KB of bzip2 decode to gigabytes: the copy leaves the smaller
+	# of 1 GiB and a tenth of TMPDIR's file system free, and the members
+	# are read from the archive instead.  A 64 MiB tmpfs of our own
+	# (root, a mount namespace) makes the file system small.
+	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a small tmpfs"
+	command -v unshare >/dev/null || skip "unshare is not installed"
+	command -v bzip2 >/dev/null || skip "bzip2 is not installed"
+	unshare -m true 2>/dev/null || skip "cannot make a mount namespace here"
+	"$APC_TOOLS/lttgen" --seed 3 --events 500 -o "$TMP/n" >/dev/null
+	apcconv -q "$TMP/n" -o "$TMP/n.apc"
+	truncate -s 100M "$TMP/n/pad"
+	tar -C "$TMP" -cf - n | bzip2 -1 >"$TMP/n.tar.bz2"
+	[ "$(stat -c %s "$TMP/n.tar.bz2")" -lt 200000 ]
+	mkdir "$TMP/small"
+	run unshare -m bash -c "mount -t tmpfs -o size=64m tmpfs '$TMP/small' &&
+		TMPDIR='$TMP/small' '$APC_BIN/apcconv' '$TMP/n.tar.bz2' -o '$TMP/m.apc' && df -k '$TMP/small'"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "apcconv: $TMP/n.tar.bz2: note: cannot keep a decoded copy of the archive in $TMP/small (it would leave less than 6 MiB free there): each member is decoded from the archive's start, which is slow (point TMPDIR at a folder with room)" ]
+	cmp "$TMP/n.apc/0000000000" "$TMP/m.apc/0000000000"
 }
 
 @test "TPTP: an empty or header-only trace writes nothing and exits 1 (the process's own link is not content)" {
