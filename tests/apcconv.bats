@@ -1610,13 +1610,14 @@ PY
 	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a small tmpfs"
 	command -v unshare >/dev/null || skip "unshare is not installed"
 	command -v bzip2 >/dev/null || skip "bzip2 is not installed"
-	unshare -m true 2>/dev/null || skip "cannot make a mount namespace here"
+	mkdir "$TMP/small"
+	unshare -m mount -t tmpfs -o size=1m tmpfs "$TMP/small" 2>/dev/null ||
+		skip "cannot mount a tmpfs in a mount namespace here"
 	"$APC_TOOLS/lttgen" --seed 3 --events 500 -o "$TMP/n" >/dev/null
 	apcconv -q "$TMP/n" -o "$TMP/n.apc"
 	truncate -s 100M "$TMP/n/pad"
 	tar -C "$TMP" -cf - n | bzip2 -1 >"$TMP/n.tar.bz2"
 	[ "$(stat -c %s "$TMP/n.tar.bz2")" -lt 200000 ]
-	mkdir "$TMP/small"
 	run unshare -m bash -c "mount -t tmpfs -o size=64m tmpfs '$TMP/small' &&
 		TMPDIR='$TMP/small' '$APC_BIN/apcconv' '$TMP/n.tar.bz2' -o '$TMP/m.apc' && df -k '$TMP/small'"
 	echo "$output"
