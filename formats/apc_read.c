@@ -1346,6 +1346,7 @@ static int apcr_events(struct apc_model *m, const struct apcr_cindex *x, xmlDoc 
 	xmlNode *root = xmlDocGetRootElement(doc);
 	uint32_t *cand = NULL;
 	size_t ncand = 0, candcap = 0;
+	int rc = APC_OK;
 
 	if (!root)
 		return APC_OK;
@@ -1357,8 +1358,10 @@ static int apcr_events(struct apc_model *m, const struct apcr_cindex *x, xmlDoc 
 			continue;
 		for (xmlNode *c = cat->children; c; c = c->next)
 			max += c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, (const xmlChar *)"counter_set");
-		if (!(sets = malloc((size_t)max * sizeof *sets)))
-			return APC_ENOMEM;
+		if (!(sets = malloc((size_t)max * sizeof *sets))) {
+			rc = APC_ENOMEM;
+			break;
+		}
 		if ((sets[nsets] = apcr_attr(cat, "counter_set")))
 			nsets++;
 		for (xmlNode *c = cat->children; c; c = c->next)
@@ -1393,15 +1396,9 @@ static int apcr_events(struct apc_model *m, const struct apcr_cindex *x, xmlDoc 
 						 " (no such option_set in its category)");
 			xmlFree(osname);
 			if (apcr_candidates(m, x, counter, event, by_option, os, sets, nsets, &cand, &ncand,
-					    &candcap) < 0) {
-				free(counter);
-				for (int s = 0; s < nsets; s++)
-					free(sets[s]);
-				free(sets);
-				free(cand);
-				return APC_ENOMEM;
-			}
-			for (size_t ci = 0; ci < ncand; ci++) {
+					    &candcap) < 0)
+				rc = APC_ENOMEM;
+			for (size_t ci = 0; rc == APC_OK && ci < ncand; ci++) {
 				size_t i = cand[ci];
 				struct apc_counter_decl *d = &m->counters[i];
 				int match = counter ? strcmp(d->type, counter) == 0 : 0;
@@ -1423,23 +1420,21 @@ static int apcr_events(struct apc_model *m, const struct apcr_cindex *x, xmlDoc 
 					apcr_overridden(m, d, ev);
 					from_captured[i] = 0;
 				}
-				if (apcr_fill_decl(m, d, cat, ev, set) < 0) {
-					free(counter);
-					for (int s = 0; s < nsets; s++)
-						free(sets[s]);
-					free(sets);
-					free(cand);
-					return APC_ENOMEM;
-				}
+				if (apcr_fill_decl(m, d, cat, ev, set) < 0)
+					rc = APC_ENOMEM;
 			}
 			free(counter);
+			if (rc < 0)
+				break;
 		}
 		for (int s = 0; s < nsets; s++)
 			free(sets[s]);
 		free(sets);
+		if (rc < 0)
+			break;
 	}
 	free(cand);
-	return APC_OK;
+	return rc;
 }
 
 /*
