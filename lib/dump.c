@@ -1641,6 +1641,13 @@ static int64_t dump_msg_core(const struct apc_msg *m)
 {
 	const struct apc_field *fl;
 
+	/* A Proc frame's core is a placeholder (gatord always writes 0):
+	 * its messages are on no core, but an online_cpu or offline_cpu
+	 * names the CPU that changed state. */
+	if (m->frame_type == APC_FRAME_PROC) {
+		fl = apc_msg_field(m, "cpu");
+		return fl && fl->kind == APC_F_INT ? fl->i : -1;
+	}
 	if (m->core >= 0)
 		return m->core;
 	fl = apc_msg_field(m, "core");

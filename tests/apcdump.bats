@@ -1037,6 +1037,32 @@ EOF2
 	done
 }
 
+@test "a Proc frame's core 0 is no core: only online_cpu and offline_cpu name one, in --core and the summary" {
+	# gatord writes 0 as every Proc frame's core; here proc, a perf_keys
+	# and online_cpu of CPU 1 in one, and a Block Counter on core 1
+	cap_py "$TMP/p.apc" <<'EOF2'
+cs = lambda t: t + b"\0"
+F = [summary(), block_counter(core=1, ts=100),
+     p(11) + p(0) + p(5) + p(100) + p(101) + cs(b"/bin/x") + cs(b"x")
+     + p(2) + p(1) + p(0x21) + p(3) + p(7) + p(9000) + p(1)]
+EOF2
+	exits 0 apcdump "$TMP/p.apc"
+	# the listing shows the frame's core as written, and the CPU online_cpu names
+	[ "$(grep -Ec ' proc +0 +(proc|perf_keys) ' <<<"$output")" -eq 2 ]
+	grep -Eq ' proc +1 +online_cpu ' <<<"$output"
+	exits 0 apcdump --core=0 "$TMP/p.apc"
+	[ -z "$output" ]
+	exits 0 apcdump --core=1 "$TMP/p.apc"
+	[ "${#lines[@]}" -eq 2 ]
+	grep -q ' block_counter .* key=0x11 ' <<<"$output"
+	grep -q ' online_cpu .* cpu=1$' <<<"$output"
+	exits 0 apcdump --summary "$TMP/p.apc"
+	grep -q '^Cores: *1$' <<<"$output"
+	grep -Eq '^  core 1 +2 messages$' <<<"$output"
+	exits 0 apcdump --summary --json "$TMP/p.apc"
+	[[ "$output" == *'"cores":[{"core":1,"messages":2}]'* ]]
+}
+
 @test "--xml: the values stay in one column, however long a key" {
 	apcconv -q "$APC_ROOT/testdata/barman/demo.bin" -o "$TMP/d.apc"
 	exits 0 apcdump --xml "$TMP/d.apc"
