@@ -336,6 +336,7 @@ struct dump {
 	 * no part in the order. */
 	int fr_unread;
 	long target_cores;  /* captured.xml's <target cores>, 0 if not said */
+	int xml_unread;     /* captured.xml is there but could not be read */
 	/* Of the regressions, the gatord 6.8 quirks apcverify accepts with
 	 * a warning (ts-gatord-name, ts-gatord-exit), per APC_TSQ_ kind;
 	 * and where the first other one is. */
@@ -453,6 +454,7 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	} else if (!apc_input_has(in, "captured.xml")) {
 		return APC_OK;
 	} else if (apc_input_open_member(in, "captured.xml", &s, &e) < 0) {
+		d->xml_unread = 1;
 		dump_problem(d, &e);
 		return APC_EIO;
 	} else {
@@ -460,6 +462,7 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 	}
 	if (apc_stream_slurp(s, APC_XML_FILE_MAX, &buf, &len, &e) < 0) {
 		apc_stream_close(s);
+		d->xml_unread = 1;
 		dump_problem(d, &e);
 		/* told: over the limit is no out-of-memory to tell again */
 		return APC_EIO;
@@ -490,6 +493,7 @@ static int dump_load_xml(struct dump *d, struct apc_input *in)
 		if (d->doc)
 			xmlFreeDoc(d->doc);
 		d->doc = NULL;
+		d->xml_unread = 1;
 		dump_problem(d, &e);
 		return APC_EDATA;
 	}
@@ -2407,7 +2411,8 @@ static void summary_text(struct dump *d)
 	if (d->protocol)
 		fprintf(f, "Protocol:            %d\n", d->protocol);
 	else
-		fprintf(f, "Protocol:            unknown (no captured.xml)\n");
+		fprintf(f, "Protocol:            unknown (%s)\n",
+			d->xml_unread ? "captured.xml could not be read" : "no captured.xml");
 	fprintf(f, "Summary clocks:      %d\n", d->clocks);
 	fprintf(f, "Frames:              %" PRIu64 "\n", d->nframes);
 	fprintf(f, "Messages:            %" PRIu64 "\n", d->nmsgs);
@@ -2637,12 +2642,19 @@ static void summary_text(struct dump *d)
 			noun((uint64_t)d->target_cores, "core", "cores"));
 	} else {
 		fprintf(f, "Target:              unknown (%s)\n",
-			d->doc ? "captured.xml does not name it" : "no captured.xml");
+			d->doc	       ? "captured.xml does not name it"
+			: d->xml_unread ? "captured.xml could not be read"
+					: "no captured.xml");
 	}
 	if (d->uname) {
 		fputs("Target uname:        ", f);
 		text_str(f, (const uint8_t *)d->uname, strlen(d->uname));
 		fputs(" (the Summary's uname)\n", f);
+	}
+	/* JSON's io_error: what stopped a part of the capture being read */
+	if (d->status == APC_EIO) {
+		char line[sizeof d->io_error.file + sizeof d->io_error.msg + 64];
+		fprintf(f, "Not read:            %s\n", apc_err_format(&d->io_error, line, sizeof line));
 	}
 	fprintf(f, "Problems:            %" PRIu64 "\n", d->errors);
 	fprintf(f, "Warnings:            %" PRIu64 "\n", d->warnings);
@@ -2955,10 +2967,12 @@ int apc_dump_path(const char *path, const struct apc_dump_opts *o)
 		dump_problem(&d, &e);
 	}
 out:
-	/* A summary of what was read; for a capture that could not be
-	 * opened or read, JSON still gives its object (with io_error), so a
-	 * script gets one per input, while text leaves it to the message. */
-	if (o->summary && (d.status != APC_EIO || o->json))
+	/* A summary of what was read, the frames read whatever else failed
+	 * (captured.xml too large to read, a read error part way); for a
+	 * capture whose data could not be opened or read, JSON still gives its
+	 * object (with io_error), so a script gets one per input, while
+	 * text leaves it to the message. */
+	if (o->summary && (d.status != APC_EIO || o->json || d.nframes > 0))
 		summary_print(&d);
 	if (own)
 		apc_stream_close(s);

@@ -74,6 +74,14 @@ EOF
 		[ "${lines[0]}" = "$tool: $TMP/in.apc/captured.xml: 73400320 bytes is more than the 67108864 bytes allowed" ]
 		! grep -q 'out of memory' <<<"$output" || false
 	done
+	# the data file was read all the same: --summary sums it up, text
+	# as JSON, and says what was not read
+	exits 2 apcdump --summary "$TMP/in.apc"
+	grep -q '^Protocol: *unknown (captured.xml could not be read)$' <<<"$output"
+	grep -q '^Not read: *'"$TMP"'/in.apc/captured.xml: 73400320 bytes is more than the 67108864 bytes allowed$' <<<"$output"
+	n=$(awk '$1 == "Frames:" {print $2}' <<<"$output")
+	[ "$n" -ge 2 ]
+	[ "$n" = "$(apcdump --summary --json "$TMP/in.apc" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["frames"])')" ]
 }
 
 @test "APC: frames before the Summary are kept up to 4096 frames and 64 MiB, then refused by offset" {
