@@ -337,6 +337,9 @@ struct dump {
 	int fr_unread;
 	long target_cores;  /* captured.xml's <target cores>, 0 if not said */
 	int xml_unread;     /* captured.xml is there but could not be read */
+	/* a run of zero-length frames, warned of once (dump_empty_flush()) */
+	uint64_t empty_run;
+	int64_t empty_frame, empty_off, empty_end;
 	/* Of the regressions, the gatord 6.8 quirks apcverify accepts with
 	 * a warning (ts-gatord-name, ts-gatord-exit), per APC_TSQ_ kind;
 	 * and where the first other one is. */
@@ -2752,6 +2755,28 @@ static void dump_name_line(struct dump *d)
 	W_LIT(&d->w, " <==\n");
 }
 
+/*
+ * Zero-length frames one after another get one warning, as apcverify's
+ * frame-empty, after the run's lines (a stretch of zeros in a data file
+ * lists as one "empty" line per 4 bytes, and the listing alone exited 0
+ * without a word).  Not when the listing stopped part way (-c): the run
+ * may go on.
+ */
+static void dump_empty_flush(struct dump *d)
+{
+	struct apc_err w;
+	char words[256];
+
+	if (!d->empty_run || d->stop)
+		return;
+	apc_err_set(&w, APC_OK, NULL, d->empty_off, "warning: %s",
+		    apc_frame_empty_words(d->empty_run, d->empty_off, d->empty_end, words,
+					  sizeof words));
+	apc_err_index(&w, "frame", d->empty_frame);
+	dump_warning(d, &w);
+	d->empty_run = 0;
+}
+
 static void dump_frames(struct dump *d, struct apc_stream *s)
 {
 	struct apc_frame_reader *fr;
@@ -2779,12 +2804,22 @@ static void dump_frames(struct dump *d, struct apc_stream *s)
 			e = d->foreign_err;
 		else if (n == 0 && d->w.p && d->o->name_inputs && !d->o->json)
 			dump_name_line(d);
+		if (rc != APC_OK || f.len != 0)
+			dump_empty_flush(d);
 		if (rc == APC_END)
 			break;
 		if (rc < 0) {
 			/* A bad length word leaves nothing to resynchronise on. */
 			dump_problem(d, &e);
 			break;
+		}
+		if (f.len == 0) {
+			if (!d->empty_run) {
+				d->empty_frame = (int64_t)f.index;
+				d->empty_off = (int64_t)f.offset;
+			}
+			d->empty_run++;
+			d->empty_end = (int64_t)f.offset + 4;
 		}
 		dump_frame(d, &f);
 	}

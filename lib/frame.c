@@ -12,6 +12,7 @@
  * against the bytes left in the frame, and a frame body is read in pieces
  * so a damaged length word cannot make us allocate more than the file has.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,19 @@ const char *apc_frame_type_name(int type)
 	if (apc_frame_type_known(type))
 		return frame_names[type];
 	return apc_frame_type_name_r(type, ring[next++ % FRAME_NAME_RING], APC_FRAME_NAME_MAX);
+}
+
+const char *apc_frame_empty_words(uint64_t n, int64_t off, int64_t end, char *buf, size_t len)
+{
+	if (n == 1)
+		snprintf(buf, len, "zero-length frame (the protocol's end of sequence) inside the file");
+	else
+		snprintf(buf, len,
+			 "%" PRIu64 " zero-length frames (the protocol's end of sequence) one after "
+			 "another inside the file, to offset 0x%" PRIx64 ": %" PRIu64 " bytes of zeros "
+			 "(space never written?)",
+			 n, (uint64_t)end, (uint64_t)(end - off));
+	return buf;
 }
 
 int apc_frame_has_core(int type)

@@ -56,6 +56,13 @@ const char *apc_frame_type_name_r(int type, char *buf, size_t len);
 int apc_frame_has_core(int type);
 /* 1 for types the spec or real gatord files define. */
 int apc_frame_type_known(int type);
+/*
+ * apc_frame_empty_words() : what apcverify and apcdump say of n
+ * zero-length frames one after another from offset off to end (a
+ * stretch of zeros reads as one such frame per 4 bytes), into buf;
+ * returns buf.
+ */
+const char *apc_frame_empty_words(uint64_t n, int64_t off, int64_t end, char *buf, size_t len);
 
 /*
  * The two gatord 6.8 timestamp quirks apcverify accepts with a warning

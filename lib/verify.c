@@ -1537,19 +1537,14 @@ static void v_crosscheck(struct verify *v, const struct apc_frame *f)
 static void v_empty_flush(struct verify *v)
 {
 	int64_t keep = v->frame;
+	char words[256];
 
 	if (!v->empty_run)
 		return;
 	v->frame = v->empty_frame;
-	if (v->empty_run == 1)
-		v_prob(v, APC_V_WARNING, "frame-empty", v->frame, v->empty_off,
-		       "zero-length frame (the protocol's end of sequence) inside the file");
-	else
-		v_prob(v, APC_V_WARNING, "frame-empty", v->frame, v->empty_off,
-		       "%" PRIu64 " zero-length frames (the protocol's end of sequence) one after "
-		       "another inside the file, to offset 0x%" PRIx64 ": %" PRIu64 " bytes of zeros "
-		       "(space never written?)",
-		       v->empty_run, (uint64_t)v->empty_end, (uint64_t)(v->empty_end - v->empty_off));
+	v_prob(v, APC_V_WARNING, "frame-empty", v->frame, v->empty_off, "%s",
+	       apc_frame_empty_words(v->empty_run, v->empty_off, v->empty_end, words,
+				     sizeof words));
 	v->frame = keep;
 	v->empty_run = 0;
 }

@@ -1577,6 +1577,30 @@ assert n
 PY
 }
 
+@test "a stretch of zeros in the data file: one warning after its lines, in apcverify's words; exit 0" {
+	# 4000 zero bytes between two Block Counter frames: 1000 zero-length frames
+	cap_py "$TMP/z.apc" <<'EOF2'
+F = [summary(), block_counter()] + [b""] * 1000 + [block_counter(ts=30)]
+EOF2
+	apcdump "$TMP/z.apc" >"$TMP/out" 2>"$TMP/err"
+	[ "$(grep -c ' empty *- empty *$' "$TMP/out")" -eq 1000 ]
+	[ "$(wc -l <"$TMP/err")" -eq 1 ]
+	w=$(sed 's/^apcdump: //' "$TMP/err")
+	[[ "$w" == *": offset 0x2a: frame 2: warning: 1000 zero-length frames (the protocol's end of sequence) one after another inside the file, to offset 0xfca: 4000 bytes of zeros (space never written?)" ]]
+	# apcverify's line, less its tag, and the same offset
+	exits 0 apcverify "$TMP/z.apc"
+	grep -qF "frame 2 @0x2a: warning: 1000 zero-length frames (the protocol's end of sequence) one after another inside the file, to offset 0xfca: 4000 bytes of zeros (space never written?) [frame-empty]" <<<"$output"
+	# after the run's last line, before the next frame's
+	exits 0 apcdump "$TMP/z.apc"
+	[[ "${lines[1001]}" == *" empty "* && "${lines[1002]}" == *"warning: 1000 zero-length"* ]]
+	[[ "${lines[1003]}" == *" block_counter "* ]]
+	exits 0 apcdump --summary "$TMP/z.apc"
+	grep -q '^Warnings: *1$' <<<"$output"
+	# a listing cut short in the run does not count it
+	exits 0 apcdump -c 10 "$TMP/z.apc"
+	! grep -q warning <<<"$output" || false
+}
+
 @test "a frame with no message: its line's offset is in the frame, not the next one's" {
 	need_python
 	# a Block Counter frame of its header only, a bare External frame,
@@ -1585,8 +1609,9 @@ PY
 	cap_py "$TMP/e.apc" <<'EOF2'
 F = [summary(), p(5) + p(0), p(10), b"", p(5) + p(1) + p(0) + p(20), block_counter()]
 EOF2
-	exits 0 apcdump --json "$TMP/e.apc"
-	printf '%s\n' "$output" >"$TMP/j"
+	apcdump --json "$TMP/e.apc" >"$TMP/j" 2>"$TMP/err"
+	# the zero-length frame is warned of on its own, as apcverify does
+	[ "$(cat "$TMP/err")" = "apcdump: $TMP/e.apc/0000000000: offset 0x2b: frame 3: warning: zero-length frame (the protocol's end of sequence) inside the file" ]
 	offsets_in_frames "$TMP/e.apc/0000000000" "$TMP/j"
 	# at the body (its code), the length word of the zero-length frame,
 	# after the header when the frame has more
