@@ -1257,3 +1257,33 @@ EOF2
 	grep -q '^  annotate pid 26828 *key 1 *"Driver" "delta_counter" 3 values$' "$TMP/s.txt"
 	grep -q '^  annotate pid 26828 *key 5 *"Driver" "activity_counter" 0 values, 3 activity switches$' "$TMP/s.txt"
 }
+
+@test "APC: a TPTP capture read back spans its method calls, as converted and as apcdump --summary says" {
+	need_python
+	# its CAM jobs have no time of their own but their start and
+	# duration; read back, the span was that of the thread names alone:
+	# here the thread starts at 3 us, and its one call runs 10-50 us
+	cat >"$TMP/t.trcxml" <<'EOF'
+<?xml version="1.0" encoding="utf-8"?>
+<TRACE>
+<processCreate processId="p" pid="100" time="1000.000000000"/>
+<traceStart traceId="t" time="1000.000000000"/>
+<threadStart threadId="11" time="1000.000003000" threadName="worker"/>
+<classDef name="C" classId="1" time="1000.000003000"/>
+<methodDef name="m" signature="()V" methodId="1" classIdRef="1"/>
+<methodEntry threadIdRef="11" time="1000.000010000" methodIdRef="1" classIdRef="1" ticket="0" stackDepth="1"/>
+<methodExit threadIdRef="11" methodIdRef="1" classIdRef="1" ticket="0" time="1000.000050000"/>
+<traceEnd time="1000.000050000"/>
+</TRACE>
+EOF
+	span() { # last_ts - first_ts of the conversion's --stats=json
+		apcconv -q --stats=json --overwrite "$1" -o "$2" |
+			python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["last_ts"] - d["first_ts"])'
+	}
+	[ "$(span "$TMP/t.trcxml" "$TMP/a.apc")" = 50000 ]
+	[ "$(span "$TMP/a.apc" "$TMP/b.apc")" = 50000 ]
+	[ "$(span "$TMP/b.apc" "$TMP/c.apc")" = 50000 ]
+	apcdump "$TMP/b.apc" | grep -q ' annotate_cam_job .* start=10000 duration=40000 '
+	[ "$(apcdump --summary --json "$TMP/b.apc" |
+		python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["last_ts"] - d["first_ts"])')" = 50000 ]
+}
