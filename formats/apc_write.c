@@ -1667,6 +1667,18 @@ static const char *apcw_tri(enum apc_tri t)
 	return t == APC_YES ? "yes" : t == APC_NO ? "no" : NULL;
 }
 
+/*
+ * Ctrl-C or SIGTERM while the XML files are built: with a million
+ * counters that takes seconds after the data file is done, and the run
+ * went on to write them all and exit 0.  Checked every APCW_STOP_EVERY
+ * counters and between the files; the failed run removes its folder.
+ */
+#define APCW_STOP_EVERY 4096
+static int apcw_stopped(struct apc_err *err)
+{
+	return apc_interrupted() ? apc_err_set(err, APC_EIO, NULL, APC_NO_OFFSET, "interrupted") : 0;
+}
+
 /* Serialise doc (UTF-8, indented) into the temporary folder. */
 static int apcw_save(struct apc_writer *w, xmlDocPtr doc, const char *leaf, struct apc_err *err)
 {
@@ -1676,6 +1688,10 @@ static int apcw_save(struct apc_writer *w, xmlDocPtr doc, const char *leaf, stru
 	xmlDocDumpFormatMemoryEnc(doc, &mem, &size, "UTF-8", 1);
 	if (!mem)
 		return apcw_oom(err);
+	if ((rc = apcw_stopped(err)) < 0) {
+		xmlFree(mem);
+		return rc;
+	}
 	rc = apcw_write_file(w, leaf, mem, (size_t)size, err);
 	xmlFree(mem);
 	return rc;
@@ -1715,6 +1731,10 @@ static int apcw_captured(struct apc_writer *w, struct apc_err *err)
 	cs = xmlNewChild(root, NULL, (const xmlChar *)"counters", NULL);
 	for (size_t i = 0; i < m->ncounters; i++) {
 		const struct apc_counter_decl *d = &m->counters[i];
+		if (i % APCW_STOP_EVERY == APCW_STOP_EVERY - 1 && (rc = apcw_stopped(err)) < 0) {
+			xmlFreeDoc(doc);
+			return rc;
+		}
 		xmlNodePtr c = xmlNewChild(cs, NULL, (const xmlChar *)"counter", NULL);
 		apcw_propf(c, "key", "0x%x", (unsigned)w->keys[i]);
 		apcw_prop(c, "type", d->type);
@@ -2058,6 +2078,8 @@ static int apcw_events(struct apc_writer *w, struct apc_err *err)
 		const struct apc_counter_decl *d = &m->counters[i];
 		const char *cat = d->category ? d->category : "apctools";
 		xmlNodePtr c;
+		if (i % APCW_STOP_EVERY == APCW_STOP_EVERY - 1 && (rc = apcw_stopped(err)) < 0)
+			goto out;
 		/* A type a capture read back gave several keys is one event,
 		 * described by its first declaration (the APC reader counts
 		 * later ones described otherwise). */
@@ -2079,6 +2101,7 @@ static int apcw_events(struct apc_writer *w, struct apc_err *err)
 		rc = apcw_merge_events(w, root, nodes);
 	if (rc == APC_OK)
 		rc = apcw_save(w, doc, "events.xml", err);
+out:
 	apc_map64_free(&cats.index);
 	free(nodes);
 	xmlFreeDoc(doc);
@@ -2351,8 +2374,9 @@ int apc_writer_finish(struct apc_writer *w, struct apc_err *err)
 		return apcw_out_eio(w, err, "0000000000", "cannot write");
 	if (apcw_assign_keys(w) != APC_OK)
 		return apcw_oom(err);
-	if ((rc = apcw_captured(w, err)) < 0 || (rc = apcw_session(w, err)) < 0 ||
-	    (rc = apcw_events(w, err)) < 0)
+	if ((rc = apcw_stopped(err)) < 0 || (rc = apcw_captured(w, err)) < 0 ||
+	    (rc = apcw_session(w, err)) < 0 || (rc = apcw_events(w, err)) < 0 ||
+	    (rc = apcw_stopped(err)) < 0)
 		return rc;
 	if (w->kind == APCW_DIR)
 		return apcw_place_dir(w, err);

@@ -1031,6 +1031,42 @@ XML
 	[ -z "$(ls -A "$TMP" | grep -v -e '^err$' -e '^big\.bin$')" ]
 }
 
+@test "SIGTERM while captured.xml and events.xml are built leaves no output behind" {
+	need_python
+	# 300,000 counters: after the data file, their XML takes a second or
+	# so; the signal comes when captured.xml is in the part folder, and
+	# the run went on to write events.xml and exit 0
+	mkdir "$TMP/in.apc"
+	python3 - "$TMP/in.apc" <<'EOF'
+import os, struct, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import summary, block_counter, frames
+d = sys.argv[1]
+open(d + "/0000000000", "wb").write(frames([summary(), block_counter()]))
+with open(d + "/captured.xml", "w") as f:
+    f.write('<?xml version="1.0"?>\n<captured version="1" protocol="680"><counters>\n')
+    f.write('<counter key="0x11" type="T_cnt0"/>\n')
+    f.writelines('<counter key="0x%x" type="X_%d"/>\n' % (0x100 + k, k) for k in range(300000))
+    f.write('</counters></captured>\n')
+EOF
+	"$APC_BIN/apcconv" -q "$TMP/in.apc" -o "$TMP/out.apc" 2> "$TMP/err" &
+	pid=$!
+	seen=
+	for i in $(seq 6000); do
+		if compgen -G "$TMP/.out.apc.tmp-*/captured.xml" >/dev/null; then seen=1; break; fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.01
+	done
+	kill -TERM "$pid" 2>/dev/null || true
+	st=0
+	wait "$pid" || st=$?
+	[ -n "$seen" ] || skip "the conversion ended before its captured.xml was seen (exit $st)"
+	[ "$st" -eq 2 ] || { echo "exit status $st"; cat "$TMP/err"; false; }
+	[ "$(cat "$TMP/err")" = "apcconv: interrupted" ]
+	[ ! -e "$TMP/out.apc" ]
+	[ -z "$(ls -A "$TMP" | grep -v -e '^err$' -e '^in\.apc$')" ]
+}
+
 @test "captured.xml's created comes from the input's wall clock when it has one" {
 	apcconv -q "$TD/barman/demo.bin" -o "$TMP/a.apc"
 	# the demo's Summary says 1750000000 s since the epoch
