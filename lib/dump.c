@@ -1650,9 +1650,11 @@ static int64_t dump_msg_core(const struct apc_msg *m)
 
 	/* A Proc frame's core is a placeholder (gatord always writes 0):
 	 * its messages are on no core, but an online_cpu or offline_cpu
-	 * names the CPU that changed state. */
+	 * names the CPU that changed state, and a perf_counter the core
+	 * its value is of. */
 	if (m->frame_type == APC_FRAME_PROC) {
-		fl = apc_msg_field(m, "cpu");
+		if (!(fl = apc_msg_field(m, "cpu")))
+			fl = apc_msg_field(m, "core");
 		return fl && fl->kind == APC_F_INT ? fl->i : -1;
 	}
 	if (m->core >= 0)

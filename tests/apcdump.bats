@@ -1037,30 +1037,36 @@ EOF2
 	done
 }
 
-@test "a Proc frame's core 0 is no core: only online_cpu and offline_cpu name one, in --core and the summary" {
+@test "a Proc frame's core 0 is no core: only online_cpu, offline_cpu and perf_counter name one, in --core and the summary" {
 	# gatord writes 0 as every Proc frame's core; here proc, a perf_keys
 	# and online_cpu of CPU 1 in one, and a Block Counter on core 1
 	cap_py "$TMP/p.apc" <<'EOF2'
 cs = lambda t: t + b"\0"
 F = [summary(), block_counter(core=1, ts=100),
      p(11) + p(0) + p(5) + p(100) + p(101) + cs(b"/bin/x") + cs(b"x")
-     + p(2) + p(1) + p(0x21) + p(3) + p(7) + p(9000) + p(1)]
+     + p(2) + p(1) + p(0x21) + p(3) + p(7) + p(9000) + p(1)
+     + p(10) + p(9500) + p(2) + p(0x21) + p(77) + p(-1)]
 EOF2
 	exits 0 apcdump "$TMP/p.apc"
-	# the listing shows the frame's core as written, and the CPU online_cpu names
+	# the listing shows the frame's core as written, and the CPU
+	# online_cpu names, the core a perf_counter value is of
 	[ "$(grep -Ec ' proc +0 +(proc|perf_keys) ' <<<"$output")" -eq 2 ]
 	grep -Eq ' proc +1 +online_cpu ' <<<"$output"
+	grep -Eq ' proc +2 +perf_counter .* value=77$' <<<"$output"
 	exits 0 apcdump --core=0 "$TMP/p.apc"
 	[ -z "$output" ]
 	exits 0 apcdump --core=1 "$TMP/p.apc"
 	[ "${#lines[@]}" -eq 2 ]
 	grep -q ' block_counter .* key=0x11 ' <<<"$output"
 	grep -q ' online_cpu .* cpu=1$' <<<"$output"
+	exits 0 apcdump --core=2 "$TMP/p.apc"
+	[ "${#lines[@]}" -eq 1 ]
 	exits 0 apcdump --summary "$TMP/p.apc"
-	grep -q '^Cores: *1$' <<<"$output"
+	grep -q '^Cores: *2$' <<<"$output"
 	grep -Eq '^  core 1 +2 messages$' <<<"$output"
+	grep -Eq '^  core 2 +1 message$' <<<"$output"
 	exits 0 apcdump --summary --json "$TMP/p.apc"
-	[[ "$output" == *'"cores":[{"core":1,"messages":2}]'* ]]
+	[[ "$output" == *'"cores":[{"core":1,"messages":2},{"core":2,"messages":1}]'* ]]
 }
 
 @test "--xml: the values stay in one column, however long a key" {
