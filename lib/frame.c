@@ -1048,6 +1048,22 @@ static int msg_perf_attrs(struct frame_cur *c, struct apc_msg *m)
 	case 12:
 		m->name = "header_event";
 		return get_cstr(c, m, "text");
+	case 13: /* gatord 9.x: a metric's event and how it counts */
+		m->name = "metric_event_key";
+		if ((rc = get32(c, m, "metric_key", APC_F_HEX, NULL)) ||
+		    (rc = get32(c, m, "event_code", APC_F_HEX, NULL)) ||
+		    (rc = get32(c, m, "event_key", APC_F_HEX, NULL)))
+			return rc;
+		return get32(c, m, "event_type", APC_F_INT, NULL);
+	case 14: { /* gatord 9.x: the kernel's build id, a counted string */
+		const uint8_t *s;
+		uint32_t len;
+		m->name = "kernel_build_id";
+		if ((rc = cur_str(c, "build id", &s, &len)))
+			return rc;
+		msg_str(m, "build_id", APC_F_BYTES, s, len, 0);
+		return APC_OK;
+	}
 	default:
 		return unknown_code(c, at, code);
 	}
@@ -1070,7 +1086,9 @@ static int frame_is_opaque(const struct apc_msg_iter *it)
 	int t = it->frame->type;
 
 	if (t == APC_FRAME_PROC)
-		return it->summary_version != 3; /* 9.x, or not known to be 6.8 */
+		/* gatord 6.8's messages, and 9.x's (the same codes, 13 and
+		 * 14 new); an unknown protocol's opaque */
+		return it->summary_version != 3 && it->summary_version != 4;
 	return t == APC_FRAME_PERF_DATA || t == APC_FRAME_TYPE_14 || t == APC_FRAME_TYPE_15 ||
 	       !apc_frame_type_known(t);
 }

@@ -1361,6 +1361,18 @@ static void walk_proc(struct verify *v, struct vcur *c, int32_t fcore)
 			if (c_cstr(v, c, code == 11 ? "header_page" : "header_event") < 0)
 				return;
 			break;
+		case 13: /* gatord 9.x metric event key: four packed32 */
+			for (int i = 0; i < 4; i++)
+				if (c_p32(v, c, &x, "metric event key field") < 0)
+					return;
+			break;
+		case 14: { /* gatord 9.x kernel build id: a counted string */
+			const uint8_t *s;
+			size_t len;
+			if (c_str(v, c, &s, &len, "kernel build id") < 0)
+				return;
+			break;
+		}
 		default:
 			v_unknown_msg(v, c, at, code, "proc");
 			return;
@@ -1642,9 +1654,9 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 	case APC_FRAME_EXTERNAL: walk_external(v, &c); break;
 	case APC_FRAME_ACTIVITY_TRACE: walk_activity(v, &c); break;
 	case APC_FRAME_PROC:
-		/* gatord 6.8's messages; 9.x (or an unknown protocol): opaque,
-		 * as the shared decoder takes it */
-		if (v->summary_clocks == 3)
+		/* gatord 6.8's and 9.x's messages; an unknown protocol's
+		 * opaque, as the shared decoder takes it */
+		if (v->summary_clocks == 3 || v->summary_clocks == 4)
 			walk_proc(v, &c, (int32_t)core);
 		break;
 	default: break; /* 12, 14, 15: perf data, opaque */

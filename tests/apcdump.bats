@@ -1664,13 +1664,65 @@ EOF2
 	grep -qE '^  opaque +1$' <<<"$output"
 }
 
+@test "gatord 9.x Proc frames decode as 6.8's, with metric_event_key and kernel_build_id; an unknown code is a warning" {
+	need_python
+	mkdir "$TMP/n.apc"
+	python3 - "$TMP/n.apc" <<'EOF'
+import os, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, s, CANARY, frames, block_counter
+d = sys.argv[1]
+cs = lambda t: t + b"\0"
+summary4 = p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + p(90) + s(b"")
+open(d + "/0000000000", "wb").write(frames([
+    p(11) + p(0) + p(14) + p(4) + bytes.fromhex("abcdef01"),   # before the Summary, as 9.x writes
+    summary4,
+    p(11) + p(0) + p(13) + p(5) + p(0x11) + p(7) + p(1),
+    p(11) + p(0) + p(5) + p(100) + p(101) + cs(b"/bin/x") + cs(b"x"),
+    p(11) + p(0) + p(15) + b"zz",
+    block_counter(),
+]))
+open(d + "/captured.xml", "w").write('<?xml version="1.0"?>\n<captured version="1" protocol="950">'
+    '<counters><counter key="0x11" type="T_cnt0"/></counters></captured>\n')
+EOF
+	apcdump "$TMP/n.apc" >"$TMP/out" 2>"$TMP/err"
+	grep -Eq '^ +0 0x[0-9a-f]+ proc +0 kernel_build_id +build_id=<4 bytes abcdef01>$' "$TMP/out"
+	grep -Eq '^ +2 0x[0-9a-f]+ proc +0 metric_event_key +metric_key=0x5 event_code=0x11 event_key=0x7 event_type=1$' "$TMP/out"
+	grep -Eq '^ +3 0x[0-9a-f]+ proc +0 proc +pid=100 tid=101 image="/bin/x" comm="x"$' "$TMP/out"
+	grep -Eq '^ +4 0x[0-9a-f]+ proc +0 opaque +data=<3 bytes 0f7a7a>$' "$TMP/out"
+	[ "$(cat "$TMP/err")" = "apcdump: $TMP/n.apc/0000000000: offset 0x53: frame 4: warning: unknown message code 15 in a proc frame (rest of the frame skipped)" ]
+	apcdump --json "$TMP/n.apc" 2>/dev/null | grep -qF '"msg":"kernel_build_id","code":14,"build_id":"abcdef01"}'
+	# apcverify reads them as the listing does: no decode error
+	exits 0 apcverify "$TMP/n.apc"
+	grep -q 'frame 4 @0x53: warning: unknown message code 15 in a proc frame' <<<"$output"
+	! grep -q '\[decode\]' <<<"$output" || false
+}
+
+@test "gatord 9.7.2's Proc frames (sleep_counters) decode whole: attributes, comms, its kernel's build id" {
+	need_shared
+	exits 0 apcdump --frame=proc "$SHARED/apc/sleep_counters.apc"
+	[ "$(grep -c ' perf_attr .* attr=<144 bytes ' <<<"$output")" -eq 6 ]
+	[ "$(grep -c ' proc  *0 proc  *pid=' <<<"$output")" -eq 93 ]
+	grep -qx ' *3 0x00000dee proc *0 kernel_build_id *build_id=<20 bytes abf9ec0ec5946600c90641cf5db99847...>' <<<"$output"
+	grep -q ' online_cpu *ts=140619878 cpu=1$' <<<"$output"
+	! grep -q ' opaque ' <<<"$output" || false
+	# no warning: every code in it is one gatord's source names
+	apcdump "$SHARED/apc/sleep_counters.apc" 2>&1 >/dev/null | { ! grep -q .; }
+	exits 0 apcverify "$SHARED/apc/sleep_counters.apc"
+	[[ "$output" == *": ok (41 frames, 1 warning)" ]]
+	# thread names from its comms
+	exits 0 apcdump --summary "$SHARED/apc/sleep_counters.apc"
+	grep -qx 'Threads: *93 (93 named)' <<<"$output"
+}
+
 @test "gatord 9.x: frame 11 of its header alone is listed as empty (sleep_counters frames 2 and 4)" {
 	need_shared
-	exits 0 apcdump --frame=proc -c 5 "$SHARED/apc/sleep_counters.apc"
+	# (frames 0 and 1 hold 6 and 93 messages)
+	exits 0 apcdump --frame=proc -c 102 "$SHARED/apc/sleep_counters.apc"
 	grep -qx ' *2 0x00000de6 proc *0 empty *' <<<"$output"
 	grep -qx ' *4 0x00000e08 proc *0 empty *' <<<"$output"
-	! grep -q '<0 bytes>' <<<"$output" || false
-	exits 0 apcdump --json --frame=proc -c 5 "$SHARED/apc/sleep_counters.apc"
+	! grep -q 'data=<0 bytes>' <<<"$output" || false
+	exits 0 apcdump --json --frame=proc -c 102 "$SHARED/apc/sleep_counters.apc"
 	grep -qF '{"frame":2,"offset":3558,"frame_offset":3554,"type":"proc","core":0,"msg":"empty"}' <<<"$output"
 }
 

@@ -361,6 +361,7 @@ static const struct ref_layout ref_layouts[] = {
 	{11, 9, "kallsyms", "z", {"kallsyms"}},
 	{11, 11, "header_page", "z", {"text"}},
 	{11, 12, "header_event", "z", {"text"}},
+	{11, 13, "metric_event_key", "xxxi", {"metric_key", "event_code", "event_key", "event_type"}},
 };
 
 struct ref {
@@ -727,6 +728,18 @@ static int ref_one(struct ref *r, struct apc_msg *m)
 				return APC_EDATA;
 			r->bc_state = 2;
 			return 1;
+		case 14: { /* packed32 length, then the bytes */
+			int32_t len;
+			size_t lat = r->pos; /* a bad length fails at its start */
+			m->name = "kernel_build_id";
+			if (ref_p32(r, &len))
+				return APC_EDATA;
+			if (len < 0 || (size_t)len > f->len - r->pos)
+				return ref_fail(r, lat);
+			ref_field(m, "build_id", APC_F_BYTES, 0, f->body + r->pos, (uint32_t)len);
+			r->pos += (size_t)len;
+			return APC_OK;
+		}
 		default:
 			break;
 		}
@@ -764,7 +777,7 @@ static void ref_reset(struct apc_msg *m, const struct apc_frame *f)
 static int ref_opaque(int type, int clocks)
 {
 	if (type == 11)
-		return clocks != 3;
+		return clocks != 3 && clocks != 4; /* gatord 6.8 and 9.x decode alike */
 	return type == 12 || type == 14 || type == 15 || !apc_frame_type_known(type);
 }
 

@@ -272,9 +272,10 @@ static void base(struct cap *c, const struct base_opts *o)
 	c->captured = captured_ok;
 	c->events = events_ok;
 	if (o->perf_first) {
-		/* gatord 9.x: a perf-attributes frame (opaque here) first */
+		/* gatord 9.x: a perf-attributes frame first (its kernel's
+		 * build id, code 14: 3 bytes) */
 		c->captured = captured_950;
-		add_raw(c, APC_FRAME_PROC, 0, "\x01\x02\x03", 3);
+		add_raw(c, APC_FRAME_PROC, 0, "\x0e\x03\x01\x02\x03", 5);
 	}
 	if (o->name_first)
 		add_base_names(c);
