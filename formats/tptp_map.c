@@ -1605,6 +1605,7 @@ static int emit(struct tptp_map *m, struct apc_batch *b, const struct tptp_out *
 		a->text = o->text ? o->text : "";
 		a->text_len = strlen(a->text);
 		e->u.ann = a;
+		b->jobs += a->code == APC_ANN_CAM_JOB;
 		break;
 	default:
 		break;

@@ -34,6 +34,7 @@ static void batch_empty(struct apc_batch *b)
 	b->room = NULL;
 	b->room_left = 0;
 	b->spare = NULL;
+	b->jobs = 0;
 }
 
 static void chunks_free(struct apc_arena_chunk *c)
@@ -60,6 +61,7 @@ void apc_batch_reset(struct apc_batch *b)
 	size_t kept = 0, std = b->chunk ? b->chunk : ARENA_CHUNK;
 
 	b->n = 0;
+	b->jobs = 0;
 	for (c = b->spare; c; c = c->next)
 		kept++;
 	/* Standard chunks go back to the spare list; oversized ones, and
@@ -450,6 +452,7 @@ struct apc_ann *apc_batch_copy_ann(struct apc_batch *b, const struct apc_ann *a)
 	if (!c)
 		return NULL;
 	*c = *a;
+	b->jobs += a->code == APC_ANN_CAM_JOB;
 	if (a->text) {
 		char *t = apc_batch_strdup(b, a->text, a->text_len);
 		fail |= !t;

@@ -300,6 +300,10 @@ struct apc_batch {
 	size_t room_left;
 	struct apc_arena_chunk *spare; /* rewound chunks kept for reuse */
 	size_t chunk;                  /* arena chunk size; 0 = the default (256 KiB) */
+	/* CAM job annotations in it (their start and duration widen the
+	 * span reported): counted by apc_batch_copy_ann(), and by a reader
+	 * that builds such an annotation in the batch itself */
+	size_t jobs;
 };
 
 void apc_batch_init(struct apc_batch *b, size_t cap);

@@ -134,11 +134,20 @@ static void tally_batch(const struct apc_batch *b, struct batch_tally *t)
 			hi = e->ts > hi ? e->ts : hi;
 			have = 1;
 		}
-		/* A CAM job carries its own start and duration (a TPTP
-		 * method call, an annotation client's job): the span is theirs
-		 * too, as apcdump --summary's is, whether the event has a
-		 * time (the TPTP reader puts it at the job's end) or has
-		 * none (read back from a capture: it goes where it is). */
+		if (e->type == APC_EV_COUNTERS)
+			t->count[APC_EV_COUNTER] += many = e->u.counters.n;
+		else if (e->type < APC_EV_TYPE_COUNT)
+			t->count[e->type]++;
+		nread += many;
+	}
+	/* A CAM job carries its own start and duration (a TPTP method
+	 * call, an annotation client's job): the span is theirs too, as
+	 * apcdump --summary's is, whether the event has a time (the TPTP
+	 * reader puts it at the job's end) or has none (read back from a
+	 * capture: it goes where it is).  Looked for only in batches that
+	 * have some: tested on every event, it cost Barman 0.45 %. */
+	for (size_t i = 0; b->jobs && i < b->n; i++) {
+		const struct apc_event *e = &b->ev[i];
 		if (e->type == APC_EV_ANNOTATION && e->u.ann && e->u.ann->code == APC_ANN_CAM_JOB) {
 			const struct apc_ann *a = e->u.ann;
 			uint64_t end = a->duration > UINT64_MAX - a->start ? UINT64_MAX
@@ -147,11 +156,6 @@ static void tally_batch(const struct apc_batch *b, struct batch_tally *t)
 			hi = end > hi ? end : hi;
 			have = 1;
 		}
-		if (e->type == APC_EV_COUNTERS)
-			t->count[APC_EV_COUNTER] += many = e->u.counters.n;
-		else if (e->type < APC_EV_TYPE_COUNT)
-			t->count[e->type]++;
-		nread += many;
 	}
 	t->have = have;
 	t->lo = lo;
