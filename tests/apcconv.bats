@@ -1032,15 +1032,11 @@ XML
 }
 
 @test "SIGTERM while captured.xml and events.xml are built leaves no output behind" {
-	need_python
 	# 300,000 counters: after the data file, their XML takes a second or
 	# so; the signal comes when captured.xml is in the part folder, and
 	# the run went on to write events.xml and exit 0
 	mkdir "$TMP/in.apc"
-	python3 - "$TMP/in.apc" <<'EOF'
-import os, struct, sys
-sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
-from apcpack import summary, block_counter, frames
+	apcpack_py "$TMP/in.apc" <<'EOF'
 d = sys.argv[1]
 open(d + "/0000000000", "wb").write(frames([summary(), block_counter()]))
 with open(d + "/captured.xml", "w") as f:

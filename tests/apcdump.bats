@@ -1665,12 +1665,8 @@ EOF2
 }
 
 @test "gatord 9.x Proc frames decode as 6.8's, with metric_event_key and kernel_build_id; an unknown code is a warning" {
-	need_python
 	mkdir "$TMP/n.apc"
-	python3 - "$TMP/n.apc" <<'EOF'
-import os, sys
-sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
-from apcpack import p, s, CANARY, frames, block_counter
+	apcpack_py "$TMP/n.apc" <<'EOF'
 d = sys.argv[1]
 cs = lambda t: t + b"\0"
 summary4 = p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100) + p(90) + s(b"")

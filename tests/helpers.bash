@@ -36,6 +36,18 @@ need_python() {
 	command -v python3 >/dev/null || skip "python3 is not installed"
 }
 
+# apcpack_py ARG...: the Python on standard input, run with apcpack.py's
+# helpers (p, s, CANARY, summary, block_counter, frames, write_cap) and
+# os, struct and sys at hand, ARG... as sys.argv[1:].
+apcpack_py() {
+	need_python
+	python3 -c '
+import os, struct, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, s, CANARY, summary, block_counter, frames, write_cap
+exec(sys.stdin.read())' "$@"
+}
+
 # exits STATUS CMD ARGS...: run CMD ARGS, show what it says (kept in
 # $output and $lines), and expect exit status STATUS.
 exits() {
