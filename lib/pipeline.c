@@ -235,9 +235,20 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 		/* a block of n counter values counts as n counter events */
 		uint64_t many = e->type == APC_EV_COUNTERS ? e->u.counters.n : 1;
 
+		/* A CAM job is cut by its end, which the TPTP reader
+		 * stamps it with and one read back from a capture (no time
+		 * of its own) carries; the span takes its start too. */
+		uint64_t when = e->ts, lo = e->ts;
+		if (e->type == APC_EV_ANNOTATION && e->u.ann && e->u.ann->code == APC_ANN_CAM_JOB) {
+			const struct apc_ann *a = e->u.ann;
+			when = a->duration > UINT64_MAX - a->start ? UINT64_MAX : a->start + a->duration;
+			lo = a->start;
+			timed = 1;
+		}
+
 		int outside = 0;
 		if (timed && (o->have_begin || o->have_end)) {
-			uint64_t rel = e->ts >= zero ? e->ts - zero : 0;
+			uint64_t rel = when >= zero ? when - zero : 0;
 			outside = (o->have_begin && rel < o->begin_ns) || (o->have_end && rel >= o->end_ns);
 			if (outside && !window_keeps(e)) {
 				res->events_cut += many;
@@ -247,10 +258,10 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 		/* a declaration kept from outside the window does not widen
 		 * the span reported */
 		if (timed && !outside) {
-			if (!res->have_ts || e->ts < res->first_ts)
-				res->first_ts = e->ts;
-			if (!res->have_ts || e->ts > res->last_ts)
-				res->last_ts = e->ts;
+			if (!res->have_ts || lo < res->first_ts)
+				res->first_ts = lo;
+			if (!res->have_ts || when > res->last_ts)
+				res->last_ts = when;
 			res->have_ts = 1;
 			if (!window_keeps(e))
 				res->window_data += many;

@@ -1287,3 +1287,43 @@ EOF
 	[ "$(apcdump --summary --json "$TMP/b.apc" |
 		python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["last_ts"] - d["first_ts"])')" = 50000 ]
 }
+
+@test "APC: --begin/--end cut a capture's CAM jobs by their end, as they cut TPTP's" {
+	need_python
+	# three calls, 10-50, 100-150 and 300-320 us; the window 60-200 us
+	# holds the second.  Read back from a capture a job has no time of
+	# its own: all three were kept, none counted as data, and the run
+	# ended "nothing to convert in the --begin/--end window"
+	{
+		echo '<?xml version="1.0" encoding="utf-8"?>'
+		echo '<TRACE>'
+		echo '<processCreate processId="p" pid="100" time="1000.000000000"/>'
+		echo '<traceStart traceId="t" time="1000.000000000"/>'
+		echo '<threadStart threadId="11" time="1000.000003000" threadName="worker"/>'
+		echo '<classDef name="C" classId="1" time="1000.000003000"/>'
+		echo '<methodDef name="m" signature="()V" methodId="1" classIdRef="1"/>'
+		for c in 0:010:050 1:100:150 2:300:320; do
+			IFS=: read -r t a b <<<"$c"
+			echo "<methodEntry threadIdRef=\"11\" time=\"1000.000${a}000\" methodIdRef=\"1\" classIdRef=\"1\" ticket=\"$t\" stackDepth=\"1\"/>"
+			echo "<methodExit threadIdRef=\"11\" methodIdRef=\"1\" classIdRef=\"1\" ticket=\"$t\" time=\"1000.000${b}000\"/>"
+		done
+		echo '<traceEnd time="1000.000320000"/>'
+		echo '</TRACE>'
+	} >"$TMP/t.trcxml"
+	apcconv -q "$TMP/t.trcxml" -o "$TMP/all.apc"
+	[ "$(apcdump "$TMP/all.apc" | grep -c ' annotate_cam_job ')" = 3 ]
+	win() { # span and cut of --begin=60us --end=200us, then the jobs kept
+		apcconv -q --stats=json --begin=60us --end=200us "$1" -o "$2" |
+			python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["first_ts"], d["last_ts"], d["outside_window"])'
+		apcdump "$2" | grep ' annotate_cam_job ' | sed 's/.* start=/start=/; s/ color=.*//'
+	}
+	win "$TMP/t.trcxml" "$TMP/w1.apc" >"$TMP/from-tptp"
+	win "$TMP/all.apc" "$TMP/w2.apc" >"$TMP/from-apc"
+	cat "$TMP/from-apc"
+	[ "$(sed -n 2,\$p "$TMP/from-tptp")" = "start=100000 duration=50000" ]
+	diff -u "$TMP/from-tptp" "$TMP/from-apc"
+	# the span is the kept call's, 100-150 us after the capture's start
+	read -r first last cut <"$TMP/from-apc"
+	[ $((last - first)) = 50000 ]
+	[ "$cut" = 2 ]
+}
