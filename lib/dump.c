@@ -1684,11 +1684,27 @@ static int dump_wanted(const struct dump *d, const struct apc_frame *fr, const s
 		return 0;
 	if (o->have_core && dump_msg_core(m) != o->core)
 		return 0;
-	if ((o->have_begin || o->have_end) && !m->has_ts)
+	if (!o->have_begin && !o->have_end)
+		return 1;
+	int64_t t = m->ts;
+	int timed = m->has_ts;
+	/* A CAM job is in the window by its end, as apcconv keeps it (a
+	 * v4 one has no time of its own); its start is already on the
+	 * capture's clock (dump_external). */
+	if (m->code == APC_ANN_CAM_JOB && m->frame_type == APC_FRAME_EXTERNAL &&
+	    !strcmp(m->name, "annotate_cam_job")) {
+		const struct apc_field *st = apc_msg_field(m, "start");
+		const struct apc_field *du = apc_msg_field(m, "duration");
+		if (st && du) {
+			t = (int64_t)((uint64_t)st->i + (uint64_t)du->i);
+			timed = 1;
+		}
+	}
+	if (!timed)
 		return 0;
-	if (o->have_begin && m->ts < o->begin)
+	if (o->have_begin && t < o->begin)
 		return 0;
-	if (o->have_end && m->ts > o->end)
+	if (o->have_end && t > o->end)
 		return 0;
 	return 1;
 }

@@ -1326,4 +1326,11 @@ EOF
 	read -r first last cut <"$TMP/from-apc"
 	[ $((last - first)) = 50000 ]
 	[ "$cut" = 2 ]
+	# apcdump's window lists what apcconv's keeps (it listed no job:
+	# they have no time of their own), in text and in JSON
+	[ "$(apcdump --begin=60us --end=199.999999us "$TMP/all.apc" | sed 's/.* start=/start=/; s/ color=.*//')" = \
+		"start=100000 duration=50000" ]
+	[ "$(apcdump --json --begin=60us --end=199.999999us "$TMP/all.apc" | python3 -c '
+import json, sys
+print([m["start"] for m in map(json.loads, sys.stdin) if m["msg"] == "annotate_cam_job"])')" = "[100000]" ]
 }
