@@ -812,6 +812,30 @@ static void pairs_print(struct apc_wbuf *w, const struct apc_field *fl, int json
 	apc_wbuf_putc(w, ']');
 }
 
+/* A perf record's words: unsigned, in hex as text, decimal in JSON. */
+static void words_print(struct apc_wbuf *w, const struct apc_field *fl, int json)
+{
+	size_t pos = 0;
+
+	apc_wbuf_putc(w, '[');
+	for (int64_t i = 0; i < fl->i; i++) {
+		int64_t v;
+		int k = apc_unpack64(fl->s + pos, fl->len - pos, &v);
+		if (k <= 0)
+			break;
+		pos += (size_t)k;
+		if (i)
+			apc_wbuf_putc(w, ',');
+		if (json) {
+			apc_wbuf_u64(w, (uint64_t)v);
+		} else {
+			apc_wbuf_put(w, "0x", 2);
+			apc_wbuf_x64(w, (uint64_t)v, 0);
+		}
+	}
+	apc_wbuf_putc(w, ']');
+}
+
 static int reserved_json_key(const char *n)
 {
 	/* the members print_json() writes itself: a field of that name
@@ -1047,6 +1071,7 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 			apc_wbuf_putc(w, '"');
 			break;
 		case APC_F_PAIRS: pairs_print(w, fl, 1); break;
+		case APC_F_WORDS: words_print(w, fl, 1); break;
 		default: apc_wbuf_i64(w, fl->i); break;
 		}
 	}
@@ -1116,6 +1141,7 @@ static void print_text(struct dump *d, const struct apc_frame *fr, const struct 
 			apc_wbuf_putc(w, '>');
 			break;
 		case APC_F_PAIRS: pairs_print(w, fl, 0); break;
+		case APC_F_WORDS: words_print(w, fl, 0); break;
 		case APC_F_HEX:
 			W_LIT(w, "0x");
 			apc_wbuf_x64(w, (uint64_t)fl->i, 0);

@@ -1069,6 +1069,115 @@ static int msg_perf_attrs(struct frame_cur *c, struct apc_msg *m)
 	}
 }
 
+/*
+ * gatord's perf data frame (6.8 and 9.x alike): chunks of records copied
+ * from one CPU's perf ring buffer, each a 4-byte little-endian byte count
+ * and then the records, every 64-bit word of them packed64.  The first
+ * chunk's CPU is the frame header's; 6.8 may add chunks of other CPUs,
+ * each after its CPU (packed32).  A record's first word is its
+ * perf_event_header (type: low 32 bits, misc: next 16, size in bytes:
+ * top 16); gatord copies the size rounded up to whole words, at least
+ * one.  What the words after it mean depends on the event's
+ * perf_event_attr (sample_type): they are listed as they are.
+ */
+static const char *perf_record_name(uint32_t type)
+{
+	static const char *const names[] = {
+		[1] = "perf_mmap",           [2] = "perf_lost",
+		[3] = "perf_comm",           [4] = "perf_exit",
+		[5] = "perf_throttle",       [6] = "perf_unthrottle",
+		[7] = "perf_fork",           [8] = "perf_read",
+		[9] = "perf_sample",         [10] = "perf_mmap2",
+		[11] = "perf_aux_record",    [12] = "perf_itrace_start",
+		[13] = "perf_lost_samples",  [14] = "perf_switch",
+		[15] = "perf_switch_cpu_wide", [16] = "perf_namespaces",
+		[17] = "perf_ksymbol",       [18] = "perf_bpf_event",
+		[19] = "perf_cgroup",        [20] = "perf_text_poke",
+		[21] = "perf_aux_output_hw_id",
+	};
+	return type < sizeof names / sizeof names[0] && names[type] ? names[type] : "perf_record";
+}
+
+static int msg_perf_data(struct frame_cur *c, struct apc_msg *m)
+{
+	size_t at = c->pos, start;
+	int64_t h, w;
+	int rc;
+
+	if (at == c->it->frame->hdr_len || at == c->it->perf_end) { /* a chunk starts */
+		if (at != c->it->frame->hdr_len && (rc = cur_i32(c, "perf data CPU", &c->it->bc_core)))
+			return rc;
+		size_t p = c->pos;
+		if (c->end - p < 4)
+			return cur_fail(c, p, "perf data ends inside a chunk's 4-byte length (%zu bytes)",
+					c->end - p);
+		uint32_t n = (uint32_t)c->b[p] | (uint32_t)c->b[p + 1] << 8 |
+			     (uint32_t)c->b[p + 2] << 16 | (uint32_t)c->b[p + 3] << 24;
+		if (n > c->end - p - 4)
+			return cur_fail(c, p, "perf data chunk of %lu bytes, but %zu bytes follow its length",
+					(unsigned long)n, c->end - p - 4);
+		c->pos = p + 4;
+		c->it->perf_end = c->pos + n;
+		return 1;
+	}
+	m->core = c->it->bc_core;
+	/* a record stays inside its chunk */
+	size_t end = c->end;
+	c->end = c->it->perf_end;
+	rc = cur_i64(c, "perf record header", &h);
+	c->end = end;
+	if (rc)
+		return rc;
+	uint64_t hw = (uint64_t)h;
+	uint32_t type = (uint32_t)hw, size = (uint32_t)(hw >> 48);
+	m->name = perf_record_name(type);
+	m->code = type <= INT32_MAX ? (int)type : -1;
+	if (!strcmp(m->name, "perf_record"))
+		msg_int(m, "record_type", APC_F_INT, type);
+	msg_int(m, "misc", APC_F_HEX, (int64_t)((hw >> 32) & 0xffff));
+	msg_int(m, "size", APC_F_INT, size);
+	uint32_t nwords = size > 8 ? (size + 7) / 8 : 1;
+	start = c->pos;
+	c->end = c->it->perf_end;
+	for (uint32_t i = 1; i < nwords && rc == APC_OK; i++)
+		rc = cur_i64(c, "perf record word", &w);
+	c->end = end;
+	if (rc)
+		return rc;
+	msg_str(m, "words", APC_F_WORDS, c->b + start, (uint32_t)(c->pos - start), nwords - 1);
+	return APC_OK;
+}
+
+/* gatord 9.x's perf AUX frame (SPE data): the ring buffer's tail, a byte
+ * count and the bytes as they are.  (A perf_aux_record in a perf data
+ * frame says where such data went.) */
+static int msg_perf_aux(struct frame_cur *c, struct apc_msg *m)
+{
+	const uint8_t *s;
+	uint32_t len;
+	int rc;
+
+	m->name = "perf_aux";
+	if ((rc = get64(c, m, "tail", APC_F_INT)) || (rc = cur_str(c, "aux data", &s, &len)))
+		return rc;
+	msg_str(m, "data", APC_F_BYTES, s, len, 0);
+	return APC_OK;
+}
+
+/* gatord 9.x's perf sync frame: which thread read the clocks, the
+ * architected timer's frequency, and a monotonic-raw time with the
+ * timer's count at that moment. */
+static int msg_perf_sync(struct frame_cur *c, struct apc_msg *m)
+{
+	int rc;
+
+	m->name = "perf_sync";
+	if ((rc = get32(c, m, "pid", APC_F_INT, NULL)) || (rc = get32(c, m, "tid", APC_F_INT, NULL)) ||
+	    (rc = get64(c, m, "freq", APC_F_INT)) || (rc = get64(c, m, "monotonic_raw", APC_F_INT)))
+		return rc;
+	return get64(c, m, "vcnt", APC_F_INT);
+}
+
 void apc_msg_iter_init(struct apc_msg_iter *it, const struct apc_frame *f, int summary_clocks)
 {
 	memset(it, 0, sizeof *it);
@@ -1089,8 +1198,7 @@ static int frame_is_opaque(const struct apc_msg_iter *it)
 		/* gatord 6.8's messages, and 9.x's (the same codes, 13 and
 		 * 14 new); an unknown protocol's opaque */
 		return it->summary_version != 3 && it->summary_version != 4;
-	return t == APC_FRAME_PERF_DATA || t == APC_FRAME_TYPE_14 || t == APC_FRAME_TYPE_15 ||
-	       !apc_frame_type_known(t);
+	return !apc_frame_type_known(t);
 }
 
 /*
@@ -1163,6 +1271,9 @@ int apc_msg_next(struct apc_msg_iter *it, struct apc_msg *m, struct apc_err *err
 		case APC_FRAME_EXTERNAL: rc = msg_external(&c, m); break;
 		case APC_FRAME_PROC: rc = msg_perf_attrs(&c, m); break;
 		case APC_FRAME_ACTIVITY_TRACE: rc = msg_activity(&c, m); break;
+		case APC_FRAME_PERF_DATA: rc = msg_perf_data(&c, m); break;
+		case APC_FRAME_TYPE_14: rc = msg_perf_aux(&c, m); break;
+		case APC_FRAME_TYPE_15: rc = msg_perf_sync(&c, m); break;
 		default: rc = APC_END; break;
 		}
 		if (rc == 1) { /* consumed framing only; decode the next message */

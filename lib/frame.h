@@ -143,7 +143,8 @@ enum apc_field_kind {
 	APC_F_HEX,    /* i, shown in hex (keys, cookies, cpuid) */
 	APC_F_STR,    /* s, len (not NUL-terminated) */
 	APC_F_BYTES,  /* s, len (raw, shown as hex / length) */
-	APC_F_PAIRS   /* s, len: a run of (packed32 cookie, packed64 offset) pairs; i = count */
+	APC_F_PAIRS,  /* s, len: a run of (packed32 cookie, packed64 offset) pairs; i = count */
+	APC_F_WORDS   /* s, len: a run of packed64 words, shown unsigned; i = count */
 };
 
 /*
@@ -186,11 +187,13 @@ struct apc_msg {
 struct apc_msg_iter {
 	const struct apc_frame *frame;
 	size_t pos;          /* offset in body */
-	int32_t bc_core;     /* block counter state: current core, pid, ts */
+	int32_t bc_core;     /* block counter state: current core, pid, ts
+				(bc_core: a perf data chunk's CPU too) */
 	int32_t bc_pid;
 	int64_t bc_ts;
 	int bc_have_ts;
 	int summary_version; /* 0 unknown; clocks in the Summary (3 or 4) */
+	size_t perf_end;     /* where a perf data frame's chunk ends (body offset) */
 	int done;
 	/* Set when apc_msg_next() stopped at a message code the frame type
 	 * does not define: the code's offset in body, and the code.

@@ -1191,6 +1191,85 @@ static void walk_idle(struct verify *v, struct vcur *c)
 	}
 }
 
+/*
+ * gatord's perf data (frame 12, lib/frame.c has the layout): chunks of one
+ * CPU's ring-buffer records, a 4-byte length each; every record's words
+ * (as many as its header's size says) stay inside its chunk.  What the
+ * words mean hangs on the perf attributes and is not checked.
+ */
+static void walk_perf_data(struct verify *v, struct vcur *c)
+{
+	int first = 1;
+
+	while (c->pos < c->len) {
+		int64_t cpu, h, w;
+		size_t at = c->pos;
+
+		if (!first) {
+			if (c_p32(v, c, &cpu, "perf data CPU") < 0)
+				return;
+			if (!v_msg_core(v, cpu, c_off(v, at), "perf data chunk"))
+				v->frame_bad = 1;
+		}
+		first = 0;
+		at = c->pos;
+		if (c->len - at < 4) {
+			v_prob(v, APC_V_ERROR, "perf-chunk", v->frame, c_off(v, at),
+			       "frame ends inside a perf data chunk's 4-byte length (%zu byte%s left)",
+			       c->len - at, v_s(c->len - at));
+			v->frame_bad = 1;
+			return;
+		}
+		uint32_t n = (uint32_t)c->b[at] | (uint32_t)c->b[at + 1] << 8 |
+			     (uint32_t)c->b[at + 2] << 16 | (uint32_t)c->b[at + 3] << 24;
+		c->pos += 4;
+		if (n > c->len - c->pos) {
+			v_prob(v, APC_V_ERROR, "perf-chunk", v->frame, c_off(v, at),
+			       "perf data chunk of %lu bytes runs past the end of the frame (%zu byte%s "
+			       "follow%s its length)",
+			       (unsigned long)n, c->len - c->pos, v_s(c->len - c->pos),
+			       c->len - c->pos == 1 ? "s" : "");
+			v->frame_bad = 1;
+			return;
+		}
+		struct vcur k = {.b = c->b, .pos = c->pos, .len = c->pos + n, .quiet = c->quiet};
+		while (k.pos < k.len) {
+			if (c_p64(v, &k, &h, "a perf record header in its chunk") < 0)
+				return;
+			uint32_t size = (uint32_t)((uint64_t)h >> 48);
+			for (uint32_t i = 1, nw = size > 8 ? (size + 7) / 8 : 1; i < nw; i++)
+				if (c_p64(v, &k, &w, "a perf record word in its chunk") < 0)
+					return;
+		}
+		c->pos = k.len;
+	}
+}
+
+/* gatord 9.x's perf AUX data (frame 14) and clock sync (frame 15). */
+static void walk_perf_aux(struct verify *v, struct vcur *c)
+{
+	while (c->pos < c->len) {
+		int64_t tail;
+		const uint8_t *s;
+		size_t n;
+
+		if (c_p64(v, c, &tail, "aux tail") < 0 || c_str(v, c, &s, &n, "aux data") < 0)
+			return;
+	}
+}
+
+static void walk_perf_sync(struct verify *v, struct vcur *c)
+{
+	while (c->pos < c->len) {
+		int64_t x;
+
+		if (c_p32(v, c, &x, "pid") < 0 || c_p32(v, c, &x, "tid") < 0 ||
+		    c_p64(v, c, &x, "freq") < 0 || c_p64(v, c, &x, "monotonic_raw") < 0 ||
+		    c_p64(v, c, &x, "vcnt") < 0)
+			return;
+	}
+}
+
 static void walk_annotate(struct verify *v, struct vcur *c)
 {
 	while (c->pos < c->len) {
@@ -1659,7 +1738,10 @@ static void v_frame(struct verify *v, const struct apc_frame *f)
 		if (v->summary_clocks == 3 || v->summary_clocks == 4)
 			walk_proc(v, &c, (int32_t)core);
 		break;
-	default: break; /* 12, 14, 15: perf data, opaque */
+	case APC_FRAME_PERF_DATA: walk_perf_data(v, &c); break;
+	case APC_FRAME_TYPE_14: walk_perf_aux(v, &c); break;
+	case APC_FRAME_TYPE_15: walk_perf_sync(v, &c); break;
+	default: break;
 	}
 	if (!v->frame_bad)
 		v_crosscheck(v, f);

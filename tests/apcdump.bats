@@ -1405,6 +1405,7 @@ cs = lambda t: t + b"\0"
 attrs = [(b"k%d" % i, b"v%d" % i) for i in range(38)]
 attrs += [(b"dup", b"1"), (b'q"k', b"a\nb"), (b"dup", b"2")]
 ann = lambda code, body: bytes([code]) + struct.pack("<I", len(body)) + body
+chunk = lambda words: struct.pack("<I", len(words)) + words  # a perf data chunk
 stream = b"ANNOTATE 4\n" + struct.pack("<II", 40, 40) + b"\0" + ann(1, p(100) + p(0) + b"hi")
 open(d + "/0000000000", "wb").write(frames([
     p(1) + p(1) + s(CANARY) + p(1700000000000000000) + p(500) + p(100)
@@ -1424,11 +1425,12 @@ open(d + "/0000000000", "wb").write(frames([
     + p(5) + p(100) + p(101) + cs(b"/bin/x") + cs(b"x") + p(7) + p(60) + p(1) + p(8) + p(61) + p(1)
     + p(9) + cs(b"ffff t sym\n") + p(10) + p(70) + p(1) + p(0x21) + p(5) + p(-1)
     + p(11) + cs(b"page") + p(12) + cs(b"event") + p(6) + p(1) + p(0x21) + b"raw",
-    p(12) + p(0) + b"perf",
+    p(12) + p(0) + chunk(p(9 | 1 << 32 | 16 << 48) + p(0x1000) + p(11 | 32 << 48)
+                         + p(1) + p(2) + p(3) + p(77 | 8 << 48)),
     p(13) + p(1) + p(80) + p(7) + p(100) + p(101)
     + p(2) + p(81) + p(0) + p(0x31) + p(2) + p(101) + p(0) + p(3) + p(82) + p(101),
-    p(14) + p(0) + b"aux",
-    p(15) + p(0) + b"sync",
+    p(14) + p(0) + p(4096) + s(b"aux"),
+    p(15) + p(0) + p(100) + p(101) + p(25000000) + p(123456789) + p(987654),
     p(8) + b"eight",
     p(3) + p(0) + p(9) + b"junk",
     p(5) + p(0),
@@ -1452,7 +1454,8 @@ PY
 		block_counter annotate sched_switch thread_exit idle external annotate_setup \
 		annotate_str external_disconnect perf_attr perf_keys perf_format perf_maps proc \
 		online_cpu offline_cpu kallsyms perf_counter header_page header_event perf_keys_old \
-		link activity_switch task_exit opaque empty; do
+		link activity_switch task_exit perf_sample perf_aux_record perf_record perf_aux \
+		perf_sync opaque empty; do
 		grep -q "^ *[0-9]* 0x[0-9a-f]* [a-z_0-9]* *[-0-9]* $m " <<<"$output"
 	done
 	apcdump "$TMP/e.apc" >"$TMP/text" 2>/dev/null
@@ -1651,13 +1654,13 @@ EOF2
 	# perf_data and type 14 with their core, an unknown type, then one
 	# with a body
 	cap_py "$TMP/o.apc" <<'EOF2'
-F = [summary(), p(12) + p(0), p(14) + p(1), p(40), p(12) + p(0) + b"x"]
+F = [summary(), p(12) + p(0), p(14) + p(1), p(40), p(41) + b"x"]
 EOF2
 	exits 0 apcdump "$TMP/o.apc"
 	grep -qx ' *1 0x00000024 perf_data *0 empty *' <<<"$output"
 	grep -qx ' *2 0x0000002a perf_aux *1 empty *' <<<"$output"
 	grep -qx ' *3 0x00000030 type_40 *- empty *' <<<"$output"
-	grep -qx ' *4 0x00000037 perf_data *0 opaque *data=<1 bytes 78>' <<<"$output"
+	grep -qx ' *4 0x00000036 type_41 *- opaque *data=<1 bytes 78>' <<<"$output"
 	! grep -q '<0 bytes>' <<<"$output" || false
 	exits 0 apcdump --summary "$TMP/o.apc"
 	grep -qE '^  empty +3$' <<<"$output"
@@ -1925,4 +1928,70 @@ PY
 	# a capture without perf frames says nothing of them
 	run apcdump --summary "$SHARED/apc/v68_nonroot.apc"
 	grep -qx "Counters:            6 (4 with values)" <<<"$output"
+}
+
+@test "perf data frames list their records, counted as an independent reader counts them (6.8 and 9.x)" {
+	need_shared
+	need_python
+	# the records by type and CPU, read here from the layout (apc(5)):
+	# chunks of a 4-byte length and packed64 words, a CPU before each
+	# chunk after the first; v68_sleep's frame 17 has a chunk of CPU 1
+	for c in v68_sleep.apc sleep_counters.apc; do
+		python3 - "$SHARED/apc/$c/0000000000" >"$TMP/want-$c" <<'PY'
+import collections, struct, sys
+def unpack(b, i):
+    v = shift = 0
+    while True:
+        x = b[i]; i += 1
+        v |= (x & 0x7f) << shift; shift += 7
+        if not x & 0x80:
+            if x & 0x40:
+                v -= 1 << shift
+            return v, i
+names = ("- mmap lost comm exit throttle unthrottle fork read sample mmap2 aux_record "
+         "itrace_start lost_samples switch switch_cpu_wide").split()
+data = open(sys.argv[1], "rb").read()
+n, pos = collections.Counter(), 0
+while pos < len(data):
+    ln = struct.unpack_from("<I", data, pos)[0]
+    body, pos = data[pos + 4:pos + 4 + ln], pos + 4 + ln
+    if not body:
+        continue
+    t, i = unpack(body, 0)
+    if t != 12:
+        continue
+    cpu, i = unpack(body, i)
+    first = True
+    while i < len(body):
+        if not first:
+            cpu, i = unpack(body, i)
+        first = False
+        size = struct.unpack_from("<I", body, i)[0]
+        i += 4
+        end = i + size
+        while i < end:
+            h, i = unpack(body, i)
+            h &= (1 << 64) - 1
+            for _ in range(max(1, ((h >> 48) + 7) // 8) - 1):
+                _, i = unpack(body, i)
+            n["perf_" + names[h & 0xffffffff], cpu] += 1
+        assert i == end
+for (m, cpu), k in sorted(n.items()):
+    print(m, cpu, k)
+PY
+		apcdump --json --frame=perf_data "$SHARED/apc/$c" | python3 -c '
+import collections, json, sys
+n = collections.Counter((m["msg"], m["core"]) for m in map(json.loads, sys.stdin))
+for (m, cpu), k in sorted(n.items()):
+    print(m, cpu, k)' >"$TMP/got"
+		diff -u "$TMP/want-$c" "$TMP/got"
+		[ "$(wc -l <"$TMP/got")" -ge 6 ]
+	done
+	grep -qx 'perf_read 1 4' "$TMP/want-v68_sleep.apc"
+	grep -qx 'perf_sample 1 39' "$TMP/want-sleep_counters.apc"
+	# the text lists the words after the header in hex, the first
+	# record of sleep_counters being a context switch
+	apcdump --frame=perf_data -c 1 "$SHARED/apc/sleep_counters.apc" >"$TMP/text"
+	grep -qx ' *14 0x0052c80d perf_data *0 perf_switch *misc=0x0 size=40 words=\[0x4a9100004a91,0x24601581afa,0x18,0x18\]' "$TMP/text"
+	exits 0 apcverify "$SHARED/apc/v68_sleep.apc"
 }

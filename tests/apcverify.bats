@@ -735,6 +735,51 @@ EOF2
 	! grep -q '\[decode\]' <<<"$output"
 }
 
+@test "perf data frames are read chunk by chunk: [perf-chunk], a record past its chunk, a chunk's CPU; frames 14 and 15" {
+	need_python
+	python3 - "$TMP" <<'EOF2'
+import os, struct, sys
+sys.path.insert(0, os.environ["APC_ROOT"] + "/tests")
+from apcpack import p, s, summary, block_counter, frames, write_cap
+t = sys.argv[1]
+# a context switch (40 bytes: four words after its header), then a sample
+recs = p(14 | 40 << 48) + p(0x4a91) + p(100) + p(0x18) + p(0x18) + p(9 | 1 << 32 | 16 << 48) + p(7)
+chunk = lambda words, extra=0: struct.pack("<I", len(words) + extra) + words
+cases = {"ok": p(12) + p(0) + chunk(recs) + p(1) + chunk(recs),   # 6.8: a second CPU's chunk
+         "over": p(12) + p(0) + chunk(recs, 1),
+         "short": p(12) + p(0) + chunk(recs, -1) + b"\x07",
+         "len": p(12) + p(0) + b"\x01\x00",
+         "cpu": p(12) + p(0) + chunk(recs) + p(5000) + chunk(recs),
+         "aux": p(14) + p(1) + p(4096) + s(b"spe"),
+         "sync": p(15) + p(0) + p(100) + p(101) + p(25000000) + p(123456789) + p(987654),
+         "auxcut": p(14) + p(1) + p(4096) + p(9) + b"spe"}
+for name, body in cases.items():
+    os.mkdir(t + "/" + name + ".apc")
+    write_cap(t + "/" + name + ".apc", frames([summary(), body, block_counter()]))
+EOF2
+	for c in ok aux sync; do
+		verify 0 "$TMP/$c.apc"
+		[ "$output" = "$TMP/$c.apc: ok (3 frames)" ]
+	done
+	verify 1 "$TMP/over.apc"
+	grep -Eq 'over.apc: frame 1 @0x[0-9a-f]+: error: perf data chunk of 25 bytes runs past the end of the frame \(24 bytes follow its length\) \[perf-chunk\]$' <<<"$output"
+	verify 1 "$TMP/short.apc"
+	grep -Eq 'short.apc: frame 1 @0x[0-9a-f]+: error: frame ends inside a perf record word in its chunk \(0 bytes left\) \[packed-truncated\]$' <<<"$output"
+	verify 1 "$TMP/len.apc"
+	grep -Eq "len.apc: frame 1 @0x[0-9a-f]+: error: frame ends inside a perf data chunk's 4-byte length \(2 bytes left\) \[perf-chunk\]$" <<<"$output"
+	verify 1 "$TMP/cpu.apc"
+	grep -Eq 'cpu.apc: frame 1 @0x[0-9a-f]+: error: perf data chunk has core 5000, beyond the 4096 cores any capture is read with \[msg-core\]$' <<<"$output"
+	verify 1 "$TMP/auxcut.apc"
+	grep -q 'aux data length 9 runs past the end of the frame (3 bytes follow the length field) \[string-overrun\]$' <<<"$output"
+	# the listing's decoder and the checks agree (no [decode] finding)
+	run apcverify "$TMP/over.apc" "$TMP/short.apc" "$TMP/len.apc" "$TMP/cpu.apc" "$TMP/auxcut.apc"
+	! grep -q '\[decode\]' <<<"$output" || false
+	# apcdump lists the good chunks' records, each on its CPU
+	exits 0 apcdump --frame=perf_data "$TMP/ok.apc"
+	[ "$(grep -c ' perf_data *0 perf_switch .*words=\[0x4a91,0x64,0x18,0x18\]$' <<<"$output")" = 1 ]
+	[ "$(grep -c ' perf_data *1 perf_sample *misc=0x1 size=16 words=\[0x7\]$' <<<"$output")" = 1 ]
+}
+
 @test "a frame header's core that is negative or beyond the core count is [frame-core]; its messages are not read" {
 	need_python
 	mkdir "$TMP/neg.apc" "$TMP/big.apc" "$TMP/decl.apc"

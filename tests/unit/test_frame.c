@@ -658,10 +658,145 @@ static void perf_attr_frames(void)
 	decode_end(&d);
 }
 
+/* A 4-byte little-endian length, as gatord's perf data chunks have. */
+static void ple32(struct fb *f, uint32_t v)
+{
+	uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+	apc_buf_reserve(&f->b, 4);
+	praw(f, b, 4);
+}
+
+/* A perf_event_header as the packed64 word gatord writes. */
+static int64_t perf_hdr(uint32_t type, uint16_t misc, uint16_t size)
+{
+	return (int64_t)((uint64_t)size << 48 | (uint64_t)misc << 32 | type);
+}
+
+static void perf_frames(void)
+{
+	struct fb f = {0}, c1 = {0}, c2 = {0};
+	struct decoded d;
+	struct apc_msg m;
+	const struct apc_field *w;
+
+	/* chunk of CPU 2 (the header's): a switch (40 bytes: 4 words after
+	 * the header) and a record of an unknown type whose size, 12, rounds
+	 * up to one word more; then, as 6.8 writes, a chunk of CPU 1 with a
+	 * sample of size 0 (the header alone) */
+	p64(&c1, perf_hdr(14, 0, 40));
+	p64(&c1, 0x4a9100004a91);
+	p64(&c1, -1); /* 0xffffffffffffffff */
+	p64(&c1, 0x18);
+	p64(&c1, 0x18);
+	p64(&c1, perf_hdr(77, 1, 12));
+	p64(&c1, 5);
+	p64(&c2, perf_hdr(9, 2, 0));
+	p32(&f, APC_FRAME_PERF_DATA);
+	p32(&f, 2);
+	ple32(&f, (uint32_t)c1.b.len);
+	praw(&f, c1.b.p, c1.b.len);
+	p32(&f, 1);
+	ple32(&f, (uint32_t)c2.b.len);
+	praw(&f, c2.b.p, c2.b.len);
+	T_EQ_INT(decode_start(&d, &f, 4), APC_OK);
+	T_EQ_INT(next(&d, &m), APC_OK);
+	T_EQ_STR(m.name, "perf_switch");
+	T_EQ_INT(m.code, 14);
+	T_EQ_INT(m.core, 2);
+	T_EQ_INT(fi(&m, "misc"), 0);
+	T_EQ_INT(fi(&m, "size"), 40);
+	T_EQ_U64(m.offset, 4u + 2 + 4);
+	w = apc_msg_field(&m, "words");
+	T_ASSERT(w && w->kind == APC_F_WORDS && w->i == 4);
+	T_EQ_INT(next(&d, &m), APC_OK);
+	T_EQ_STR(m.name, "perf_record");
+	T_EQ_INT(fi(&m, "record_type"), 77);
+	T_EQ_INT(fi(&m, "misc"), 1);
+	T_EQ_INT(fi(&m, "size"), 12);
+	w = apc_msg_field(&m, "words");
+	T_ASSERT(w && w->i == 1 && w->len == 1);
+	T_EQ_INT(next(&d, &m), APC_OK);
+	T_EQ_STR(m.name, "perf_sample");
+	T_EQ_INT(m.core, 1);
+	T_EQ_INT(fi(&m, "misc"), 2);
+	w = apc_msg_field(&m, "words");
+	T_ASSERT(w && w->i == 0);
+	T_EQ_INT(next(&d, &m), APC_END);
+	T_EQ_INT(d.e.status, APC_OK);
+	decode_end(&d);
+
+	/* a chunk that says one byte more than the frame holds */
+	f.b.len = 0;
+	p32(&f, APC_FRAME_PERF_DATA);
+	p32(&f, 0);
+	ple32(&f, (uint32_t)c1.b.len + 1);
+	praw(&f, c1.b.p, c1.b.len);
+	T_EQ_INT(decode_start(&d, &f, 4), APC_OK);
+	T_EQ_INT(next(&d, &m), APC_EDATA);
+	T_EQ_INT(d.e.offset, 4 + 2);
+	{
+		char want[96];
+		snprintf(want, sizeof want, "perf data chunk of %zu bytes, but %zu bytes follow its length",
+			 c1.b.len + 1, c1.b.len);
+		T_EQ_STR(d.e.msg, want);
+	}
+	decode_end(&d);
+
+	/* a record whose words run past its chunk (one byte short), though
+	 * the frame goes on */
+	f.b.len = 0;
+	p32(&f, APC_FRAME_PERF_DATA);
+	p32(&f, 0);
+	ple32(&f, (uint32_t)c1.b.len - 1);
+	praw(&f, c1.b.p, c1.b.len);
+	T_EQ_INT(decode_start(&d, &f, 4), APC_OK);
+	T_EQ_INT(next(&d, &m), APC_OK);
+	T_EQ_INT(next(&d, &m), APC_EDATA);
+	T_ASSERT(strstr(d.e.msg, "perf record word"));
+	T_EQ_INT(d.e.offset, (int64_t)(4 + 2 + 4 + c1.b.len - 1));
+	decode_end(&d);
+
+	/* gatord 9.x's AUX (14) and sync (15) frames */
+	f.b.len = 0;
+	p32(&f, APC_FRAME_TYPE_14);
+	p32(&f, 1);
+	p64(&f, 4096);
+	p32(&f, 3);
+	praw(&f, "spe", 3);
+	T_EQ_INT(decode_start(&d, &f, 4), APC_OK);
+	T_EQ_INT(next(&d, &m), APC_OK);
+	T_EQ_STR(m.name, "perf_aux");
+	T_EQ_INT(m.core, 1);
+	T_EQ_INT(fi(&m, "tail"), 4096);
+	T_ASSERT(fstr_is(&m, "data", "spe"));
+	T_EQ_INT(next(&d, &m), APC_END);
+	decode_end(&d);
+	f.b.len = 0;
+	p32(&f, APC_FRAME_TYPE_15);
+	p32(&f, 0);
+	p32(&f, 4242);
+	p32(&f, 4243);
+	p64(&f, 25000000);
+	p64(&f, 123456789012);
+	p64(&f, 987654321);
+	T_EQ_INT(decode_start(&d, &f, 4), APC_OK);
+	T_EQ_INT(next(&d, &m), APC_OK);
+	T_EQ_STR(m.name, "perf_sync");
+	T_EQ_INT(fi(&m, "pid"), 4242);
+	T_EQ_INT(fi(&m, "tid"), 4243);
+	T_EQ_INT(fi(&m, "freq"), 25000000);
+	T_EQ_INT(fi(&m, "monotonic_raw"), 123456789012);
+	T_EQ_INT(fi(&m, "vcnt"), 987654321);
+	T_EQ_INT(next(&d, &m), APC_END);
+	decode_end(&d);
+	apc_buf_free(&f.b);
+	apc_buf_free(&c1.b);
+	apc_buf_free(&c2.b);
+}
+
 static void opaque_frames(void)
 {
-	static const int types[] = {APC_FRAME_PROC, APC_FRAME_PERF_DATA, APC_FRAME_TYPE_14,
-				    APC_FRAME_TYPE_15, 8, 40};
+	static const int types[] = {APC_FRAME_PROC, 8, 40};
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
 		struct fb f = {0};
 		struct decoded d;
@@ -836,6 +971,7 @@ void run_tests(void)
 	T_RUN(external_frames);
 	T_RUN(perf_attr_frames);
 	T_RUN(opaque_frames);
+	T_RUN(perf_frames);
 	T_RUN(truncated_frames);
 	T_RUN(bad_messages);
 }

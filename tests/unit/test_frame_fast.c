@@ -372,6 +372,7 @@ struct ref {
 	int32_t bc_core, bc_pid;
 	int64_t bc_ts;
 	int bc_have_ts;
+	size_t perf_end; /* frame 12: where the current chunk ends */
 	int64_t err_off; /* file offset of the failure */
 };
 
@@ -603,6 +604,19 @@ static int ref_one(struct ref *r, struct apc_msg *m)
 		ref_field(m, "data", APC_F_BYTES, 0, f->body + r->pos, (uint32_t)(f->len - r->pos));
 		r->pos = f->len;
 		return APC_OK;
+	case 14: {
+		const uint8_t *d;
+		uint32_t len;
+		m->name = "perf_aux";
+		if (ref_ops(r, m, "I", (const char *const[]){"tail"}) || ref_str(r, &d, &len))
+			return APC_EDATA;
+		ref_field(m, "data", APC_F_BYTES, 0, d, len);
+		return APC_OK;
+	}
+	case 15:
+		m->name = "perf_sync";
+		return ref_ops(r, m, "iiIII",
+			       (const char *const[]){"pid", "tid", "freq", "monotonic_raw", "vcnt"});
 	default:
 		break;
 	}
@@ -766,6 +780,79 @@ static int ref_annotate(struct ref *r, struct apc_msg *m)
 	return APC_OK;
 }
 
+/* Perf record types 1-21 by name (linux/perf_event.h), in order. */
+static const char ref_perf_names[] =
+	" mmap lost comm exit throttle unthrottle fork read sample mmap2 aux_record itrace_start"
+	" lost_samples switch switch_cpu_wide namespaces ksymbol bpf_event cgroup text_poke"
+	" aux_output_hw_id";
+
+/* "perf_" and the record type's name, or NULL past the list. */
+static const char *ref_perf_name(uint32_t type)
+{
+	static char names[32][32];
+	const char *p = ref_perf_names;
+
+	if (type == 0 || type >= 32)
+		return NULL;
+	for (uint32_t k = 1; k < type; k++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return NULL;
+	}
+	size_t n = strcspn(p + 1, " ");
+	snprintf(names[type], sizeof names[type], "perf_%.*s", (int)n, p + 1);
+	return names[type];
+}
+
+/* 12: chunks (4-byte little-endian length; then a packed32 CPU before
+ * each one after the first) of records: a header word, then the words
+ * its size (top 16 bits) rounds up to, each a packed64 in the chunk. */
+static int ref_perf(struct ref *r, struct apc_msg *m)
+{
+	const struct apc_frame *f = r->f;
+	const uint8_t *b = f->body;
+	int64_t h, w;
+	size_t start;
+
+	if (r->pos == f->hdr_len || r->pos == r->perf_end) {
+		if (r->pos != f->hdr_len && ref_p32(r, &r->bc_core))
+			return APC_EDATA;
+		if (f->len - r->pos < 4)
+			return ref_fail(r, r->pos);
+		uint32_t n = b[r->pos] + 256u * (b[r->pos + 1] + 256u * (b[r->pos + 2] + 256u * b[r->pos + 3]));
+		if (n > f->len - r->pos - 4)
+			return ref_fail(r, r->pos);
+		r->pos += 4;
+		r->perf_end = r->pos + n;
+		return 1;
+	}
+	m->core = r->bc_core;
+	int k = apc_unpack64(b + r->pos, r->perf_end - r->pos, &h);
+	if (k <= 0)
+		return ref_fail(r, r->pos);
+	r->pos += (size_t)k;
+	uint32_t type = (uint32_t)((uint64_t)h & 0xffffffffu);
+	uint32_t size = (uint32_t)((uint64_t)h >> 48);
+	const char *name = ref_perf_name(type);
+	m->name = name ? name : "perf_record";
+	m->code = type > INT32_MAX ? -1 : (int)type;
+	if (!name)
+		ref_field(m, "record_type", APC_F_INT, type, NULL, 0);
+	ref_field(m, "misc", APC_F_HEX, (int64_t)(((uint64_t)h >> 32) & 0xffff), NULL, 0);
+	ref_field(m, "size", APC_F_INT, size, NULL, 0);
+	start = r->pos;
+	int64_t nw = 0;
+	while (nw * 8 + 8 < size) {
+		k = apc_unpack64(b + r->pos, r->perf_end - r->pos, &w);
+		if (k <= 0)
+			return ref_fail(r, r->pos);
+		r->pos += (size_t)k;
+		nw++;
+	}
+	ref_field(m, "words", APC_F_WORDS, nw, b + start, (uint32_t)(r->pos - start));
+	return APC_OK;
+}
+
 static void ref_reset(struct apc_msg *m, const struct apc_frame *f)
 {
 	memset(m, 0, sizeof *m);
@@ -778,7 +865,7 @@ static int ref_opaque(int type, int clocks)
 {
 	if (type == 11)
 		return clocks != 3 && clocks != 4; /* gatord 6.8 and 9.x decode alike */
-	return type == 12 || type == 14 || type == 15 || !apc_frame_type_known(type);
+	return !apc_frame_type_known(type);
 }
 
 /*
@@ -817,7 +904,7 @@ static int ref_decode(const struct apc_frame *f, int clocks, struct apc_msg *msg
 		if (f->type == 10 ? (r.pos > f->hdr_len || r.pos >= f->len) : r.pos >= f->len)
 			return APC_END;
 		m->offset = f->offset + 4 + r.pos;
-		rc = f->type == 6 ? ref_annotate(&r, m) : ref_one(&r, m);
+		rc = f->type == 6 ? ref_annotate(&r, m) : f->type == 12 ? ref_perf(&r, m) : ref_one(&r, m);
 		if (rc == 1)
 			continue;
 		if (rc == APC_END)
@@ -931,6 +1018,37 @@ static void gen_body(struct apc_buf *b, int t)
 			put32(b, rnd_below(5) ? small() : -1);
 			put_str(b, "ANNOTATE 4\n");
 			return;
+		case 12: { /* a chunk of records; a CPU before each after the first */
+			struct apc_buf c = {0};
+			if (i)
+				put32(b, small());
+			for (unsigned k = rnd_below(4); k > 0; k--) {
+				uint64_t size = rnd_below(8) ? 8 * (1 + rnd_below(6)) : rnd_below(60);
+				uint64_t type = rnd_below(10) ? rnd_below(24) : rnd();
+				put64(&c, (int64_t)((type & 0xffffffffu) | (uint64_t)rnd_below(3) << 32 | size << 48));
+				for (uint64_t w = 8; w < size; w += 8)
+					put64(&c, rnd_below(3) ? (int64_t)rnd_below(300) : (int64_t)rnd());
+			}
+			uint32_t n = (uint32_t)c.len;
+			if (rnd_below(15) == 0)
+				n += rnd_below(3) ? 1 : (uint32_t)-1;
+			apc_buf_reserve(b, 4 + c.len);
+			for (int k = 0; k < 4; k++)
+				b->p[b->len++] = (uint8_t)(n >> (8 * k));
+			apc_buf_put_bytes(b, c.p, c.len);
+			apc_buf_free(&c);
+			break;
+		}
+		case 14:
+			put64(b, rnd_value());
+			put_str(b, rnd_below(2) ? "spe" : "");
+			break;
+		case 15:
+			put32(b, small());
+			put32(b, small());
+			for (int k = 0; k < 3; k++)
+				put64(b, rnd_value());
+			break;
 		case 11:
 			code = 1 + (int)rnd_below(12);
 			put32(b, code);
