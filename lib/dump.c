@@ -260,6 +260,11 @@ struct dump_num {
 	char s[APC_FMT_MAX + 8]; /* room for the text index's padding */
 };
 
+/* What reading a perf record takes from its event's perf_event_attr. */
+struct sum_pattr {
+	uint64_t sample_type, read_format;
+};
+
 struct dump {
 	const struct apc_dump_opts *o;
 	const char *path;   /* as given: what --json's "file" holds */
@@ -315,6 +320,11 @@ struct dump {
 	struct sum_conn *conns; size_t nconns, cconns; struct apc_map64 conn_map;
 	struct sum_order *ord; size_t nord, cord; struct apc_map64 ord_map;
 	struct sum_order *xord; size_t nxord, cxord; struct apc_map64 xord_map;
+	/* perf mode: each event's attributes by its key, the key of each
+	 * event id, and the counter values read from perf records */
+	struct sum_pattr *pattrs; size_t npattrs, cpattrs; struct apc_map64 pattr_map;
+	struct apc_map64 perf_id_map;
+	uint64_t perf_values;
 	int have_ts;
 	int64_t first_ts, last_ts;
 	/* the same without thread names and links at time 0 */
@@ -1431,6 +1441,8 @@ static struct sum_ftype *sum_ftype(struct dump *d, const struct apc_frame *fr)
 	return r;
 }
 
+static int sum_perf(struct dump *d, const struct apc_msg *m);
+
 static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_msg *m)
 {
 	int t = fr->type;
@@ -1536,6 +1548,9 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 				return APC_ENOMEM;
 			c->values++;
 		}
+	} else if (m->name[0] == 'p' && !strncmp(m->name, "perf_", 5)) {
+		if (sum_perf(d, m) < 0)
+			return APC_ENOMEM;
 	} else if (!strcmp(m->name, "thread_name") || !strcmp(m->name, "proc")) {
 		const struct apc_field *nm = apc_msg_field(m, m->name[0] == 't' ? "name" : "comm");
 		struct sum_thread *th;
@@ -1556,6 +1571,177 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 		}
 	}
 	return APC_OK;
+}
+
+/* ---- perf counter values ---------------------------------------------- */
+
+static uint64_t le64_at(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The words of a perf record's field, one by one. */
+struct pwords {
+	const uint8_t *p;
+	size_t left;
+	uint64_t n;  /* words not read yet */
+};
+
+static int pword(struct pwords *w, uint64_t *v)
+{
+	int64_t x;
+	int k;
+
+	if (!w->n || (k = apc_unpack64(w->p, w->left, &x)) <= 0)
+		return 0;
+	w->p += k;
+	w->left -= (size_t)k;
+	w->n--;
+	*v = (uint64_t)x;
+	return 1;
+}
+
+/* A value of the event with this id: one more value of its key. */
+static int sum_perf_value(struct dump *d, uint64_t id)
+{
+	uint64_t key;
+	struct sum_counter *c;
+
+	if (!apc_map64_find(&d->perf_id_map, id, &key))
+		return APC_OK;
+	if (!(c = sum_counter(d, (int32_t)(uint32_t)key)))
+		return APC_ENOMEM;
+	c->values++;
+	d->perf_values++;
+	return APC_OK;
+}
+
+/* PERF_SAMPLE_* and PERF_FORMAT_* bits (linux/perf_event.h) */
+enum {
+	PS_IP = 1 << 0, PS_TID = 1 << 1, PS_TIME = 1 << 2, PS_ADDR = 1 << 3, PS_READ = 1 << 4,
+	PS_ID = 1 << 6, PS_CPU = 1 << 7, PS_PERIOD = 1 << 8, PS_STREAM_ID = 1 << 9,
+	PS_IDENTIFIER = 1 << 16,
+	PF_ENABLED = 1 << 0, PF_RUNNING = 1 << 1, PF_ID = 1 << 2, PF_GROUP = 1 << 3, PF_LOST = 1 << 4
+};
+
+/* A read_format block: each value (with its id, or else the record's
+ * own event) counts for its event's key. */
+static int sum_perf_read(struct dump *d, struct pwords *w, uint64_t fmt, uint64_t own)
+{
+	uint64_t nr = 1, x, v, id;
+
+	if ((fmt & PF_GROUP) && !pword(w, &nr))
+		return APC_OK;
+	if (!(fmt & PF_GROUP)) {
+		if (!pword(w, &v))
+			return APC_OK;
+	}
+	if ((fmt & PF_ENABLED) && !pword(w, &x))
+		return APC_OK;
+	if ((fmt & PF_RUNNING) && !pword(w, &x))
+		return APC_OK;
+	for (uint64_t i = 0; i < nr; i++) {
+		if ((fmt & PF_GROUP) && !pword(w, &v))
+			return APC_OK;
+		id = own;
+		if ((fmt & PF_ID) && !pword(w, &id))
+			return APC_OK;
+		if ((fmt & PF_LOST) && !pword(w, &x))
+			return APC_OK;
+		if (sum_perf_value(d, id) < 0)
+			return APC_ENOMEM;
+	}
+	return APC_OK;
+}
+
+/*
+ * Perf mode: the counters' values are in perf records.  An event's
+ * attributes (perf_attr: its sample_type and read_format) and the ids
+ * of its per-CPU instances (perf_keys) say how to read them: a sample's
+ * first word is its event's id when the sample_type has IDENTIFIER
+ * (gatord sets it), its read values come after the fields the
+ * sample_type puts before them; a read record (the values of a counting
+ * event) is the pid and tid word, the values, and the id last when the
+ * sample_type has IDENTIFIER.  Records of events not declared, and
+ * samples without an id first, are not counted.
+ */
+static int sum_perf(struct dump *d, const struct apc_msg *m)
+{
+	const struct apc_field *f;
+
+	if (!strcmp(m->name, "perf_attr")) {
+		const struct apc_field *key = apc_msg_field(m, "key");
+		struct sum_pattr *a;
+		uint64_t i;
+		if (!(f = apc_msg_field(m, "attr")) || !key || f->len < 40)
+			return APC_OK;
+		if (apc_map64_find(&d->pattr_map, (uint64_t)(uint32_t)key->i, &i)) {
+			a = &d->pattrs[i];
+		} else {
+			if (!(a = table_add((void **)&d->pattrs, &d->npattrs, &d->cpattrs, sizeof *a)))
+				return APC_ENOMEM;
+			if (apc_map64_put(&d->pattr_map, (uint64_t)(uint32_t)key->i, d->npattrs - 1) < 0)
+				return APC_ENOMEM;
+		}
+		a->sample_type = le64_at(f->s + 24);
+		a->read_format = le64_at(f->s + 32);
+		return APC_OK;
+	}
+	if (!strcmp(m->name, "perf_keys")) {
+		struct pwords w;
+		if (!(f = apc_msg_field(m, "ids")) || f->i < 0)
+			return APC_OK;
+		w = (struct pwords){f->s, f->len, UINT64_MAX};
+		for (int64_t i = 0; i < f->i; i++) {
+			uint64_t id;
+			int32_t key;
+			int k;
+			if (!pword(&w, &id) || (k = apc_unpack32(w.p, w.left, &key)) <= 0)
+				break;
+			w.p += k;
+			w.left -= (size_t)k;
+			if (apc_map64_put(&d->perf_id_map, id, (uint32_t)key) < 0)
+				return APC_ENOMEM;
+		}
+		return APC_OK;
+	}
+	int sample = !strcmp(m->name, "perf_sample");
+	if ((!sample && strcmp(m->name, "perf_read")) || !(f = apc_msg_field(m, "words")))
+		return APC_OK;
+	struct pwords w = {f->s, f->len, (uint64_t)f->i};
+	uint64_t id, key, ai, x;
+	const struct sum_pattr *a;
+	if (sample) {
+		if (!pword(&w, &id))
+			return APC_OK;
+	} else {
+		/* the id is the last word */
+		struct pwords last = w;
+		for (id = 0; pword(&last, &x);)
+			id = x;
+	}
+	if (!apc_map64_find(&d->perf_id_map, id, &key) ||
+	    !apc_map64_find(&d->pattr_map, key, &ai))
+		return APC_OK;
+	a = &d->pattrs[ai];
+	if (!(a->sample_type & PS_IDENTIFIER))
+		return APC_OK;
+	if (!sample) {
+		if (!pword(&w, &x)) /* pid, tid */
+			return APC_OK;
+		return sum_perf_read(d, &w, a->read_format, id);
+	}
+	if (!(a->sample_type & PS_READ))
+		return APC_OK;
+	static const uint64_t before_read[] = {PS_IP, PS_TID, PS_TIME, PS_ADDR, PS_ID, PS_STREAM_ID,
+					       PS_CPU, PS_PERIOD};
+	for (size_t i = 0; i < sizeof before_read / sizeof before_read[0]; i++)
+		if ((a->sample_type & before_read[i]) && !pword(&w, &x))
+			return APC_OK;
+	return sum_perf_read(d, &w, a->read_format, id);
 }
 
 /* An annotate counter's declaration, value or activity switch. */
@@ -2283,6 +2469,8 @@ static void summary_json(struct dump *d)
 			d->ctrs[i].declared ? "true" : "false", d->ctrs[i].values);
 	}
 	putc(']', f);
+	json_key(f, &first, "perf_values");
+	fprintf(f, "%" PRIu64, d->perf_values);
 	json_key(f, &first, "annotate_counters");
 	putc('[', f);
 	for (size_t i = 0; i < d->nactrs; i++) {
@@ -2492,15 +2680,15 @@ static void summary_text(struct dump *d)
 		fprintf(f, "  %-28s %10" PRIu64 "\n", d->kinds[i].name, d->kinds[i].n);
 	for (size_t i = 0; i < d->nctrs; i++)
 		with_values += d->ctrs[i].values != 0;
-	/* Perf-mode captures carry perf counters' values in perf records,
-	 * which apcdump does not decode: say so, or "0 values" reads as
-	 * "not captured". */
-	uint64_t perf = d->ftypes[APC_FRAME_PERF_DATA].frames + d->ftypes[APC_FRAME_TYPE_14].frames +
-			d->ftypes[APC_FRAME_TYPE_15].frames;
+	/* Perf-mode captures carry perf counters' values in perf records
+	 * (sum_perf() reads them): say how many, so that "0 values" of a
+	 * counter reads as none found there. */
+	uint64_t perf = d->ftypes[APC_FRAME_PERF_DATA].frames;
 	fprintf(f, "Counters:            %zu (%" PRIu64 " with values", d->nctrs, with_values);
-	if (perf && with_values < d->nctrs)
-		fprintf(f, "; perf counters' values are in the %" PRIu64 " perf frame%s, not decoded",
-			perf, perf == 1 ? "" : "s");
+	if (perf)
+		fprintf(f, "; %" PRIu64 " %s read from the records of %" PRIu64 " perf data frame%s",
+			d->perf_values, noun(d->perf_values, "value", "values"), perf,
+			perf == 1 ? "" : "s");
 	fputs(")\n", f);
 	for (size_t i = 0; i < d->nctrs; i++) {
 		fputs("  ", f);
@@ -2777,6 +2965,9 @@ static void dump_free(struct dump *d)
 	free(d->ord);
 	free(d->xord);
 	apc_map64_free(&d->ctr_map);
+	free(d->pattrs);
+	apc_map64_free(&d->pattr_map);
+	apc_map64_free(&d->perf_id_map);
 	apc_map64_free(&d->actr_map);
 	apc_map64_free(&d->thr_map);
 	apc_map64_free(&d->core_map);

@@ -1918,13 +1918,29 @@ PY
 	grep -qx 'Target: *"unknown", 2 cores (captured.xml)' <<<"$output"
 }
 
-@test "--summary: perf counters' values in perf frames are said not decoded, not left as 0 values" {
+@test "--summary: perf counters' values are read from perf samples and read records, by their events' ids" {
 	need_shared
+	need_python
+	# sleep_counters (checked by hand in the listing): each of the 45
+	# samples reads its group, ids 0x18 and 0x19 (or 0x1e and 0x1f on
+	# CPU 1), keys 0x7fffffff and 0x7ffffffd; its 20 read records give
+	# the three software counters' ids 4 values each, the group 4 values
+	# each and 0x7fffffff 4 more of its own.  Nothing else has an id.
 	run apcdump --summary "$SHARED/apc/sleep_counters.apc"
 	[ "$status" -eq 0 ]
-	grep -qx "Counters:            9 (3 with values; perf counters' values are in the 4 perf frames, not decoded)" <<<"$output"
+	grep -qx "Counters:            11 (8 with values; 114 values read from the records of 4 perf data frames)" <<<"$output"
+	grep -Eqx '  key 0x1e +PERF_COUNT_SW_CPU_CLOCK +4 values' <<<"$output"
+	grep -Eqx '  key 0x22 +PERF_COUNT_SW_CONTEXT_SWITCHES +4 values' <<<"$output"
+	grep -Eqx '  key 0x26 +PERF_COUNT_SW_PAGE_FAULTS +4 values' <<<"$output"
+	grep -Eqx '  key 0x7ffffffd \(unnamed\) +49 values  \(not in captured.xml\)' <<<"$output"
+	grep -Eqx '  key 0x7fffffff \(unnamed\) +53 values  \(not in captured.xml\)' <<<"$output"
+	[ "$(apcdump --summary --json "$SHARED/apc/sleep_counters.apc" |
+		python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["perf_values"], sum(c["values"] for c in d["counters"]))')" = "114 183" ]
+	# v68_sleep's samples read nothing (no READ in their sample_type):
+	# its 8 read records give keys 0x4 and 0x7fffffff 4 values each
 	run apcdump --summary "$SHARED/apc/v68_sleep.apc"
-	grep -qx "Counters:            6 (4 with values; perf counters' values are in the 7 perf frames, not decoded)" <<<"$output"
+	grep -qx "Counters:            8 (6 with values; 8 values read from the records of 7 perf data frames)" <<<"$output"
+	grep -Eqx '  key 0x4 +\(unnamed\) +4 values  \(not in captured.xml\)' <<<"$output"
 	# a capture without perf frames says nothing of them
 	run apcdump --summary "$SHARED/apc/v68_nonroot.apc"
 	grep -qx "Counters:            6 (4 with values)" <<<"$output"
