@@ -1098,7 +1098,7 @@ static const char *perf_record_name(uint32_t type)
 	return type < sizeof names / sizeof names[0] && names[type] ? names[type] : "perf_record";
 }
 
-static int msg_perf_data(struct frame_cur *c, struct apc_msg *m)
+static __attribute__((noinline, cold)) int msg_perf_data(struct frame_cur *c, struct apc_msg *m)
 {
 	size_t at = c->pos, start;
 	int64_t h, w;
@@ -1151,7 +1151,7 @@ static int msg_perf_data(struct frame_cur *c, struct apc_msg *m)
 /* gatord 9.x's perf AUX frame (SPE data): the ring buffer's tail, a byte
  * count and the bytes as they are.  (A perf_aux_record in a perf data
  * frame says where such data went.) */
-static int msg_perf_aux(struct frame_cur *c, struct apc_msg *m)
+static __attribute__((noinline, cold)) int msg_perf_aux(struct frame_cur *c, struct apc_msg *m)
 {
 	const uint8_t *s;
 	uint32_t len;
@@ -1167,7 +1167,7 @@ static int msg_perf_aux(struct frame_cur *c, struct apc_msg *m)
 /* gatord 9.x's perf sync frame: which thread read the clocks, the
  * architected timer's frequency, and a monotonic-raw time with the
  * timer's count at that moment. */
-static int msg_perf_sync(struct frame_cur *c, struct apc_msg *m)
+static __attribute__((noinline, cold)) int msg_perf_sync(struct frame_cur *c, struct apc_msg *m)
 {
 	int rc;
 

@@ -1197,7 +1197,7 @@ static void walk_idle(struct verify *v, struct vcur *c)
  * (as many as its header's size says) stay inside its chunk.  What the
  * words mean hangs on the perf attributes and is not checked.
  */
-static void walk_perf_data(struct verify *v, struct vcur *c)
+static __attribute__((noinline, cold)) void walk_perf_data(struct verify *v, struct vcur *c)
 {
 	int first = 1;
 
@@ -1246,7 +1246,7 @@ static void walk_perf_data(struct verify *v, struct vcur *c)
 }
 
 /* gatord 9.x's perf AUX data (frame 14) and clock sync (frame 15). */
-static void walk_perf_aux(struct verify *v, struct vcur *c)
+static __attribute__((noinline, cold)) void walk_perf_aux(struct verify *v, struct vcur *c)
 {
 	while (c->pos < c->len) {
 		int64_t tail;
@@ -1258,7 +1258,7 @@ static void walk_perf_aux(struct verify *v, struct vcur *c)
 	}
 }
 
-static void walk_perf_sync(struct verify *v, struct vcur *c)
+static __attribute__((noinline, cold)) void walk_perf_sync(struct verify *v, struct vcur *c)
 {
 	while (c->pos < c->len) {
 		int64_t x;
