@@ -260,9 +260,11 @@ struct dump_num {
 	char s[APC_FMT_MAX + 8]; /* room for the text index's padding */
 };
 
-/* What reading a perf record takes from its event's perf_event_attr. */
+/* What reading a perf record takes from its event's perf_event_attr:
+ * the fields a sample has, the layout of its read values, and its flag
+ * bits (sample_id_all: other records end with the sample's id fields). */
 struct sum_pattr {
-	uint64_t sample_type, read_format;
+	uint64_t sample_type, read_format, flags;
 };
 
 struct dump {
@@ -321,10 +323,12 @@ struct dump {
 	struct sum_order *ord; size_t nord, cord; struct apc_map64 ord_map;
 	struct sum_order *xord; size_t nxord, cxord; struct apc_map64 xord_map;
 	/* perf mode: each event's attributes by its key, the key of each
-	 * event id, and the counter values read from perf records */
+	 * event id (both learnt while listing too: perf_learn()), and the
+	 * counter values read from perf records */
 	struct sum_pattr *pattrs; size_t npattrs, cpattrs; struct apc_map64 pattr_map;
 	struct apc_map64 perf_id_map;
 	uint64_t perf_values;
+	char pstr[4096]; /* a perf record's comm or file name (perf_str()), as listed */
 	int have_ts;
 	int64_t first_ts, last_ts;
 	/* the same without thread names and links at time 0 */
@@ -1082,6 +1086,7 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 			break;
 		case APC_F_PAIRS: pairs_print(w, fl, 1); break;
 		case APC_F_WORDS: words_print(w, fl, 1); break;
+		case APC_F_UHEX: apc_wbuf_u64(w, (uint64_t)fl->i); break;
 		default: apc_wbuf_i64(w, fl->i); break;
 		}
 	}
@@ -1153,6 +1158,7 @@ static void print_text(struct dump *d, const struct apc_frame *fr, const struct 
 		case APC_F_PAIRS: pairs_print(w, fl, 0); break;
 		case APC_F_WORDS: words_print(w, fl, 0); break;
 		case APC_F_HEX:
+		case APC_F_UHEX:
 			W_LIT(w, "0x");
 			apc_wbuf_x64(w, (uint64_t)fl->i, 0);
 			break;
@@ -1468,8 +1474,10 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 	 * leaves them out. */
 	if (m->has_ts)
 		sum_time(d, m->ts, m->ts != 0 || !dump_untimed_kind(m));
-	/* The order: not in a frame apcverify does not read (its frame-core) */
-	if (m->has_ts && !d->fr_unread) {
+	/* The order: not in a frame apcverify does not read (its frame-core),
+	 * nor of perf records, whose times apcverify does not check (each
+	 * CPU's ring buffer in the order the kernel wrote it) */
+	if (m->has_ts && !d->fr_unread && t != APC_FRAME_PERF_DATA) {
 		struct sum_order *o;
 		/* Per (frame type, core): what gatord promises.  External
 		 * frames have no core: their annotations are one stream per
@@ -1548,10 +1556,12 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 				return APC_ENOMEM;
 			c->values++;
 		}
-	} else if (m->name[0] == 'p' && !strncmp(m->name, "perf_", 5)) {
+	} else if (m->name[0] == 'p' && !strncmp(m->name, "perf_", 5) &&
+		   strcmp(m->name, "perf_comm")) {
 		if (sum_perf(d, m) < 0)
 			return APC_ENOMEM;
-	} else if (!strcmp(m->name, "thread_name") || !strcmp(m->name, "proc")) {
+	} else if (!strcmp(m->name, "thread_name") || !strcmp(m->name, "proc") ||
+		   !strcmp(m->name, "perf_comm")) {
 		const struct apc_field *nm = apc_msg_field(m, m->name[0] == 't' ? "name" : "comm");
 		struct sum_thread *th;
 		if (nm && tid && (th = sum_thread(d, tid)) &&
@@ -1624,6 +1634,7 @@ enum {
 	PS_IP = 1 << 0, PS_TID = 1 << 1, PS_TIME = 1 << 2, PS_ADDR = 1 << 3, PS_READ = 1 << 4,
 	PS_ID = 1 << 6, PS_CPU = 1 << 7, PS_PERIOD = 1 << 8, PS_STREAM_ID = 1 << 9,
 	PS_IDENTIFIER = 1 << 16,
+	PA_SAMPLE_ID_ALL = 1 << 18, /* of perf_event_attr's flags */
 	PF_ENABLED = 1 << 0, PF_RUNNING = 1 << 1, PF_ID = 1 << 2, PF_GROUP = 1 << 3, PF_LOST = 1 << 4
 };
 
@@ -1658,6 +1669,87 @@ static int sum_perf_read(struct dump *d, struct pwords *w, uint64_t fmt, uint64_
 }
 
 /*
+ * The attributes of a perf record's event, by its id: the word a sample
+ * starts with, or the last one of another record (the sample id fields
+ * sample_id_all adds end with it).  Only when the event's sample_type
+ * has IDENTIFIER, as gatord sets it: without, nothing says where the id
+ * is.  NULL for an id perf_keys did not give.
+ */
+static const struct sum_pattr *perf_attr_of(const struct dump *d, const struct apc_field *f,
+					    int sample, uint64_t *id)
+{
+	struct pwords w = {f->s, f->len, (uint64_t)f->i};
+	uint64_t key, ai, x;
+
+	if (sample) {
+		if (!pword(&w, id))
+			return NULL;
+	} else {
+		for (*id = 0; pword(&w, &x);)
+			*id = x;
+	}
+	if (!apc_map64_find(&d->perf_id_map, *id, &key) || !apc_map64_find(&d->pattr_map, key, &ai) ||
+	    !(d->pattrs[ai].sample_type & PS_IDENTIFIER))
+		return NULL;
+	return &d->pattrs[ai];
+}
+
+/* The fields a perf record's event puts in it, as far as the record has
+ * them; `have` holds the PS_* bits of those read. */
+struct perf_head {
+	uint64_t have;
+	uint64_t id, ip, pidtid, time, addr, stream_id, cpu, period;
+};
+
+/* A sample's fields before its read values, in the kernel's order. */
+static int perf_sample_head(const struct sum_pattr *a, struct pwords *w, struct perf_head *h)
+{
+	static const uint64_t bit[] = {PS_IDENTIFIER, PS_IP, PS_TID, PS_TIME, PS_ADDR,
+				       PS_ID, PS_STREAM_ID, PS_CPU, PS_PERIOD};
+	uint64_t *slot[] = {&h->id, &h->ip, &h->pidtid, &h->time, &h->addr,
+			    &h->id, &h->stream_id, &h->cpu, &h->period};
+
+	h->have = 0;
+	for (size_t i = 0; i < sizeof bit / sizeof bit[0]; i++) {
+		if (!(a->sample_type & bit[i]))
+			continue;
+		if (!pword(w, slot[i]))
+			return 0;
+		h->have |= bit[i];
+	}
+	return 1;
+}
+
+/* The sample id fields (sample_id_all) at the end of any other record. */
+static int perf_sample_tail(const struct sum_pattr *a, const struct apc_field *f,
+			    struct perf_head *h)
+{
+	static const uint64_t bit[] = {PS_TID, PS_TIME, PS_ID, PS_STREAM_ID, PS_CPU, PS_IDENTIFIER};
+	uint64_t *slot[] = {&h->pidtid, &h->time, &h->id, &h->stream_id, &h->cpu, &h->id};
+	struct pwords w = {f->s, f->len, (uint64_t)f->i};
+	uint64_t n = 0, x;
+
+	h->have = 0;
+	if (!(a->flags & PA_SAMPLE_ID_ALL))
+		return 0;
+	for (size_t i = 0; i < sizeof bit / sizeof bit[0]; i++)
+		n += !!(a->sample_type & bit[i]);
+	if (n > (uint64_t)f->i)
+		return 0;
+	for (uint64_t i = n; i < (uint64_t)f->i; i++)
+		if (!pword(&w, &x))
+			return 0;
+	for (size_t i = 0; i < sizeof bit / sizeof bit[0]; i++) {
+		if (!(a->sample_type & bit[i]))
+			continue;
+		if (!pword(&w, slot[i]))
+			return 0;
+		h->have |= bit[i];
+	}
+	return 1;
+}
+
+/*
  * Perf mode: the counters' values are in perf records.  An event's
  * attributes (perf_attr: its sample_type and read_format) and the ids
  * of its per-CPU instances (perf_keys) say how to read them: a sample's
@@ -1669,6 +1761,30 @@ static int sum_perf_read(struct dump *d, struct pwords *w, uint64_t fmt, uint64_
  * samples without an id first, are not counted.
  */
 static int sum_perf(struct dump *d, const struct apc_msg *m)
+{
+	const struct apc_field *f;
+	const struct sum_pattr *a;
+	struct perf_head h;
+	uint64_t id, x;
+
+	int sample = !strcmp(m->name, "perf_sample");
+	if ((!sample && strcmp(m->name, "perf_read")) || !(f = apc_msg_field(m, "words")) ||
+	    !(a = perf_attr_of(d, f, sample, &id)))
+		return APC_OK;
+	struct pwords w = {f->s, f->len, (uint64_t)f->i};
+	if (!sample) {
+		if (!pword(&w, &x)) /* pid, tid */
+			return APC_OK;
+		return sum_perf_read(d, &w, a->read_format, id);
+	}
+	if (!(a->sample_type & PS_READ) || !perf_sample_head(a, &w, &h))
+		return APC_OK;
+	return sum_perf_read(d, &w, a->read_format, id);
+}
+
+/* Learn an event's attributes (perf_attr) and the ids of its instances
+ * (perf_keys), which say how to read its perf records. */
+static int perf_learn(struct dump *d, const struct apc_msg *m)
 {
 	const struct apc_field *f;
 
@@ -1688,6 +1804,7 @@ static int sum_perf(struct dump *d, const struct apc_msg *m)
 		}
 		a->sample_type = le64_at(f->s + 24);
 		a->read_format = le64_at(f->s + 32);
+		a->flags = f->len >= 48 ? le64_at(f->s + 40) : 0;
 		return APC_OK;
 	}
 	if (!strcmp(m->name, "perf_keys")) {
@@ -1708,40 +1825,153 @@ static int sum_perf(struct dump *d, const struct apc_msg *m)
 		}
 		return APC_OK;
 	}
-	int sample = !strcmp(m->name, "perf_sample");
-	if ((!sample && strcmp(m->name, "perf_read")) || !(f = apc_msg_field(m, "words")))
-		return APC_OK;
+	return APC_OK;
+}
+
+/* Append a field the caller names; a message has room (frame.h). */
+static void perf_field(struct apc_msg *m, const char *name, uint8_t kind, uint64_t v)
+{
+	if (m->nfields < APC_MSG_MAX_FIELDS)
+		m->f[m->nfields++] = (struct apc_field){name, kind, (int64_t)v, NULL, 0};
+}
+
+/* PERF_RECORD_* types whose own fields apcdump names (linux/perf_event.h) */
+enum { PR_MMAP = 1, PR_COMM = 3, PR_EXIT = 4, PR_FORK = 7, PR_READ = 8, PR_MMAP2 = 10 };
+
+/* The NUL-terminated string a record holds from word `from` on (a comm,
+ * a file name), into d->pstr; NULL when the words end first. */
+static const char *perf_str(struct dump *d, const struct apc_field *f, uint64_t from, size_t *len)
+{
 	struct pwords w = {f->s, f->len, (uint64_t)f->i};
-	uint64_t id, key, ai, x;
+	uint64_t x;
+	size_t n = 0;
+
+	for (uint64_t i = 0; i < from; i++)
+		if (!pword(&w, &x))
+			return NULL;
+	while (pword(&w, &x)) {
+		for (int b = 0; b < 8; b++, x >>= 8) {
+			if (!(x & 0xff)) {
+				*len = n;
+				return d->pstr;
+			}
+			if (n == sizeof d->pstr)
+				return NULL;
+			d->pstr[n++] = (char)(x & 0xff);
+		}
+	}
+	return NULL;
+}
+
+/* The first `n` words of a record's body. */
+static int perf_words(const struct apc_field *f, uint64_t *v, int n)
+{
+	struct pwords w = {f->s, f->len, (uint64_t)f->i};
+
+	for (int i = 0; i < n; i++)
+		if (!pword(&w, &v[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * Name what a perf record's words hold, as far as its event's attributes
+ * say: a sample's fields before its read values; another record's own
+ * fields (of mmap, mmap2, comm, fork, exit and read records: the task's
+ * pid and tid, a fork's or exit's parent, the mapping and its file, the
+ * new comm) and its sample id fields (sample_id_all).  They go before
+ * the words, which stay whole, and the record's time, on the perf clock
+ * (CLOCK_MONOTONIC_RAW, as the Summary's monotonic_delta and
+ * annotations), becomes its timestamp.
+ */
+static void perf_name(struct dump *d, struct apc_msg *m)
+{
+	struct perf_head h;
+	uint64_t id, v[4], pidtid = 0, ptid = 0;
 	const struct sum_pattr *a;
+	const char *str = NULL, *str_name = NULL;
+	size_t str_len = 0;
+	int body_tid = 0, fork = 0, map = 0;
+
+	if (!m->nfields || m->f[m->nfields - 1].kind != APC_F_WORDS)
+		return;
+	struct apc_field words = m->f[m->nfields - 1];
+	int sample = !strcmp(m->name, "perf_sample");
+	if (!(a = perf_attr_of(d, &words, sample, &id)))
+		return;
 	if (sample) {
-		if (!pword(&w, &id))
-			return APC_OK;
+		struct pwords w = {words.s, words.len, (uint64_t)words.i};
+		perf_sample_head(a, &w, &h);
+	} else if (!perf_sample_tail(a, &words, &h)) {
+		return;
 	} else {
-		/* the id is the last word */
-		struct pwords last = w;
-		for (id = 0; pword(&last, &x);)
-			id = x;
+		switch (m->code) {
+		case PR_MMAP:
+		case PR_MMAP2:
+			if ((map = perf_words(&words, v, 4))) {
+				pidtid = v[0];
+				body_tid = 1;
+				str = perf_str(d, &words, m->code == PR_MMAP ? 4 : 8, &str_len);
+				str_name = "filename";
+			}
+			break;
+		case PR_COMM:
+			if ((body_tid = perf_words(&words, v, 1))) {
+				pidtid = v[0];
+				str = perf_str(d, &words, 1, &str_len);
+				str_name = "comm";
+			}
+			break;
+		case PR_FORK:
+		case PR_EXIT:
+			/* u32 pid, ppid; u32 tid, ptid */
+			if ((fork = body_tid = perf_words(&words, v, 2))) {
+				pidtid = (v[0] & 0xffffffffu) | v[1] << 32;
+				ptid = v[0] >> 32 | (v[1] & 0xffffffff00000000u);
+			}
+			break;
+		case PR_READ:
+			if ((body_tid = perf_words(&words, v, 1)))
+				pidtid = v[0];
+			break;
+		}
 	}
-	if (!apc_map64_find(&d->perf_id_map, id, &key) ||
-	    !apc_map64_find(&d->pattr_map, key, &ai))
-		return APC_OK;
-	a = &d->pattrs[ai];
-	if (!(a->sample_type & PS_IDENTIFIER))
-		return APC_OK;
-	if (!sample) {
-		if (!pword(&w, &x)) /* pid, tid */
-			return APC_OK;
-		return sum_perf_read(d, &w, a->read_format, id);
+	if (!body_tid)
+		pidtid = h.pidtid;
+	m->nfields--;
+	if (h.have & (PS_IDENTIFIER | PS_ID))
+		perf_field(m, "id", APC_F_UHEX, h.id);
+	if (body_tid || (h.have & PS_TID)) {
+		perf_field(m, "pid", APC_F_INT, (uint32_t)pidtid);
+		perf_field(m, "tid", APC_F_INT, pidtid >> 32);
 	}
-	if (!(a->sample_type & PS_READ))
-		return APC_OK;
-	static const uint64_t before_read[] = {PS_IP, PS_TID, PS_TIME, PS_ADDR, PS_ID, PS_STREAM_ID,
-					       PS_CPU, PS_PERIOD};
-	for (size_t i = 0; i < sizeof before_read / sizeof before_read[0]; i++)
-		if ((a->sample_type & before_read[i]) && !pword(&w, &x))
-			return APC_OK;
-	return sum_perf_read(d, &w, a->read_format, id);
+	if (fork) {
+		perf_field(m, "ppid", APC_F_INT, (uint32_t)ptid);
+		perf_field(m, "ptid", APC_F_INT, ptid >> 32);
+	}
+	if (h.have & PS_IP)
+		perf_field(m, "ip", APC_F_UHEX, h.ip);
+	if (h.have & PS_ADDR)
+		perf_field(m, "addr", APC_F_UHEX, h.addr);
+	if (map) {
+		perf_field(m, "addr", APC_F_UHEX, v[1]);
+		perf_field(m, "len", APC_F_UHEX, v[2]);
+		perf_field(m, "pgoff", APC_F_UHEX, v[3]);
+	}
+	if (str && m->nfields < APC_MSG_MAX_FIELDS)
+		m->f[m->nfields++] = (struct apc_field){str_name, APC_F_STR, 0, (const uint8_t *)str,
+							(uint32_t)str_len};
+	if (h.have & PS_STREAM_ID)
+		perf_field(m, "stream_id", APC_F_UHEX, h.stream_id);
+	if (h.have & PS_CPU)
+		perf_field(m, "cpu", APC_F_INT, (uint32_t)h.cpu);
+	if (h.have & PS_PERIOD)
+		perf_field(m, "period", APC_F_INT, h.period);
+	m->f[m->nfields++] = words;
+	if (h.have & PS_TIME) {
+		m->ts = (int64_t)(h.time - (uint64_t)d->delta);
+		m->has_ts = 1;
+	}
 }
 
 /* An annotate counter's declaration, value or activity switch. */
@@ -2171,6 +2401,14 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 		    summary_uname(d, &m) < 0) {
 			dump_oom(d);
 			return;
+		}
+		if (m.name[0] == 'p' && !strncmp(m.name, "perf_", 5)) {
+			if (perf_learn(d, &m) < 0) {
+				dump_oom(d);
+				return;
+			}
+			if (m.frame_type == APC_FRAME_PERF_DATA)
+				perf_name(d, &m);
 		}
 		listed |= dump_emit(d, fr, &m, !listed);
 		if (!strcmp(m.name, "external_disconnect")) {
