@@ -479,6 +479,8 @@ struct vcur {
 	const uint8_t *b;
 	size_t pos, len;
 	int quiet;        /* probing (Summary clocks): fail without reporting */
+	const char *what; /* what ends at len, as a cut message says: NULL for the
+			     frame, or a part of it (a perf data chunk) */
 };
 
 static int64_t c_off(const struct verify *v, size_t pos)
@@ -490,8 +492,8 @@ static int c_fail_trunc(struct verify *v, struct vcur *c, const char *what)
 {
 	if (!c->quiet) {
 		v_prob(v, APC_V_ERROR, "packed-truncated", v->frame, c_off(v, c->pos),
-		       "frame ends inside %s (%zu byte%s left)", what, c->len - c->pos,
-		       v_s(c->len - c->pos));
+		       "%s ends inside %s (%zu byte%s left)", c->what ? c->what : "frame", what,
+		       c->len - c->pos, v_s(c->len - c->pos));
 		v->frame_bad = 1;
 	}
 	return -1;
@@ -1232,13 +1234,14 @@ static __attribute__((noinline, cold)) void walk_perf_data(struct verify *v, str
 			v->frame_bad = 1;
 			return;
 		}
-		struct vcur k = {.b = c->b, .pos = c->pos, .len = c->pos + n, .quiet = c->quiet};
+		struct vcur k = {.b = c->b, .pos = c->pos, .len = c->pos + n, .quiet = c->quiet,
+				 .what = "perf data chunk"};
 		while (k.pos < k.len) {
-			if (c_p64(v, &k, &h, "a perf record header in its chunk") < 0)
+			if (c_p64(v, &k, &h, "a perf record header") < 0)
 				return;
 			uint32_t size = (uint32_t)((uint64_t)h >> 48);
 			for (uint32_t i = 1, nw = size > 8 ? (size + 7) / 8 : 1; i < nw; i++)
-				if (c_p64(v, &k, &w, "a perf record word in its chunk") < 0)
+				if (c_p64(v, &k, &w, "a perf record word") < 0)
 					return;
 		}
 		c->pos = k.len;

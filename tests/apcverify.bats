@@ -764,7 +764,7 @@ EOF2
 	verify 1 "$TMP/over.apc"
 	grep -Eq 'over.apc: frame 1 @0x[0-9a-f]+: error: perf data chunk of 25 bytes runs past the end of the frame \(24 bytes follow its length\) \[perf-chunk\]$' <<<"$output"
 	verify 1 "$TMP/short.apc"
-	grep -Eq 'short.apc: frame 1 @0x[0-9a-f]+: error: frame ends inside a perf record word in its chunk \(0 bytes left\) \[packed-truncated\]$' <<<"$output"
+	grep -Eq 'short.apc: frame 1 @0x[0-9a-f]+: error: perf data chunk ends inside a perf record word \(0 bytes left\) \[packed-truncated\]$' <<<"$output"
 	verify 1 "$TMP/len.apc"
 	grep -Eq "len.apc: frame 1 @0x[0-9a-f]+: error: frame ends inside a perf data chunk's 4-byte length \(2 bytes left\) \[perf-chunk\]$" <<<"$output"
 	verify 1 "$TMP/cpu.apc"
