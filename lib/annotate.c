@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "annotate.h"
+#include "bytes.h"
 #include "cpu.h"
 #include "packed.h"
 
@@ -206,11 +207,6 @@ static int ann_time_first(int code)
 	       code != APC_ANN_CAM_JOB && code != APC_ANN_CAM_VIEW;
 }
 
-static uint32_t ann_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* ---- body parsing ------------------------------------------------------ */
 
 /* A cursor over one body; the first failure names the field. */
@@ -266,7 +262,7 @@ static uint32_t ann_get_color(struct ann_cur *c, const char *what)
 	}
 	q = c->p + c->i;
 	c->i += 4;
-	return (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+	return apc_be32(q);
 }
 
 /* The message's colour: ann_get_color() into a, which then has one. */
@@ -635,8 +631,8 @@ static int ann_next_setup(struct apc_ann_decoder *d, struct apc_ann_msg *m, stru
 	v = p[ANN_MAGIC_LEN] - '0';
 	d->pos += ANN_SETUP_LEN;
 	d->setup_done = 1;
-	d->tid = (int32_t)ann_le32(p + 11);
-	d->pid = (int32_t)ann_le32(p + 15);
+	d->tid = (int32_t)apc_le32(p + 11);
+	d->pid = (int32_t)apc_le32(p + 15);
 	d->dont_mangle = p[19];
 	if (v < 3 || v > 5) {
 		/* Decode what follows with the newest rules we know. */
@@ -675,7 +671,7 @@ int apc_ann_decoder_next(struct apc_ann_decoder *d, struct apc_ann_msg *m, struc
 	if (avail < ANN_HDR_LEN)
 		return APC_END;
 	code = p[0];
-	blen = ann_le32(p + 1);
+	blen = apc_le32(p + 1);
 	if (!ann_code_known(d->version, code) || blen > APC_ANN_BODY_MAX) {
 		/* Resync on the declared length, whatever it is. */
 		d->pos += ANN_HDR_LEN;

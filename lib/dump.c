@@ -25,6 +25,7 @@
 #include <libxml/tree.h>
 
 #include "annotate.h"
+#include "bytes.h"
 #include "dump.h"
 #include "format.h"
 #include "frame.h"
@@ -1585,14 +1586,6 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 
 /* ---- perf counter values ---------------------------------------------- */
 
-static uint64_t le64_at(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* The words of a perf record's field, one by one. */
 struct pwords {
 	const uint8_t *p;
@@ -1802,9 +1795,9 @@ static int perf_learn(struct dump *d, const struct apc_msg *m)
 			if (apc_map64_put(&d->pattr_map, (uint64_t)(uint32_t)key->i, d->npattrs - 1) < 0)
 				return APC_ENOMEM;
 		}
-		a->sample_type = le64_at(f->s + 24);
-		a->read_format = le64_at(f->s + 32);
-		a->flags = f->len >= 48 ? le64_at(f->s + 40) : 0;
+		a->sample_type = apc_le64(f->s + 24);
+		a->read_format = apc_le64(f->s + 32);
+		a->flags = f->len >= 48 ? apc_le64(f->s + 40) : 0;
 		return APC_OK;
 	}
 	if (!strcmp(m->name, "perf_keys")) {

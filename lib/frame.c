@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "frame.h"
 #include "packed.h"
 
@@ -260,8 +261,7 @@ static int frame_word_cut(struct apc_err *err, const char *name, const struct ap
 static int frame_len_word(struct apc_err *err, const char *name, const struct apc_frame *f,
 			  const uint8_t *lw, int32_t *len)
 {
-	*len = (int32_t)((uint32_t)lw[0] | (uint32_t)lw[1] << 8 | (uint32_t)lw[2] << 16 |
-			 (uint32_t)lw[3] << 24);
+	*len = (int32_t)apc_le32(lw);
 	if (*len < 0 || (uint32_t)*len > APC_FRAME_MAX)
 		return frame_bad(err, name, f, "frame length %ld is %s", (long)*len,
 				 *len < 0 ? "negative" : "over the 64 MiB limit");
@@ -969,20 +969,13 @@ static int msg_perf_attrs(struct frame_cur *c, struct apc_msg *m)
 		if (left < 8)
 			return cur_fail(c, c->pos, "%s runs past the end of the frame",
 					"perf_event_attr");
-		size = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
-		       (uint32_t)p[7] << 24;
+		size = apc_le32(p + 4);
 		if (size < 8 || size > left)
 			return cur_fail(c, c->pos, "%s size runs past the end of the frame",
 					"perf_event_attr");
-		msg_int(m, "attr_type", APC_F_INT,
-			(uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-				(uint32_t)p[3] << 24);
-		if (size >= 16) {
-			uint64_t cfg = 0;
-			for (int i = 7; i >= 0; i--)
-				cfg = cfg << 8 | p[8 + i];
-			msg_int(m, "config", APC_F_HEX, (int64_t)cfg);
-		}
+		msg_int(m, "attr_type", APC_F_INT, apc_le32(p));
+		if (size >= 16)
+			msg_int(m, "config", APC_F_HEX, (int64_t)apc_le64(p + 8));
 		msg_str(m, "attr", APC_F_BYTES, p, size, 0);
 		c->pos += size;
 		return get32(c, m, "key", APC_F_HEX, NULL);
@@ -1111,8 +1104,7 @@ static __attribute__((noinline, cold)) int msg_perf_data(struct frame_cur *c, st
 		if (c->end - p < 4)
 			return cur_fail(c, p, "perf data ends inside a chunk's 4-byte length (%zu bytes)",
 					c->end - p);
-		uint32_t n = (uint32_t)c->b[p] | (uint32_t)c->b[p + 1] << 8 |
-			     (uint32_t)c->b[p + 2] << 16 | (uint32_t)c->b[p + 3] << 24;
+		uint32_t n = apc_le32(c->b + p);
 		if (n > c->end - p - 4)
 			return cur_fail(c, p, "perf data chunk of %lu bytes, but %zu bytes follow its length",
 					(unsigned long)n, c->end - p - 4);

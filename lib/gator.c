@@ -23,6 +23,7 @@
 
 #include <libxml/tree.h>
 
+#include "bytes.h"
 #include "frame.h"
 #include "gator.h"
 #include "input.h"
@@ -456,8 +457,7 @@ int apc_gator_recv(int fd, struct apc_gator_msg *m, uint32_t max, int timeout_ms
 	if (rc != APC_OK)
 		return rc;
 	m->code = h[0];
-	len = (int32_t)((uint32_t)h[1] | (uint32_t)h[2] << 8 | (uint32_t)h[3] << 16 |
-			(uint32_t)h[4] << 24);
+	len = (int32_t)apc_le32(h + 1);
 	if (len < 0 || (uint32_t)len > max)
 		return apc_err_set(err, APC_EDATA, NULL, APC_NO_OFFSET,
 				   "message code %d: length %" PRId32 " is over the limit of %" PRIu32,

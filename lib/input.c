@@ -38,6 +38,7 @@
 #include <lzma.h>
 #include <zlib.h>
 
+#include "bytes.h"
 #include "input.h"
 #include "util.h"
 
@@ -1340,7 +1341,7 @@ static int sniff_lzma(const uint8_t *p, size_t n)
 	if (n < 14 || p[0] != 0x5d || p[13] != 0)
 		return 0;
 	small = p[11] == 0 && p[12] == 0;
-	dict = (uint32_t)p[1] | (uint32_t)p[2] << 8 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 24;
+	dict = apc_le32(p + 1);
 	for (int i = 5; i < 13; i++)
 		unknown &= p[i] == 0xff;
 	if (dict < 4096 || !(unknown || small))
@@ -2109,14 +2110,10 @@ static unsigned zip_u16(const uint8_t *p)
 	return (unsigned)p[0] | (unsigned)p[1] << 8;
 }
 
-static uint32_t zip_u32(const uint8_t *p)
-{
-	return (uint32_t)zip_u16(p) | (uint32_t)zip_u16(p + 2) << 16;
-}
 
 static uint64_t zip_u64(const uint8_t *p)
 {
-	return (uint64_t)zip_u32(p) | (uint64_t)zip_u32(p + 4) << 32;
+	return (uint64_t)apc_le32(p) | (uint64_t)apc_le32(p + 4) << 32;
 }
 
 /*
@@ -2149,7 +2146,7 @@ static int64_t zip_dir_damage(struct apc_input *in, int *in_dir)
 	if (e < 0)
 		goto out;
 	entries = zip_u16(h + 10);
-	doff = zip_u32(h + 16);
+	doff = apc_le32(h + 16);
 	if (entries == 0xffff || doff == UINT32_MAX) {
 		/* zip64: its locator just before, giving its own end record */
 		uint64_t z;
@@ -2184,7 +2181,7 @@ static int64_t zip_dir_damage(struct apc_input *in, int *in_dir)
 			*in_dir = 1;
 			break;
 		}
-		lho = zip_u32(h + 42);
+		lho = apc_le32(h + 42);
 		if (lho != UINT32_MAX && (bad < 0 || (int64_t)lho < bad)) {
 			uint8_t l[4];
 			if (lho > doff || pread(in->arc_fd, l, 4, (off_t)lho) != 4 ||
@@ -2241,8 +2238,8 @@ static void zip_cut_member(struct apc_input *in, struct in_member *m, int64_t hd
 		return;
 	flags = zip_u16(h + 6);
 	method = zip_u16(h + 8);
-	csize = zip_u32(h + 18);
-	usize = zip_u32(h + 22);
+	csize = apc_le32(h + 18);
+	usize = apc_le32(h + 22);
 	if ((flags & 1) || (method != 0 && method != 8) || left < 0)
 		return;
 	if (!(flags & 8)) {

@@ -32,6 +32,7 @@
 #include <libxml/tree.h>
 
 #include "annotate.h"
+#include "bytes.h"
 #include "format.h"
 #include "frame.h"
 #include "input.h"
@@ -1222,8 +1223,7 @@ static __attribute__((noinline, cold)) void walk_perf_data(struct verify *v, str
 			v->frame_bad = 1;
 			return;
 		}
-		uint32_t n = (uint32_t)c->b[at] | (uint32_t)c->b[at + 1] << 8 |
-			     (uint32_t)c->b[at + 2] << 16 | (uint32_t)c->b[at + 3] << 24;
+		uint32_t n = apc_le32(c->b + at);
 		c->pos += 4;
 		if (n > c->len - c->pos) {
 			v_prob(v, APC_V_ERROR, "perf-chunk", v->frame, c_off(v, at),
@@ -1361,8 +1361,7 @@ static void walk_proc(struct verify *v, struct vcur *c, int32_t fcore)
 				c_fail_trunc(v, c, "a perf_event_attr's type and size");
 				return;
 			}
-			size = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
-			       (uint32_t)p[7] << 24;
+			size = apc_le32(p + 4);
 			if (size < 8 || size > left) {
 				if (size < 8)
 					v_prob(v, APC_V_ERROR, "string-overrun", v->frame, c_off(v, c->pos),
