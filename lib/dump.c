@@ -330,6 +330,7 @@ struct dump {
 	struct apc_map64 perf_id_map;
 	uint64_t perf_values;
 	char pstr[4096]; /* a perf record's comm or file name (perf_str()), as listed */
+	uint8_t pvals[4096]; /* the values it reads (perf_val()), as listed */
 	int have_ts;
 	int64_t first_ts, last_ts;
 	/* the same without thread names and links at time 0 */
@@ -827,6 +828,40 @@ static void pairs_print(struct apc_wbuf *w, const struct apc_field *fl, int json
 	apc_wbuf_putc(w, ']');
 }
 
+/* The values a perf record reads, each with its event's id: id:value in
+ * the text (the id in hex, as perf_keys' ids show), [id,value] in JSON. */
+static void idvals_print(struct apc_wbuf *w, const struct apc_field *fl, int json)
+{
+	size_t pos = 0;
+
+	apc_wbuf_putc(w, '[');
+	for (int64_t i = 0; i < fl->i; i++) {
+		int64_t id, v;
+		int k = apc_unpack64(fl->s + pos, fl->len - pos, &id);
+		if (k <= 0)
+			break;
+		pos += (size_t)k;
+		if ((k = apc_unpack64(fl->s + pos, fl->len - pos, &v)) <= 0)
+			break;
+		pos += (size_t)k;
+		if (i)
+			apc_wbuf_putc(w, ',');
+		if (json)
+			apc_wbuf_putc(w, '[');
+		else
+			apc_wbuf_put(w, "0x", 2);
+		if (json)
+			apc_wbuf_u64(w, (uint64_t)id);
+		else
+			apc_wbuf_x64(w, (uint64_t)id, 0);
+		apc_wbuf_putc(w, json ? ',' : ':');
+		apc_wbuf_u64(w, (uint64_t)v);
+		if (json)
+			apc_wbuf_putc(w, ']');
+	}
+	apc_wbuf_putc(w, ']');
+}
+
 /* A perf record's words: unsigned, in hex as text, decimal in JSON. */
 static void words_print(struct apc_wbuf *w, const struct apc_field *fl, int json)
 {
@@ -1087,6 +1122,7 @@ static void print_json(struct dump *d, const struct apc_frame *fr, const struct 
 			break;
 		case APC_F_PAIRS: pairs_print(w, fl, 1); break;
 		case APC_F_WORDS: words_print(w, fl, 1); break;
+		case APC_F_IDVALS: idvals_print(w, fl, 1); break;
 		case APC_F_UHEX: apc_wbuf_u64(w, (uint64_t)fl->i); break;
 		default: apc_wbuf_i64(w, fl->i); break;
 		}
@@ -1158,6 +1194,7 @@ static void print_text(struct dump *d, const struct apc_frame *fr, const struct 
 			break;
 		case APC_F_PAIRS: pairs_print(w, fl, 0); break;
 		case APC_F_WORDS: words_print(w, fl, 0); break;
+		case APC_F_IDVALS: idvals_print(w, fl, 0); break;
 		case APC_F_HEX:
 		case APC_F_UHEX:
 			W_LIT(w, "0x");
@@ -1608,11 +1645,13 @@ static int pword(struct pwords *w, uint64_t *v)
 }
 
 /* A value of the event with this id: one more value of its key. */
-static int sum_perf_value(struct dump *d, uint64_t id)
+static int sum_perf_value(void *ctx, uint64_t id, uint64_t v)
 {
+	struct dump *d = ctx;
 	uint64_t key;
 	struct sum_counter *c;
 
+	(void)v;
 	if (!apc_map64_find(&d->perf_id_map, id, &key))
 		return APC_OK;
 	if (!(c = sum_counter(d, (int32_t)(uint32_t)key)))
@@ -1631,34 +1670,51 @@ enum {
 	PF_ENABLED = 1 << 0, PF_RUNNING = 1 << 1, PF_ID = 1 << 2, PF_GROUP = 1 << 3, PF_LOST = 1 << 4
 };
 
-/* A read_format block: each value (with its id, or else the record's
- * own event) counts for its event's key. */
-static int sum_perf_read(struct dump *d, struct pwords *w, uint64_t fmt, uint64_t own)
-{
-	uint64_t nr = 1, x, v, id;
+/* What a read_format block holds besides its values, and what each
+ * value goes to: fn(ctx, id, value). */
+struct perf_read {
+	uint64_t enabled, running;
+	int (*fn)(void *ctx, uint64_t id, uint64_t v);
+	void *ctx;
+};
 
-	if ((fmt & PF_GROUP) && !pword(w, &nr))
-		return APC_OK;
-	if (!(fmt & PF_GROUP)) {
-		if (!pword(w, &v))
-			return APC_OK;
-	}
-	if ((fmt & PF_ENABLED) && !pword(w, &x))
-		return APC_OK;
-	if ((fmt & PF_RUNNING) && !pword(w, &x))
-		return APC_OK;
+/* A read_format block (linux/perf_event.h): one value, or a group's
+ * count and values, with the times enabled and running; each value's id
+ * is its own (PF_ID) or the record's event's.  1 when the block was
+ * whole, 0 when the words ended first, fn's result when below 0. */
+static int perf_read_walk(struct pwords *w, uint64_t fmt, uint64_t own, struct perf_read *r)
+{
+	uint64_t nr = 1, v = 0, id, x;
+	int rc;
+
+	if ((fmt & PF_GROUP) ? !pword(w, &nr) : !pword(w, &v))
+		return 0;
+	if ((fmt & PF_ENABLED) && !pword(w, &r->enabled))
+		return 0;
+	if ((fmt & PF_RUNNING) && !pword(w, &r->running))
+		return 0;
+	/* each value takes a word: the words bound the loop, not nr */
 	for (uint64_t i = 0; i < nr; i++) {
 		if ((fmt & PF_GROUP) && !pword(w, &v))
-			return APC_OK;
+			return 0;
 		id = own;
 		if ((fmt & PF_ID) && !pword(w, &id))
-			return APC_OK;
+			return 0;
 		if ((fmt & PF_LOST) && !pword(w, &x))
-			return APC_OK;
-		if (sum_perf_value(d, id) < 0)
-			return APC_ENOMEM;
+			return 0;
+		if ((rc = r->fn(r->ctx, id, v)) < 0)
+			return rc;
 	}
-	return APC_OK;
+	return 1;
+}
+
+/* A read_format block's values count for their events' keys. */
+static int sum_perf_read(struct dump *d, struct pwords *w, uint64_t fmt, uint64_t own)
+{
+	struct perf_read r = {0, 0, sum_perf_value, d};
+	int rc = perf_read_walk(w, fmt, own, &r);
+
+	return rc < 0 ? rc : APC_OK;
 }
 
 /*
@@ -1856,6 +1912,29 @@ static const char *perf_str(struct dump *d, const struct apc_field *f, uint64_t 
 	return NULL;
 }
 
+/* The values a record reads, as (packed64 id, packed64 value) pairs in
+ * d->pvals while they fit. */
+struct perf_vals {
+	struct dump *d;
+	size_t len;
+	uint64_t n;
+	int full;
+};
+
+static int perf_val(void *ctx, uint64_t id, uint64_t v)
+{
+	struct perf_vals *pv = ctx;
+
+	if (sizeof pv->d->pvals - pv->len < 20) {
+		pv->full = 1;
+		return 0;
+	}
+	pv->len += apc_pack64(pv->d->pvals + pv->len, (int64_t)id);
+	pv->len += apc_pack64(pv->d->pvals + pv->len, (int64_t)v);
+	pv->n++;
+	return 0;
+}
+
 /* The first `n` words of a record's body. */
 static int perf_words(const struct apc_field *f, uint64_t *v, int n)
 {
@@ -1884,9 +1963,13 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 	const struct sum_pattr *a;
 	const char *str = NULL, *str_name = NULL;
 	size_t str_len = 0;
-	int body_tid = 0, fork = 0, map = 0;
+	int body_tid = 0, fork = 0, map = 0, read = 0;
+	struct perf_vals pv = {d, 0, 0, 0};
+	struct perf_read rd = {0, 0, perf_val, &pv};
 
-	if (!m->nfields || m->f[m->nfields - 1].kind != APC_F_WORDS)
+	/* a record's words are its last field, after misc and size: room
+	 * for the twenty or so named here (frame.h) */
+	if (!m->nfields || m->nfields > 4 || m->f[m->nfields - 1].kind != APC_F_WORDS)
 		return;
 	struct apc_field words = m->f[m->nfields - 1];
 	int sample = !strcmp(m->name, "perf_sample");
@@ -1894,7 +1977,8 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 		return;
 	if (sample) {
 		struct pwords w = {words.s, words.len, (uint64_t)words.i};
-		perf_sample_head(a, &w, &h);
+		if (perf_sample_head(a, &w, &h) && (a->sample_type & PS_READ))
+			read = perf_read_walk(&w, a->read_format, h.id, &rd) > 0;
 	} else if (!perf_sample_tail(a, &words, &h)) {
 		return;
 	} else {
@@ -1923,10 +2007,12 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 				ptid = v[0] >> 32 | (v[1] & 0xffffffff00000000u);
 			}
 			break;
-		case PR_READ:
-			if ((body_tid = perf_words(&words, v, 1)))
-				pidtid = v[0];
+		case PR_READ: {
+			struct pwords w = {words.s, words.len, (uint64_t)words.i};
+			if ((body_tid = pword(&w, &pidtid)))
+				read = perf_read_walk(&w, a->read_format, h.id, &rd) > 0;
 			break;
+		}
 		}
 	}
 	if (!body_tid)
@@ -1960,6 +2046,15 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 		perf_field(m, "cpu", APC_F_INT, (uint32_t)h.cpu);
 	if (h.have & PS_PERIOD)
 		perf_field(m, "period", APC_F_INT, h.period);
+	if (read) {
+		if (a->read_format & PF_ENABLED)
+			perf_field(m, "enabled", APC_F_INT, rd.enabled);
+		if (a->read_format & PF_RUNNING)
+			perf_field(m, "running", APC_F_INT, rd.running);
+		if (!pv.full && m->nfields < APC_MSG_MAX_FIELDS)
+			m->f[m->nfields++] = (struct apc_field){"values", APC_F_IDVALS, (int64_t)pv.n,
+								d->pvals, (uint32_t)pv.len};
+	}
 	m->f[m->nfields++] = words;
 	if (h.have & PS_TIME) {
 		m->ts = (int64_t)(h.time - (uint64_t)d->delta);

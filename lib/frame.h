@@ -145,8 +145,10 @@ enum apc_field_kind {
 	APC_F_BYTES,  /* s, len (raw, shown as hex / length) */
 	APC_F_PAIRS,  /* s, len: a run of (packed32 cookie, packed64 offset) pairs; i = count */
 	APC_F_WORDS,  /* s, len: a run of packed64 words, shown unsigned; i = count */
-	APC_F_UHEX    /* i as an unsigned 64-bit value: hex in text, unsigned in JSON
+	APC_F_UHEX,   /* i as an unsigned 64-bit value: hex in text, unsigned in JSON
 			 (an address; apcdump's names for a perf record's words) */
+	APC_F_IDVALS  /* s, len: a run of (packed64 id, packed64 value) pairs; i = count
+			 (apcdump: the values a perf record reads) */
 };
 
 /*

@@ -2015,25 +2015,28 @@ for (m, cpu), k in sorted(n.items()):
 
 # perf_cap DIR: a protocol-680 capture in perf mode, through apcpack.py:
 # event 0x21 samples IDENTIFIER, IP, TID, TIME, CPU and PERIOD with
-# sample_id_all (ids 100 on CPU 0, 101 on CPU 1), event 0x22 IDENTIFIER
-# and TIME without it (id 200); the Summary's monotonic_delta is 100, so
-# a record's time T lists as ts=T-100.
+# sample_id_all and reads its time enabled, running and id (ids 100 on
+# CPU 0, 101 on CPU 1), event 0x22 IDENTIFIER and TIME without
+# sample_id_all (id 200), event 0x23 IDENTIFIER, TIME and READ of a group
+# with ids (id 300); the Summary's monotonic_delta is 100, so a record's
+# time T lists as ts=T-100.
 perf_cap() {
 	cap_py "$1" <<'EOF2'
-def attr(sample_type, flags):
+def attr(sample_type, flags, read_format=0):
     # struct perf_event_attr (64 bytes): type, size, config, period,
     # sample_type @24, read_format @32, flags @40
-    return struct.pack("<IIQQQQQ", 4, 64, 0, 1000, sample_type, 0, flags) + b"\0" * 16
+    return struct.pack("<IIQQQQQ", 4, 64, 0, 1000, sample_type, read_format, flags) + b"\0" * 16
 w = lambda v: p(v - (1 << 64) if v >= 1 << 63 else v)
 def rec(t, misc, *words):
     return w(t | misc << 32 | 8 * (1 + len(words)) << 48) + b"".join(w(x) for x in words)
 chunk = lambda b: struct.pack("<I", len(b)) + b
 tid = lambda pid, tid: pid | tid << 32
 word = lambda b: int.from_bytes(b.ljust(8, b"\0"), "little")
-A, B = 0x10187, 0x10004
+A, B, C = 0x10187, 0x10004, 0x10014
 F = [summary(),
-     p(11) + p(0) + p(1) + attr(A, 1 << 18) + p(0x21) + p(1) + attr(B, 0) + p(0x22)
-     + p(2) + p(3) + p(100) + p(0x21) + p(101) + p(0x21) + p(200) + p(0x22),
+     p(11) + p(0) + p(1) + attr(A, 1 << 18, 7) + p(0x21) + p(1) + attr(B, 0) + p(0x22)
+     + p(1) + attr(C, 0, 0xc) + p(0x23)
+     + p(2) + p(4) + p(100) + p(0x21) + p(101) + p(0x21) + p(200) + p(0x22) + p(300) + p(0x23),
      p(12) + p(0) + chunk(
          rec(9, 1, 100, 0xffffffff81000010, tid(7, 8), 1100, 0, 5000)
          + rec(3, 0x2000, tid(7, 8), word(b"worker"), tid(7, 8), 1200, 0, 100)
@@ -2042,6 +2045,8 @@ F = [summary(),
                tid(9, 9), 1400, 0, 100)
          + rec(9, 2, 200, 1150)
          + rec(8, 0, tid(7, 8), 5, 200)
+         + rec(8, 0, tid(7, 8), 42, 10, 5, 100, tid(7, 8), 1250, 0, 100)
+         + rec(9, 1, 300, 1160, 2, 11, 300, 22, 100)
          + rec(9, 1, 999, 1, 2, 3, 4, 5)),
      p(12) + p(1) + chunk(rec(9, 1, 101, 0x1234, tid(7, 7), 1050, 1, 5000))]
 EOF2
@@ -2050,7 +2055,7 @@ EOF2
 @test "perf records' words are named from their events' attributes, and their times are timestamps" {
 	perf_cap "$TMP/p.apc"
 	exits 0 apcdump --frame=perf_data "$TMP/p.apc"
-	[ "${#lines[@]}" -eq 8 ]
+	[ "${#lines[@]}" -eq 10 ]
 	# a sample: its fields before the read values, the time on the
 	# Summary's clock
 	grep -q ' perf_sample *ts=1000 misc=0x1 size=56 id=0x64 pid=7 tid=8 ip=0xffffffff81000010 cpu=0 period=5000 words=\[0x64,0xffffffff81000010,' <<<"$output"
@@ -2065,12 +2070,18 @@ EOF2
 	grep -q ' perf_sample *ts=1050 misc=0x2 size=24 id=0xc8 words=\[0xc8,0x47e\]$' <<<"$output"
 	grep -q ' perf_read *misc=0x0 size=32 words=\[0x800000007,0x5,0xc8\]$' <<<"$output"
 	grep -q ' perf_sample *misc=0x1 size=56 words=\[0x3e7,0x1,0x2,0x3,0x4,0x5\]$' <<<"$output"
+	# the values read: a read record's (its time enabled and running,
+	# its value with its id), a sample's group (each value with its id)
+	grep -q ' perf_read *ts=1150 misc=0x0 size=80 id=0x64 pid=7 tid=8 cpu=0 enabled=10 running=5 values=\[0x64:42\] words=\[' <<<"$output"
+	grep -q ' perf_sample *ts=1060 misc=0x1 size=64 id=0x12c values=\[0x12c:11,0x64:22\] words=\[' <<<"$output"
 	grep -q ' perf_data *1 perf_sample *ts=950 misc=0x1 size=56 id=0x65 pid=7 tid=7 ip=0x1234 cpu=1 period=5000 ' <<<"$output"
 	# JSON: addresses and ids unsigned
 	apcdump --json --frame=perf_data -c 1 "$TMP/p.apc" | grep -q '"ts":1000,"misc":1,"size":56,"id":100,"pid":7,"tid":8,"ip":18446744071578845200,"cpu":0,"period":5000,"words":\[100,18446744071578845200,'
+	apcdump --json --frame=perf_data "$TMP/p.apc" | grep -q '"ts":1060,"misc":1,"size":64,"id":300,"values":\[\[300,11\],\[100,22\]\],"words":'
 	# the window takes perf records by their times; untimed ones are out
 	exits 0 apcdump --frame=perf_data --begin=1000 --end=1100 "$TMP/p.apc"
-	[ "${#lines[@]}" -eq 3 ]
+	[ "${#lines[@]}" -eq 4 ]
+	grep -q 'perf_sample *ts=1060 ' <<<"$output"
 	grep -q 'perf_sample *ts=1000 ' <<<"$output"
 	grep -q 'perf_comm *ts=1100 ' <<<"$output"
 	grep -q 'perf_sample *ts=1050 ' <<<"$output"
@@ -2078,10 +2089,14 @@ EOF2
 	# threads, the span takes their times, and their order (1050 after
 	# 1300 on CPU 0) is not checked, as apcverify does not
 	exits 0 apcdump --summary "$TMP/p.apc"
-	grep -Eqx '  tid 8 +2 messages  "worker"' <<<"$output"
+	grep -Eqx '  tid 8 +3 messages  "worker"' <<<"$output"
 	grep -Eqx '  tid 9 +2 messages  \(no name\)' <<<"$output"
 	grep -qx 'Last timestamp:      1300 ns' <<<"$output"
 	grep -qx 'Timestamps in order: yes (per frame type and core)' <<<"$output"
+	# the values it lists are those the summary counts, by their ids
+	grep -qx 'Counters:            4 (3 with values; 4 values read from the records of 2 perf data frames)' <<<"$output"
+	grep -Eqx '  key 0x21 +\(unnamed\) +2 values  \(not in captured.xml\)' <<<"$output"
+	grep -Eqx '  key 0x23 +\(unnamed\) +1 value  \(not in captured.xml\)' <<<"$output"
 	exits 0 apcverify "$TMP/p.apc"
 }
 
@@ -2103,10 +2118,23 @@ def unpack(b, i):
         v |= (x & 0x7f) << shift; shift += 7
         if not x & 0x80:
             return (v - (1 << shift) if x & 0x40 else v), i
-attrs, key_of, delta, n, named = {}, {}, 0, 0, 0
+attrs, key_of, delta, n, named, nvals = {}, {}, 0, 0, 0, 0
 SAMPLE = [(1 << 16, "id"), (1, "ip"), (2, "tid"), (4, "time"), (8, "addr"), (64, "id"),
           (512, "stream_id"), (128, "cpu"), (256, "period")]
 TAIL = [(2, "tid"), (4, "time"), (64, "id"), (512, "stream_id"), (128, "cpu"), (1 << 16, "id")]
+def read(it, fmt, own, want):
+    # read_format: ENABLED 1, RUNNING 2, ID 4, GROUP 8, LOST 16
+    nr, v = (next(it), None) if fmt & 8 else (1, next(it))
+    for bit, name in ((1, "enabled"), (2, "running")):
+        if fmt & bit:
+            want[name] = next(it)
+    want["values"] = []
+    for _ in range(nr):
+        v = next(it) if fmt & 8 else v
+        ident = next(it) if fmt & 4 else own
+        if fmt & 16:
+            next(it)
+        want["values"].append([ident, v])
 for m in map(json.loads, open(sys.argv[1])):
     if m["msg"] == "summary":
         delta = m["monotonic_delta"]
@@ -2131,6 +2159,8 @@ for m in map(json.loads, open(sys.argv[1])):
         for bit, name in SAMPLE:
             if st & bit:
                 want[name] = next(it, None)
+        if st & 16:
+            read(it, fmt, want["id"], want)
     elif st & 1 << 16 and flags & 1 << 18:
         tail = [(b, nm) for b, nm in TAIL if st & b]
         for (bit, name), v in zip(tail, w[len(w) - len(tail):]):
@@ -2148,6 +2178,7 @@ for m in map(json.loads, open(sys.argv[1])):
                         ppid=w[0] >> 32, ptid=w[1] >> 32)
         elif m["code"] == 8:
             want["tid"] = w[0]
+            read(iter(w[1:]), fmt, want["id"], want)
     if "tid" in want:
         pt = want.pop("tid")
         want["pid"], want["tid"] = pt & 0xffffffff, pt >> 32
@@ -2158,16 +2189,20 @@ for m in map(json.loads, open(sys.argv[1])):
     named += bool(got)
     if got != want:
         print("differ at", m["offset"], got, want)
-print(n, named)
+    nvals += len(got.get("values", []))
+print(n, named, nvals)
 PY
 		cat "$TMP/out"
 		! grep -q differ "$TMP/out" || false
-		read -r n named <"$TMP/out"
+		read -r n named nvals <"$TMP/out"
 		[ "$named" -gt 50 ]
+		[ "$nvals" -gt 0 ]
 	done
+	# sleep_counters' records list every value its summary counts
+	[ "$nvals" -eq 114 ]
 	# the first records of sleep_counters' first perf frame, as text
 	apcdump --frame=perf_data -c 3 "$SHARED/apc/sleep_counters.apc" >"$TMP/text"
-	grep -q ' perf_sample *ts=174847607 misc=0x1 size=104 id=0x19 pid=19089 tid=19089 ip=0xffffffff8225f2d9 stream_id=0x19 words=' "$TMP/text"
+	grep -q ' perf_sample *ts=174847607 misc=0x1 size=104 id=0x19 pid=19089 tid=19089 ip=0xffffffff8225f2d9 stream_id=0x19 enabled=4128862 running=1343118 values=\[0x18:0,0x19:1333549\] words=' "$TMP/text"
 	grep -q ' perf_fork *ts=175482391 misc=0x0 size=64 id=0x18 pid=19095 tid=19095 ppid=19089 ptid=19089 stream_id=0x18 words=' "$TMP/text"
 	apcdump --frame=perf_data "$SHARED/apc/v68_sleep.apc" | grep -q ' perf_mmap *ts=11221423 misc=0x2 size=104 id=0x34 pid=19733 tid=19733 addr=0x7fa18e840000 len=0x156000 pgoff=0x26000 filename="/usr/lib/x86_64-linux-gnu/libc.so.6" words='
 }
