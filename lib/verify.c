@@ -59,6 +59,9 @@ const struct apc_vcheck apc_verify_checks[] = {
 	 "core count"},
 	{"packed-truncated", APC_V_ERROR,
 	 "a frame ends inside a packed integer or before a message's next field"},
+	{"perf-chunk", APC_V_ERROR,
+	 "a perf data frame that ends inside a chunk's length, or a chunk longer than the rest of "
+	 "its frame"},
 	{"packed-overlong", APC_V_ERROR, "a packed integer longer than 5/10 bytes or out of range"},
 	{"packed-nonminimal", APC_V_WARNING, "a packed integer not in its shortest form"},
 	{"string-overrun", APC_V_ERROR,

@@ -421,6 +421,18 @@ Try 'apcverify --help' for more information." ]
 	[ "$status" -eq 0 ]
 }
 
+@test "every check id the checker reports is one --list-checks lists" {
+	# the ids in lib/verify.c's source (each hyphenated string there is
+	# one): "perf-chunk" was reported but missing from the list
+	run apcverify --list-checks
+	[ "$status" -eq 0 ]
+	ids=$(grep -oE '"[a-z0-9]+(-[a-z0-9]+)+"' "$APC_ROOT/lib/verify.c" | tr -d '"' | sort -u)
+	[ "$(wc -l <<<"$ids")" -ge 30 ]
+	for id in $ids; do
+		grep -q "^$id " <<<"$output" || { echo "not listed: $id"; false; }
+	done
+}
+
 @test "every check id is documented in the man page" {
 	run apcverify --list-checks
 	[ "$status" -eq 0 ]

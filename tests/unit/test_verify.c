@@ -577,6 +577,16 @@ static void add_string_overrun(struct cap *c)
 }
 static void f_string_overrun(void) { fault_frames(add_string_overrun, "string-overrun", APC_V_ERROR); }
 
+/* a perf data frame on core 0: a chunk of 9 bytes promised, 2 given */
+static void add_perf_chunk(struct cap *c)
+{
+	struct apc_buf *b = frame(c, APC_FRAME_PERF_DATA);
+
+	p32(b, 0);
+	praw(b, "\x09\0\0\0\x01\x02", 6);
+}
+static void f_perf_chunk(void) { fault_frames(add_perf_chunk, "perf-chunk", APC_V_ERROR); }
+
 static void add_type8(struct cap *c) { praw(frame(c, 8), "xyz", 3); }
 static void f_unknown_frame(void) { fault_frames(add_type8, "unknown-frame", APC_V_WARNING); }
 
@@ -1240,7 +1250,7 @@ static void every_check_is_tested(void)
 {
 	static const char *const tested[] = {
 		"archive", "data-file", "frame-truncated", "frame-empty", "frame-core", "msg-core",
-		"packed-truncated",
+		"packed-truncated", "perf-chunk",
 		"packed-overlong", "packed-nonminimal", "string-overrun", "unknown-frame",
 		"unknown-msg", "canary", "summary-first", "summary-repeated",
 		"summary-missing", "ts-frame", "ts-core", "ts-cross-type", "ts-gatord-name",
@@ -1353,6 +1363,7 @@ void run_tests(void)
 	T_RUN(f_packed_overlong);
 	T_RUN(f_packed_nonminimal);
 	T_RUN(f_string_overrun);
+	T_RUN(f_perf_chunk);
 	T_RUN(f_unknown_frame);
 	T_RUN(f_unknown_msg);
 	T_RUN(f_frame_core);
