@@ -329,6 +329,7 @@ struct dump {
 	struct sum_pattr *pattrs; size_t npattrs, cpattrs; struct apc_map64 pattr_map;
 	struct apc_map64 perf_id_map;
 	uint64_t perf_values;
+	uint64_t perf_lost, perf_lost_recs; /* records the kernel lost, as lost records say */
 	char pstr[4096]; /* a perf record's comm or file name (perf_str()), as listed */
 	uint8_t pvals[4096]; /* the values it reads (perf_val()), as listed */
 	int have_ts;
@@ -1816,6 +1817,13 @@ static int sum_perf(struct dump *d, const struct apc_msg *m)
 	struct perf_head h;
 	uint64_t id, x;
 
+	if (!strcmp(m->name, "perf_lost") || !strcmp(m->name, "perf_lost_samples")) {
+		if ((f = apc_msg_field(m, "lost"))) {
+			d->perf_lost += (uint64_t)f->i;
+			d->perf_lost_recs++;
+		}
+		return APC_OK;
+	}
 	int sample = !strcmp(m->name, "perf_sample");
 	if ((!sample && strcmp(m->name, "perf_read")) || !(f = apc_msg_field(m, "words")) ||
 	    !(a = perf_attr_of(d, f, sample, &id)))
@@ -1885,7 +1893,10 @@ static void perf_field(struct apc_msg *m, const char *name, uint8_t kind, uint64
 }
 
 /* PERF_RECORD_* types whose own fields apcdump names (linux/perf_event.h) */
-enum { PR_MMAP = 1, PR_COMM = 3, PR_EXIT = 4, PR_FORK = 7, PR_READ = 8, PR_MMAP2 = 10 };
+enum {
+	PR_MMAP = 1, PR_LOST = 2, PR_COMM = 3, PR_EXIT = 4, PR_FORK = 7, PR_READ = 8, PR_MMAP2 = 10,
+	PR_AUX = 11, PR_ITRACE_START = 12, PR_LOST_SAMPLES = 13, PR_SWITCH_CPU_WIDE = 15
+};
 
 /* The NUL-terminated string a record holds from word `from` on (a comm,
  * a file name), into d->pstr; NULL when the words end first. */
@@ -1946,24 +1957,35 @@ static int perf_words(const struct apc_field *f, uint64_t *v, int n)
 	return 1;
 }
 
+/* A field a record's own layout names, kept until the record's fields
+ * are put in order. */
+struct perf_extra {
+	const char *name;
+	uint8_t kind;
+	uint64_t v;
+};
+
 /*
- * Name what a perf record's words hold, as far as its event's attributes
- * say: a sample's fields before its read values; another record's own
- * fields (of mmap, mmap2, comm, fork, exit and read records: the task's
- * pid and tid, a fork's or exit's parent, the mapping and its file, the
- * new comm) and its sample id fields (sample_id_all).  They go before
- * the words, which stay whole, and the record's time, on the perf clock
- * (CLOCK_MONOTONIC_RAW, as the Summary's monotonic_delta and
+ * Name what a perf record's words hold.  A record's own fields are its
+ * type's (mmap, mmap2, comm, fork, exit, read, lost, aux, itrace_start,
+ * lost_samples, switch_cpu_wide: the task's pid and tid, a fork's or
+ * exit's parent, the mapping and its file, the new comm, what was lost).
+ * The rest hangs on the record's event, found by its id: a sample's
+ * fields before its read values, what a sample or read record reads,
+ * and the sample id fields other records end with (sample_id_all).  They
+ * go before the words, which stay whole, and the record's time, on the
+ * perf clock (CLOCK_MONOTONIC_RAW, as the Summary's monotonic_delta and
  * annotations), becomes its timestamp.
  */
 static void perf_name(struct dump *d, struct apc_msg *m)
 {
-	struct perf_head h;
+	struct perf_head h = {0};
 	uint64_t id, v[4], pidtid = 0, ptid = 0;
 	const struct sum_pattr *a;
 	const char *str = NULL, *str_name = NULL;
 	size_t str_len = 0;
-	int body_tid = 0, fork = 0, map = 0, read = 0;
+	int body_tid = 0, fork = 0, map = 0, read = 0, nx = 0;
+	struct perf_extra x[3];
 	struct perf_vals pv = {d, 0, 0, 0};
 	struct perf_read rd = {0, 0, perf_val, &pv};
 
@@ -1973,15 +1995,16 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 		return;
 	struct apc_field words = m->f[m->nfields - 1];
 	int sample = !strcmp(m->name, "perf_sample");
-	if (!(a = perf_attr_of(d, &words, sample, &id)))
-		return;
+	a = perf_attr_of(d, &words, sample, &id);
 	if (sample) {
 		struct pwords w = {words.s, words.len, (uint64_t)words.i};
+		if (!a)
+			return; /* nothing in a sample is known without its event */
 		if (perf_sample_head(a, &w, &h) && (a->sample_type & PS_READ))
 			read = perf_read_walk(&w, a->read_format, h.id, &rd) > 0;
-	} else if (!perf_sample_tail(a, &words, &h)) {
-		return;
 	} else {
+		if (a)
+			perf_sample_tail(a, &words, &h);
 		switch (m->code) {
 		case PR_MMAP:
 		case PR_MMAP2:
@@ -2009,10 +2032,37 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 			break;
 		case PR_READ: {
 			struct pwords w = {words.s, words.len, (uint64_t)words.i};
-			if ((body_tid = pword(&w, &pidtid)))
+			/* the values need the event's read_format, and their
+			 * own event's id from the sample id fields */
+			if ((body_tid = pword(&w, &pidtid)) && (h.have & (PS_IDENTIFIER | PS_ID)))
 				read = perf_read_walk(&w, a->read_format, h.id, &rd) > 0;
 			break;
 		}
+		case PR_LOST: /* u64 id, lost */
+			if (perf_words(&words, v, 2))
+				x[nx++] = (struct perf_extra){"lost", APC_F_INT, v[1]};
+			break;
+		case PR_LOST_SAMPLES: /* u64 lost */
+			if (perf_words(&words, v, 1))
+				x[nx++] = (struct perf_extra){"lost", APC_F_INT, v[0]};
+			break;
+		case PR_AUX: /* u64 aux_offset, aux_size, flags */
+			if (perf_words(&words, v, 3)) {
+				x[nx++] = (struct perf_extra){"aux_offset", APC_F_UHEX, v[0]};
+				x[nx++] = (struct perf_extra){"aux_size", APC_F_INT, v[1]};
+				x[nx++] = (struct perf_extra){"flags", APC_F_UHEX, v[2]};
+			}
+			break;
+		case PR_ITRACE_START: /* u32 pid, tid */
+			if ((body_tid = perf_words(&words, v, 1)))
+				pidtid = v[0];
+			break;
+		case PR_SWITCH_CPU_WIDE: /* u32 next_prev_pid, next_prev_tid */
+			if (perf_words(&words, v, 1)) {
+				x[nx++] = (struct perf_extra){"next_prev_pid", APC_F_INT, (uint32_t)v[0]};
+				x[nx++] = (struct perf_extra){"next_prev_tid", APC_F_INT, v[0] >> 32};
+			}
+			break;
 		}
 	}
 	if (!body_tid)
@@ -2040,6 +2090,8 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 	if (str && m->nfields < APC_MSG_MAX_FIELDS)
 		m->f[m->nfields++] = (struct apc_field){str_name, APC_F_STR, 0, (const uint8_t *)str,
 							(uint32_t)str_len};
+	for (int i = 0; i < nx; i++)
+		perf_field(m, x[i].name, x[i].kind, x[i].v);
 	if (h.have & PS_STREAM_ID)
 		perf_field(m, "stream_id", APC_F_UHEX, h.stream_id);
 	if (h.have & PS_CPU)
@@ -2797,6 +2849,10 @@ static void summary_json(struct dump *d)
 	putc(']', f);
 	json_key(f, &first, "perf_values");
 	fprintf(f, "%" PRIu64, d->perf_values);
+	json_key(f, &first, "perf_lost");
+	fprintf(f, "%" PRIu64, d->perf_lost);
+	json_key(f, &first, "perf_lost_records");
+	fprintf(f, "%" PRIu64, d->perf_lost_recs);
 	json_key(f, &first, "annotate_counters");
 	putc('[', f);
 	for (size_t i = 0; i < d->nactrs; i++) {
@@ -3024,6 +3080,12 @@ static void summary_text(struct dump *d)
 			noun(d->ctrs[i].values, "value", "values"),
 			d->ctrs[i].declared ? "" : "  (not in captured.xml)");
 	}
+	/* what the kernel could not put in its ring buffers: samples and
+	 * records missing from the perf data, which its lost records count */
+	if (d->perf_lost_recs)
+		fprintf(f, "Perf records lost:   %" PRIu64 " (as %" PRIu64 " lost record%s say%s)\n",
+			d->perf_lost, d->perf_lost_recs, d->perf_lost_recs == 1 ? "" : "s",
+			d->perf_lost_recs == 1 ? "s" : "");
 	with_values = 0;
 	for (size_t i = 0; i < d->nactrs; i++)
 		with_values += d->actrs[i].values || d->actrs[i].switches;

@@ -2048,14 +2048,19 @@ F = [summary(),
          + rec(8, 0, tid(7, 8), 42, 10, 5, 100, tid(7, 8), 1250, 0, 100)
          + rec(9, 1, 300, 1160, 2, 11, 300, 22, 100)
          + rec(9, 1, 999, 1, 2, 3, 4, 5)),
-     p(12) + p(1) + chunk(rec(9, 1, 101, 0x1234, tid(7, 7), 1050, 1, 5000))]
+     p(12) + p(1) + chunk(rec(9, 1, 101, 0x1234, tid(7, 7), 1050, 1, 5000)
+         + rec(2, 0, 101, 7, tid(7, 7), 1310, 1, 101)
+         + rec(15, 0x2000, tid(11, 12), tid(7, 7), 1320, 1, 101)
+         + rec(11, 0, 0x1000, 512, 1, tid(7, 7), 1330, 1, 101)
+         + rec(13, 0, 3, tid(7, 7), 1340, 1, 101)
+         + rec(12, 0, tid(7, 7), tid(7, 7), 1350, 1, 101))]
 EOF2
 }
 
 @test "perf records' words are named from their events' attributes, and their times are timestamps" {
 	perf_cap "$TMP/p.apc"
 	exits 0 apcdump --frame=perf_data "$TMP/p.apc"
-	[ "${#lines[@]}" -eq 10 ]
+	[ "${#lines[@]}" -eq 15 ]
 	# a sample: its fields before the read values, the time on the
 	# Summary's clock
 	grep -q ' perf_sample *ts=1000 misc=0x1 size=56 id=0x64 pid=7 tid=8 ip=0xffffffff81000010 cpu=0 period=5000 words=\[0x64,0xffffffff81000010,' <<<"$output"
@@ -2065,16 +2070,23 @@ EOF2
 	grep -q ' perf_fork *ts=1200 misc=0x0 size=64 id=0x64 pid=9 tid=9 ppid=7 ptid=8 cpu=0 words=\[' <<<"$output"
 	grep -q ' perf_mmap2 *ts=1300 misc=0x2 size=112 id=0x64 pid=9 tid=9 addr=0x400000 len=0x1000 pgoff=0x0 filename="/bin/x" cpu=0 words=\[' <<<"$output"
 	# event 0x22 has only its id and time in a sample, and nothing at
-	# the end of other records (no sample_id_all): its read record, and
-	# a sample of an id no perf_keys gave, keep their words alone
+	# the end of other records (no sample_id_all): its read record has
+	# its own pid and tid, not its values or time, and a sample of an id
+	# no perf_keys gave keeps its words alone
 	grep -q ' perf_sample *ts=1050 misc=0x2 size=24 id=0xc8 words=\[0xc8,0x47e\]$' <<<"$output"
-	grep -q ' perf_read *misc=0x0 size=32 words=\[0x800000007,0x5,0xc8\]$' <<<"$output"
+	grep -q ' perf_read *misc=0x0 size=32 pid=7 tid=8 words=\[0x800000007,0x5,0xc8\]$' <<<"$output"
 	grep -q ' perf_sample *misc=0x1 size=56 words=\[0x3e7,0x1,0x2,0x3,0x4,0x5\]$' <<<"$output"
 	# the values read: a read record's (its time enabled and running,
 	# its value with its id), a sample's group (each value with its id)
 	grep -q ' perf_read *ts=1150 misc=0x0 size=80 id=0x64 pid=7 tid=8 cpu=0 enabled=10 running=5 values=\[0x64:42\] words=\[' <<<"$output"
 	grep -q ' perf_sample *ts=1060 misc=0x1 size=64 id=0x12c values=\[0x12c:11,0x64:22\] words=\[' <<<"$output"
 	grep -q ' perf_data *1 perf_sample *ts=950 misc=0x1 size=56 id=0x65 pid=7 tid=7 ip=0x1234 cpu=1 period=5000 ' <<<"$output"
+	# what was lost, AUX data's place, a CPU-wide switch's other task
+	grep -q ' perf_lost *ts=1210 misc=0x0 size=56 id=0x65 pid=7 tid=7 lost=7 cpu=1 words=' <<<"$output"
+	grep -q ' perf_switch_cpu_wide *ts=1220 misc=0x2000 size=48 id=0x65 pid=7 tid=7 next_prev_pid=11 next_prev_tid=12 cpu=1 words=' <<<"$output"
+	grep -q ' perf_aux_record *ts=1230 misc=0x0 size=64 id=0x65 pid=7 tid=7 aux_offset=0x1000 aux_size=512 flags=0x1 cpu=1 words=' <<<"$output"
+	grep -q ' perf_lost_samples *ts=1240 misc=0x0 size=48 id=0x65 pid=7 tid=7 lost=3 cpu=1 words=' <<<"$output"
+	grep -q ' perf_itrace_start *ts=1250 misc=0x0 size=48 id=0x65 pid=7 tid=7 cpu=1 words=' <<<"$output"
 	# JSON: addresses and ids unsigned
 	apcdump --json --frame=perf_data -c 1 "$TMP/p.apc" | grep -q '"ts":1000,"misc":1,"size":56,"id":100,"pid":7,"tid":8,"ip":18446744071578845200,"cpu":0,"period":5000,"words":\[100,18446744071578845200,'
 	apcdump --json --frame=perf_data "$TMP/p.apc" | grep -q '"ts":1060,"misc":1,"size":64,"id":300,"values":\[\[300,11\],\[100,22\]\],"words":'
@@ -2089,7 +2101,7 @@ EOF2
 	# threads, the span takes their times, and their order (1050 after
 	# 1300 on CPU 0) is not checked, as apcverify does not
 	exits 0 apcdump --summary "$TMP/p.apc"
-	grep -Eqx '  tid 8 +3 messages  "worker"' <<<"$output"
+	grep -Eqx '  tid 8 +4 messages  "worker"' <<<"$output"
 	grep -Eqx '  tid 9 +2 messages  \(no name\)' <<<"$output"
 	grep -qx 'Last timestamp:      1300 ns' <<<"$output"
 	grep -qx 'Timestamps in order: yes (per frame type and core)' <<<"$output"
@@ -2097,6 +2109,8 @@ EOF2
 	grep -qx 'Counters:            4 (3 with values; 4 values read from the records of 2 perf data frames)' <<<"$output"
 	grep -Eqx '  key 0x21 +\(unnamed\) +2 values  \(not in captured.xml\)' <<<"$output"
 	grep -Eqx '  key 0x23 +\(unnamed\) +1 value  \(not in captured.xml\)' <<<"$output"
+	grep -qx 'Perf records lost:   10 (as 2 lost records say)' <<<"$output"
+	apcdump --summary --json "$TMP/p.apc" | grep -q '"perf_values":4,"perf_lost":10,"perf_lost_records":2,'
 	exits 0 apcverify "$TMP/p.apc"
 }
 
@@ -2161,10 +2175,12 @@ for m in map(json.loads, open(sys.argv[1])):
                 want[name] = next(it, None)
         if st & 16:
             read(it, fmt, want["id"], want)
-    elif st & 1 << 16 and flags & 1 << 18:
-        tail = [(b, nm) for b, nm in TAIL if st & b]
-        for (bit, name), v in zip(tail, w[len(w) - len(tail):]):
-            want[name] = v
+    elif not sample:
+        # sample id fields, with the event; a record's own, without
+        if st & 1 << 16 and flags & 1 << 18:
+            tail = [(b, nm) for b, nm in TAIL if st & b]
+            for (bit, name), v in zip(tail, w[len(w) - len(tail):]):
+                want[name] = v
         if m["code"] in (1, 10):
             want.update(tid=w[0], addr=w[1], len=w[2], pgoff=w[3])
             s = b"".join(struct.pack("<Q", x) for x in w[4 if m["code"] == 1 else 8:])
@@ -2178,7 +2194,10 @@ for m in map(json.loads, open(sys.argv[1])):
                         ppid=w[0] >> 32, ptid=w[1] >> 32)
         elif m["code"] == 8:
             want["tid"] = w[0]
-            read(iter(w[1:]), fmt, want["id"], want)
+            if "id" in want:
+                read(iter(w[1:]), fmt, want["id"], want)
+        elif m["code"] in (2, 13):
+            want["lost"] = w[1 if m["code"] == 2 else 0]
     if "tid" in want:
         pt = want.pop("tid")
         want["pid"], want["tid"] = pt & 0xffffffff, pt >> 32
@@ -2198,8 +2217,11 @@ PY
 		[ "$named" -gt 50 ]
 		[ "$nvals" -gt 0 ]
 	done
-	# sleep_counters' records list every value its summary counts
+	# sleep_counters' records list every value its summary counts;
+	# every record of both has some field named (v68_sleep's read
+	# records of an event without sample_id_all only their pid and tid)
 	[ "$nvals" -eq 114 ]
+	[ "$n" -eq "$named" ]
 	# the first records of sleep_counters' first perf frame, as text
 	apcdump --frame=perf_data -c 3 "$SHARED/apc/sleep_counters.apc" >"$TMP/text"
 	grep -q ' perf_sample *ts=174847607 misc=0x1 size=104 id=0x19 pid=19089 tid=19089 ip=0xffffffff8225f2d9 stream_id=0x19 enabled=4128862 running=1343118 values=\[0x18:0,0x19:1333549\] words=' "$TMP/text"
