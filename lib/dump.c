@@ -236,7 +236,8 @@ struct dump_fd {
 };
 
 /* A field name as it goes before the value: ' name=' or ',"name":'. */
-#define DUMP_KEYS 64     /* cache slots (field names are a few dozen) */
+#define DUMP_KEYS_BITS 7
+#define DUMP_KEYS (1 << DUMP_KEYS_BITS) /* cache slots (field names are a few dozen) */
 #define DUMP_KEY_MAX 40  /* longer names take the slow path */
 /* What JSON does with a field other than write it as its own member. */
 enum {
@@ -920,7 +921,10 @@ static uint8_t key_role(const char *name)
  */
 static const struct dump_key *dump_key(struct dump *d, const char *name)
 {
-	struct dump_key *k = &d->keys[((uintptr_t)name >> 3) % DUMP_KEYS];
+	/* every bit of the pointer: names shorter than 8 bytes lie side
+	 * by side in .rodata, so name >> 3 put two in one slot */
+	struct dump_key *k = &d->keys[(uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15u >>
+				      (64 - DUMP_KEYS_BITS)];
 	size_t n, at = 0;
 
 	if (k->name == name)
@@ -2551,12 +2555,14 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 				perf_name(d, &m);
 		}
 		listed |= dump_emit(d, fr, &m, !listed);
-		if (!strcmp(m.name, "external_disconnect")) {
+		if (m.name[0] != 'e') /* (most messages: two strcmp() calls spared) */
+			continue;
+		int dis = !strcmp(m.name, "external_disconnect");
+		if (dis) {
 			const struct apc_field *fd = apc_msg_field(&m, "fd");
 			disconnect = fd && fd->i >= 0 && fd->i < DUMP_MAX_FD;
 		}
-		if ((!strcmp(m.name, "external") || !strcmp(m.name, "external_disconnect")) &&
-		    dump_external(d, fr, &m, &listed) < 0) {
+		if ((dis || !strcmp(m.name, "external")) && dump_external(d, fr, &m, &listed) < 0) {
 			dump_oom(d);
 			return;
 		}
