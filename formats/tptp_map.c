@@ -155,13 +155,14 @@ struct tptp_chunk {
 
 /* Chunks come a 2 MiB slab at a time.  One at a time, each grew the
  * reader thread's malloc heap by a page (8191 mprotect calls for the
- * 100000-call bench input).  A full window is about 30 MiB.  The slabs
- * were once offered as transparent huge pages (madvise): 3577 page
- * faults instead of 11827 for that input, and 77 ms against 91 ms when
- * runs follow one another; but a run on a machine idle for a few
- * seconds (a user's one conversion) found no huge page ready and took
- * 184 ms against 105 (medians of 7 alternating runs, on this project's
- * VM): the kernel's own page size is steadier. */
+ * 100000-call bench input).  A full window is about 30 MiB, all of it
+ * fresh memory: faulting it in a page at a time was a third of the
+ * binary conversion's time (perf: the stores of chunk_new()'s free list
+ * and the kernel's fault path), so each slab is mapped with its pages
+ * faulted in by one call (apc_pages_alloc).  Transparent huge pages,
+ * tried once, were faster only when runs followed one another: a run on
+ * a machine idle for a few seconds (a user's one conversion) found no
+ * huge page ready and took 184 ms against 105. */
 #define TPTP_SLAB_BYTES ((size_t)2 << 20)
 #define TPTP_SLAB_CHUNKS ((TPTP_SLAB_BYTES - sizeof(void *)) / sizeof(struct tptp_chunk))
 
@@ -308,7 +309,7 @@ static struct tptp_chunk *chunk_new(struct tptp_map *m)
 	struct tptp_chunk *c = m->free_chunks;
 
 	if (!c) {
-		struct tptp_slab *sl = malloc(sizeof *sl);
+		struct tptp_slab *sl = apc_pages_alloc(sizeof *sl);
 		if (!sl)
 			return NULL;
 		sl->next = m->slabs;
@@ -423,7 +424,7 @@ static void queue_free(struct tptp_map *m)
 
 	for (sl = m->slabs; sl; sl = n) {
 		n = sl->next;
-		free(sl);
+		apc_pages_free(sl, sizeof *sl);
 	}
 	m->slabs = NULL;
 	m->free_chunks = NULL;

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -433,4 +434,22 @@ int apc_remove_tree(const char *path)
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT ? 0 : -1;
 	return nftw(path, apc_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void *apc_pages_alloc(size_t n)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	void *p;
+
+#ifdef MAP_POPULATE
+	flags |= MAP_POPULATE;
+#endif
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, flags, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void apc_pages_free(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n);
 }

@@ -166,6 +166,16 @@ static inline void apc_zero_pieces(void *p, size_t n)
 #define APC_ZERO(p) apc_zero_pieces((p), sizeof *(p))
 
 /*
+ * apc_pages_alloc() : n bytes of zeroed memory, mapped and faulted in by
+ * one system call (MAP_POPULATE), for a large table that will be written
+ * all over at once.  Touching fresh memory page by page costs one fault
+ * per 4 KiB, several microseconds each on a virtual machine.  NULL when
+ * out of memory.  apc_pages_free() takes the same n.
+ */
+void *apc_pages_alloc(size_t n);
+void apc_pages_free(void *p, size_t n);
+
+/*
  * apc_table_grow() : grow a table of *n elements of `elem` bytes, new
  * ones zeroed, so that it holds at least `need` (at most `max`):
  * doubling, so an index climbing a few at a time (External fds, say)
