@@ -34,6 +34,7 @@
 #include "map64.h"
 #include "model.h"
 #include "packed.h"
+#include "perf.h"
 #include "util.h"
 #include "verify.h"
 #include "xml.h"
@@ -265,10 +266,6 @@ struct dump_num {
 /* What reading a perf record takes from its event's perf_event_attr:
  * the fields a sample has, the layout of its read values, and its flag
  * bits (sample_id_all: other records end with the sample's id fields). */
-struct sum_pattr {
-	uint64_t sample_type, read_format, flags;
-};
-
 struct dump {
 	const struct apc_dump_opts *o;
 	const char *path;   /* as given: what --json's "file" holds */
@@ -325,10 +322,9 @@ struct dump {
 	struct sum_order *ord; size_t nord, cord; struct apc_map64 ord_map;
 	struct sum_order *xord; size_t nxord, cxord; struct apc_map64 xord_map;
 	/* perf mode: each event's attributes by its key, the key of each
-	 * event id (both learnt while listing too: perf_learn()), and the
+	 * event id (both learnt while listing too: apc_perf_learn()), and the
 	 * counter values read from perf records */
-	struct sum_pattr *pattrs; size_t npattrs, cpattrs; struct apc_map64 pattr_map;
-	struct apc_map64 perf_id_map;
+	struct apc_perf perf;
 	uint64_t perf_values;
 	uint64_t perf_lost, perf_lost_recs; /* records the kernel lost, as lost records say */
 	char pstr[4096]; /* a perf record's comm or file name (perf_str()), as listed */
@@ -1628,27 +1624,6 @@ static int sum_msg(struct dump *d, const struct apc_frame *fr, const struct apc_
 
 /* ---- perf counter values ---------------------------------------------- */
 
-/* The words of a perf record's field, one by one. */
-struct pwords {
-	const uint8_t *p;
-	size_t left;
-	uint64_t n;  /* words not read yet */
-};
-
-static int pword(struct pwords *w, uint64_t *v)
-{
-	int64_t x;
-	int k;
-
-	if (!w->n || (k = apc_unpack64(w->p, w->left, &x)) <= 0)
-		return 0;
-	w->p += k;
-	w->left -= (size_t)k;
-	w->n--;
-	*v = (uint64_t)x;
-	return 1;
-}
-
 /* A value of the event with this id: one more value of its key. */
 static int sum_perf_value(void *ctx, uint64_t id, uint64_t v)
 {
@@ -1657,7 +1632,7 @@ static int sum_perf_value(void *ctx, uint64_t id, uint64_t v)
 	struct sum_counter *c;
 
 	(void)v;
-	if (!apc_map64_find(&d->perf_id_map, id, &key))
+	if (!apc_map64_find(&d->perf.id_map, id, &key))
 		return APC_OK;
 	if (!(c = sum_counter(d, (int32_t)(uint32_t)key)))
 		return APC_ENOMEM;
@@ -1666,141 +1641,13 @@ static int sum_perf_value(void *ctx, uint64_t id, uint64_t v)
 	return APC_OK;
 }
 
-/* PERF_SAMPLE_* and PERF_FORMAT_* bits (linux/perf_event.h) */
-enum {
-	PS_IP = 1 << 0, PS_TID = 1 << 1, PS_TIME = 1 << 2, PS_ADDR = 1 << 3, PS_READ = 1 << 4,
-	PS_ID = 1 << 6, PS_CPU = 1 << 7, PS_PERIOD = 1 << 8, PS_STREAM_ID = 1 << 9,
-	PS_IDENTIFIER = 1 << 16,
-	PA_SAMPLE_ID_ALL = 1 << 18, /* of perf_event_attr's flags */
-	PF_ENABLED = 1 << 0, PF_RUNNING = 1 << 1, PF_ID = 1 << 2, PF_GROUP = 1 << 3, PF_LOST = 1 << 4
-};
-
-/* What a read_format block holds besides its values, and what each
- * value goes to: fn(ctx, id, value). */
-struct perf_read {
-	uint64_t enabled, running;
-	int (*fn)(void *ctx, uint64_t id, uint64_t v);
-	void *ctx;
-};
-
-/* A read_format block (linux/perf_event.h): one value, or a group's
- * count and values, with the times enabled and running; each value's id
- * is its own (PF_ID) or the record's event's.  1 when the block was
- * whole, 0 when the words ended first, fn's result when below 0. */
-static int perf_read_walk(struct pwords *w, uint64_t fmt, uint64_t own, struct perf_read *r)
-{
-	uint64_t nr = 1, v = 0, id, x;
-	int rc;
-
-	if ((fmt & PF_GROUP) ? !pword(w, &nr) : !pword(w, &v))
-		return 0;
-	if ((fmt & PF_ENABLED) && !pword(w, &r->enabled))
-		return 0;
-	if ((fmt & PF_RUNNING) && !pword(w, &r->running))
-		return 0;
-	/* each value takes a word: the words bound the loop, not nr */
-	for (uint64_t i = 0; i < nr; i++) {
-		if ((fmt & PF_GROUP) && !pword(w, &v))
-			return 0;
-		id = own;
-		if ((fmt & PF_ID) && !pword(w, &id))
-			return 0;
-		if ((fmt & PF_LOST) && !pword(w, &x))
-			return 0;
-		if ((rc = r->fn(r->ctx, id, v)) < 0)
-			return rc;
-	}
-	return 1;
-}
-
 /* A read_format block's values count for their events' keys. */
-static int sum_perf_read(struct dump *d, struct pwords *w, uint64_t fmt, uint64_t own)
+static int sum_perf_read(struct dump *d, struct apc_perf_words *w, uint64_t fmt, uint64_t own)
 {
-	struct perf_read r = {0, 0, sum_perf_value, d};
-	int rc = perf_read_walk(w, fmt, own, &r);
+	struct apc_perf_read r = {0, 0, sum_perf_value, d};
+	int rc = apc_perf_read_walk(w, fmt, own, &r);
 
 	return rc < 0 ? rc : APC_OK;
-}
-
-/*
- * The attributes of a perf record's event, by its id: the word a sample
- * starts with, or the last one of another record (the sample id fields
- * sample_id_all adds end with it).  Only when the event's sample_type
- * has IDENTIFIER, as gatord sets it: without, nothing says where the id
- * is.  NULL for an id perf_keys did not give.
- */
-static const struct sum_pattr *perf_attr_of(const struct dump *d, const struct apc_field *f,
-					    int sample, uint64_t *id)
-{
-	struct pwords w = {f->s, f->len, (uint64_t)f->i};
-	uint64_t key, ai, x;
-
-	if (sample) {
-		if (!pword(&w, id))
-			return NULL;
-	} else {
-		for (*id = 0; pword(&w, &x);)
-			*id = x;
-	}
-	if (!apc_map64_find(&d->perf_id_map, *id, &key) || !apc_map64_find(&d->pattr_map, key, &ai) ||
-	    !(d->pattrs[ai].sample_type & PS_IDENTIFIER))
-		return NULL;
-	return &d->pattrs[ai];
-}
-
-/* The fields a perf record's event puts in it, as far as the record has
- * them; `have` holds the PS_* bits of those read. */
-struct perf_head {
-	uint64_t have;
-	uint64_t id, ip, pidtid, time, addr, stream_id, cpu, period;
-};
-
-/* A sample's fields before its read values, in the kernel's order. */
-static int perf_sample_head(const struct sum_pattr *a, struct pwords *w, struct perf_head *h)
-{
-	static const uint64_t bit[] = {PS_IDENTIFIER, PS_IP, PS_TID, PS_TIME, PS_ADDR,
-				       PS_ID, PS_STREAM_ID, PS_CPU, PS_PERIOD};
-	uint64_t *slot[] = {&h->id, &h->ip, &h->pidtid, &h->time, &h->addr,
-			    &h->id, &h->stream_id, &h->cpu, &h->period};
-
-	h->have = 0;
-	for (size_t i = 0; i < sizeof bit / sizeof bit[0]; i++) {
-		if (!(a->sample_type & bit[i]))
-			continue;
-		if (!pword(w, slot[i]))
-			return 0;
-		h->have |= bit[i];
-	}
-	return 1;
-}
-
-/* The sample id fields (sample_id_all) at the end of any other record. */
-static int perf_sample_tail(const struct sum_pattr *a, const struct apc_field *f,
-			    struct perf_head *h)
-{
-	static const uint64_t bit[] = {PS_TID, PS_TIME, PS_ID, PS_STREAM_ID, PS_CPU, PS_IDENTIFIER};
-	uint64_t *slot[] = {&h->pidtid, &h->time, &h->id, &h->stream_id, &h->cpu, &h->id};
-	struct pwords w = {f->s, f->len, (uint64_t)f->i};
-	uint64_t n = 0, x;
-
-	h->have = 0;
-	if (!(a->flags & PA_SAMPLE_ID_ALL))
-		return 0;
-	for (size_t i = 0; i < sizeof bit / sizeof bit[0]; i++)
-		n += !!(a->sample_type & bit[i]);
-	if (n > (uint64_t)f->i)
-		return 0;
-	for (uint64_t i = n; i < (uint64_t)f->i; i++)
-		if (!pword(&w, &x))
-			return 0;
-	for (size_t i = 0; i < sizeof bit / sizeof bit[0]; i++) {
-		if (!(a->sample_type & bit[i]))
-			continue;
-		if (!pword(&w, slot[i]))
-			return 0;
-		h->have |= bit[i];
-	}
-	return 1;
 }
 
 /*
@@ -1817,8 +1664,8 @@ static int perf_sample_tail(const struct sum_pattr *a, const struct apc_field *f
 static int sum_perf(struct dump *d, const struct apc_msg *m)
 {
 	const struct apc_field *f;
-	const struct sum_pattr *a;
-	struct perf_head h;
+	const struct apc_perf_attr *a;
+	struct apc_perf_head h;
 	uint64_t id, x;
 
 	if (!strcmp(m->name, "perf_lost") || !strcmp(m->name, "perf_lost_samples")) {
@@ -1830,63 +1677,17 @@ static int sum_perf(struct dump *d, const struct apc_msg *m)
 	}
 	int sample = !strcmp(m->name, "perf_sample");
 	if ((!sample && strcmp(m->name, "perf_read")) || !(f = apc_msg_field(m, "words")) ||
-	    !(a = perf_attr_of(d, f, sample, &id)))
+	    !(a = apc_perf_attr_of(&d->perf, f, sample, &id)))
 		return APC_OK;
-	struct pwords w = {f->s, f->len, (uint64_t)f->i};
+	struct apc_perf_words w = apc_perf_words_of(f);
 	if (!sample) {
-		if (!pword(&w, &x)) /* pid, tid */
+		if (!apc_perf_word(&w, &x)) /* pid, tid */
 			return APC_OK;
 		return sum_perf_read(d, &w, a->read_format, id);
 	}
-	if (!(a->sample_type & PS_READ) || !perf_sample_head(a, &w, &h))
+	if (!(a->sample_type & APC_PS_READ) || !apc_perf_sample_head(a, &w, &h))
 		return APC_OK;
 	return sum_perf_read(d, &w, a->read_format, id);
-}
-
-/* Learn an event's attributes (perf_attr) and the ids of its instances
- * (perf_keys), which say how to read its perf records. */
-static int perf_learn(struct dump *d, const struct apc_msg *m)
-{
-	const struct apc_field *f;
-
-	if (!strcmp(m->name, "perf_attr")) {
-		const struct apc_field *key = apc_msg_field(m, "key");
-		struct sum_pattr *a;
-		uint64_t i;
-		if (!(f = apc_msg_field(m, "attr")) || !key || f->len < 40)
-			return APC_OK;
-		if (apc_map64_find(&d->pattr_map, (uint64_t)(uint32_t)key->i, &i)) {
-			a = &d->pattrs[i];
-		} else {
-			if (!(a = table_add((void **)&d->pattrs, &d->npattrs, &d->cpattrs, sizeof *a)))
-				return APC_ENOMEM;
-			if (apc_map64_put(&d->pattr_map, (uint64_t)(uint32_t)key->i, d->npattrs - 1) < 0)
-				return APC_ENOMEM;
-		}
-		a->sample_type = apc_le64(f->s + 24);
-		a->read_format = apc_le64(f->s + 32);
-		a->flags = f->len >= 48 ? apc_le64(f->s + 40) : 0;
-		return APC_OK;
-	}
-	if (!strcmp(m->name, "perf_keys")) {
-		struct pwords w;
-		if (!(f = apc_msg_field(m, "ids")) || f->i < 0)
-			return APC_OK;
-		w = (struct pwords){f->s, f->len, UINT64_MAX};
-		for (int64_t i = 0; i < f->i; i++) {
-			uint64_t id;
-			int32_t key;
-			int k;
-			if (!pword(&w, &id) || (k = apc_unpack32(w.p, w.left, &key)) <= 0)
-				break;
-			w.p += k;
-			w.left -= (size_t)k;
-			if (apc_map64_put(&d->perf_id_map, id, (uint32_t)key) < 0)
-				return APC_ENOMEM;
-		}
-		return APC_OK;
-	}
-	return APC_OK;
 }
 
 /* Append a field the caller names; a message has room (frame.h). */
@@ -1896,24 +1697,18 @@ static void perf_field(struct apc_msg *m, const char *name, uint8_t kind, uint64
 		m->f[m->nfields++] = (struct apc_field){name, kind, (int64_t)v, NULL, 0};
 }
 
-/* PERF_RECORD_* types whose own fields apcdump names (linux/perf_event.h) */
-enum {
-	PR_MMAP = 1, PR_LOST = 2, PR_COMM = 3, PR_EXIT = 4, PR_FORK = 7, PR_READ = 8, PR_MMAP2 = 10,
-	PR_AUX = 11, PR_ITRACE_START = 12, PR_LOST_SAMPLES = 13, PR_SWITCH_CPU_WIDE = 15
-};
-
 /* The NUL-terminated string a record holds from word `from` on (a comm,
  * a file name), into d->pstr; NULL when the words end first. */
 static const char *perf_str(struct dump *d, const struct apc_field *f, uint64_t from, size_t *len)
 {
-	struct pwords w = {f->s, f->len, (uint64_t)f->i};
+	struct apc_perf_words w = apc_perf_words_of(f);
 	uint64_t x;
 	size_t n = 0;
 
 	for (uint64_t i = 0; i < from; i++)
-		if (!pword(&w, &x))
+		if (!apc_perf_word(&w, &x))
 			return NULL;
-	while (pword(&w, &x)) {
+	while (apc_perf_word(&w, &x)) {
 		for (int b = 0; b < 8; b++, x >>= 8) {
 			if (!(x & 0xff)) {
 				*len = n;
@@ -1953,10 +1748,10 @@ static int perf_val(void *ctx, uint64_t id, uint64_t v)
 /* The first `n` words of a record's body. */
 static int perf_words(const struct apc_field *f, uint64_t *v, int n)
 {
-	struct pwords w = {f->s, f->len, (uint64_t)f->i};
+	struct apc_perf_words w = apc_perf_words_of(f);
 
 	for (int i = 0; i < n; i++)
-		if (!pword(&w, &v[i]))
+		if (!apc_perf_word(&w, &v[i]))
 			return 0;
 	return 1;
 }
@@ -1983,15 +1778,15 @@ struct perf_extra {
  */
 static void perf_name(struct dump *d, struct apc_msg *m)
 {
-	struct perf_head h = {0};
+	struct apc_perf_head h = {0};
 	uint64_t id, v[4], pidtid = 0, ptid = 0;
-	const struct sum_pattr *a;
+	const struct apc_perf_attr *a;
 	const char *str = NULL, *str_name = NULL;
 	size_t str_len = 0;
 	int body_tid = 0, fork = 0, map = 0, read = 0, nx = 0;
 	struct perf_extra x[3];
 	struct perf_vals pv = {d, 0, 0, 0};
-	struct perf_read rd = {0, 0, perf_val, &pv};
+	struct apc_perf_read rd = {0, 0, perf_val, &pv};
 
 	/* a record's words are its last field, after misc and size: room
 	 * for the twenty or so named here (frame.h) */
@@ -1999,69 +1794,69 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 		return;
 	struct apc_field words = m->f[m->nfields - 1];
 	int sample = !strcmp(m->name, "perf_sample");
-	a = perf_attr_of(d, &words, sample, &id);
+	a = apc_perf_attr_of(&d->perf, &words, sample, &id);
 	if (sample) {
-		struct pwords w = {words.s, words.len, (uint64_t)words.i};
+		struct apc_perf_words w = apc_perf_words_of(&words);
 		if (!a)
 			return; /* nothing in a sample is known without its event */
-		if (perf_sample_head(a, &w, &h) && (a->sample_type & PS_READ))
-			read = perf_read_walk(&w, a->read_format, h.id, &rd) > 0;
+		if (apc_perf_sample_head(a, &w, &h) && (a->sample_type & APC_PS_READ))
+			read = apc_perf_read_walk(&w, a->read_format, h.id, &rd) > 0;
 	} else {
 		if (a)
-			perf_sample_tail(a, &words, &h);
+			apc_perf_sample_tail(a, &words, &h);
 		switch (m->code) {
-		case PR_MMAP:
-		case PR_MMAP2:
+		case APC_PR_MMAP:
+		case APC_PR_MMAP2:
 			if ((map = perf_words(&words, v, 4))) {
 				pidtid = v[0];
 				body_tid = 1;
-				str = perf_str(d, &words, m->code == PR_MMAP ? 4 : 8, &str_len);
+				str = perf_str(d, &words, m->code == APC_PR_MMAP ? 4 : 8, &str_len);
 				str_name = "filename";
 			}
 			break;
-		case PR_COMM:
+		case APC_PR_COMM:
 			if ((body_tid = perf_words(&words, v, 1))) {
 				pidtid = v[0];
 				str = perf_str(d, &words, 1, &str_len);
 				str_name = "comm";
 			}
 			break;
-		case PR_FORK:
-		case PR_EXIT:
+		case APC_PR_FORK:
+		case APC_PR_EXIT:
 			/* u32 pid, ppid; u32 tid, ptid */
 			if ((fork = body_tid = perf_words(&words, v, 2))) {
 				pidtid = (v[0] & 0xffffffffu) | v[1] << 32;
 				ptid = v[0] >> 32 | (v[1] & 0xffffffff00000000u);
 			}
 			break;
-		case PR_READ: {
-			struct pwords w = {words.s, words.len, (uint64_t)words.i};
+		case APC_PR_READ: {
+			struct apc_perf_words w = apc_perf_words_of(&words);
 			/* the values need the event's read_format, and their
 			 * own event's id from the sample id fields */
-			if ((body_tid = pword(&w, &pidtid)) && (h.have & (PS_IDENTIFIER | PS_ID)))
-				read = perf_read_walk(&w, a->read_format, h.id, &rd) > 0;
+			if ((body_tid = apc_perf_word(&w, &pidtid)) && (h.have & (APC_PS_IDENTIFIER | APC_PS_ID)))
+				read = apc_perf_read_walk(&w, a->read_format, h.id, &rd) > 0;
 			break;
 		}
-		case PR_LOST: /* u64 id, lost */
+		case APC_PR_LOST: /* u64 id, lost */
 			if (perf_words(&words, v, 2))
 				x[nx++] = (struct perf_extra){"lost", APC_F_INT, v[1]};
 			break;
-		case PR_LOST_SAMPLES: /* u64 lost */
+		case APC_PR_LOST_SAMPLES: /* u64 lost */
 			if (perf_words(&words, v, 1))
 				x[nx++] = (struct perf_extra){"lost", APC_F_INT, v[0]};
 			break;
-		case PR_AUX: /* u64 aux_offset, aux_size, flags */
+		case APC_PR_AUX: /* u64 aux_offset, aux_size, flags */
 			if (perf_words(&words, v, 3)) {
 				x[nx++] = (struct perf_extra){"aux_offset", APC_F_UHEX, v[0]};
 				x[nx++] = (struct perf_extra){"aux_size", APC_F_INT, v[1]};
 				x[nx++] = (struct perf_extra){"flags", APC_F_UHEX, v[2]};
 			}
 			break;
-		case PR_ITRACE_START: /* u32 pid, tid */
+		case APC_PR_ITRACE_START: /* u32 pid, tid */
 			if ((body_tid = perf_words(&words, v, 1)))
 				pidtid = v[0];
 			break;
-		case PR_SWITCH_CPU_WIDE: /* u32 next_prev_pid, next_prev_tid */
+		case APC_PR_SWITCH_CPU_WIDE: /* u32 next_prev_pid, next_prev_tid */
 			if (perf_words(&words, v, 1)) {
 				x[nx++] = (struct perf_extra){"next_prev_pid", APC_F_INT, (uint32_t)v[0]};
 				x[nx++] = (struct perf_extra){"next_prev_tid", APC_F_INT, v[0] >> 32};
@@ -2072,9 +1867,9 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 	if (!body_tid)
 		pidtid = h.pidtid;
 	m->nfields--;
-	if (h.have & (PS_IDENTIFIER | PS_ID))
+	if (h.have & (APC_PS_IDENTIFIER | APC_PS_ID))
 		perf_field(m, "id", APC_F_UHEX, h.id);
-	if (body_tid || (h.have & PS_TID)) {
+	if (body_tid || (h.have & APC_PS_TID)) {
 		perf_field(m, "pid", APC_F_INT, (uint32_t)pidtid);
 		perf_field(m, "tid", APC_F_INT, pidtid >> 32);
 	}
@@ -2082,9 +1877,9 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 		perf_field(m, "ppid", APC_F_INT, (uint32_t)ptid);
 		perf_field(m, "ptid", APC_F_INT, ptid >> 32);
 	}
-	if (h.have & PS_IP)
+	if (h.have & APC_PS_IP)
 		perf_field(m, "ip", APC_F_UHEX, h.ip);
-	if (h.have & PS_ADDR)
+	if (h.have & APC_PS_ADDR)
 		perf_field(m, "addr", APC_F_UHEX, h.addr);
 	if (map) {
 		perf_field(m, "addr", APC_F_UHEX, v[1]);
@@ -2096,23 +1891,23 @@ static void perf_name(struct dump *d, struct apc_msg *m)
 							(uint32_t)str_len};
 	for (int i = 0; i < nx; i++)
 		perf_field(m, x[i].name, x[i].kind, x[i].v);
-	if (h.have & PS_STREAM_ID)
+	if (h.have & APC_PS_STREAM_ID)
 		perf_field(m, "stream_id", APC_F_UHEX, h.stream_id);
-	if (h.have & PS_CPU)
+	if (h.have & APC_PS_CPU)
 		perf_field(m, "cpu", APC_F_INT, (uint32_t)h.cpu);
-	if (h.have & PS_PERIOD)
+	if (h.have & APC_PS_PERIOD)
 		perf_field(m, "period", APC_F_INT, h.period);
 	if (read) {
-		if (a->read_format & PF_ENABLED)
+		if (a->read_format & APC_PF_ENABLED)
 			perf_field(m, "enabled", APC_F_INT, rd.enabled);
-		if (a->read_format & PF_RUNNING)
+		if (a->read_format & APC_PF_RUNNING)
 			perf_field(m, "running", APC_F_INT, rd.running);
 		if (!pv.full && m->nfields < APC_MSG_MAX_FIELDS)
 			m->f[m->nfields++] = (struct apc_field){"values", APC_F_IDVALS, (int64_t)pv.n,
 								d->pvals, (uint32_t)pv.len};
 	}
 	m->f[m->nfields++] = words;
-	if (h.have & PS_TIME) {
+	if (h.have & APC_PS_TIME) {
 		m->ts = (int64_t)(h.time - (uint64_t)d->delta);
 		m->has_ts = 1;
 	}
@@ -2547,7 +2342,7 @@ static void dump_frame(struct dump *d, const struct apc_frame *fr)
 			return;
 		}
 		if (m.name[0] == 'p' && !strncmp(m.name, "perf_", 5)) {
-			if (perf_learn(d, &m) < 0) {
+			if (apc_perf_learn(&d->perf, &m) < 0) {
 				dump_oom(d);
 				return;
 			}
@@ -3359,9 +3154,7 @@ static void dump_free(struct dump *d)
 	free(d->ord);
 	free(d->xord);
 	apc_map64_free(&d->ctr_map);
-	free(d->pattrs);
-	apc_map64_free(&d->pattr_map);
-	apc_map64_free(&d->perf_id_map);
+	apc_perf_free(&d->perf);
 	apc_map64_free(&d->actr_map);
 	apc_map64_free(&d->thr_map);
 	apc_map64_free(&d->core_map);

@@ -1109,6 +1109,7 @@ static __attribute__((noinline, cold)) int msg_perf_data(struct frame_cur *c, st
 			return cur_fail(c, p, "perf data chunk of %lu bytes, but %zu bytes follow its length",
 					(unsigned long)n, c->end - p - 4);
 		c->pos = p + 4;
+		c->it->perf_start = c->pos;
 		c->it->perf_end = c->pos + n;
 		return 1;
 	}

@@ -198,6 +198,7 @@ struct apc_msg_iter {
 	int bc_have_ts;
 	int summary_version; /* 0 unknown; clocks in the Summary (3 or 4) */
 	size_t perf_end;     /* where a perf data frame's chunk ends (body offset) */
+	size_t perf_start;   /* and where they start (after the chunk's length) */
 	int done;
 	/* Set when apc_msg_next() stopped at a message code the frame type
 	 * does not define: the code's offset in body, and the code.
