@@ -565,7 +565,7 @@ static const char *fz_out_dir(void)
  * take the in-memory files away.  res is filled (free it); returns the
  * status of apc_convert().
  */
-static int fz_convert(const char *in, const char *name, struct apc_conv_result *res)
+static int fz_convert(const char *in, const char *name, int window, struct apc_conv_result *res)
 {
 	struct apc_conv_opts o;
 	struct apc_err err;
@@ -580,6 +580,12 @@ static int fz_convert(const char *in, const char *name, struct apc_conv_result *
 	o.output = out;
 	o.write.overwrite = 1;
 	o.write.created = -1;
+	if (window) {
+		/* --begin 1us --end 1ms: inputs' times start near 0 */
+		o.have_begin = o.have_end = 1;
+		o.begin_ns = 1000;
+		o.end_ns = 1000000;
+	}
 	memset(res, 0, sizeof *res);
 	rc = apc_convert(&o, res, &err);
 	apc_input_mem_set(NULL, 0);
@@ -588,8 +594,9 @@ static int fz_convert(const char *in, const char *name, struct apc_conv_result *
 
 /*
  * apcconv end to end.  The first byte picks the input format (modulo
- * the table); the rest is that format's input, laid out as for its own
- * target (trees split at FZ_SEP).  The conversion runs as apcconv runs
+ * the table) and whether --begin/--end cut (the next bit of its value
+ * divided by the table's size); the rest is that format's input, laid
+ * out as for its own target (trees split at FZ_SEP).  The conversion runs as apcconv runs
  * it - read-ahead and write-behind threads, the writer, the output
  * folder - and whenever it leaves a capture, apcverify must find no
  * error in it: whatever a reader lets through, the writer has to turn
@@ -607,6 +614,7 @@ int apc_fuzz_convert(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	name = names[data[0] % (sizeof names / sizeof names[0])];
+	int window = (data[0] / (sizeof names / sizeof names[0])) & 1;
 	data++;
 	size--;
 	if (strcmp(name, "ltt") == 0)
@@ -615,7 +623,7 @@ int apc_fuzz_convert(const uint8_t *data, size_t size)
 		in = fz_tree(data, size, "cap.apc", fz_apc_members, 3);
 	else
 		in = fz_file(data, size, strcmp(name, "apc") == 0 ? "0000000000" : "input");
-	rc = fz_convert(in, name, &res);
+	rc = fz_convert(in, name, window, &res);
 	if ((rc == APC_OK || rc == APC_EDATA) && res.output[0]) {
 		memset(&vr, 0, sizeof vr);
 		if (apc_verify_path(res.output, fz_convert_report, (void *)name, &vr, &err) < 0) {

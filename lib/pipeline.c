@@ -213,8 +213,76 @@ static int window_keeps(const struct apc_event *e)
 		return 0;
 	}
 }
-static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *res,
-			 struct apc_batch *b, const struct batch_tally *pre, uint64_t zero)
+
+/* Is model time `when` inside --begin/--end? */
+static int window_has(const struct apc_conv_opts *o, uint64_t zero, uint64_t when)
+{
+	uint64_t rel = when >= zero ? when - zero : 0;
+
+	return !((o->have_begin && rel < o->begin_ns) || (o->have_end && rel >= o->end_ns));
+}
+
+struct perf_window {
+	const struct apc_conv_opts *o;
+	uint64_t zero;
+};
+
+/* A perf record's time is CLOCK_MONOTONIC_RAW; the Summary's
+ * monotonic_delta is the capture's zero: a model time as it is. */
+static int perf_keep(void *ctx, uint64_t t)
+{
+	const struct perf_window *pw = ctx;
+
+	return window_has(pw->o, pw->zero, t);
+}
+
+/*
+ * Perf frames carried whole (gatord 6.8 perf mode): learn the events
+ * from a Proc frame's perf_attr and perf_keys; read a perf data frame's
+ * records, for their times (the span) and, with --begin/--end, to keep
+ * only those in the window (rewritten in place).  0 when e is to be
+ * dropped (none of its records is left), else 1; -1 out of memory.
+ */
+static int window_perf(const struct apc_conv_opts *o, struct apc_conv_result *res,
+		       struct apc_event *e, uint64_t zero)
+{
+	uint8_t *bytes = (uint8_t *)(uintptr_t)e->u.raw.bytes; /* the batch's own copy */
+
+	if (e->u.raw.frame_type == APC_FRAME_PROC) {
+		struct apc_frame f = {0, 0, e->u.raw.len, bytes, APC_FRAME_PROC, e->core, 0};
+		struct apc_msg_iter it;
+		struct apc_msg m;
+		struct apc_err err;
+		apc_err_clear(&err);
+		apc_msg_iter_init(&it, &f, 3);
+		while (apc_msg_next(&it, &m, &err) == APC_OK)
+			if (apc_perf_learn(&res->perf, &m) < 0)
+				return -1;
+		return 1;
+	}
+	if (e->u.raw.frame_type != APC_FRAME_PERF_DATA)
+		return 1;
+	struct perf_window pw = {o, zero};
+	struct apc_perf_cut c = {0};
+	if (o->have_begin || o->have_end) {
+		c.keep = perf_keep;
+		c.ctx = &pw;
+	}
+	e->u.raw.len = (uint32_t)apc_perf_cut_frame(&res->perf, bytes, e->u.raw.len, e->core, &c);
+	res->perf_cut += c.cut;
+	if (c.have) {
+		if (!res->have_ts || c.lo < res->first_ts)
+			res->first_ts = c.lo;
+		if (!res->have_ts || c.hi > res->last_ts)
+			res->last_ts = c.hi;
+		res->have_ts = 1;
+		res->window_data += c.kept;
+	}
+	return c.cut && !c.kept ? 0 : 1;
+}
+
+static int window_batch(const struct apc_conv_opts *o, struct apc_conv_result *res,
+			struct apc_batch *b, const struct batch_tally *pre, uint64_t zero)
 {
 	size_t w = 0;
 
@@ -225,7 +293,10 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 			pre = &t;
 		}
 		tally_apply(res, pre);
-		return;
+		for (size_t i = 0; pre->count[APC_EV_RAW_FRAME] && i < b->n; i++)
+			if (b->ev[i].type == APC_EV_RAW_FRAME && window_perf(o, res, &b->ev[i], zero) < 0)
+				return APC_ENOMEM;
+		return APC_OK;
 	}
 
 	for (size_t i = 0; i < b->n; i++) {
@@ -247,9 +318,15 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 		}
 
 		int outside = 0;
+		if (e->type == APC_EV_RAW_FRAME) {
+			int k = window_perf(o, res, e, zero);
+			if (k < 0)
+				return APC_ENOMEM;
+			if (!k)
+				continue;
+		}
 		if (timed && (o->have_begin || o->have_end)) {
-			uint64_t rel = when >= zero ? when - zero : 0;
-			outside = (o->have_begin && rel < o->begin_ns) || (o->have_end && rel >= o->end_ns);
+			outside = !window_has(o, zero, when);
 			if (outside && !window_keeps(e)) {
 				res->events_cut += many;
 				continue;
@@ -276,6 +353,7 @@ static void window_batch(const struct apc_conv_opts *o, struct apc_conv_result *
 		w++;
 	}
 	b->n = w;
+	return APC_OK;
 }
 
 /* Window, account and write one batch. */
@@ -284,7 +362,8 @@ static int emit_batch(const struct apc_conv_opts *o, struct apc_conv_result *res
 		      struct apc_err *err)
 {
 	/* the window is in the capture's times, as the writer makes them */
-	window_batch(o, res, b, pre, apc_writer_zero(w));
+	if (window_batch(o, res, b, pre, apc_writer_zero(w)) < 0)
+		return apc_err_set(err, APC_ENOMEM, NULL, APC_NO_OFFSET, "out of memory");
 	return b->n ? apc_writer_write(w, b, err) : APC_OK;
 }
 
@@ -853,4 +932,5 @@ out:
 void apc_conv_result_free(struct apc_conv_result *res)
 {
 	apc_model_free(&res->model);
+	apc_perf_free(&res->perf);
 }

@@ -20,6 +20,7 @@
 #include "err.h"
 #include "format.h"
 #include "model.h"
+#include "perf.h"
 #include "writer.h"
 
 struct apc_conv_opts {
@@ -47,6 +48,8 @@ struct apc_conv_result {
 	uint64_t first_ts, last_ts;      /* time span of the events written */
 	uint64_t events_cut;             /* events outside --begin/--end */
 	uint64_t window_data;            /* events inside it, names and links aside */
+	uint64_t perf_cut;               /* perf records outside it (gatord 6.8 perf mode) */
+	struct apc_perf perf;            /* the perf events, to read their records' times */
 	int have_ts;
 	struct apc_err data_err;         /* the damage, whenever status is APC_EDATA */
 	int read_ahead;                  /* the reader ran on a thread of its own */

@@ -39,8 +39,10 @@ void apc_report_line(FILE *f, const char *prog, const char *input, const struct 
 		m->events_read, r->wstats.frames, r->wstats.bytes);
 	report_span(f, r);
 	fprintf(f, ", %.2f s", seconds);
-	if (r->events_cut)
+	if (r->events_cut || r->perf_cut)
 		fprintf(f, "; outside --begin/--end: %" PRIu64, r->events_cut);
+	if (r->perf_cut)
+		fprintf(f, " and %" PRIu64 " perf record%s", r->perf_cut, r->perf_cut == 1 ? "" : "s");
 	if (r->wstats.reordered)
 		fprintf(f, "; moved forward to keep per-core order: %" PRIu64, r->wstats.reordered);
 	for (size_t i = 0; i < m->nunmapped; i++)
@@ -131,6 +133,7 @@ void apc_report_json(FILE *f, const char *input, const struct apc_conv_result *r
 		r->wstats.frames, r->wstats.bytes, r->wstats.messages);
 	fprintf(f, ",\"reordered\":%" PRIu64 ",\"outside_window\":%" PRIu64, r->wstats.reordered,
 		r->events_cut);
+	fprintf(f, ",\"perf_records_outside_window\":%" PRIu64, r->perf_cut);
 	fprintf(f, ",\"first_ts\":%" PRIu64 ",\"last_ts\":%" PRIu64 ",\"seconds\":%.3f",
 		r->have_ts ? r->first_ts : 0, r->have_ts ? r->last_ts : 0, seconds);
 	report_usage(&user, &sys, &rss);

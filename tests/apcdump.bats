@@ -2114,6 +2114,72 @@ EOF2
 	exits 0 apcverify "$TMP/p.apc"
 }
 
+@test "apcconv --begin/--end cuts perf records by their times and keeps mmaps, comms, forks and exits" {
+	perf_cap "$TMP/p.apc"
+	# listed times (the window's): CPU 0 sample 1000, comm 1100, fork
+	# 1200, mmap2 1300, sample 1050, read (no time), read 1150, sample
+	# 1060, sample of an unknown id (no time); CPU 1 sample 950, lost
+	# 1210, switch 1220, aux 1230, lost_samples 1240, itrace_start 1250
+	exits 0 apcconv --begin 1100 --end 1240 "$TMP/p.apc" -o "$TMP/w.apc"
+	grep -q '; outside --begin/--end: 0 and 6 perf records' <<<"$output"
+	exits 0 apcdump --frame=perf_data "$TMP/w.apc"
+	[ "$(awk '{print $3 "/" $5 "/" $6}' <<<"$output" | tr '\n' ' ')" = \
+	  "perf_data/perf_comm/ts=1100 perf_data/perf_fork/ts=1200 perf_data/perf_mmap2/ts=1300 perf_data/perf_read/misc=0x0 perf_data/perf_read/ts=1150 perf_data/perf_sample/misc=0x1 perf_data/perf_lost/ts=1210 perf_data/perf_switch_cpu_wide/ts=1220 perf_data/perf_aux_record/ts=1230 " ]
+	# the records kept are the bytes they were (words and all)
+	diff <(apcdump --frame=perf_data "$TMP/p.apc" | awk '{$1=$2=""; print}' | grep -E 'perf_(comm|fork|mmap2|lost|switch_cpu_wide|aux_record) |perf_read |size=56 words=\[0x3e7' ) \
+	     <(apcdump --frame=perf_data "$TMP/w.apc" | awk '{$1=$2=""; print}')
+	exits 0 apcverify "$TMP/w.apc"
+	apcconv --stats=json --begin 1100 --end 1240 "$TMP/p.apc" -o "$TMP/w2.apc" | grep -q '"outside_window":0,"perf_records_outside_window":6,'
+	# a window with no timed record in it keeps nothing: nothing written
+	exits 1 apcconv --begin 2000 "$TMP/p.apc" -o "$TMP/none.apc"
+	[ ! -e "$TMP/none.apc" ]
+	# without a window every record stays, and the span is theirs
+	exits 0 apcconv "$TMP/p.apc" -o "$TMP/all.apc"
+	grep -q ' span 0.000000300 s, ' <<<"$output"
+	diff <(apcdump --frame=perf_data "$TMP/p.apc" | awk '{$1=$2=""; print}') \
+	     <(apcdump --frame=perf_data "$TMP/all.apc" | awk '{$1=$2=""; print}')
+}
+
+@test "apcconv --begin/--end on a real perf-mode capture keeps the timed records in the window, and says how many it cut" {
+	need_shared
+	# (sleep_counters is of gatord 9.x: apcconv drops its perf frames)
+	for c in v68_sleep; do
+		apcdump --frame=perf_data "$SHARED/apc/$c.apc" >"$TMP/in"
+		# the window: the middle third of the timed records' times
+		read -r lo hi <<<"$(grep -E ' perf_(sample|switch|read) ' "$TMP/in" | grep -o ' ts=[0-9]*' | cut -d= -f2 |
+			sort -n | awk '{t[NR]=$1} END {print t[int(NR/3)], t[int(2*NR/3)]}')"
+		timed_out=$(grep -E ' perf_(sample|switch|read) ' "$TMP/in" | grep -o ' ts=[0-9]*' | cut -d= -f2 |
+			awk -v lo="$lo" -v hi="$hi" '$1 < lo || $1 >= hi' | wc -l)
+		[ "$timed_out" -gt 0 ]
+		exits 0 apcconv --begin "$lo" --end "$hi" "$SHARED/apc/$c.apc" -o "$TMP/$c.apc"
+		grep -q " and $timed_out perf records" <<<"$output"
+		apcdump --frame=perf_data "$TMP/$c.apc" >"$TMP/out"
+		# every timed record kept is in the window ...
+		! grep -E ' perf_(sample|switch|read) ' "$TMP/out" | grep -o ' ts=[0-9]*' | cut -d= -f2 |
+			awk -v lo="$lo" -v hi="$hi" '$1 < lo || $1 >= hi' | grep -q . || false
+		# ... and every one in it is kept, with the same fields, and so
+		# is one without a time (v68_sleep's reads: no sample_id_all)
+		diff <(grep -E ' perf_(sample|switch|read) ' "$TMP/in" | awk -v lo="$lo" -v hi="$hi" \
+			'{ t = -1; if (match($0, / ts=[0-9]+/)) t = substr($0, RSTART + 4, RLENGTH - 4) + 0
+			   if (t < 0 || (t >= lo && t < hi)) { $1 = $2 = ""; print } }') \
+		     <(grep -E ' perf_(sample|switch|read) ' "$TMP/out" | awk '{$1 = $2 = ""; print}')
+		# the rest whatever its time
+		diff <(grep -vE ' perf_(sample|switch|read) ' "$TMP/in" | awk '{$1 = $2 = ""; print}') \
+		     <(grep -vE ' perf_(sample|switch|read) ' "$TMP/out" | awk '{$1 = $2 = ""; print}')
+		exits 0 apcverify -q "$TMP/$c.apc"
+	done
+}
+
+@test "apcconv's span of a perf-mode capture takes its perf records' times, as apcdump's summary does" {
+	need_shared
+	for c in v68_sleep sleep_counters; do
+		span=$(apcdump --summary "$SHARED/apc/$c.apc" | sed -n 's/^Time span: *\([0-9.]*\) s.*/\1/p')
+		[ -n "$span" ]
+		exits 0 apcconv "$SHARED/apc/$c.apc" -o "$TMP/$c.apc"
+		grep -q " span $span s, " <<<"$output"
+	done
+}
+
 @test "real perf records are named as an independent reader of the kernel's layout names them" {
 	need_shared
 	need_python
