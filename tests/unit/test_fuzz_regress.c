@@ -144,7 +144,7 @@ static void test_apc_time_before_start(void)
 	}
 	T_EQ_INT(buf[0] % 6, 5); /* the apc entry of apc_fuzz_convert's table */
 	/* the input is cut later on: kept up to there */
-	T_EQ_INT(fz_convert(fz_tree(buf + 1, len - 1, "cap.apc", fz_apc_members, 3), "apc", &res), APC_EDATA);
+	T_EQ_INT(fz_convert(fz_tree(buf + 1, len - 1, "cap.apc", fz_apc_members, 3), "apc", 0, &res), APC_EDATA);
 	T_ASSERT(res.output[0] != '\0');
 	for (size_t i = 0; i < res.model.nunmapped; i++) {
 		if (strstr(res.model.unmapped[i].what, "before the capture start"))
