@@ -8,6 +8,7 @@
 #include "err.h"
 #include "packed.h"
 #include "perf.h"
+#include "util.h"
 
 void apc_perf_free(struct apc_perf *p)
 {
@@ -45,14 +46,11 @@ int apc_perf_learn(struct apc_perf *p, const struct apc_msg *m)
 		if (!(f = apc_msg_field(m, "attr")) || !key || f->len < 40)
 			return APC_OK;
 		if (!apc_map64_find(&p->attr_map, (uint64_t)(uint32_t)key->i, &i)) {
-			if (p->nattrs == p->cattrs) {
-				size_t nc = p->cattrs ? p->cattrs * 2 : 16;
-				struct apc_perf_attr *na = realloc(p->attrs, nc * sizeof *na);
-				if (!na)
-					return APC_ENOMEM;
-				p->attrs = na;
-				p->cattrs = nc;
-			}
+			struct apc_perf_attr *na = apc_table_grow(p->attrs, &p->cattrs, sizeof *na,
+								  p->nattrs + 1, SIZE_MAX / sizeof *na);
+			if (!na)
+				return APC_ENOMEM;
+			p->attrs = na;
 			i = p->nattrs;
 			if (apc_map64_put(&p->attr_map, (uint64_t)(uint32_t)key->i, i) < 0)
 				return APC_ENOMEM;

@@ -136,85 +136,65 @@ static void record_times(void)
 	apc_perf_free(&p);
 }
 
+/* Cut the chunks in[0..n) (CPUs 0, 1, 2) to [lo_, hi_) and want the
+ * chunks want[0..n), `cut` records dropped and `kept` kept; the cut's
+ * figures in *out.  Frees the chunks. */
+static void cut_case(const struct apc_perf *p, int n, struct apc_buf *in, struct apc_buf *want,
+		     uint64_t cut, uint64_t kept, struct apc_perf_cut *out)
+{
+	static const int32_t cpu[3] = {0, 1, 2};
+	struct apc_buf b = {0}, w = {0};
+	struct apc_perf_cut c = {keep, NULL, 0, 0, 0, 0, 0};
+
+	body(&b, n, cpu, in);
+	body(&w, n, cpu, want);
+	T_EQ_U64(apc_perf_cut_frame(p, b.p, b.len, 0, &c), w.len);
+	T_EQ_MEM(b.p, w.p, w.len);
+	T_EQ_U64(c.cut, cut);
+	T_EQ_U64(c.kept, kept);
+	*out = c;
+	frees(in, n);
+	frees(want, n);
+	apc_buf_free(&b);
+	apc_buf_free(&w);
+}
+
 static void cut_frame(void)
 {
 	struct apc_perf p = {0};
-	struct apc_buf in[3] = {{0}}, want[3] = {{0}}, b = {0}, w = {0};
-	int32_t cpu[3] = {0, 1, 2};
-	struct apc_perf_cut c = {keep, NULL, 0, 0, 0, 0, 0};
-	size_t n;
+	struct apc_buf in[3] = {{0}}, want[3] = {{0}};
+	struct apc_perf_cut c;
 
 	learn(&p);
+	lo_ = 120;
+	hi_ = 350;
 	/* CPU 0: samples at 100 and 300 around a comm at 50; CPU 1: a
-	 * sample at 150, a switch at 400; CPU 2: no record */
+	 * sample at 150, a switch at 400; CPU 2: no record.  In [120,
+	 * 350) the comm stays whatever its time. */
 	sample(&in[0], 1, 100);
 	comm(&in[0], 50);
 	sample(&in[0], 1, 300);
 	sample(&in[1], 1, 150);
 	sw(&in[1], 400);
-	body(&b, 3, cpu, in);
-	/* [120, 350): the comm stays whatever its time */
 	comm(&want[0], 50);
 	sample(&want[0], 1, 300);
 	sample(&want[1], 1, 150);
-	body(&w, 3, cpu, want);
-	lo_ = 120;
-	hi_ = 350;
-	n = apc_perf_cut_frame(&p, b.p, b.len, 0, &c);
-	T_EQ_U64(n, w.len);
-	T_EQ_MEM(b.p, w.p, w.len);
-	T_EQ_U64(c.cut, 2);
-	T_EQ_U64(c.kept, 3);
+	cut_case(&p, 3, in, want, 2, 3, &c);
 	/* the comm is outside: it does not widen the span */
 	T_ASSERT(c.have && c.lo == 150 && c.hi == 300);
-	frees(in, 3);
-	frees(want, 3);
-	apc_buf_free(&b);
-	apc_buf_free(&w);
 
 	/* the first chunk emptied: its length 0, the next as before */
-	memset(in, 0, sizeof in);
-	memset(want, 0, sizeof want);
-	memset(&b, 0, sizeof b);
-	memset(&w, 0, sizeof w);
-	memset(&c, 0, sizeof c);
-	c.keep = keep;
 	sample(&in[0], 1, 100);
 	sw(&in[0], 110);
 	sample(&in[1], 1, 200);
-	body(&b, 2, cpu, in);
 	sample(&want[1], 1, 200);
-	body(&w, 2, cpu, want);
-	n = apc_perf_cut_frame(&p, b.p, b.len, 0, &c);
-	T_EQ_U64(n, w.len);
-	T_EQ_MEM(b.p, w.p, w.len);
-	T_EQ_U64(c.cut, 2);
-	T_EQ_U64(c.kept, 1);
-	frees(in, 3);
-	frees(want, 3);
-	apc_buf_free(&b);
-	apc_buf_free(&w);
+	cut_case(&p, 2, in, want, 2, 1, &c);
 
 	/* everything out: chunks left empty, nothing kept */
-	memset(in, 0, sizeof in);
-	memset(want, 0, sizeof want);
-	memset(&b, 0, sizeof b);
-	memset(&w, 0, sizeof w);
-	memset(&c, 0, sizeof c);
-	c.keep = keep;
 	sample(&in[0], 1, 10);
 	sample(&in[1], 1, 20);
-	body(&b, 2, cpu, in);
-	body(&w, 2, cpu, want);
-	n = apc_perf_cut_frame(&p, b.p, b.len, 0, &c);
-	T_EQ_U64(n, w.len);
-	T_EQ_MEM(b.p, w.p, w.len);
-	T_EQ_U64(c.cut, 2);
-	T_EQ_U64(c.kept, 0);
+	cut_case(&p, 2, in, want, 2, 0, &c);
 	T_ASSERT(!c.have);
-	frees(in, 3);
-	apc_buf_free(&b);
-	apc_buf_free(&w);
 	apc_perf_free(&p);
 }
 
