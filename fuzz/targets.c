@@ -596,11 +596,11 @@ static int fz_convert(const char *in, const char *name, int window, struct apc_c
  * apcconv end to end.  The first byte picks the input format (modulo
  * the table) and whether --begin/--end cut (the next bit of its value
  * divided by the table's size); the rest is that format's input, laid
- * out as for its own target (trees split at FZ_SEP).  The conversion runs as apcconv runs
- * it - read-ahead and write-behind threads, the writer, the output
- * folder - and whenever it leaves a capture, apcverify must find no
- * error in it: whatever a reader lets through, the writer has to turn
- * into a valid capture.
+ * out as for its own target (trees split at FZ_SEP).  The conversion
+ * runs as apcconv runs it - read-ahead and write-behind threads, the
+ * writer, the output folder - and whenever it leaves a capture,
+ * apcverify must find no error in it: whatever a reader lets through,
+ * the writer has to turn into a valid capture.
  */
 int apc_fuzz_convert(const uint8_t *data, size_t size)
 {

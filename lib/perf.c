@@ -229,14 +229,17 @@ size_t apc_perf_cut_frame(const struct apc_perf *p, uint8_t *body, size_t len, i
 
 	if (len > UINT32_MAX)
 		return len;
-	/* Decoded once to be sure it decodes: the frame is rewritten as
-	 * it is read. */
+	/* A frame to cut is decoded once first to be sure it decodes, as
+	 * it is rewritten while it is read; one only read needs no such
+	 * pass (nothing moves: what it found is dropped at the damage). */
 	apc_err_clear(&err);
-	apc_msg_iter_init(&it, &f, 3);
-	while ((rc = apc_msg_next(&it, &m, &err)) == APC_OK)
-		;
-	if (rc != APC_END)
-		return len;
+	if (c->keep) {
+		apc_msg_iter_init(&it, &f, 3);
+		while ((rc = apc_msg_next(&it, &m, &err)) == APC_OK)
+			;
+		if (rc != APC_END)
+			return len;
+	}
 	apc_msg_iter_init(&it, &f, 3);
 	for (;;) {
 		size_t pe0 = it.perf_end;
@@ -269,11 +272,12 @@ size_t apc_perf_cut_frame(const struct apc_perf *p, uint8_t *body, size_t len, i
 			hi = t > hi ? t : hi;
 			have = 1;
 		}
-		memmove(body + out, body + start, end - start);
+		if (out != start)
+			memmove(body + out, body + start, end - start);
 		out += end - start;
 	}
-	if (!started)
-		return len; /* no record */
+	if (rc != APC_END || !started)
+		return len; /* damaged (only read, so unchanged), or no record */
 	apc_le32_put(body + len_at, (uint32_t)(out - len_at - 4));
 	/* chunks with no record after the last that had one, as they were */
 	memmove(body + out, body + chunk_end, len - chunk_end);
